@@ -1,0 +1,69 @@
+#include "pci/device.h"
+
+#include <linux/pci_regs.h>
+
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "base/bits.h"
+#include "base/status_macros.h"
+
+namespace pci {
+namespace {
+
+template <typename T>
+absl::StatusOr<T> ReadConfigAs(Device& device, uint32_t offset) {
+  T value;
+  uint8_t bytes[sizeof(T)];
+  RETURN_IF_ERROR(device.ReadConfig(offset, bytes));
+  std::memcpy(&value, bytes, sizeof(T));  // configuration space is little-endian, as is every host we run on
+  return value;
+}
+
+template <typename T>
+absl::Status WriteConfigAs(Device& device, uint32_t offset, T value) {
+  uint8_t bytes[sizeof(T)];
+  std::memcpy(bytes, &value, sizeof(T));
+  return device.WriteConfig(offset, bytes);
+}
+
+}  // namespace
+
+absl::StatusOr<uint8_t> Device::ReadConfig8(uint32_t offset) { return ReadConfigAs<uint8_t>(*this, offset); }
+absl::StatusOr<uint16_t> Device::ReadConfig16(uint32_t offset) { return ReadConfigAs<uint16_t>(*this, offset); }
+absl::StatusOr<uint32_t> Device::ReadConfig32(uint32_t offset) { return ReadConfigAs<uint32_t>(*this, offset); }
+absl::Status Device::WriteConfig8(uint32_t offset, uint8_t value) { return WriteConfigAs(*this, offset, value); }
+absl::Status Device::WriteConfig16(uint32_t offset, uint16_t value) { return WriteConfigAs(*this, offset, value); }
+absl::Status Device::WriteConfig32(uint32_t offset, uint32_t value) { return WriteConfigAs(*this, offset, value); }
+
+absl::StatusOr<std::optional<uint8_t>> Device::FindCapability(uint8_t capability_id) {
+  ASSIGN_OR_RETURN(uint16_t status, ReadConfig16(PCI_STATUS));
+  if ((status & PCI_STATUS_CAP_LIST) == 0) return std::nullopt;
+  ASSIGN_OR_RETURN(uint8_t pointer, ReadConfig8(PCI_CAPABILITY_LIST));
+  // The list lives in the 256-byte legacy space; a malformed list must not loop forever.
+  for (int hops = 0; pointer >= PCI_STD_HEADER_SIZEOF && hops < 48; ++hops) {
+    pointer &= ~3u;
+    ASSIGN_OR_RETURN(uint8_t id, ReadConfig8(pointer + PCI_CAP_LIST_ID));
+    if (id == capability_id) return pointer;
+    ASSIGN_OR_RETURN(pointer, ReadConfig8(pointer + PCI_CAP_LIST_NEXT));
+  }
+  return std::nullopt;
+}
+
+absl::Status Device::SetDmaMaskBits(unsigned bits) {
+  if (bits < 12 || bits > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: DMA mask of %u bits is outside 12..64", name_, bits));
+  }
+  dma_mask_ = base::LowBitsMask(bits);
+  return absl::OkStatus();
+}
+
+absl::Status Device::SetBusMaster(bool enable) {
+  ASSIGN_OR_RETURN(uint16_t command, ReadConfig16(PCI_COMMAND));
+  const uint16_t updated = enable ? (command | PCI_COMMAND_MASTER) : (command & ~PCI_COMMAND_MASTER);
+  if (updated == command) return absl::OkStatus();
+  return WriteConfig16(PCI_COMMAND, updated);
+}
+
+}  // namespace pci

@@ -1,0 +1,91 @@
+// pci::Device: everything the driver above needs from a PCI function, and nothing that says what backs it.
+//
+// Backends: VfioDevice (vfio-pci with the IOMMU), SysfsDevice (root, IOMMU off) and virtual devices
+// (pci/sim/, am/sim/). Open one by name with pci::Open (pci/open.h).
+#ifndef BAREGPU_PCI_DEVICE_H_
+#define BAREGPU_PCI_DEVICE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "pci/dma_buffer.h"
+#include "pci/mmio.h"
+
+namespace pci {
+
+inline constexpr int kBarCount = 6;
+inline constexpr uint32_t kConfigSpaceSize = 4096;  // PCIe extended configuration space
+
+struct BarInfo {
+  int index = 0;
+  uint64_t size = 0;  // 0: the BAR is not implemented
+  bool is_io = false;
+  bool is_64bit = false;
+  bool prefetchable = false;
+  bool present() const { return size != 0; }
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  // The name the device was opened by: "0000:03:00.0", "sim:navi31", "sim:navi31:1".
+  const std::string& name() const { return name_; }
+  // "vfio", "sysfs" or "virtual"; for messages and tools only, never for driver decisions.
+  virtual absl::string_view backend() const = 0;
+
+  // Configuration space. Offsets beyond the space or a failing backend give an error naming the offset.
+  virtual absl::Status ReadConfig(uint32_t offset, std::span<uint8_t> data) = 0;
+  virtual absl::Status WriteConfig(uint32_t offset, std::span<const uint8_t> data) = 0;
+  absl::StatusOr<uint8_t> ReadConfig8(uint32_t offset);
+  absl::StatusOr<uint16_t> ReadConfig16(uint32_t offset);
+  absl::StatusOr<uint32_t> ReadConfig32(uint32_t offset);
+  absl::Status WriteConfig8(uint32_t offset, uint8_t value);
+  absl::Status WriteConfig16(uint32_t offset, uint16_t value);
+  absl::Status WriteConfig32(uint32_t offset, uint32_t value);
+  // Offset of a standard capability (PCI_CAP_ID_*), or nullopt when the device lacks it.
+  absl::StatusOr<std::optional<uint8_t>> FindCapability(uint8_t capability_id);
+
+  virtual absl::StatusOr<BarInfo> GetBarInfo(int bar) = 0;
+  // The BAR as a register window (32/64-bit accesses). Valid while the device lives.
+  virtual absl::StatusOr<Mmio> MapMmio(int bar) = 0;
+  // The BAR as plain memory (VRAM). Valid while the device lives. Fails for BARs that are not memory-like.
+  virtual absl::StatusOr<std::span<uint8_t>> MapMemory(int bar) = 0;
+
+  // DMA: memory the device can read and write, at device addresses at or below dma_mask().
+  uint64_t dma_mask() const { return dma_mask_; }
+  // Sets the addressing capability of the device in bits (12..64). New allocations honour it.
+  absl::Status SetDmaMaskBits(unsigned bits);
+  virtual absl::StatusOr<std::unique_ptr<DmaBuffer>> AllocDma(size_t size) = 0;
+
+  // PCI_COMMAND_MASTER: without it the device may not start DMA or MSI writes.
+  absl::Status SetBusMaster(bool enable);
+  // Function-level reset (or the backend's closest equivalent).
+  virtual absl::Status ResetFunction() = 0;
+
+  // Enables `count` interrupt vectors (MSI-X, else MSI) and returns one eventfd per vector; each interrupt adds
+  // to its eventfd's counter. The eventfds stay owned by the device.
+  virtual absl::StatusOr<std::vector<int>> EnableInterrupts(int count) = 0;
+  virtual absl::Status DisableInterrupts() = 0;
+
+ protected:
+  explicit Device(std::string name) : name_(std::move(name)) {}
+
+ private:
+  std::string name_;
+  uint64_t dma_mask_ = 0xffffffff;  // PCI's default: 32-bit DMA until the driver says more
+};
+
+}  // namespace pci
+
+#endif  // BAREGPU_PCI_DEVICE_H_

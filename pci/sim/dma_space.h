@@ -1,0 +1,65 @@
+// What a virtual device can reach by DMA: exactly the DMA buffers the driver allocated from it, nothing else.
+//
+// This is the IOMMU's guarantee made explicit: every bus-master access of a device model goes through here,
+// translates only inside a mapped buffer, and an access that touches an unmapped byte moves no data at all and
+// is recorded as a fault.
+#ifndef BAREGPU_PCI_SIM_DMA_SPACE_H_
+#define BAREGPU_PCI_SIM_DMA_SPACE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+
+namespace pci::sim {
+
+struct DmaFault {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  bool write = false;
+  bool bus_master_disabled = false;  // refused because PCI_COMMAND_MASTER was clear, not for want of a mapping
+};
+
+class DmaSpace {
+ public:
+  void Map(uint64_t address, uint8_t* host, uint64_t size);
+  void Unmap(uint64_t address);
+
+  // Copy between device addresses and the model. All or nothing: false (and a recorded fault) when any byte of
+  // the range is unmapped or bus mastering is off. A range may span adjacent mappings.
+  bool Read(uint64_t address, void* destination, uint64_t size);
+  bool Write(uint64_t address, const void* source, uint64_t size);
+  // A host pointer to [address, address + size) when it lies in one mapping, else nullptr (no fault recorded:
+  // callers that get nullptr fall back to Read/Write or report the fault themselves).
+  uint8_t* Translate(uint64_t address, uint64_t size);
+
+  void set_bus_master(bool enabled) { bus_master_.store(enabled, std::memory_order_release); }
+  bool bus_master() const { return bus_master_.load(std::memory_order_acquire); }
+
+  uint64_t fault_count() const { return fault_count_.load(std::memory_order_acquire); }
+  std::optional<DmaFault> last_fault() const;
+  void RecordFault(const DmaFault& fault);
+
+ private:
+  struct Mapping {
+    uint8_t* host;
+    uint64_t size;
+  };
+  // Calls fn(host_pointer, length) for each piece of the range, only after checking that all of it is mapped.
+  template <typename Fn>
+  bool ForEachPiece(uint64_t address, uint64_t size, bool write, Fn fn);
+
+  mutable absl::Mutex mu_;
+  std::map<uint64_t, Mapping> mappings_ ABSL_GUARDED_BY(mu_);
+  std::optional<DmaFault> last_fault_ ABSL_GUARDED_BY(mu_);
+  std::atomic<uint64_t> fault_count_{0};
+  std::atomic<bool> bus_master_{false};
+};
+
+}  // namespace pci::sim
+
+#endif  // BAREGPU_PCI_SIM_DMA_SPACE_H_

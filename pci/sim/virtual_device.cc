@@ -1,0 +1,250 @@
+#include "pci/sim/virtual_device.h"
+
+#include <linux/pci_regs.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "base/bits.h"
+#include "base/file.h"
+#include "base/status_macros.h"
+
+namespace pci::sim {
+namespace {
+
+// Where the virtual "firmware" places BARs: 32-bit BARs below 4 GiB, 64-bit BARs high, as a BIOS would.
+constexpr uint64_t kBar32Window = 0xe0000000;
+constexpr uint64_t kBar64Window = uint64_t{0x38} << 36;
+
+void Put16(std::span<uint8_t> space, uint32_t offset, uint16_t value) { std::memcpy(&space[offset], &value, 2); }
+void Put32(std::span<uint8_t> space, uint32_t offset, uint32_t value) { std::memcpy(&space[offset], &value, 4); }
+
+// Each BAR gets its own slot in the window, aligned for the largest BAR a device of ours has.
+uint64_t DefaultBarAddress(int index, bool is_64bit) {
+  const auto slot = static_cast<uint64_t>(index);
+  return is_64bit ? kBar64Window + (slot << 36) : kBar32Window + (slot << 24);
+}
+
+}  // namespace
+
+// A DMA buffer of a virtual device: host memory plus a contiguous device-address range in the device's DmaSpace.
+class VirtualDevice::Buffer : public DmaBuffer {
+ public:
+  Buffer(HostMemory memory, std::vector<uint64_t> pages, std::shared_ptr<DmaSpace> dma,
+         std::shared_ptr<IovaAllocator> iova_alloc)
+      : DmaBuffer(std::move(memory), std::move(pages)), iova_(page_addresses()[0]), dma_(std::move(dma)),
+        iova_alloc_(std::move(iova_alloc)) {}
+  static std::vector<uint64_t> PageList(uint64_t iova, size_t size) {
+    std::vector<uint64_t> pages(size / kPageSize);
+    for (size_t i = 0; i < pages.size(); ++i) pages[i] = iova + i * kPageSize;
+    return pages;
+  }
+  ~Buffer() override {
+    dma_->Unmap(iova_);
+    (void)iova_alloc_->Free(iova_);
+  }
+
+ private:
+  uint64_t iova_;
+  std::shared_ptr<DmaSpace> dma_;
+  std::shared_ptr<IovaAllocator> iova_alloc_;
+};
+
+VirtualDevice::VirtualDevice(std::string name, const Identity& identity, int max_interrupt_vectors)
+    : Device(std::move(name)),
+      iova_(std::make_shared<IovaAllocator>(kFirstIova, (uint64_t{1} << 52) - kFirstIova)),
+      max_interrupt_vectors_(max_interrupt_vectors) {
+  absl::MutexLock lock(&config_mu_);
+  Put16(config_, PCI_VENDOR_ID, identity.vendor_id);
+  Put16(config_, PCI_DEVICE_ID, identity.device_id);
+  config_[PCI_REVISION_ID] = identity.revision;
+  config_[PCI_CLASS_PROG] = static_cast<uint8_t>(identity.class_code);
+  Put16(config_, PCI_CLASS_DEVICE, static_cast<uint16_t>(identity.class_code >> 8));
+  config_[PCI_HEADER_TYPE] = PCI_HEADER_TYPE_NORMAL;
+  Put16(config_, PCI_SUBSYSTEM_VENDOR_ID, identity.subsystem_vendor_id);
+  Put16(config_, PCI_SUBSYSTEM_ID, identity.subsystem_id);
+  config_[PCI_INTERRUPT_PIN] = 1;  // INTA#
+  ResetConfigRegisters();
+}
+
+VirtualDevice::~VirtualDevice() = default;
+
+void VirtualDevice::ResetConfigRegisters() {
+  Put16(config_, PCI_COMMAND, 0);
+  dma_->set_bus_master(false);
+}
+
+void VirtualDevice::AddRegisterBar(int index, uint64_t size, bool is_64bit, MmioHandler* handler) {
+  bars_[index] = Bar{size, is_64bit, false, handler, {}};
+  absl::MutexLock lock(&config_mu_);
+  bar_address_[index] = DefaultBarAddress(index, is_64bit);
+}
+
+void VirtualDevice::AddMemoryBar(int index, std::span<uint8_t> memory, bool is_64bit, bool prefetchable) {
+  bars_[index] = Bar{memory.size(), is_64bit, prefetchable, nullptr, memory};
+  absl::MutexLock lock(&config_mu_);
+  bar_address_[index] = DefaultBarAddress(index, is_64bit);
+}
+
+void VirtualDevice::AddCapability(uint8_t id, std::span<const uint8_t> body) {
+  absl::MutexLock lock(&config_mu_);
+  const uint8_t offset = next_capability_;
+  config_[offset + PCI_CAP_LIST_ID] = id;
+  config_[offset + PCI_CAP_LIST_NEXT] = 0;
+  std::memcpy(&config_[offset + 2], body.data(), body.size());
+  if (last_capability_ == 0) {
+    config_[PCI_CAPABILITY_LIST] = offset;
+    Put16(config_, PCI_STATUS, PCI_STATUS_CAP_LIST);
+  } else {
+    config_[last_capability_ + PCI_CAP_LIST_NEXT] = offset;
+  }
+  last_capability_ = offset;
+  next_capability_ = static_cast<uint8_t>(base::AlignUp(offset + 2 + body.size(), 4));
+}
+
+uint32_t VirtualDevice::BarRegisterValue(int index) const {
+  // The upper half of a 64-bit BAR is the register after its lower half.
+  if (index > 0 && bars_[index].size == 0 && bars_[index - 1].is_64bit) {
+    return static_cast<uint32_t>(bar_address_[index - 1] >> 32);
+  }
+  const Bar& bar = bars_[index];
+  if (bar.size == 0) return 0;
+  uint32_t flags = PCI_BASE_ADDRESS_SPACE_MEMORY;
+  if (bar.is_64bit) flags |= PCI_BASE_ADDRESS_MEM_TYPE_64;
+  if (bar.prefetchable) flags |= PCI_BASE_ADDRESS_MEM_PREFETCH;
+  return static_cast<uint32_t>(bar_address_[index]) | flags;
+}
+
+absl::Status VirtualDevice::ReadConfig(uint32_t offset, std::span<uint8_t> data) {
+  if (offset > kConfigSpaceSize || data.size() > kConfigSpaceSize - offset) {
+    return absl::OutOfRangeError(absl::StrFormat("%s: config read of %d bytes at %#x is outside the %#x-byte space",
+                                                 name(), data.size(), offset, kConfigSpaceSize));
+  }
+  absl::ReaderMutexLock lock(&config_mu_);
+  std::array<uint8_t, kConfigSpaceSize> view = config_;
+  for (int i = 0; i < kBarCount; ++i) Put32(view, PCI_BASE_ADDRESS_0 + 4 * i, BarRegisterValue(i));
+  std::memcpy(data.data(), &view[offset], data.size());
+  return absl::OkStatus();
+}
+
+absl::Status VirtualDevice::WriteConfig(uint32_t offset, std::span<const uint8_t> data) {
+  if (offset > kConfigSpaceSize || data.size() > kConfigSpaceSize - offset) {
+    return absl::OutOfRangeError(absl::StrFormat("%s: config write of %d bytes at %#x is outside the %#x-byte space",
+                                                 name(), data.size(), offset, kConfigSpaceSize));
+  }
+  absl::MutexLock lock(&config_mu_);
+  for (size_t i = 0; i < data.size(); ++i) {
+    const uint32_t at = offset + static_cast<uint32_t>(i);
+    if (at >= PCI_COMMAND && at < PCI_COMMAND + 2) {
+      // Only the bits this model implements are writable: I/O, memory, bus master, INTx disable.
+      const uint16_t writable = PCI_COMMAND_IO | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER | PCI_COMMAND_INTX_DISABLE;
+      const uint8_t mask = static_cast<uint8_t>(at == PCI_COMMAND ? writable : writable >> 8);
+      config_[at] = static_cast<uint8_t>((config_[at] & ~mask) | (data[i] & mask));
+    } else if (at >= PCI_BASE_ADDRESS_0 && at < PCI_BASE_ADDRESS_5 + 4) {
+      // BAR sizing: address bits below the BAR's size read back as zero, so writing all ones reveals the size.
+      const int index = static_cast<int>((at - PCI_BASE_ADDRESS_0) / 4);
+      const int shift = static_cast<int>((at - PCI_BASE_ADDRESS_0) % 4) * 8;
+      const bool upper = index > 0 && bars_[index].size == 0 && bars_[index - 1].is_64bit;
+      const int owner = upper ? index - 1 : index;
+      if (bars_[owner].size == 0) continue;
+      const int bit = shift + (upper ? 32 : 0);
+      uint64_t address = bar_address_[owner];
+      address = (address & ~(uint64_t{0xff} << bit)) | (uint64_t{data[i]} << bit);
+      address &= ~(bars_[owner].size - 1);
+      if (!bars_[owner].is_64bit) address &= 0xffffffff;
+      bar_address_[owner] = address;
+    } else if (at == PCI_INTERRUPT_LINE || at >= 0x40) {
+      config_[at] = data[i];  // interrupt line and device-specific space are plain storage
+    }
+  }
+  uint16_t command;
+  std::memcpy(&command, &config_[PCI_COMMAND], 2);
+  dma_->set_bus_master((command & PCI_COMMAND_MASTER) != 0);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BarInfo> VirtualDevice::GetBarInfo(int bar) {
+  if (bar < 0 || bar >= kBarCount) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: BAR %d does not exist (0..5)", name(), bar));
+  }
+  const Bar& b = bars_[bar];
+  return BarInfo{bar, b.size, false, b.is_64bit, b.prefetchable};
+}
+
+absl::StatusOr<Mmio> VirtualDevice::MapMmio(int bar) {
+  ASSIGN_OR_RETURN(BarInfo info, GetBarInfo(bar));
+  if (!info.present()) return absl::NotFoundError(absl::StrFormat("%s: BAR %d is not implemented", name(), bar));
+  const Bar& b = bars_[bar];
+  if (b.handler != nullptr) return Mmio::Trapped(b.handler, b.size);
+  return Mmio::Direct(b.memory.data(), b.memory.size());
+}
+
+absl::StatusOr<std::span<uint8_t>> VirtualDevice::MapMemory(int bar) {
+  ASSIGN_OR_RETURN(BarInfo info, GetBarInfo(bar));
+  if (!info.present()) return absl::NotFoundError(absl::StrFormat("%s: BAR %d is not implemented", name(), bar));
+  if (bars_[bar].handler != nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: BAR %d holds registers, not memory; map it with MapMmio", name(), bar));
+  }
+  return bars_[bar].memory;
+}
+
+absl::StatusOr<std::unique_ptr<DmaBuffer>> VirtualDevice::AllocDma(size_t size) {
+  ASSIGN_OR_RETURN(HostMemory memory, HostMemory::Allocate(size));
+  ASSIGN_OR_RETURN(uint64_t iova, iova_->Allocate(memory.size(), kPageSize, dma_mask()));
+  dma_->Map(iova, memory.data(), memory.size());
+  std::vector<uint64_t> pages = Buffer::PageList(iova, memory.size());
+  return std::make_unique<Buffer>(std::move(memory), std::move(pages), dma_, iova_);
+}
+
+absl::Status VirtualDevice::ResetFunction() {
+  RETURN_IF_ERROR(DisableInterrupts());
+  {
+    absl::MutexLock lock(&config_mu_);
+    ResetConfigRegisters();
+  }
+  OnFunctionReset();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<int>> VirtualDevice::EnableInterrupts(int count) {
+  if (count < 1 || count > max_interrupt_vectors_) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: %d interrupt vectors requested; the device has 1..%d",
+                                                      name(), count, max_interrupt_vectors_));
+  }
+  absl::MutexLock lock(&irq_mu_);
+  irq_fds_.clear();
+  std::vector<int> fds;
+  for (int i = 0; i < count; ++i) {
+    base::ScopedFd fd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+    if (!fd.valid()) {
+      int err = errno;
+      irq_fds_.clear();
+      return base::ErrnoError(err, absl::StrFormat("%s: eventfd for interrupt vector %d", name(), i));
+    }
+    fds.push_back(fd.get());
+    irq_fds_.push_back(std::move(fd));
+  }
+  return fds;
+}
+
+absl::Status VirtualDevice::DisableInterrupts() {
+  absl::MutexLock lock(&irq_mu_);
+  irq_fds_.clear();
+  return absl::OkStatus();
+}
+
+void VirtualDevice::RaiseInterrupt(int vector) {
+  if (!dma_->bus_master()) return;  // an MSI is a posted memory write: no bus master, no interrupt
+  absl::MutexLock lock(&irq_mu_);
+  if (vector < 0 || static_cast<size_t>(vector) >= irq_fds_.size()) return;
+  uint64_t one = 1;
+  if (::write(irq_fds_[vector].get(), &one, sizeof(one)) == sizeof(one)) {
+    interrupts_raised_.fetch_add(1, std::memory_order_acq_rel);
+  }
+}
+
+}  // namespace pci::sim

@@ -1,0 +1,106 @@
+// The PCI side of every virtual device: configuration space that behaves like a real function's (read-only
+// identity, BAR sizing, command register, capability list), BARs backed by register models or memory, DMA that
+// reaches only allocated buffers (DmaSpace), and MSI delivered to eventfds.
+//
+// Device models (pci/sim/edu_device, am/sim/) derive from it and add their registers and engines.
+#ifndef BAREGPU_PCI_SIM_VIRTUAL_DEVICE_H_
+#define BAREGPU_PCI_SIM_VIRTUAL_DEVICE_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "base/fd.h"
+#include "pci/device.h"
+#include "pci/iova_allocator.h"
+#include "pci/sim/dma_space.h"
+
+namespace pci::sim {
+
+struct Identity {
+  uint16_t vendor_id = 0;
+  uint16_t device_id = 0;
+  uint32_t class_code = 0;  // 24 bits: base class, subclass, programming interface
+  uint8_t revision = 0;
+  uint16_t subsystem_vendor_id = 0;
+  uint16_t subsystem_id = 0;
+};
+
+class VirtualDevice : public Device {
+ public:
+  ~VirtualDevice() override;
+
+  absl::string_view backend() const override { return "virtual"; }
+  absl::Status ReadConfig(uint32_t offset, std::span<uint8_t> data) override;
+  absl::Status WriteConfig(uint32_t offset, std::span<const uint8_t> data) override;
+  absl::StatusOr<BarInfo> GetBarInfo(int bar) override;
+  absl::StatusOr<Mmio> MapMmio(int bar) override;
+  absl::StatusOr<std::span<uint8_t>> MapMemory(int bar) override;
+  absl::StatusOr<std::unique_ptr<DmaBuffer>> AllocDma(size_t size) override;
+  absl::Status ResetFunction() override;
+  absl::StatusOr<std::vector<int>> EnableInterrupts(int count) override;
+  absl::Status DisableInterrupts() override;
+
+  // For tests: what bus-master accesses the model attempted and was refused.
+  const DmaSpace& dma_space() const { return *dma_; }
+  uint64_t interrupts_raised() const { return interrupts_raised_.load(std::memory_order_acquire); }
+
+ protected:
+  // Device addresses handed out for DMA memory start here: low addresses stay unused so that a zero or small
+  // garbage address written by a buggy driver is never a valid DMA target.
+  static constexpr uint64_t kFirstIova = uint64_t{1} << 20;
+
+  VirtualDevice(std::string name, const Identity& identity, int max_interrupt_vectors);
+
+  // BAR set-up, during construction. A register BAR hands accesses to `handler`; a memory BAR is plain memory.
+  void AddRegisterBar(int index, uint64_t size, bool is_64bit, MmioHandler* handler);
+  void AddMemoryBar(int index, std::span<uint8_t> memory, bool is_64bit, bool prefetchable);
+  // Appends a capability to the list in the legacy configuration space; `body` starts after the id/next bytes.
+  void AddCapability(uint8_t id, std::span<const uint8_t> body);
+
+  // Bus-master accesses of the model; false when the access faulted (see DmaSpace).
+  DmaSpace& dma() { return *dma_; }
+  // Signals MSI vector `vector`, if the driver enabled it and bus mastering is on (an MSI is a memory write).
+  void RaiseInterrupt(int vector);
+  // A function-level reset clears the command register and interrupts; the model resets its own state here.
+  virtual void OnFunctionReset() {}
+
+ private:
+  struct Bar {
+    uint64_t size = 0;
+    bool is_64bit = false;
+    bool prefetchable = false;
+    MmioHandler* handler = nullptr;
+    std::span<uint8_t> memory;
+  };
+  class Buffer;
+
+  void ResetConfigRegisters() ABSL_EXCLUSIVE_LOCKS_REQUIRED(config_mu_);
+  uint32_t BarRegisterValue(int index) const ABSL_SHARED_LOCKS_REQUIRED(config_mu_);
+
+  absl::Mutex config_mu_;
+  std::array<uint8_t, kConfigSpaceSize> config_ ABSL_GUARDED_BY(config_mu_){};
+  std::array<uint64_t, kBarCount> bar_address_ ABSL_GUARDED_BY(config_mu_){};
+  std::array<Bar, kBarCount> bars_;
+  uint8_t next_capability_ = 0x40;
+  uint8_t last_capability_ = 0;
+
+  std::shared_ptr<DmaSpace> dma_ = std::make_shared<DmaSpace>();
+  std::shared_ptr<IovaAllocator> iova_;
+
+  const int max_interrupt_vectors_;
+  absl::Mutex irq_mu_;
+  std::vector<base::ScopedFd> irq_fds_ ABSL_GUARDED_BY(irq_mu_);
+  std::atomic<uint64_t> interrupts_raised_{0};
+};
+
+}  // namespace pci::sim
+
+#endif  // BAREGPU_PCI_SIM_VIRTUAL_DEVICE_H_

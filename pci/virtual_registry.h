@@ -1,0 +1,45 @@
+// The registry of virtual device kinds, so that pci::Open("sim:navi31") and pci::Open("0000:03:00.0") are one call.
+//
+// A kind registers itself at load time (see BAREGPU_REGISTER_VIRTUAL_DEVICE). Names are "sim:KIND" or
+// "sim:KIND:INSTANCE"; instances of one kind are independent devices.
+#ifndef BAREGPU_PCI_VIRTUAL_REGISTRY_H_
+#define BAREGPU_PCI_VIRTUAL_REGISTRY_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/statusor.h"
+#include "pci/device.h"
+
+namespace pci {
+
+inline constexpr absl::string_view kVirtualPrefix = "sim:";
+
+struct VirtualDeviceKind {
+  std::string kind;         // "navi31"
+  std::string description;  // "virtual AMD Radeon RX 7900 XTX (Navi31)"
+  uint16_t vendor_id = 0;
+  uint16_t device_id = 0;
+  // Creates the device named `name` ("sim:navi31:1"); `instance` is the part after the kind ("1", or "" ).
+  std::function<absl::StatusOr<std::unique_ptr<Device>>(const std::string& name, const std::string& instance)> open;
+};
+
+// Returns false (and changes nothing) if a kind of that name exists already.
+bool RegisterVirtualDevice(VirtualDeviceKind kind);
+// All registered kinds, sorted by name.
+std::vector<const VirtualDeviceKind*> VirtualDeviceKinds();
+
+// Opens "sim:KIND[:INSTANCE]"; an unknown kind is an error that lists the known ones.
+absl::StatusOr<std::unique_ptr<Device>> OpenVirtual(absl::string_view name);
+
+}  // namespace pci
+
+#define BAREGPU_REGISTER_VIRTUAL_DEVICE(registrar_name, ...) \
+  [[maybe_unused]] static const bool registrar_name = ::pci::RegisterVirtualDevice(__VA_ARGS__)
+
+#endif  // BAREGPU_PCI_VIRTUAL_REGISTRY_H_

@@ -1,0 +1,79 @@
+// The baregpu command line: a table of subcommands, each in its own file, registered at start-up.
+//
+// Conventions every command follows: `--help` prints its usage and exits 0; `--json` (on commands that list or
+// report) prints one JSON document on stdout; failure prints one line `error: ...` on stderr and exits non-zero
+// (2 for a usage error, 1 for anything else). Progress goes to stderr, only when stderr is a terminal.
+#ifndef BAREGPU_TOOLS_CLI_COMMAND_H_
+#define BAREGPU_TOOLS_CLI_COMMAND_H_
+
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace cli {
+
+struct OptionSpec {
+  std::string name;          // without dashes: "json", "trace"
+  bool takes_value = false;  // --name=value or --name value
+  std::string help;
+};
+
+// A parsed command line for one command.
+class Invocation {
+ public:
+  Invocation(std::vector<std::string> positional, std::map<std::string, std::string> options, std::ostream& out,
+             std::ostream& err, bool interactive)
+      : positional_(std::move(positional)), options_(std::move(options)), out_(out), err_(err),
+        interactive_(interactive) {}
+
+  const std::vector<std::string>& positional() const { return positional_; }
+  bool has(absl::string_view option) const { return options_.count(std::string(option)) != 0; }
+  std::optional<std::string> value(absl::string_view option) const;
+  bool json() const { return has("json"); }
+  // True when a person watches (stderr is a terminal): the only case where progress is shown.
+  bool interactive() const { return interactive_; }
+  std::ostream& out() { return out_; }
+  std::ostream& err() { return err_; }
+
+  // A usage error naming the command: exits with status 2.
+  absl::Status UsageError(absl::string_view message) const;
+  // The n-th positional argument or a usage error naming what was expected.
+  absl::StatusOr<std::string> Positional(size_t index, absl::string_view what) const;
+
+ private:
+  std::vector<std::string> positional_;
+  std::map<std::string, std::string> options_;
+  std::ostream& out_;
+  std::ostream& err_;
+  bool interactive_;
+};
+
+struct Command {
+  std::string name;       // "list", "regs"
+  std::string summary;    // one line for `baregpu --help`
+  std::string usage;      // "baregpu list [--json]"
+  std::string details;    // more text for `baregpu NAME --help`; may be empty
+  std::vector<OptionSpec> options;  // --help is implicit
+  std::function<absl::Status(Invocation&)> run;
+};
+
+bool RegisterCommand(Command command);
+const std::map<std::string, Command>& Commands();
+
+// Runs `baregpu ARGS...`; returns the exit status. The whole program is this call (main.cc), so tests can run it.
+int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool interactive);
+
+}  // namespace cli
+
+#define BAREGPU_REGISTER_COMMAND(registrar_name, ...) \
+  [[maybe_unused]] static const bool registrar_name = ::cli::RegisterCommand(__VA_ARGS__)
+
+#endif  // BAREGPU_TOOLS_CLI_COMMAND_H_

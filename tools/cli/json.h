@@ -1,0 +1,24 @@
+// JSON output for --json: nlohmann::json (Debian's nlohmann-json3-dev), printed one document per command.
+#ifndef BAREGPU_TOOLS_CLI_JSON_H_
+#define BAREGPU_TOOLS_CLI_JSON_H_
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_format.h"
+
+namespace cli {
+
+using Json = nlohmann::ordered_json;
+
+inline void PrintJson(std::ostream& out, const Json& json) { out << json.dump(2) << "\n"; }
+
+// Register values and addresses are printed as hex strings in JSON, as people read them ("0x1002").
+inline std::string Hex(uint64_t value, int digits = 0) { return absl::StrFormat("%#0*x", digits ? digits + 2 : 0, value); }
+
+}  // namespace cli
+
+#endif  // BAREGPU_TOOLS_CLI_JSON_H_

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Quick start, step 2: set up, build, and run the whole test suite. Exit status: 0 when every test passed.
+#
+#   tools/test.sh            the normal build (build/)
+#   tools/test.sh --asan     AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
+#   tools/test.sh --tsan     ThreadSanitizer (build-tsan/)
+#   extra arguments go to `meson test` (e.g. a test name)
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+case "${1:-}" in
+  --asan)
+    export BAREGPU_BUILD_DIR=build-asan BAREGPU_MESON_OPTIONS="-Db_sanitize=address,undefined -Db_lundef=false"
+    shift ;;
+  --tsan)
+    export BAREGPU_BUILD_DIR=build-tsan BAREGPU_MESON_OPTIONS="-Db_sanitize=thread -Db_lundef=false"
+    shift ;;
+esac
+build_dir=${BAREGPU_BUILD_DIR:-build}
+
+"$root/tools/setup.sh"
+
+status=0
+meson test -C "$build_dir" --print-errorlogs "$@" || status=$?
+
+# meson counts executables; the closing line counts GoogleTest cases, from the JUnit log meson writes.
+python3 - "$build_dir/meson-logs/testlog.junit.xml" <<'PY' || true
+import sys, xml.etree.ElementTree as ET
+try:
+    root = ET.parse(sys.argv[1]).getroot()
+except (OSError, ET.ParseError):
+    sys.exit(0)
+passed = failed = skipped = 0
+for case in root.iter("testcase"):
+    if case.find("failure") is not None or case.find("error") is not None:
+        failed += 1
+    elif case.find("skipped") is not None:
+        skipped += 1
+    else:
+        passed += 1
+print(f"tests: {passed} passed, {failed} failed, {skipped} skipped")
+PY
+exit $status
