@@ -45,7 +45,12 @@ if [ ! -f "$build_dir/build.ninja" ]; then
   fi
   echo "setup: building (a clean build takes a few minutes)"
 fi
-mkdir -p "$build_dir"
+# Layers join the build by having a meson.build (see meson.build); Meson does not notice a new one by itself.
+layout=$(find . -name meson.build -not -path './build*' | sort | md5sum | cut -d' ' -f1)
+if [ "$(cat "$build_dir/.baregpu-layout" 2>/dev/null)" != "$layout" ]; then
+  meson setup --reconfigure "$build_dir" > /tmp/baregpu-setup.log 2>&1 || { cat /tmp/baregpu-setup.log >&2; exit 1; }
+  echo "$layout" > "$build_dir/.baregpu-layout"
+fi
 if ! meson compile -C "$build_dir" > "$build_dir/compile.log" 2>&1; then
   grep -E 'error|FAILED' -A3 "$build_dir/compile.log" | head -60 >&2
   echo "error: build failed (full log: $build_dir/compile.log)" >&2

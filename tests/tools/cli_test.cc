@@ -1,0 +1,78 @@
+// The baregpu command line as a user meets it: exit codes, help, errors on one line, JSON that parses.
+#include <algorithm>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "tests/tools/run_cli.h"
+
+namespace cli {
+namespace {
+
+using ::cli::testing::RunBaregpu;
+
+int CountLines(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
+
+TEST(CliTest, ListWorksWithoutAGpuAndShowsTheVirtualDevices) {
+  auto r = RunBaregpu({"list"});
+  EXPECT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "sim:edu")) << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+TEST(CliTest, ListJsonParsesAndIncludesVirtualDevices) {
+  auto r = RunBaregpu({"list", "--json"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  auto json = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(json.is_discarded()) << r.out;
+  ASSERT_TRUE(json["devices"].is_array());
+  bool saw_virtual = false;
+  for (const auto& device : json["devices"]) {
+    ASSERT_TRUE(device["name"].is_string());
+    ASSERT_TRUE(device["kind"].is_string());
+    if (device["kind"] == "virtual") {
+      EXPECT_TRUE(absl::StartsWith(device["name"].get<std::string>(), "sim:"));
+      saw_virtual = true;
+    } else {
+      EXPECT_EQ(device["kind"], "pci");
+    }
+  }
+  EXPECT_TRUE(saw_virtual);
+}
+
+TEST(CliTest, HelpExitsZeroForTheProgramAndEveryCommand) {
+  auto top = RunBaregpu({"--help"});
+  EXPECT_EQ(top.exit_status, 0);
+  EXPECT_TRUE(absl::StrContains(top.out, "usage: baregpu COMMAND"));
+  // Every command listed in the program help answers --help with its own usage line.
+  std::vector<std::string> commands;
+  std::istringstream lines(top.out.substr(top.out.find("commands:")));
+  std::string line;
+  std::getline(lines, line);
+  while (std::getline(lines, line) && absl::StartsWith(line, "  ")) {
+    commands.push_back(line.substr(2, line.find(' ', 2) - 2));
+  }
+  ASSERT_FALSE(commands.empty());
+  for (const std::string& command : commands) {
+    auto r = RunBaregpu({command, "--help"});
+    EXPECT_EQ(r.exit_status, 0) << command;
+    EXPECT_TRUE(absl::StartsWith(r.out, "usage: baregpu " + command)) << command << ": " << r.out;
+  }
+}
+
+TEST(CliTest, UsageErrorsExitTwoWithOneErrorLine) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"frobnicate"}, {"list", "--bogus"}, {"list", "extra-argument"}, {"list", "--json=yes"}}) {
+    auto r = RunBaregpu(args);
+    EXPECT_EQ(r.exit_status, 2) << args[0];
+    EXPECT_TRUE(absl::StartsWith(r.err, "error: ")) << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
+  }
+  auto bare = RunBaregpu({});
+  EXPECT_EQ(bare.exit_status, 2);
+}
+
+}  // namespace
+}  // namespace cli
