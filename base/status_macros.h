@@ -24,9 +24,10 @@
   if (!tmp.ok()) return std::move(tmp).status();       \
   lhs = std::move(tmp).value()
 
-// `ASSIGN_OR_RETURN(auto x, MaybeX());` declares x from an absl::StatusOr or returns its error.
+// `ASSIGN_OR_RETURN(auto x, MaybeX());` declares x from an absl::StatusOr or returns its error. __COUNTER__, not
+// __LINE__, names the temporary: an invocation spanning lines may see several __LINE__ values.
 #define ASSIGN_OR_RETURN(lhs, expr) \
-  BAREGPU_ASSIGN_OR_RETURN_IMPL_(BAREGPU_CONCAT_(baregpu_statusor_, __LINE__), lhs, expr)
+  BAREGPU_ASSIGN_OR_RETURN_IMPL_(BAREGPU_CONCAT_(baregpu_statusor_, __COUNTER__), lhs, expr)
 
 namespace base {
 
