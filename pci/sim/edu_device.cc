@@ -157,8 +157,13 @@ void EduDevice::RunDma() {
                               edu::kDmaMaskBits));
     ram_address &= dma_mask;  // the upper address lines do not exist on the device
   }
-  const bool in_buffer = device_address >= edu::kDmaBufferAddress && dma_count_ <= edu::kDmaBufferSize &&
-                         device_address - edu::kDmaBufferAddress <= edu::kDmaBufferSize - dma_count_;
+  // QEMU 7.2's edu_check_range wants the transfer's end strictly inside the buffer, so a transfer can never
+  // reach its last byte (a full 4 KiB transfer is refused), and a transfer of 0 bytes is refused too. QEMU stops
+  // the whole machine with a hardware error there; the model records a violation and completes the command.
+  const uint64_t buffer_end = edu::kDmaBufferAddress + edu::kDmaBufferSize;
+  const uint64_t transfer_end = device_address + dma_count_;
+  const bool in_buffer = device_address >= edu::kDmaBufferAddress && device_address < buffer_end &&
+                         transfer_end > device_address && transfer_end < buffer_end;
   if (!in_buffer) {
     Violation(absl::StrFormat("DMA of %#x bytes at device address %#x is outside the buffer [%#x, %#x)", dma_count_,
                               device_address, edu::kDmaBufferAddress, edu::kDmaBufferAddress + edu::kDmaBufferSize));

@@ -43,6 +43,7 @@ inline constexpr uint64_t kDmaIrq = 0x04;
 inline constexpr uint32_t kDmaIrqValue = 0x100;    // interrupt status value a finished DMA raises
 inline constexpr uint64_t kDmaBufferAddress = 0x40000;
 inline constexpr uint64_t kDmaBufferSize = 4096;
+inline constexpr uint64_t kMaxDmaTransfer = kDmaBufferSize - 1;  // QEMU 7.2 refuses a transfer ending at the end
 inline constexpr uint32_t kIdentificationValue = 0x010000ed;  // version 1.0
 inline constexpr unsigned kDmaMaskBits = 28;       // QEMU's default dma_mask property
 }  // namespace edu
