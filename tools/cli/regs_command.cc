@@ -1,0 +1,165 @@
+// baregpu regs: the AMD register database from the command line. `find` lists registers by part of their name,
+// `decode` splits a value into its fields. (`baregpu regs DEVICE read|write|dump` comes with device access.)
+#include <bit>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "am/regs/database.h"
+#include "base/status_macros.h"
+#include "tools/cli/command.h"
+#include "tools/cli/json.h"
+
+namespace cli {
+namespace {
+
+namespace regs = am::regs;
+
+// "0x0" for zero too (printf's %#x drops the prefix for zero).
+std::string HexValue(uint64_t value, int digits = 1) { return absl::StrFormat("0x%0*x", digits, value); }
+
+// "[13:8]" for a contiguous field, the mask otherwise (a few header fields have holes or disagree with their
+// shift; they are printed as the header gives them).
+std::string BitRange(const regs::FieldInfo& f) {
+  const int low = std::countr_zero(f.mask);
+  const int high = 31 - std::countl_zero(f.mask);
+  const uint32_t contiguous = static_cast<uint32_t>((uint64_t{1} << (high + 1)) - (uint64_t{1} << low));
+  if (f.mask != contiguous || low != f.shift) return absl::StrFormat("mask 0x%x >> %d", f.mask, f.shift);
+  return high == low ? absl::StrFormat("[%d]", low) : absl::StrFormat("[%d:%d]", high, low);
+}
+
+Json RegisterJson(const regs::RegisterInfo& reg, bool with_fields) {
+  Json json = {{"name", std::string(reg.name())},  {"ip", std::string(regs::IpName(reg.ip()))},
+               {"segment", reg.segment()},         {"offset", HexValue(reg.offset())},
+               {"field_count", reg.field_count()}, {"source", std::string(reg.source())}};
+  if (with_fields) {
+    Json fields = Json::array();
+    for (const regs::FieldInfo& f : reg.fields()) {
+      fields.push_back({{"name", std::string(f.name)}, {"mask", HexValue(f.mask, 8)}, {"shift", f.shift}});
+    }
+    json["fields"] = fields;
+  }
+  return json;
+}
+
+absl::Status RunFind(Invocation& inv) {
+  if (inv.positional().size() != 2) return inv.UsageError("usage: baregpu regs find PATTERN [--ip=IP] [--json]");
+  const std::string& pattern = inv.positional()[1];
+  std::optional<regs::Ip> ip;
+  if (std::optional<std::string> name = inv.value("ip")) {
+    absl::StatusOr<regs::Ip> parsed = regs::ParseIp(*name);
+    if (!parsed.ok()) return inv.UsageError(parsed.status().message());
+    ip = *parsed;
+  }
+  std::vector<regs::RegisterInfo> found = regs::Search(pattern, ip);
+  if (found.empty()) {
+    return absl::NotFoundError(
+        absl::StrCat("no register name contains '", pattern, "'", ip ? absl::StrCat(" in ", regs::IpName(*ip)) : ""));
+  }
+  if (inv.json()) {
+    Json list = Json::array();
+    for (const regs::RegisterInfo& reg : found) list.push_back(RegisterJson(reg, /*with_fields=*/true));
+    PrintJson(inv.out(), Json{{"pattern", pattern}, {"registers", list}});
+    return absl::OkStatus();
+  }
+  size_t width = 8;
+  for (const regs::RegisterInfo& reg : found) width = std::max(width, reg.name().size());
+  inv.out() << absl::StrFormat("%-7s %-3s %-8s %-*s %s\n", "IP", "SEG", "OFFSET", width, "REGISTER", "FIELDS");
+  for (const regs::RegisterInfo& reg : found) {
+    inv.out() << absl::StrFormat("%-7s %-3d %-8s %-*s %d\n", regs::IpName(reg.ip()), reg.segment(),
+                                 HexValue(reg.offset()), width, reg.name(), reg.field_count());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint32_t> ParseValue(const Invocation& inv, absl::string_view text) {
+  uint64_t value = 0;
+  bool ok = absl::StartsWithIgnoreCase(text, "0x") ? absl::SimpleHexAtoi(text.substr(2), &value)
+                                                   : absl::SimpleAtoi(text, &value);
+  if (!ok || value > 0xffffffff) {
+    return inv.UsageError(
+        absl::StrCat("value '", text, "' is not a 32-bit register value; write it in hex (0x1f) or decimal"));
+  }
+  return static_cast<uint32_t>(value);
+}
+
+absl::Status RunDecode(Invocation& inv) {
+  const std::vector<std::string>& args = inv.positional();
+  if (args.size() != 3 && args.size() != 4) {
+    return inv.UsageError("usage: baregpu regs decode [IP] NAME VALUE [--json]");
+  }
+  std::optional<regs::Ip> ip;
+  if (args.size() == 4) {
+    absl::StatusOr<regs::Ip> parsed = regs::ParseIp(args[1]);
+    if (!parsed.ok()) return inv.UsageError(parsed.status().message());
+    ip = *parsed;
+  }
+  ASSIGN_OR_RETURN(uint32_t value, ParseValue(inv, args.back()));
+  ASSIGN_OR_RETURN(regs::RegisterInfo reg, regs::Lookup(args[args.size() - 2], ip));
+  std::vector<regs::DecodedField> fields = regs::Decode(reg, value);
+  uint32_t covered = 0;
+  for (const regs::DecodedField& d : fields) covered |= d.field.mask;
+  const uint32_t stray = value & ~covered;
+
+  if (inv.json()) {
+    Json list = Json::array();
+    for (const regs::DecodedField& d : fields) {
+      list.push_back({{"name", std::string(d.field.name)},
+                      {"mask", HexValue(d.field.mask, 8)},
+                      {"shift", d.field.shift},
+                      {"value", d.value}});
+    }
+    Json json = RegisterJson(reg, /*with_fields=*/false);
+    json["value"] = HexValue(value, 8);
+    json["fields"] = list;
+    json["bits_outside_fields"] = HexValue(stray, 8);
+    PrintJson(inv.out(), json);
+    return absl::OkStatus();
+  }
+  std::ostream& out = inv.out();
+  out << absl::StrFormat("%s %s = 0x%08x  (segment %d, offset %#x)\n", regs::IpName(reg.ip()), reg.name(), value,
+                         reg.segment(), reg.offset());
+  size_t width = 4;
+  for (const regs::DecodedField& d : fields) width = std::max(width, d.field.name.size());
+  for (const regs::DecodedField& d : fields) {
+    out << absl::StrFormat("  %-*s %-9s = %s (%u)\n", width, d.field.name, BitRange(d.field), HexValue(d.value),
+                           d.value);
+  }
+  if (fields.empty()) out << "  (the header defines no fields for this register)\n";
+  if (stray != 0) out << absl::StrFormat("  bits outside every field: 0x%08x\n", stray);
+  return absl::OkStatus();
+}
+
+absl::Status RunRegs(Invocation& inv) {
+  ASSIGN_OR_RETURN(std::string action, inv.Positional(0, "an action: find or decode"));
+  if (action == "find") return RunFind(inv);
+  if (action == "decode") return RunDecode(inv);
+  // Anything else names a device: `baregpu regs DEVICE read|write|dump` arrives with device register access.
+  return absl::UnimplementedError(absl::StrCat("'", action,
+                                               "' is not find or decode; reading device registers "
+                                               "(baregpu regs DEVICE read|write|dump) is not implemented yet"));
+}
+
+BAREGPU_REGISTER_COMMAND(
+    kRegsRegistered,
+    Command{"regs",
+            "look up AMD registers and decode register values",
+            "baregpu regs find PATTERN [--ip=IP] [--json]\n       baregpu regs decode [IP] NAME VALUE [--json]",
+            "The database holds every MMIO register of the Navi31 (RX 7900 XTX) IP blocks gc, mmhub, mp0, mp1,\n"
+            "nbio, osssys and hdp, generated from the Linux 6.12 amdgpu headers, with segment (BASE_IDX), dword\n"
+            "offset and fields.\n"
+            "  find PATTERN       registers whose name contains PATTERN (any case)\n"
+            "  decode [IP] NAME VALUE\n"
+            "                     every field of VALUE (hex 0x... or decimal); IP is needed only when several\n"
+            "                     blocks have a register of that name",
+            {{"json", false, "print a JSON document"}, {"ip", true, "find: only registers of this IP block"}},
+            RunRegs});
+
+}  // namespace
+}  // namespace cli

@@ -1,0 +1,2 @@
+def generate(files, version, generator, amd, fail):
+    return {}
