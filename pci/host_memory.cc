@@ -59,17 +59,23 @@ absl::StatusOr<HostMemory> HostMemory::Allocate(size_t size, const HostMemoryOpt
     return absl::InvalidArgumentError(absl::StrFormat("DMA memory of %d bytes requested; the limit is 64 TiB", size));
   }
   const size_t rounded = base::AlignUp(size, page);
-  int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
-  if (options.hugepages) flags |= MAP_HUGETLB | (21 << MAP_HUGE_SHIFT);  // 2^21: 2 MiB pages
+  int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+  // Hugepages are reserved at mmap time (no MAP_NORESERVE), so a shortage fails here with ENOMEM instead of later
+  // as a SIGBUS or a misleading mlock failure.
+  if (options.hugepages) {
+    flags |= MAP_HUGETLB | (21 << MAP_HUGE_SHIFT);  // 2^21: 2 MiB pages
+  } else {
+    flags |= MAP_NORESERVE;
+  }
   void* data = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, flags, -1, 0);
   if (data == MAP_FAILED) {
     int err = errno;
-    std::string what = absl::StrFormat("mmap of %d bytes of DMA memory%s", rounded,
-                                       options.hugepages ? " on 2 MiB hugepages" : "");
+    std::string what =
+        absl::StrFormat("mmap of %d bytes of DMA memory%s", rounded, options.hugepages ? " on 2 MiB hugepages" : "");
     absl::Status status = base::ErrnoError(err, what);
     if (options.hugepages && err == ENOMEM) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          status.message(), "; reserve hugepages first: echo 512 > /proc/sys/vm/nr_hugepages"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat(status.message(), "; reserve hugepages first: echo 512 > /proc/sys/vm/nr_hugepages"));
     }
     return status;
   }
@@ -84,9 +90,10 @@ absl::StatusOr<HostMemory> HostMemory::Allocate(size_t size, const HostMemoryOpt
     int err = errno;
     absl::Status status = base::ErrnoError(err, absl::StrFormat("mlock of %d bytes of DMA memory", rounded));
     if (err == ENOMEM || err == EPERM) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          status.message(), "; RLIMIT_MEMLOCK is too low: raise it with `ulimit -l unlimited` (or memlock in "
-                            "/etc/security/limits.conf) for the user running baregpu"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat(status.message(),
+                       "; RLIMIT_MEMLOCK is too low: raise it with `ulimit -l unlimited` (or memlock in "
+                       "/etc/security/limits.conf) for the user running baregpu"));
     }
     return status;
   }

@@ -1,5 +1,6 @@
 #include "pci/sysfs_tree.h"
 
+#include <algorithm>
 #include <cerrno>
 
 #include "absl/strings/ascii.h"
@@ -17,14 +18,11 @@ constexpr size_t kMaxResourceLines = 64;
 
 absl::StatusOr<uint64_t> ParseResourceField(absl::string_view field, absl::string_view path, size_t line,
                                             absl::string_view name) {
-  if (field.size() < 3 || field.size() > 18 || field[0] != '0' || (field[1] != 'x' && field[1] != 'X')) {
+  const bool hex_prefix = field.size() >= 3 && field.size() <= 18 && field[0] == '0' && field[1] == 'x';
+  auto value = hex_prefix ? base::ParseNumber(field) : absl::InvalidArgumentError("no 0x prefix");
+  if (!value.ok()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s: line %d: %s '%s' is not a 0x-prefixed hex number of at most 16 digits", path, line, name, field));
-  }
-  auto value = base::ParseNumber(field);
-  if (!value.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: line %d: %s: %s", path, line, name, value.status().message()));
   }
   return *value;
 }
@@ -52,17 +50,17 @@ absl::StatusOr<std::vector<ResourceLine>> ParseResourceFile(absl::string_view te
     }
     std::vector<absl::string_view> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
     if (fields.size() != 3) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: line %d: '%s' has %d fields; expected 3 (start end flags, in 0x hex)", path, number, line,
-          fields.size()));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: line %d: '%s' has %d fields; expected 3 (start end flags, in 0x hex)", path, number,
+                          line, fields.size()));
     }
     ResourceLine entry;
     ASSIGN_OR_RETURN(entry.start, ParseResourceField(fields[0], path, number, "start"));
     ASSIGN_OR_RETURN(entry.end, ParseResourceField(fields[1], path, number, "end"));
     ASSIGN_OR_RETURN(entry.flags, ParseResourceField(fields[2], path, number, "flags"));
     if (entry.end < entry.start) {
-      return absl::InvalidArgumentError(absl::StrFormat("%s: line %d: end %#x is below start %#x", path, number,
-                                                        entry.end, entry.start));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: line %d: end %#x is below start %#x", path, number, entry.end, entry.start));
     }
     lines.push_back(entry);
   }

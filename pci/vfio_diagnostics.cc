@@ -53,8 +53,8 @@ bool IsGpuDriver(absl::string_view driver) {
 absl::Status CheckDriver(const SystemPaths& paths, const Address& address, const std::optional<std::string>& driver) {
   const std::string bdf = address.ToString();
   if (!driver.has_value()) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s is bound to no driver; bind it to vfio-pci (as root): %s", bdf, BindCommands(paths, address, false)));
+    return absl::FailedPreconditionError(absl::StrFormat("%s is bound to no driver; bind it to vfio-pci (as root): %s",
+                                                         bdf, BindCommands(paths, address, false)));
   }
   if (DriverKeepsGroupViable(*driver) && absl::StrContains(*driver, "vfio")) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrFormat(

@@ -55,8 +55,8 @@ absl::StatusOr<std::optional<uint32_t>> FindVfioCapability(std::span<const uint8
   uint32_t offset = first;
   for (int hops = 0; offset != 0; ++hops) {
     if (hops == kMaxCapabilities) {
-      return absl::DataLossError(absl::StrFormat("%s: capability chain longer than %d entries (a loop?)", what,
-                                                 kMaxCapabilities));
+      return absl::DataLossError(
+          absl::StrFormat("%s: capability chain longer than %d entries (a loop?)", what, kMaxCapabilities));
     }
     ASSIGN_OR_RETURN(vfio_info_cap_header header, ReadStruct<vfio_info_cap_header>(info, offset, what));
     if (header.id == id) return offset;
