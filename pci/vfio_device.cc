@@ -25,6 +25,7 @@
 #include "pci/sysfs_tree.h"
 #include "pci/vfio_diagnostics.h"
 #include "pci/vfio_info.h"
+#include "pci/vfio_region.h"
 
 namespace pci {
 namespace {
@@ -75,52 +76,6 @@ class VfioBuffer : public DmaBuffer {
   std::shared_ptr<IommuContext> iommu_;
 };
 
-// One mmapped piece of a region.
-struct MappedArea {
-  uint64_t start = 0;  // offset in the region
-  uint64_t size = 0;
-  uint8_t* host = nullptr;
-};
-
-// A BAR that cannot be mmapped whole: accesses inside a mapped area go to it, the rest through pread/pwrite on the
-// device fd, which vfio-pci turns into the real access.
-class RegionHandler : public MmioHandler {
- public:
-  RegionHandler(int fd, uint64_t region_offset, std::vector<MappedArea> areas)
-      : fd_(fd), region_offset_(region_offset), areas_(std::move(areas)) {}
-  uint32_t Read32(uint64_t offset) override { return Read<uint32_t>(offset); }
-  void Write32(uint64_t offset, uint32_t value) override { Write(offset, value); }
-  uint64_t Read64(uint64_t offset) override { return Read<uint64_t>(offset); }
-  void Write64(uint64_t offset, uint64_t value) override { Write(offset, value); }
-
- private:
-  volatile uint8_t* Mapped(uint64_t offset, uint64_t width) const {
-    for (const MappedArea& a : areas_) {
-      if (offset >= a.start && offset - a.start <= a.size - width) return a.host + (offset - a.start);
-    }
-    return nullptr;
-  }
-  template <typename T>
-  T Read(uint64_t offset) {
-    if (volatile uint8_t* p = Mapped(offset, sizeof(T))) return *reinterpret_cast<volatile T*>(p);
-    T value;
-    if (::pread(fd_, &value, sizeof(T), static_cast<off_t>(region_offset_ + offset)) != sizeof(T)) return ~T{0};
-    return value;
-  }
-  template <typename T>
-  void Write(uint64_t offset, T value) {
-    if (volatile uint8_t* p = Mapped(offset, sizeof(T))) {
-      *reinterpret_cast<volatile T*>(p) = value;
-      return;
-    }
-    (void)::pwrite(fd_, &value, sizeof(T), static_cast<off_t>(region_offset_ + offset));
-  }
-
-  int fd_;
-  uint64_t region_offset_;
-  std::vector<MappedArea> areas_;
-};
-
 struct Region {
   vfio_region_info info{};
   std::vector<Range> mmap_areas;  // where mmap is allowed (end inclusive); empty: nowhere
@@ -161,7 +116,7 @@ class VfioDevice : public Device {
 
   absl::Mutex map_mu_;
   std::array<std::optional<std::vector<MappedArea>>, kBarCount> mapped_ ABSL_GUARDED_BY(map_mu_);
-  std::array<std::unique_ptr<RegionHandler>, kBarCount> handlers_ ABSL_GUARDED_BY(map_mu_);
+  std::array<std::unique_ptr<VfioRegionHandler>, kBarCount> handlers_ ABSL_GUARDED_BY(map_mu_);
 
   absl::Mutex irq_mu_;
   int irq_index_ ABSL_GUARDED_BY(irq_mu_) = -1;  // VFIO_PCI_MSI(X)_IRQ_INDEX while enabled
@@ -385,7 +340,8 @@ absl::StatusOr<Mmio> VfioDevice::MapMmio(int bar) {
   if (areas->size() == 1 && areas->front().start == 0 && areas->front().size == info.size) {
     return Mmio::Direct(areas->front().host, info.size);
   }
-  if (handlers_[bar] == nullptr) handlers_[bar] = std::make_unique<RegionHandler>(device_.get(), info.offset, *areas);
+  if (handlers_[bar] == nullptr)
+    handlers_[bar] = std::make_unique<VfioRegionHandler>(device_.get(), info.offset, *areas);
   return Mmio::Trapped(handlers_[bar].get(), info.size);
 }
 

@@ -96,6 +96,22 @@ TEST(CompleteFromSysfsTest, MalformedResourceFileIsAnError) {
   EXPECT_TRUE(absl::StrContains(status.message(), "resource: line 1")) << status;
 }
 
+// hwloc's view agrees with sysfs's for every function it reports (and it sees at least one on a machine that has
+// PCI devices in sysfs with a class hwloc keeps, e.g. storage or network).
+TEST(ScanPciFunctionsTest, AgreesWithSysfsOnThisMachine) {
+  auto functions = ScanPciFunctions();
+  ASSERT_TRUE(functions.ok()) << functions.status();
+  SystemPaths real;
+  for (const PciFunctionInfo& f : *functions) {
+    SysfsPciFunction sysfs(real, f.address);
+    if (!sysfs.Exists()) continue;  // hwloc may report functions from its own sources; sysfs is the reference
+    EXPECT_EQ(*sysfs.VendorId(), f.vendor_id) << f.address.ToString();
+    EXPECT_EQ(*sysfs.DeviceId(), f.device_id) << f.address.ToString();
+    EXPECT_EQ(*sysfs.ClassCode() >> 8, f.class_id) << f.address.ToString();
+  }
+  std::cout << functions->size() << " PCI functions kept by hwloc\n";
+}
+
 // Runs on this machine. The oracle is sysfs itself: every AMD/NVIDIA display-class function listed there (and
 // nothing else) must come back from hwloc, completed.
 TEST(EnumerateGpusTest, FindsWhatSysfsListsOnThisMachine) {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iostream>
 
 #include "absl/strings/match.h"
 #include "base/file.h"
@@ -178,8 +179,11 @@ TEST_F(OpenedSysfsDeviceTest, DmaMemoryComesFromHugepagesWithPhysicalAddresses) 
     EXPECT_TRUE(absl::StrContains(buffer.status().message(), "nr_hugepages") ||
                 absl::StrContains(buffer.status().message(), "CAP_SYS_ADMIN"))
         << buffer.status();
+    std::cout << "no hugepage DMA here (the explanation was checked): " << buffer.status().message() << "\n";
     return;
   }
+  std::cout << "hugepage DMA memory at physical address 0x" << std::hex << (*buffer)->device_address() << std::dec
+            << "\n";
   EXPECT_EQ((*buffer)->size(), kHugePageSize);
   EXPECT_NE((*buffer)->device_address(), 0u);
   EXPECT_TRUE((*buffer)->contiguous());  // one hugepage is physically contiguous
