@@ -83,8 +83,9 @@ void VirtualDevice::AddRegisterBar(int index, uint64_t size, bool is_64bit, Mmio
   bar_address_[index] = DefaultBarAddress(index, is_64bit);
 }
 
-void VirtualDevice::AddMemoryBar(int index, std::span<uint8_t> memory, bool is_64bit, bool prefetchable) {
-  bars_[index] = Bar{memory.size(), is_64bit, prefetchable, nullptr, memory};
+void VirtualDevice::AddMemoryBar(int index, std::span<uint8_t> memory, uint64_t bar_size, bool is_64bit,
+                                 bool prefetchable) {
+  bars_[index] = Bar{bar_size, is_64bit, prefetchable, nullptr, memory};
   absl::MutexLock lock(&config_mu_);
   bar_address_[index] = DefaultBarAddress(index, is_64bit);
 }

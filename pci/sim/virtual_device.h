@@ -61,7 +61,8 @@ class VirtualDevice : public Device {
 
   // BAR set-up, during construction. A register BAR hands accesses to `handler`; a memory BAR is plain memory.
   void AddRegisterBar(int index, uint64_t size, bool is_64bit, MmioHandler* handler);
-  void AddMemoryBar(int index, std::span<uint8_t> memory, bool is_64bit, bool prefetchable);
+  // `bar_size` (a power of two, at least memory.size()) is what the BAR decodes; only `memory` is backed.
+  void AddMemoryBar(int index, std::span<uint8_t> memory, uint64_t bar_size, bool is_64bit, bool prefetchable);
   // Appends a capability to the list in the legacy configuration space; `body` starts after the id/next bytes.
   void AddCapability(uint8_t id, std::span<const uint8_t> body);
 

@@ -1,0 +1,142 @@
+#include "am/sim/navi31.h"
+
+#include <linux/pci_regs.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "am/regs/nbio.h"
+#include "am/regs/register_space.h"
+#include "am/sim/navi31_ip_offsets.h"
+#include "base/status_macros.h"
+#include "pci/virtual_registry.h"
+
+namespace am::sim {
+namespace {
+
+constexpr uint16_t kVendorAmd = 0x1002;
+constexpr uint32_t kClassVgaController = 0x030000;  // PCI class 03 (display), subclass 00 (VGA), interface 00
+constexpr uint8_t kRevisionXtx = 0xc8;              // the RX 7900 XTX's revision; the 7900 XT reads 0xcc
+constexpr int kMsiVectors = 1;                      // the driver uses one vector: the IH ring's
+
+// MSI capability body (after id/next), layout from linux/pci_regs.h: 64-bit message address, no masking.
+constexpr std::array<uint8_t, 12> kMsiCapability = {PCI_MSI_FLAGS_64BIT, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+// PCI Express capability body: version 2, endpoint (PCI_EXP_FLAGS_VERS | PCI_EXP_TYPE_ENDPOINT << 4).
+constexpr std::array<uint8_t, 58> kPcieCapability = {2 | (PCI_EXP_TYPE_ENDPOINT << 4), 0};
+
+struct BlockName {
+  const char* block;
+  regs::Ip ip;
+};
+constexpr BlockName kKnownBlocks[] = {
+    {"GC", regs::Ip::kGc},     {"MMHUB", regs::Ip::kMmhub},   {"MP0", regs::Ip::kMp0}, {"MP1", regs::Ip::kMp1},
+    {"NBIO", regs::Ip::kNbio}, {"OSSSYS", regs::Ip::kOsssys}, {"HDP", regs::Ip::kHdp}};
+
+}  // namespace
+
+regs::IpBases Navi31Bases() {
+  regs::IpBases bases;
+  for (const IpOffsets& offsets : kNavi31IpOffsets) {
+    for (const BlockName& known : kKnownBlocks) {
+      if (std::strcmp(offsets.block, known.block) != 0) continue;
+      for (int segment = 0; segment < static_cast<int>(offsets.segments.size()); ++segment) {
+        // NBIO's segment 0 really is at dword 0; elsewhere a zero means "no such segment".
+        if (offsets.segments[segment] == 0 && !(known.ip == regs::Ip::kNbio && segment == 0)) continue;
+        (void)bases.SetBase(known.ip, offsets.instance, segment, offsets.segments[segment]);
+      }
+    }
+  }
+  return bases;
+}
+
+Navi31Config Navi31Config::FromEnvironment() {
+  Navi31Config config;
+  if (const char* small = std::getenv("BAREGPU_SIM_SMALL_BAR"); small != nullptr && std::strcmp(small, "1") == 0) {
+    config.bar0_size = base::MiB(256);
+  }
+  return config;
+}
+
+// BAR5: the register aperture. Byte offset / 4 is the dword address; 64-bit accesses are two dwords.
+class Navi31::RegisterBar : public pci::MmioHandler {
+ public:
+  explicit RegisterBar(RegisterFile& registers) : registers_(registers) {}
+  uint32_t Read32(uint64_t offset) override { return registers_.ReadDword(offset / 4); }
+  void Write32(uint64_t offset, uint32_t value) override { registers_.WriteDword(offset / 4, value); }
+
+ private:
+  RegisterFile& registers_;
+};
+
+// BAR2: doorbells. Plain storage until the engines that ring on them attach.
+class Navi31::DoorbellBar : public pci::MmioHandler {
+ public:
+  DoorbellBar() : slots_(kDoorbellBarSize / 4) {}
+  uint32_t Read32(uint64_t offset) override {
+    return std::atomic_ref<uint32_t>(slots_[offset / 4]).load(std::memory_order_acquire);
+  }
+  void Write32(uint64_t offset, uint32_t value) override {
+    std::atomic_ref<uint32_t>(slots_[offset / 4]).store(value, std::memory_order_release);
+  }
+
+ private:
+  std::vector<uint32_t> slots_;
+};
+
+absl::StatusOr<std::unique_ptr<Navi31>> Navi31::Open(const std::string& name, const Navi31Config& config) {
+  if (!base::IsPowerOfTwo(config.bar0_size) || config.vram_size == 0 || config.vram_size % base::MiB(1) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: BAR0 of %#x bytes and VRAM of %#x bytes: BAR0 must be a power of two, VRAM whole MiB",
+                        name, config.bar0_size, config.vram_size));
+  }
+  ASSIGN_OR_RETURN(
+      std::unique_ptr<PersistentState> state,
+      PersistentState::Open(name, {{"vram", config.vram_size}, {"regs", kRegisterSpaceDwords * sizeof(uint32_t)}}));
+  return std::unique_ptr<Navi31>(new Navi31(name, config, std::move(state)));
+}
+
+Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_ptr<PersistentState> state)
+    : VirtualDevice(name,
+                    pci::sim::Identity{kVendorAmd, kDeviceId, kClassVgaController, kRevisionXtx, kVendorAmd, kDeviceId},
+                    kMsiVectors),
+      config_(config),
+      state_(std::move(state)),
+      registers_(std::span<uint32_t>(reinterpret_cast<uint32_t*>(state_->region(1).data()),
+                                     state_->region(1).size() / sizeof(uint32_t))),
+      bases_(Navi31Bases()),
+      register_bar_(std::make_unique<RegisterBar>(registers_)),
+      doorbell_bar_(std::make_unique<DoorbellBar>()) {
+  const uint64_t visible = std::min(config.bar0_size, config.vram_size);
+  AddMemoryBar(0, vram().subspan(0, visible), config.bar0_size, /*is_64bit=*/true, /*prefetchable=*/true);
+  AddRegisterBar(2, kDoorbellBarSize, /*is_64bit=*/true, doorbell_bar_.get());
+  AddRegisterBar(5, kRegisterBarSize, /*is_64bit=*/false, register_bar_.get());
+  AddCapability(PCI_CAP_ID_EXP, kPcieCapability);
+  AddCapability(PCI_CAP_ID_MSI, kMsiCapability);
+  if (state_->cold()) PowerOnDefaults();
+}
+
+Navi31::~Navi31() = default;
+
+// What the hardware holds after power-on, before any driver ran.
+void Navi31::PowerOnDefaults() {
+  auto nbio = regs::IpRegisters<regs::Ip::kNbio, RegisterFile>::Create(registers_, bases_);
+  if (nbio.ok()) {
+    // RCC_CONFIG_MEMSIZE reports VRAM in MiB (Linux nbio_v4_3_get_memsize).
+    nbio->Write(regs::nbio::RCC_DEV0_EPF0_RCC_CONFIG_MEMSIZE{}.set_raw(
+        static_cast<uint32_t>(config_.vram_size / base::MiB(1))));
+  }
+}
+
+BAREGPU_REGISTER_VIRTUAL_DEVICE(
+    kNavi31Registered,
+    pci::VirtualDeviceKind{
+        "navi31", "virtual AMD Radeon RX 7900 XTX (Navi31, GC 11.0.0)", kVendorAmd, Navi31::kDeviceId,
+        [](const std::string& name, const std::string&) -> absl::StatusOr<std::unique_ptr<pci::Device>> {
+          ASSIGN_OR_RETURN(std::unique_ptr<Navi31> device, Navi31::Open(name, Navi31Config::FromEnvironment()));
+          return std::unique_ptr<pci::Device>(std::move(device));
+        }});
+
+}  // namespace am::sim

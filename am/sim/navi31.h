@@ -1,0 +1,69 @@
+// The virtual Navi31 (Radeon RX 7900 XTX) as seen over PCI: identity, BAR0 VRAM, BAR2 doorbells, BAR5 registers,
+// with VRAM and registers in persistent state so that a second process finds the device as the first left it.
+// Opened by name through pci::Open("sim:navi31[:INSTANCE]"). IP models attach to its register file.
+#ifndef BAREGPU_AM_SIM_NAVI31_H_
+#define BAREGPU_AM_SIM_NAVI31_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "am/regs/ip_bases.h"
+#include "am/sim/persistent_state.h"
+#include "am/sim/register_file.h"
+#include "base/bits.h"
+#include "pci/sim/virtual_device.h"
+
+namespace am::sim {
+
+struct Navi31Config {
+  uint64_t vram_size = base::GiB(24);  // RX 7900 XTX
+  // BAR0 decodes a power of two: 32 GiB with resizable BAR at its largest (all of VRAM visible), or 256 MiB, the
+  // size without it, where the rest of VRAM is reached through MM_INDEX/MM_DATA.
+  uint64_t bar0_size = base::GiB(32);
+
+  // The default, or small BAR when BAREGPU_SIM_SMALL_BAR=1.
+  static Navi31Config FromEnvironment();
+};
+
+class Navi31 final : public pci::sim::VirtualDevice {
+ public:
+  static constexpr uint16_t kDeviceId = 0x744c;  // Navi 31 [Radeon RX 7900 XT/7900 XTX] (PCI ID database)
+  static constexpr uint64_t kDoorbellBarSize = base::MiB(2);
+  static constexpr uint64_t kRegisterBarSize = base::MiB(1);
+  // Register storage: dword addresses up to 2^26 cover every segment base of the SoC15 map (highest 0x0243FC00).
+  static constexpr uint64_t kRegisterSpaceDwords = uint64_t{1} << 26;
+
+  static absl::StatusOr<std::unique_ptr<Navi31>> Open(const std::string& name, const Navi31Config& config);
+  ~Navi31() override;
+
+  const Navi31Config& config() const { return config_; }
+  RegisterFile& registers() { return registers_; }
+  // The bases this device reports in its discovery table (from sienna_cichlid_ip_offset.h).
+  const regs::IpBases& bases() const { return bases_; }
+  // True when this open powered the device on (no state was left by an earlier process).
+  bool cold() const { return state_->cold(); }
+  std::span<uint8_t> vram() const { return state_->region(0); }
+
+ private:
+  class RegisterBar;
+  class DoorbellBar;
+
+  Navi31(const std::string& name, const Navi31Config& config, std::unique_ptr<PersistentState> state);
+  void PowerOnDefaults();
+
+  Navi31Config config_;
+  std::unique_ptr<PersistentState> state_;
+  RegisterFile registers_;
+  regs::IpBases bases_;
+  std::unique_ptr<RegisterBar> register_bar_;
+  std::unique_ptr<DoorbellBar> doorbell_bar_;
+};
+
+// The sienna_cichlid bases as an IpBases, for the blocks whose registers baregpu knows.
+regs::IpBases Navi31Bases();
+
+}  // namespace am::sim
+
+#endif  // BAREGPU_AM_SIM_NAVI31_H_

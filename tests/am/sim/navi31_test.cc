@@ -1,0 +1,102 @@
+// The virtual Navi31 over PCI, opened by name as a driver opens it.
+#include "am/sim/navi31.h"
+
+#include <linux/pci_regs.h>
+
+#include <cstdlib>
+
+#include "am/regs/nbio.h"
+#include "am/regs/register_space.h"
+#include "gtest/gtest.h"
+#include "pci/open.h"
+#include "tests/am/sim/sim_state_dir.h"
+
+namespace am::sim {
+namespace {
+
+auto* const kStateDir = testing::RegisterSimStateDir();
+
+// The driver's view: registers through BAR5 at the discovered (here: the device's own) bases.
+class Bar5 {
+ public:
+  explicit Bar5(pci::Mmio mmio) : mmio_(mmio) {}
+  uint32_t ReadDword(uint64_t address) { return mmio_.Read32(address * 4); }
+  void WriteDword(uint64_t address, uint32_t value) { mmio_.Write32(address * 4, value); }
+
+ private:
+  pci::Mmio mmio_;
+};
+
+TEST(Navi31Test, HasTheIdentityAndBarsOfAnRx7900Xtx) {
+  auto device = pci::Open("sim:navi31:identity");
+  ASSERT_TRUE(device.ok()) << device.status();
+  EXPECT_EQ(*(*device)->ReadConfig16(PCI_VENDOR_ID), 0x1002);
+  EXPECT_EQ(*(*device)->ReadConfig16(PCI_DEVICE_ID), 0x744c);
+  EXPECT_EQ(*(*device)->ReadConfig16(PCI_CLASS_DEVICE), 0x0300);
+  EXPECT_TRUE((*(*device)->FindCapability(PCI_CAP_ID_EXP)).has_value());
+  EXPECT_TRUE((*(*device)->FindCapability(PCI_CAP_ID_MSI)).has_value());
+  auto bar0 = (*device)->GetBarInfo(0);
+  EXPECT_EQ(bar0->size, base::GiB(32));
+  EXPECT_TRUE(bar0->is_64bit);
+  EXPECT_TRUE(bar0->prefetchable);
+  EXPECT_EQ((*device)->GetBarInfo(2)->size, base::MiB(2));
+  EXPECT_EQ((*device)->GetBarInfo(5)->size, base::MiB(1));
+  EXPECT_FALSE((*device)->GetBarInfo(5)->is_64bit);
+  auto vram = (*device)->MapMemory(0);
+  ASSERT_TRUE(vram.ok());
+  EXPECT_EQ(vram->size(), base::GiB(24));  // all of VRAM is visible through the large BAR
+  (*vram)[base::GiB(24) - 1] = 0x5a;       // sparse backing: touching the last byte costs one page
+}
+
+TEST(Navi31Test, ConfigMemsizeReportsVramInMib) {
+  auto device = pci::Open("sim:navi31:memsize");
+  ASSERT_TRUE(device.ok());
+  Bar5 bar5(*(*device)->MapMmio(5));
+  auto nbio = regs::IpRegisters<regs::Ip::kNbio, Bar5>::Create(bar5, Navi31Bases());
+  ASSERT_TRUE(nbio.ok());
+  EXPECT_EQ(nbio->Read<regs::nbio::RCC_DEV0_EPF0_RCC_CONFIG_MEMSIZE>().raw(), 24576u);
+}
+
+TEST(Navi31Test, VramAndRegistersSurviveIntoTheNextOpen) {
+  {
+    auto device = pci::Open("sim:navi31:persist");
+    ASSERT_TRUE(device.ok());
+    EXPECT_TRUE(static_cast<Navi31&>(**device).cold());
+    (*(*device)->MapMemory(0))[base::GiB(1)] = 0x77;
+    (*(*device)->MapMmio(5)).Write32(0x100, 0xfeedf00d);  // a scratch dword in NBIO's segment 0 space
+  }
+  auto device = pci::Open("sim:navi31:persist");
+  ASSERT_TRUE(device.ok());
+  EXPECT_FALSE(static_cast<Navi31&>(**device).cold());
+  EXPECT_EQ((*(*device)->MapMemory(0))[base::GiB(1)], 0x77);
+  EXPECT_EQ((*(*device)->MapMmio(5)).Read32(0x100), 0xfeedf00du);
+}
+
+TEST(Navi31Test, OneProcessAtATime) {
+  auto first = pci::Open("sim:navi31:exclusive");
+  ASSERT_TRUE(first.ok());
+  auto second = pci::Open("sim:navi31:exclusive");
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(Navi31Test, SmallBarModeShowsOnly256MibOfVram) {
+  ::setenv("BAREGPU_SIM_SMALL_BAR", "1", 1);
+  auto device = pci::Open("sim:navi31:smallbar");
+  ::unsetenv("BAREGPU_SIM_SMALL_BAR");
+  ASSERT_TRUE(device.ok()) << device.status();
+  EXPECT_EQ((*device)->GetBarInfo(0)->size, base::MiB(256));
+  EXPECT_EQ((*device)->MapMemory(0)->size(), base::MiB(256));
+  EXPECT_EQ(static_cast<Navi31&>(**device).vram().size(), base::GiB(24));
+}
+
+TEST(Navi31Test, BasesComeFromTheSoc15OffsetTable) {
+  regs::IpBases bases = Navi31Bases();
+  EXPECT_EQ(*bases.Base(regs::Ip::kGc, 0, 0), 0x1260u);   // sienna_cichlid GC_BASE__INST0_SEG0
+  EXPECT_EQ(*bases.Base(regs::Ip::kNbio, 0, 0), 0x0u);    // NBIO_BASE__INST0_SEG0
+  EXPECT_EQ(*bases.Base(regs::Ip::kNbio, 0, 2), 0xd20u);  // NBIO_BASE__INST0_SEG2
+  EXPECT_FALSE(bases.Base(regs::Ip::kGc, 0, 4).ok());     // GC has no fifth segment
+}
+
+}  // namespace
+}  // namespace am::sim

@@ -1,0 +1,56 @@
+// `baregpu sim reset`: power-cycling a virtual device from the command line.
+#include <stdlib.h>
+
+#include "absl/strings/match.h"
+#include "am/sim/navi31.h"
+#include "gtest/gtest.h"
+#include "pci/open.h"
+#include "tests/am/sim/sim_state_dir.h"
+#include "tests/tools/run_cli.h"
+
+namespace cli {
+namespace {
+
+using ::cli::testing::RunBaregpu;
+
+auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
+
+TEST(SimCommandTest, ResetMakesTheNextOpenCold) {
+  {
+    auto device = pci::Open("sim:navi31:cli");
+    ASSERT_TRUE(device.ok()) << device.status();
+    (*(*device)->MapMemory(0))[0] = 0x42;
+  }
+  {
+    auto device = pci::Open("sim:navi31:cli");
+    ASSERT_TRUE(device.ok());
+    EXPECT_FALSE(static_cast<am::sim::Navi31&>(**device).cold());
+  }
+  auto r = RunBaregpu({"sim", "reset", "sim:navi31:cli"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  auto device = pci::Open("sim:navi31:cli");
+  ASSERT_TRUE(device.ok());
+  EXPECT_TRUE(static_cast<am::sim::Navi31&>(**device).cold());
+  EXPECT_EQ((*(*device)->MapMemory(0))[0], 0);
+}
+
+TEST(SimCommandTest, ResetRefusesADeviceInUse) {
+  auto device = pci::Open("sim:navi31:held");
+  ASSERT_TRUE(device.ok());
+  auto r = RunBaregpu({"sim", "reset", "sim:navi31:held"});
+  EXPECT_EQ(r.exit_status, 1);
+  EXPECT_TRUE(absl::StrContains(r.err, "in use by process " + std::to_string(::getpid()))) << r.err;
+}
+
+TEST(SimCommandTest, BadArgumentsAreUsageErrors) {
+  EXPECT_EQ(RunBaregpu({"sim"}).exit_status, 2);
+  EXPECT_EQ(RunBaregpu({"sim", "explode", "sim:navi31"}).exit_status, 2);
+  EXPECT_EQ(RunBaregpu({"sim", "reset"}).exit_status, 2);
+  EXPECT_EQ(RunBaregpu({"sim", "reset", "0000:03:00.0"}).exit_status, 2);
+  auto unknown = RunBaregpu({"sim", "reset", "sim:navi99"});
+  EXPECT_EQ(unknown.exit_status, 1);
+  EXPECT_TRUE(absl::StartsWith(unknown.err, "error: no virtual device kind 'navi99'"));
+}
+
+}  // namespace
+}  // namespace cli
