@@ -1,0 +1,63 @@
+#include "firmware/store.h"
+
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "base/file.h"
+#include "base/status_macros.h"
+#include "firmware/decompress.h"
+
+namespace firmware {
+
+std::vector<std::string> DefaultSearchRoots() {
+  std::vector<std::string> roots;
+  if (const char* env = std::getenv(kFirmwarePathEnv)) {
+    for (absl::string_view root : absl::StrSplit(env, ':', absl::SkipEmpty())) roots.emplace_back(root);
+  }
+  roots.push_back("/lib/firmware/updates");
+  roots.push_back("/lib/firmware");
+  return roots;
+}
+
+std::vector<std::string> Store::Candidates(absl::string_view name) const {
+  std::vector<std::string> paths;
+  for (const std::string& root : roots_) {
+    const std::string base = absl::StrCat(root, root.empty() || root.back() == '/' ? "" : "/", "amdgpu/", name);
+    for (absl::string_view suffix : {"", ".zst", ".xz"}) paths.push_back(absl::StrCat(base, suffix));
+  }
+  return paths;
+}
+
+Location Store::Locate(absl::string_view name) const {
+  Location location;
+  for (std::string& path : Candidates(name)) {
+    location.tried.push_back(path);
+    if (base::PathExists(path)) {
+      location.path = std::move(path);
+      break;
+    }
+  }
+  return location;
+}
+
+absl::StatusOr<std::string> ReadFirmwareFile(const std::string& path) {
+  // Compressed files are small; the decompressor enforces the limit on what they expand to.
+  ASSIGN_OR_RETURN(std::string raw, base::ReadFile(path, kMaxFirmwareSize));
+  return Decompress(path, std::move(raw), CompressionOf(path));
+}
+
+absl::StatusOr<LoadedFile> Store::Load(absl::string_view name) const {
+  Location location = Locate(name);
+  if (!location.path) {
+    return absl::NotFoundError(absl::StrCat("firmware amdgpu/", name, " not found; tried ",
+                                            absl::StrJoin(location.tried, ", "),
+                                            ". Install linux-firmware (Debian: firmware-amd-graphics) or point ",
+                                            kFirmwarePathEnv, " at a directory that holds amdgpu/", name));
+  }
+  ASSIGN_OR_RETURN(std::string data, ReadFirmwareFile(*location.path));
+  return LoadedFile{std::string(name), *location.path, std::move(data)};
+}
+
+}  // namespace firmware

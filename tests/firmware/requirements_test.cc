@@ -1,0 +1,97 @@
+// IP versions in, file list out: the files and PSP types the Linux driver requests for a generation.
+#include "firmware/requirements.h"
+
+#include "absl/strings/match.h"
+#include "base/file.h"
+#include "gtest/gtest.h"
+#include "tests/firmware/shared_firmware.h"
+
+namespace firmware {
+namespace {
+
+std::vector<std::string> Names(const std::vector<RequiredFile>& files) {
+  std::vector<std::string> names;
+  for (const RequiredFile& f : files) names.push_back(f.name);
+  return names;
+}
+
+TEST(RequirementsTest, Navi31ProfileHasItsIpVersions) {
+  auto navi31 = FindAsicProfile("navi31");
+  ASSERT_TRUE(navi31.ok()) << navi31.status();
+  EXPECT_EQ(navi31->ip.gc, (IpVersion{11, 0, 0}));
+  EXPECT_EQ(navi31->ip.mp0, (IpVersion{13, 0, 0}));
+  EXPECT_EQ(navi31->ip.mp1, (IpVersion{13, 0, 0}));
+  EXPECT_EQ(navi31->ip.sdma, (IpVersion{6, 0, 0}));
+}
+
+TEST(RequirementsTest, Navi31NeedsTheFilesTheDriverRequests) {
+  auto files = RequiredFiles(FindAsicProfile("navi31")->ip);
+  ASSERT_TRUE(files.ok()) << files.status();
+  // MODULE_FIRMWARE lines of psp_v13_0.c, smu_v13_0.c, sdma_v6_0.c, gfx_v11_0.c, imu_v11_0.c, mes_v11_0.c.
+  EXPECT_EQ(Names(*files),
+            (std::vector<std::string>{"psp_13_0_0_sos.bin", "psp_13_0_0_ta.bin", "smu_13_0_0.bin", "sdma_6_0_0.bin",
+                                      "gc_11_0_0_pfp.bin", "gc_11_0_0_me.bin", "gc_11_0_0_mec.bin", "gc_11_0_0_rlc.bin",
+                                      "gc_11_0_0_imu.bin", "gc_11_0_0_mes_2.bin", "gc_11_0_0_mes1.bin"}));
+  const RequiredFile& mes = (*files)[9];
+  EXPECT_EQ(mes.fallbacks, std::vector<std::string>{"gc_11_0_0_mes.bin"});
+  const RequiredFile& mec = (*files)[6];
+  EXPECT_EQ(mec.header_major, 2);  // RS64
+  ASSERT_EQ(mec.provides.size(), 5u);
+  EXPECT_EQ(mec.provides[0].type, 89u);  // GFX_FW_TYPE_RS64_MEC
+  EXPECT_EQ(mec.provides[4].type, 97u);  // GFX_FW_TYPE_RS64_MEC_P3_STACK
+}
+
+TEST(RequirementsTest, OtherPspVersionsLoadATocInsteadOfAnSos) {
+  IpVersions ip = FindAsicProfile("navi31")->ip;
+  ip.mp0 = {13, 0, 5};
+  auto files = RequiredFiles(ip);
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_EQ((*files)[0].name, "psp_13_0_5_toc.bin");
+  EXPECT_EQ((*files)[1].name, "psp_13_0_5_ta.bin");
+}
+
+TEST(RequirementsTest, UnknownGenerationsSayWhatIsKnown) {
+  IpVersions ip = FindAsicProfile("navi31")->ip;
+  ip.gc = {10, 3, 0};
+  auto files = RequiredFiles(ip);
+  ASSERT_FALSE(files.ok());
+  EXPECT_EQ(files.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(absl::StrContains(files.status().message(), "no firmware table for GC 10.3.0; baregpu knows 11.x.y"))
+      << files.status();
+}
+
+TEST(RequirementsTest, DeviceNames) {
+  auto plain = ResolveDeviceName("navi31");
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->is_virtual);
+  auto sim = ResolveDeviceName("sim:navi31:test");
+  ASSERT_TRUE(sim.ok()) << sim.status();
+  EXPECT_TRUE(sim->is_virtual);
+  EXPECT_EQ(sim->profile.name, "navi31");
+  auto unknown = ResolveDeviceName("0000:03:00.0");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_TRUE(absl::StrContains(unknown.status().message(), "known: navi31")) << unknown.status();
+}
+
+TEST(RequirementsTest, CheckProvidesRejectsAnotherGenerationsLayout) {
+  REQUIRE_SHARED_FIRMWARE(dir);
+  auto data = base::ReadFile(dir + "/sienna_cichlid_rlc.bin");
+  ASSERT_TRUE(data.ok());
+  auto rlc = ParseContainer("sienna_cichlid_rlc.bin", *data);
+  ASSERT_TRUE(rlc.ok());
+  auto files = RequiredFiles(FindAsicProfile("navi31")->ip);
+  const RequiredFile& gc11_rlc = (*files)[7];
+  absl::Status status = CheckProvides(gc11_rlc, *rlc);
+  ASSERT_FALSE(status.ok());
+  EXPECT_TRUE(absl::StrContains(status.message(), "header version 2.2, but the driver expects 2.3")) << status;
+
+  // Same layout version, missing images: pretend the file was an RLC v2.2 requirement that also needs RLC-P.
+  RequiredFile v22 = gc11_rlc;
+  v22.header_minor = 2;
+  status = CheckProvides(v22, *rlc);
+  ASSERT_FALSE(status.ok());
+  EXPECT_TRUE(absl::StrContains(status.message(), "lacks GFX_FW_TYPE_RLC_P, GFX_FW_TYPE_RLC_V")) << status;
+}
+
+}  // namespace
+}  // namespace firmware
