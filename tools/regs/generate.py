@@ -6,8 +6,8 @@
 Reads the tarball as one xz stream, keeping only the headers it needs, and writes:
   <ip>_table.cc        every register of the header pair (name, segment, offset) and its fields (name, mask)
   <ip>.h               typed registers (am/regs/register.h) for those listed in tools/regs/typed_registers.txt
-  constants.h          plain #define / enum constants for the structures and packets (constants_spec below)
-  layouts.cc           sizeof/offsetof of kernel structures, measured by compiling a probe with gcc
+  *_constants.h        #define and enum constants of the structure and packet headers (tools/regs/structs.py)
+  kernel_layouts.cc    sizeof/offsetof of kernel structures, measured by compiling a probe with gcc
 Output is deterministic: the same tarball gives byte-identical files. Python 3 standard library only.
 """
 
@@ -46,9 +46,8 @@ STRUCT_HEADERS = [
     "include/discovery.h",
     "include/v11_structs.h",
     "include/soc15_ih_clientid.h",
+    "include/soc15_hw_ip.h",
     "include/ivsrcid/gfx/irqsrcs_gfx_11_0_0.h",
-    "include/ivsrcid/sdma0/irqsrcs_sdma0_5_0.h",
-    "include/ivsrcid/vmc/irqsrcs_vmc_1_0.h",
     "amdgpu/psp_gfx_if.h",
     "amdgpu/nvd.h",
     "amdgpu/sdma_v6_0_0_pkt_open.h",
