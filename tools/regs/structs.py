@@ -241,8 +241,9 @@ def generate(files, version, generator, amd, fail):
                     lines.append('  printf("C %s %s %%d %%llu\\n", 0, (unsigned long long)(%s));' %
                                  (spec[0], n, n[:-1] + "1)"))
                     continue
-                lines.append('  printf("C %s %s %%d %%llu\\n", (%s) < 0, (unsigned long long)(%s));' %
-                             (spec[0], n, n, n))
+                # A negative 32-bit value is a bit pattern that overflowed int, e.g. (6 << 29): kept as uint32.
+                lines.append('  printf("C %s %s %%d %%llu\\n", (%s) < 0 && sizeof(%s) > 4, (unsigned long long)(%s) %s);' %
+                             (spec[0], n, n, n, n, "& (sizeof(%s) > 4 ? ~0ull : 0xffffffffull)" % n))
         for ctype, h in LAYOUTS:
             lines.append('  printf("S %s %%zu\\n", sizeof(%s));' % (ctype.replace(" ", "_"), ctype))
             for member, flex in struct_members(files[amd + h], ctype):
