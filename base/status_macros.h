@@ -4,19 +4,19 @@
 
 #include <utility>
 
-#include "absl/strings/string_view.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 #define BAREGPU_CONCAT_INNER_(a, b) a##b
 #define BAREGPU_CONCAT_(a, b) BAREGPU_CONCAT_INNER_(a, b)
 
 // Returns from the enclosing function when `expr` (an absl::Status) is not OK.
-#define RETURN_IF_ERROR(expr)                                    \
-  do {                                                           \
+#define RETURN_IF_ERROR(expr)                                             \
+  do {                                                                    \
     if (::absl::Status baregpu_status_ = (expr); !baregpu_status_.ok()) { \
-      return baregpu_status_;                                    \
-    }                                                            \
+      return baregpu_status_;                                             \
+    }                                                                     \
   } while (0)
 
 #define BAREGPU_ASSIGN_OR_RETURN_IMPL_(tmp, lhs, expr) \

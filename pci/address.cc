@@ -38,8 +38,6 @@ absl::StatusOr<Address> Address::Parse(absl::string_view text) {
   return Address{domain, static_cast<uint8_t>(bus), static_cast<uint8_t>(device), static_cast<uint8_t>(function)};
 }
 
-std::string Address::ToString() const {
-  return absl::StrFormat("%04x:%02x:%02x.%x", domain, bus, device, function);
-}
+std::string Address::ToString() const { return absl::StrFormat("%04x:%02x:%02x.%x", domain, bus, device, function); }
 
 }  // namespace pci

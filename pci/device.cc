@@ -52,8 +52,7 @@ absl::StatusOr<std::optional<uint8_t>> Device::FindCapability(uint8_t capability
 
 absl::Status Device::SetDmaMaskBits(unsigned bits) {
   if (bits < 12 || bits > 64) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: DMA mask of %u bits is outside 12..64", name_, bits));
+    return absl::InvalidArgumentError(absl::StrFormat("%s: DMA mask of %u bits is outside 12..64", name_, bits));
   }
   dma_mask_ = base::LowBitsMask(bits);
   return absl::OkStatus();

@@ -15,9 +15,9 @@ inline constexpr size_t kPageSize = 4096;
 inline constexpr size_t kHugePageSize = size_t{2} << 20;
 
 struct HostMemoryOptions {
-  bool hugepages = false;             // MAP_HUGETLB with 2 MiB pages (physically contiguous per page)
-  bool locked = false;                // mlock: the pages stay resident (pinned) while mapped
-  std::optional<int> numa_node;       // bind to this node (hwloc) when the machine has more than one
+  bool hugepages = false;        // MAP_HUGETLB with 2 MiB pages (physically contiguous per page)
+  bool locked = false;           // mlock: the pages stay resident (pinned) while mapped
+  std::optional<int> numa_node;  // bind to this node (hwloc) when the machine has more than one
 };
 
 class HostMemory {

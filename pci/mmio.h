@@ -25,7 +25,9 @@ class Mmio {
   static constexpr uint32_t kUnclaimedRead = 0xffffffff;
 
   Mmio() = default;
-  static Mmio Direct(volatile void* base, uint64_t size) { return Mmio(static_cast<volatile uint8_t*>(base), nullptr, size); }
+  static Mmio Direct(volatile void* base, uint64_t size) {
+    return Mmio(static_cast<volatile uint8_t*>(base), nullptr, size);
+  }
   static Mmio Trapped(MmioHandler* handler, uint64_t size) { return Mmio(nullptr, handler, size); }
 
   uint64_t size() const { return size_; }

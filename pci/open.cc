@@ -1,8 +1,8 @@
 #include "pci/open.h"
 
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "base/status_macros.h"
 #include "pci/sysfs_device.h"
 #include "pci/vfio_device.h"
@@ -21,9 +21,10 @@ absl::StatusOr<std::unique_ptr<Device>> Open(absl::string_view name, const OpenO
   }
   auto address = Address::Parse(address_text);
   if (!address.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'", name, "' names no device: use a PCI address (0000:03:00.0, optionally prefixed vfio: or sysfs:) or a "
-        "virtual device (sim:navi31); `baregpu list` shows what is there"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", name,
+                     "' names no device: use a PCI address (0000:03:00.0, optionally prefixed vfio: or sysfs:) or a "
+                     "virtual device (sim:navi31); `baregpu list` shows what is there"));
   }
   if (sysfs) return OpenSysfs(*address, options.paths);
   return OpenVfio(*address, options.paths);

@@ -9,8 +9,8 @@
 #include <memory>
 #include <string_view>
 
-#include "absl/strings/string_view.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "pci/device.h"
 #include "pci/system_paths.h"
 

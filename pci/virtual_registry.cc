@@ -54,9 +54,10 @@ absl::StatusOr<std::unique_ptr<Device>> OpenVirtual(absl::string_view name) {
   absl::string_view kind_name = rest.substr(0, rest.find(':'));
   absl::string_view instance = kind_name.size() < rest.size() ? rest.substr(kind_name.size() + 1) : "";
   if (!ValidName(kind_name) || (kind_name.size() < rest.size() && !ValidName(instance))) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "'", name, "' is not a valid virtual device name: use sim:KIND or sim:KIND:INSTANCE, with letters, digits, "
-        "'-' and '_' (e.g. sim:navi31:0)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", name,
+                     "' is not a valid virtual device name: use sim:KIND or sim:KIND:INSTANCE, with letters, digits, "
+                     "'-' and '_' (e.g. sim:navi31:0)"));
   }
   const VirtualDeviceKind* found = nullptr;
   std::vector<std::string> known;
@@ -65,8 +66,8 @@ absl::StatusOr<std::unique_ptr<Device>> OpenVirtual(absl::string_view name) {
     if (kind->kind == kind_name) found = kind;
   }
   if (found == nullptr) {
-    return absl::NotFoundError(absl::StrCat("no virtual device kind '", kind_name, "'; known: ",
-                                            known.empty() ? "none" : absl::StrJoin(known, ", ")));
+    return absl::NotFoundError(absl::StrCat("no virtual device kind '", kind_name,
+                                            "'; known: ", known.empty() ? "none" : absl::StrJoin(known, ", ")));
   }
   return found->open(std::string(name), std::string(instance));
 }

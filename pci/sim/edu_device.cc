@@ -18,8 +18,9 @@ constexpr std::array<uint8_t, 12> kMsiCapability = {PCI_MSI_FLAGS_64BIT, 0, 0, 0
 }  // namespace
 
 EduDevice::EduDevice(std::string name)
-    : VirtualDevice(std::move(name), Identity{edu::kVendorId, edu::kDeviceId, edu::kClassCode, edu::kRevision,
-                                                      edu::kSubsystemVendorId, edu::kSubsystemId},
+    : VirtualDevice(std::move(name),
+                    Identity{edu::kVendorId, edu::kDeviceId, edu::kClassCode, edu::kRevision, edu::kSubsystemVendorId,
+                             edu::kSubsystemId},
                     /*max_interrupt_vectors=*/1) {
   AddRegisterBar(0, edu::kBarSize, /*is_64bit=*/false, this);
   AddCapability(PCI_CAP_ID_MSI, kMsiCapability);
@@ -153,8 +154,8 @@ void EduDevice::RunDma() {
   uint64_t ram_address = to_ram ? dma_destination_ : dma_source_;
   const uint64_t dma_mask = base::LowBitsMask(edu::kDmaMaskBits);
   if ((ram_address & dma_mask) != ram_address) {
-    Violation(absl::StrFormat("DMA RAM address %#x exceeds the device's %u-bit DMA mask", ram_address,
-                              edu::kDmaMaskBits));
+    Violation(
+        absl::StrFormat("DMA RAM address %#x exceeds the device's %u-bit DMA mask", ram_address, edu::kDmaMaskBits));
     ram_address &= dma_mask;  // the upper address lines do not exist on the device
   }
   // QEMU 7.2's edu_check_range wants the transfer's end strictly inside the buffer, so a transfer can never
@@ -188,11 +189,11 @@ void EduDevice::OnFunctionReset() {
 }
 
 BAREGPU_REGISTER_VIRTUAL_DEVICE(
-    kEduRegistered, VirtualDeviceKind{"edu", "virtual QEMU edu device (registers, DMA engine, MSI; for tests)",
-                                      edu::kVendorId, edu::kDeviceId,
-                                      [](const std::string& name, const std::string&)
-                                          -> absl::StatusOr<std::unique_ptr<Device>> {
-                                        return std::make_unique<EduDevice>(name);
-                                      }});
+    kEduRegistered,
+    VirtualDeviceKind{"edu", "virtual QEMU edu device (registers, DMA engine, MSI; for tests)", edu::kVendorId,
+                      edu::kDeviceId,
+                      [](const std::string& name, const std::string&) -> absl::StatusOr<std::unique_ptr<Device>> {
+                        return std::make_unique<EduDevice>(name);
+                      }});
 
 }  // namespace pci::sim

@@ -35,7 +35,9 @@ class VirtualDevice::Buffer : public DmaBuffer {
  public:
   Buffer(HostMemory memory, std::vector<uint64_t> pages, std::shared_ptr<DmaSpace> dma,
          std::shared_ptr<IovaAllocator> iova_alloc)
-      : DmaBuffer(std::move(memory), std::move(pages)), iova_(page_addresses()[0]), dma_(std::move(dma)),
+      : DmaBuffer(std::move(memory), std::move(pages)),
+        iova_(page_addresses()[0]),
+        dma_(std::move(dma)),
         iova_alloc_(std::move(iova_alloc)) {}
   static std::vector<uint64_t> PageList(uint64_t iova, size_t size) {
     std::vector<uint64_t> pages(size / kPageSize);

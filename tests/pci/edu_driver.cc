@@ -23,9 +23,9 @@ absl::StatusOr<EduDriver> EduDriver::Attach(Device& device) {
   ASSIGN_OR_RETURN(uint16_t vendor, device.ReadConfig16(PCI_VENDOR_ID));
   ASSIGN_OR_RETURN(uint16_t device_id, device.ReadConfig16(PCI_DEVICE_ID));
   if (vendor != edu::kVendorId || device_id != edu::kDeviceId) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("%s is %04x:%04x, not an edu device (%04x:%04x)", device.name(), vendor, device_id,
-                        edu::kVendorId, edu::kDeviceId));
+    return absl::FailedPreconditionError(absl::StrFormat("%s is %04x:%04x, not an edu device (%04x:%04x)",
+                                                         device.name(), vendor, device_id, edu::kVendorId,
+                                                         edu::kDeviceId));
   }
   ASSIGN_OR_RETURN(Mmio bar0, device.MapMmio(0));
   RETURN_IF_ERROR(device.SetBusMaster(true));
@@ -63,8 +63,7 @@ absl::Status EduDriver::RunDma(uint64_t source, uint64_t destination, uint32_t s
   return absl::OkStatus();
 }
 
-absl::Status EduDriver::DmaToDevice(uint64_t ram_address, uint32_t device_offset, uint32_t size,
-                                    bool interrupt) const {
+absl::Status EduDriver::DmaToDevice(uint64_t ram_address, uint32_t device_offset, uint32_t size, bool interrupt) const {
   return RunDma(ram_address, edu::kDmaBufferAddress + device_offset, size, interrupt ? edu::kDmaIrq : 0);
 }
 
@@ -83,8 +82,7 @@ absl::StatusOr<uint64_t> WaitForInterrupt(int eventfd, absl::Duration timeout) {
   int ready = ::poll(&pfd, 1, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
   if (ready < 0) return base::ErrnoError(errno, "poll on the interrupt eventfd");
   if (ready == 0) {
-    return absl::DeadlineExceededError(
-        absl::StrFormat("no interrupt within %s", absl::FormatDuration(timeout)));
+    return absl::DeadlineExceededError(absl::StrFormat("no interrupt within %s", absl::FormatDuration(timeout)));
   }
   uint64_t count = 0;
   if (::read(eventfd, &count, sizeof(count)) != sizeof(count)) {

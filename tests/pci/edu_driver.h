@@ -23,8 +23,7 @@ class EduDriver {
   uint32_t Factorial(uint32_t n) const;     // polls the busy bit, bounded
   // DMA between the RAM behind `ram_address` and the device's internal buffer at `device_offset`.
   absl::Status DmaToDevice(uint64_t ram_address, uint32_t device_offset, uint32_t size, bool interrupt = false) const;
-  absl::Status DmaFromDevice(uint32_t device_offset, uint64_t ram_address, uint32_t size,
-                             bool interrupt = false) const;
+  absl::Status DmaFromDevice(uint32_t device_offset, uint64_t ram_address, uint32_t size, bool interrupt = false) const;
   void RaiseInterrupt(uint32_t value) const;
   uint32_t InterruptStatus() const;
   void AckInterrupt(uint32_t value) const;

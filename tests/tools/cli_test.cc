@@ -1,8 +1,7 @@
 // The baregpu command line as a user meets it: exit codes, help, errors on one line, JSON that parses.
 #include <algorithm>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"

@@ -14,9 +14,9 @@
 #include <string_view>
 #include <vector>
 
-#include "absl/strings/string_view.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace cli {
 
@@ -31,7 +31,10 @@ class Invocation {
  public:
   Invocation(std::vector<std::string> positional, std::map<std::string, std::string> options, std::ostream& out,
              std::ostream& err, bool interactive)
-      : positional_(std::move(positional)), options_(std::move(options)), out_(out), err_(err),
+      : positional_(std::move(positional)),
+        options_(std::move(options)),
+        out_(out),
+        err_(err),
         interactive_(interactive) {}
 
   const std::vector<std::string>& positional() const { return positional_; }
@@ -57,10 +60,10 @@ class Invocation {
 };
 
 struct Command {
-  std::string name;       // "list", "regs"
-  std::string summary;    // one line for `baregpu --help`
-  std::string usage;      // "baregpu list [--json]"
-  std::string details;    // more text for `baregpu NAME --help`; may be empty
+  std::string name;                 // "list", "regs"
+  std::string summary;              // one line for `baregpu --help`
+  std::string usage;                // "baregpu list [--json]"
+  std::string details;              // more text for `baregpu NAME --help`; may be empty
   std::vector<OptionSpec> options;  // --help is implicit
   std::function<absl::Status(Invocation&)> run;
 };

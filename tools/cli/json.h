@@ -3,10 +3,9 @@
 #define BAREGPU_TOOLS_CLI_JSON_H_
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_format.h"
 
@@ -17,7 +16,9 @@ using Json = nlohmann::ordered_json;
 inline void PrintJson(std::ostream& out, const Json& json) { out << json.dump(2) << "\n"; }
 
 // Register values and addresses are printed as hex strings in JSON, as people read them ("0x1002").
-inline std::string Hex(uint64_t value, int digits = 0) { return absl::StrFormat("%#0*x", digits ? digits + 2 : 0, value); }
+inline std::string Hex(uint64_t value, int digits = 0) {
+  return absl::StrFormat("%#0*x", digits ? digits + 2 : 0, value);
+}
 
 }  // namespace cli
 

@@ -32,8 +32,11 @@ absl::Status RunList(Invocation& inv) {
     for (const pci::GpuInfo& gpu : gpus) {
       Json bars = Json::array();
       for (const pci::BarInfo& bar : gpu.bars) {
-        bars.push_back({{"index", bar.index}, {"size", bar.size}, {"64bit", bar.is_64bit},
-                        {"prefetchable", bar.prefetchable}, {"io", bar.is_io}});
+        bars.push_back({{"index", bar.index},
+                        {"size", bar.size},
+                        {"64bit", bar.is_64bit},
+                        {"prefetchable", bar.prefetchable},
+                        {"io", bar.is_io}});
       }
       devices.push_back({{"name", gpu.address.ToString()},
                          {"kind", "pci"},
@@ -84,11 +87,14 @@ absl::Status RunList(Invocation& inv) {
 }
 
 BAREGPU_REGISTER_COMMAND(kListRegistered,
-                         Command{"list", "list the GPUs on this machine and the virtual devices", "baregpu list [--json]",
-                                 "Real GPUs are found through hwloc (PCI display and 3D controllers of AMD and NVIDIA)\n"
-                                 "and completed from sysfs: bound driver, IOMMU group, BAR sizes.",
-                                 {{"json", false, "print a JSON document"}},
-                                 RunList});
+                         Command{
+                             "list",
+                             "list the GPUs on this machine and the virtual devices",
+                             "baregpu list [--json]",
+                             "Real GPUs are found through hwloc (PCI display and 3D controllers of AMD and NVIDIA)\n"
+                             "and completed from sysfs: bound driver, IOMMU group, BAR sizes.",
+                             {{"json", false, "print a JSON document"}},
+                             RunList});
 
 }  // namespace
 }  // namespace cli

@@ -35,7 +35,7 @@ TEST_F(DmaSpaceTest, PartlyUnmappedRangesMoveNothingAndFault) {
   std::vector<uint8_t> data(64, 0x42);
   ASSERT_FALSE(dma_.Write(0x11fe0, data.data(), data.size()));  // runs 32 bytes past the end
   for (uint8_t b : high_) ASSERT_EQ(b, 0xbb);
-  ASSERT_FALSE(dma_.Write(0xffe0, data.data(), data.size()));   // starts 32 bytes before the start
+  ASSERT_FALSE(dma_.Write(0xffe0, data.data(), data.size()));  // starts 32 bytes before the start
   for (uint8_t b : low_) ASSERT_EQ(b, 0xaa);
   EXPECT_EQ(dma_.fault_count(), 2u);
   EXPECT_EQ(dma_.last_fault()->address, 0xffe0u);
