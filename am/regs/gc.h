@@ -1866,6 +1866,11 @@ struct GCVM_CONTEXT1_CNTL : Register<GCVM_CONTEXT1_CNTL, Ip::kGc, 0, 0x1689> {
   BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
   BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
 };
+struct GCVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x16f6> {
+  static constexpr char kName[] = "GCVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
 struct GCVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x16f5> {
   static constexpr char kName[] = "GCVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_LO32";
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
@@ -1927,6 +1932,124 @@ struct GCVM_INVALIDATE_ENG0_SEM : Register<GCVM_INVALIDATE_ENG0_SEM, Ip::kGc, 0,
   static constexpr std::array<FieldSpec, 1> kFields{{{"SEMAPHORE", 0x1, 0}}};
   BAREGPU_REG_FIELD(semaphore, 0x1, 0)
 };
+struct GCVM_INVALIDATE_ENG10_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG10_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16e4> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG10_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct GCVM_INVALIDATE_ENG10_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG10_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16e3> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG10_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct GCVM_INVALIDATE_ENG11_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG11_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16e6> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG11_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct GCVM_INVALIDATE_ENG11_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG11_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16e5> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG11_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct GCVM_INVALIDATE_ENG12_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG12_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16e8> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG12_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct GCVM_INVALIDATE_ENG12_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG12_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16e7> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG12_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct GCVM_INVALIDATE_ENG13_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG13_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16ea> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG13_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct GCVM_INVALIDATE_ENG13_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG13_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16e9> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG13_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct GCVM_INVALIDATE_ENG14_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG14_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16ec> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG14_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct GCVM_INVALIDATE_ENG14_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG14_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16eb> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG14_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct GCVM_INVALIDATE_ENG15_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG15_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16ee> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG15_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct GCVM_INVALIDATE_ENG15_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG15_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16ed> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG15_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct GCVM_INVALIDATE_ENG16_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG16_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16f0> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG16_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct GCVM_INVALIDATE_ENG16_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG16_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16ef> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG16_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct GCVM_INVALIDATE_ENG17_ACK : Register<GCVM_INVALIDATE_ENG17_ACK, Ip::kGc, 0, 0x16ce> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG17_ACK";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"PER_VMID_INVALIDATE_ACK", 0xffff, 0}, {"SEMAPHORE", 0x10000, 16}}};
+  BAREGPU_REG_FIELD(per_vmid_invalidate_ack, 0xffff, 0)
+  BAREGPU_REG_FIELD(semaphore, 0x10000, 16)
+};
+struct GCVM_INVALIDATE_ENG17_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG17_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16f2> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG17_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct GCVM_INVALIDATE_ENG17_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG17_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16f1> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG17_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct GCVM_INVALIDATE_ENG17_REQ : Register<GCVM_INVALIDATE_ENG17_REQ, Ip::kGc, 0, 0x16bc> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG17_REQ";
+  static constexpr std::array<FieldSpec, 10> kFields{{{"PER_VMID_INVALIDATE_REQ", 0xffff, 0}, {"FLUSH_TYPE", 0x70000, 16}, {"INVALIDATE_L2_PTES", 0x80000, 19}, {"INVALIDATE_L2_PDE0", 0x100000, 20}, {"INVALIDATE_L2_PDE1", 0x200000, 21}, {"INVALIDATE_L2_PDE2", 0x400000, 22}, {"INVALIDATE_L1_PTES", 0x800000, 23}, {"CLEAR_PROTECTION_FAULT_STATUS_ADDR", 0x1000000, 24}, {"LOG_REQUEST", 0x2000000, 25}, {"INVALIDATE_4K_PAGES_ONLY", 0x4000000, 26}}};
+  BAREGPU_REG_FIELD(per_vmid_invalidate_req, 0xffff, 0)
+  BAREGPU_REG_FIELD(flush_type, 0x70000, 16)
+  BAREGPU_REG_FIELD(invalidate_l2_ptes, 0x80000, 19)
+  BAREGPU_REG_FIELD(invalidate_l2_pde0, 0x100000, 20)
+  BAREGPU_REG_FIELD(invalidate_l2_pde1, 0x200000, 21)
+  BAREGPU_REG_FIELD(invalidate_l2_pde2, 0x400000, 22)
+  BAREGPU_REG_FIELD(invalidate_l1_ptes, 0x800000, 23)
+  BAREGPU_REG_FIELD(clear_protection_fault_status_addr, 0x1000000, 24)
+  BAREGPU_REG_FIELD(log_request, 0x2000000, 25)
+  BAREGPU_REG_FIELD(invalidate_4k_pages_only, 0x4000000, 26)
+};
+struct GCVM_INVALIDATE_ENG17_SEM : Register<GCVM_INVALIDATE_ENG17_SEM, Ip::kGc, 0, 0x16aa> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG17_SEM";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"SEMAPHORE", 0x1, 0}}};
+  BAREGPU_REG_FIELD(semaphore, 0x1, 0)
+};
+struct GCVM_INVALIDATE_ENG1_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG1_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16d2> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG1_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
 struct GCVM_INVALIDATE_ENG1_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG1_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16d1> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG1_ADDR_RANGE_LO32";
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
@@ -1946,6 +2069,104 @@ struct GCVM_INVALIDATE_ENG1_REQ : Register<GCVM_INVALIDATE_ENG1_REQ, Ip::kGc, 0,
   BAREGPU_REG_FIELD(clear_protection_fault_status_addr, 0x1000000, 24)
   BAREGPU_REG_FIELD(log_request, 0x2000000, 25)
   BAREGPU_REG_FIELD(invalidate_4k_pages_only, 0x4000000, 26)
+};
+struct GCVM_INVALIDATE_ENG2_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG2_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16d4> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG2_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct GCVM_INVALIDATE_ENG2_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG2_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16d3> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG2_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct GCVM_INVALIDATE_ENG3_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG3_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16d6> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG3_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct GCVM_INVALIDATE_ENG3_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG3_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16d5> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG3_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct GCVM_INVALIDATE_ENG4_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG4_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16d8> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG4_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct GCVM_INVALIDATE_ENG4_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG4_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16d7> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG4_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct GCVM_INVALIDATE_ENG5_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG5_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16da> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG5_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct GCVM_INVALIDATE_ENG5_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG5_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16d9> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG5_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct GCVM_INVALIDATE_ENG6_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG6_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16dc> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG6_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct GCVM_INVALIDATE_ENG6_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG6_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16db> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG6_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct GCVM_INVALIDATE_ENG7_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG7_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16de> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG7_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct GCVM_INVALIDATE_ENG7_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG7_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16dd> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG7_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct GCVM_INVALIDATE_ENG8_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG8_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16e0> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG8_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct GCVM_INVALIDATE_ENG8_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG8_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16df> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG8_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct GCVM_INVALIDATE_ENG9_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG9_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16e2> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG9_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct GCVM_INVALIDATE_ENG9_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG9_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16e1> {
+  static constexpr char kName[] = "GCVM_INVALIDATE_ENG9_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct GCVM_L2_BANK_SELECT_RESERVED_CID2 : Register<GCVM_L2_BANK_SELECT_RESERVED_CID2, Ip::kGc, 0, 0x15d7> {
+  static constexpr char kName[] = "GCVM_L2_BANK_SELECT_RESERVED_CID2";
+  static constexpr std::array<FieldSpec, 6> kFields{{{"RESERVED_READ_CLIENT_ID", 0x1ff, 0}, {"RESERVED_WRITE_CLIENT_ID", 0x7fc00, 10}, {"ENABLE", 0x100000, 20}, {"RESERVED_CACHE_INVALIDATION_MODE", 0x1000000, 24}, {"RESERVED_CACHE_PRIVATE_INVALIDATION", 0x2000000, 25}, {"RESERVED_CACHE_FRAGMENT_SIZE", 0x7c000000, 26}}};
+  BAREGPU_REG_FIELD(reserved_read_client_id, 0x1ff, 0)
+  BAREGPU_REG_FIELD(reserved_write_client_id, 0x7fc00, 10)
+  BAREGPU_REG_FIELD(enable, 0x100000, 20)
+  BAREGPU_REG_FIELD(reserved_cache_invalidation_mode, 0x1000000, 24)
+  BAREGPU_REG_FIELD(reserved_cache_private_invalidation, 0x2000000, 25)
+  BAREGPU_REG_FIELD(reserved_cache_fragment_size, 0x7c000000, 26)
 };
 struct GCVM_L2_CNTL : Register<GCVM_L2_CNTL, Ip::kGc, 0, 0x15bc> {
   static constexpr char kName[] = "GCVM_L2_CNTL";
@@ -2043,6 +2264,16 @@ struct GCVM_L2_CONTEXT_IDENTITY_PHYSICAL_OFFSET_LO32 : Register<GCVM_L2_CONTEXT_
   static constexpr std::array<FieldSpec, 1> kFields{{{"PHYSICAL_PAGE_OFFSET_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(physical_page_offset_lo32, 0xffffffff, 0)
 };
+struct GCVM_L2_PROTECTION_FAULT_ADDR_HI32 : Register<GCVM_L2_PROTECTION_FAULT_ADDR_HI32, Ip::kGc, 0, 0x15ca> {
+  static constexpr char kName[] = "GCVM_L2_PROTECTION_FAULT_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_ADDR_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_addr_hi4, 0xf, 0)
+};
+struct GCVM_L2_PROTECTION_FAULT_ADDR_LO32 : Register<GCVM_L2_PROTECTION_FAULT_ADDR_LO32, Ip::kGc, 0, 0x15c9> {
+  static constexpr char kName[] = "GCVM_L2_PROTECTION_FAULT_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_ADDR_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_addr_lo32, 0xffffffff, 0)
+};
 struct GCVM_L2_PROTECTION_FAULT_CNTL : Register<GCVM_L2_PROTECTION_FAULT_CNTL, Ip::kGc, 0, 0x15c4> {
   static constexpr char kName[] = "GCVM_L2_PROTECTION_FAULT_CNTL";
   static constexpr std::array<FieldSpec, 17> kFields{{{"CLEAR_PROTECTION_FAULT_STATUS_ADDR", 0x1, 0}, {"ALLOW_SUBSEQUENT_PROTECTION_FAULT_STATUS_ADDR_UPDATES", 0x2, 1}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4, 2}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x8, 3}, {"PDE1_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10, 4}, {"PDE2_PROTECTION_FAULT_ENABLE_DEFAULT", 0x20, 5}, {"TRANSLATE_FURTHER_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40, 6}, {"NACK_PROTECTION_FAULT_ENABLE_DEFAULT", 0x80, 7}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100, 8}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x200, 9}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x800, 11}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"CLIENT_ID_NO_RETRY_FAULT_INTERRUPT", 0x1fffe000, 13}, {"OTHER_CLIENT_ID_NO_RETRY_FAULT_INTERRUPT", 0x20000000, 29}, {"CRASH_ON_NO_RETRY_FAULT", 0x40000000, 30}, {"CRASH_ON_RETRY_FAULT", 0x80000000, 31}}};
@@ -2063,6 +2294,15 @@ struct GCVM_L2_PROTECTION_FAULT_CNTL : Register<GCVM_L2_PROTECTION_FAULT_CNTL, I
   BAREGPU_REG_FIELD(other_client_id_no_retry_fault_interrupt, 0x20000000, 29)
   BAREGPU_REG_FIELD(crash_on_no_retry_fault, 0x40000000, 30)
   BAREGPU_REG_FIELD(crash_on_retry_fault, 0x80000000, 31)
+};
+struct GCVM_L2_PROTECTION_FAULT_CNTL2 : Register<GCVM_L2_PROTECTION_FAULT_CNTL2, Ip::kGc, 0, 0x15c5> {
+  static constexpr char kName[] = "GCVM_L2_PROTECTION_FAULT_CNTL2";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"CLIENT_ID_PRT_FAULT_INTERRUPT", 0xffff, 0}, {"OTHER_CLIENT_ID_PRT_FAULT_INTERRUPT", 0x10000, 16}, {"ACTIVE_PAGE_MIGRATION_PTE", 0x20000, 17}, {"ACTIVE_PAGE_MIGRATION_PTE_READ_RETRY", 0x40000, 18}, {"ENABLE_RETRY_FAULT_INTERRUPT", 0x80000, 19}}};
+  BAREGPU_REG_FIELD(client_id_prt_fault_interrupt, 0xffff, 0)
+  BAREGPU_REG_FIELD(other_client_id_prt_fault_interrupt, 0x10000, 16)
+  BAREGPU_REG_FIELD(active_page_migration_pte, 0x20000, 17)
+  BAREGPU_REG_FIELD(active_page_migration_pte_read_retry, 0x40000, 18)
+  BAREGPU_REG_FIELD(enable_retry_fault_interrupt, 0x80000, 19)
 };
 struct GCVM_L2_PROTECTION_FAULT_DEFAULT_ADDR_HI32 : Register<GCVM_L2_PROTECTION_FAULT_DEFAULT_ADDR_HI32, Ip::kGc, 0, 0x15cc> {
   static constexpr char kName[] = "GCVM_L2_PROTECTION_FAULT_DEFAULT_ADDR_HI32";
@@ -2209,6 +2449,12 @@ struct GL2C_CTRL3 : Register<GL2C_CTRL3, Ip::kGc, 1, 0x2e0c> {
   BAREGPU_REG_FIELD(sqc_to_hi_priority, 0x4000000, 26)
   BAREGPU_REG_FIELD(inf_nan_clamp, 0x8000000, 27)
   BAREGPU_REG_FIELD(scratch, 0xf0000000, 28)
+};
+struct GRBM_CNTL : Register<GRBM_CNTL, Ip::kGc, 0, 0xda0> {
+  static constexpr char kName[] = "GRBM_CNTL";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"READ_TIMEOUT", 0xff, 0}, {"REPORT_LAST_RDERR", 0x80000000, 31}}};
+  BAREGPU_REG_FIELD(read_timeout, 0xff, 0)
+  BAREGPU_REG_FIELD(report_last_rderr, 0x80000000, 31)
 };
 struct GRBM_GFX_CNTL : Register<GRBM_GFX_CNTL, Ip::kGc, 1, 0x900> {
   static constexpr char kName[] = "GRBM_GFX_CNTL";
@@ -3077,6 +3323,17 @@ struct SDMA0_QUEUE0_RB_WPTR_POLL_ADDR_LO : Register<SDMA0_QUEUE0_RB_WPTR_POLL_AD
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
 };
+struct SDMA0_QUEUE1_DOORBELL : Register<SDMA0_QUEUE1_DOORBELL, Ip::kGc, 0, 0xea> {
+  static constexpr char kName[] = "SDMA0_QUEUE1_DOORBELL";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE", 0x10000000, 28}, {"CAPTURED", 0x40000000, 30}}};
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(captured, 0x40000000, 30)
+};
+struct SDMA0_QUEUE1_DOORBELL_OFFSET : Register<SDMA0_QUEUE1_DOORBELL_OFFSET, Ip::kGc, 0, 0x103> {
+  static constexpr char kName[] = "SDMA0_QUEUE1_DOORBELL_OFFSET";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffc, 2}}};
+  BAREGPU_REG_FIELD(offset, 0xffffffc, 2)
+};
 struct SDMA0_QUEUE1_DUMMY_REG : Register<SDMA0_QUEUE1_DUMMY_REG, Ip::kGc, 0, 0x109> {
   static constexpr char kName[] = "SDMA0_QUEUE1_DUMMY_REG";
   static constexpr std::array<FieldSpec, 1> kFields{{{"DUMMY", 0xffffffff, 0}}};
@@ -3092,6 +3349,14 @@ struct SDMA0_QUEUE1_IB_BASE_LO : Register<SDMA0_QUEUE1_IB_BASE_LO, Ip::kGc, 0, 0
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffe0, 5}}};
   BAREGPU_REG_FIELD(addr, 0xffffffe0, 5)
 };
+struct SDMA0_QUEUE1_IB_CNTL : Register<SDMA0_QUEUE1_IB_CNTL, Ip::kGc, 0, 0xe2> {
+  static constexpr char kName[] = "SDMA0_QUEUE1_IB_CNTL";
+  static constexpr std::array<FieldSpec, 4> kFields{{{"IB_ENABLE", 0x1, 0}, {"IB_SWAP_ENABLE", 0x10, 4}, {"SWITCH_INSIDE_IB", 0x100, 8}, {"CMD_VMID", 0xf0000, 16}}};
+  BAREGPU_REG_FIELD(ib_enable, 0x1, 0)
+  BAREGPU_REG_FIELD(ib_swap_enable, 0x10, 4)
+  BAREGPU_REG_FIELD(switch_inside_ib, 0x100, 8)
+  BAREGPU_REG_FIELD(cmd_vmid, 0xf0000, 16)
+};
 struct SDMA0_QUEUE1_IB_OFFSET : Register<SDMA0_QUEUE1_IB_OFFSET, Ip::kGc, 0, 0xe4> {
   static constexpr char kName[] = "SDMA0_QUEUE1_IB_OFFSET";
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0x3ffffc, 2}}};
@@ -3106,6 +3371,21 @@ struct SDMA0_QUEUE1_IB_SUB_REMAIN : Register<SDMA0_QUEUE1_IB_SUB_REMAIN, Ip::kGc
   static constexpr char kName[] = "SDMA0_QUEUE1_IB_SUB_REMAIN";
   static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0x3fff, 0}}};
   BAREGPU_REG_FIELD(size, 0x3fff, 0)
+};
+struct SDMA0_QUEUE1_MINOR_PTR_UPDATE : Register<SDMA0_QUEUE1_MINOR_PTR_UPDATE, Ip::kGc, 0, 0x10d> {
+  static constexpr char kName[] = "SDMA0_QUEUE1_MINOR_PTR_UPDATE";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ENABLE", 0x1, 0}}};
+  BAREGPU_REG_FIELD(enable, 0x1, 0)
+};
+struct SDMA0_QUEUE1_RB_BASE : Register<SDMA0_QUEUE1_RB_BASE, Ip::kGc, 0, 0xd9> {
+  static constexpr char kName[] = "SDMA0_QUEUE1_RB_BASE";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
+};
+struct SDMA0_QUEUE1_RB_BASE_HI : Register<SDMA0_QUEUE1_RB_BASE_HI, Ip::kGc, 0, 0xda> {
+  static constexpr char kName[] = "SDMA0_QUEUE1_RB_BASE_HI";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffff, 0}}};
+  BAREGPU_REG_FIELD(addr, 0xffffff, 0)
 };
 struct SDMA0_QUEUE1_RB_CNTL : Register<SDMA0_QUEUE1_RB_CNTL, Ip::kGc, 0, 0xd8> {
   static constexpr char kName[] = "SDMA0_QUEUE1_RB_CNTL";
@@ -3127,6 +3407,16 @@ struct SDMA0_QUEUE1_RB_RPTR : Register<SDMA0_QUEUE1_RB_RPTR, Ip::kGc, 0, 0xdb> {
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
+struct SDMA0_QUEUE1_RB_RPTR_ADDR_HI : Register<SDMA0_QUEUE1_RB_RPTR_ADDR_HI, Ip::kGc, 0, 0xe0> {
+  static constexpr char kName[] = "SDMA0_QUEUE1_RB_RPTR_ADDR_HI";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
+};
+struct SDMA0_QUEUE1_RB_RPTR_ADDR_LO : Register<SDMA0_QUEUE1_RB_RPTR_ADDR_LO, Ip::kGc, 0, 0xe1> {
+  static constexpr char kName[] = "SDMA0_QUEUE1_RB_RPTR_ADDR_LO";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
+  BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
+};
 struct SDMA0_QUEUE1_RB_RPTR_HI : Register<SDMA0_QUEUE1_RB_RPTR_HI, Ip::kGc, 0, 0xdc> {
   static constexpr char kName[] = "SDMA0_QUEUE1_RB_RPTR_HI";
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
@@ -3141,6 +3431,16 @@ struct SDMA0_QUEUE1_RB_WPTR_HI : Register<SDMA0_QUEUE1_RB_WPTR_HI, Ip::kGc, 0, 0
   static constexpr char kName[] = "SDMA0_QUEUE1_RB_WPTR_HI";
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
+};
+struct SDMA0_QUEUE1_RB_WPTR_POLL_ADDR_HI : Register<SDMA0_QUEUE1_RB_WPTR_POLL_ADDR_HI, Ip::kGc, 0, 0x10a> {
+  static constexpr char kName[] = "SDMA0_QUEUE1_RB_WPTR_POLL_ADDR_HI";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
+};
+struct SDMA0_QUEUE1_RB_WPTR_POLL_ADDR_LO : Register<SDMA0_QUEUE1_RB_WPTR_POLL_ADDR_LO, Ip::kGc, 0, 0x10b> {
+  static constexpr char kName[] = "SDMA0_QUEUE1_RB_WPTR_POLL_ADDR_LO";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
+  BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
 };
 struct SDMA0_QUEUE2_DUMMY_REG : Register<SDMA0_QUEUE2_DUMMY_REG, Ip::kGc, 0, 0x161> {
   static constexpr char kName[] = "SDMA0_QUEUE2_DUMMY_REG";
@@ -3523,6 +3823,75 @@ struct SDMA0_WATCHDOG_CNTL : Register<SDMA0_WATCHDOG_CNTL, Ip::kGc, 0, 0x2e> {
   BAREGPU_REG_FIELD(queue_hang_count, 0xff, 0)
   BAREGPU_REG_FIELD(cmd_timeout_count, 0xff00, 8)
 };
+struct SDMA1_CNTL : Register<SDMA1_CNTL, Ip::kGc, 0, 0x61c> {
+  static constexpr char kName[] = "SDMA1_CNTL";
+  static constexpr std::array<FieldSpec, 18> kFields{{{"TRAP_ENABLE", 0x1, 0}, {"SEM_WAIT_INT_ENABLE", 0x4, 2}, {"DATA_SWAP_ENABLE", 0x8, 3}, {"FENCE_SWAP_ENABLE", 0x10, 4}, {"MIDCMD_PREEMPT_ENABLE", 0x20, 5}, {"PIO_DONE_ACK_ENABLE", 0x40, 6}, {"TMZ_MIDCMD_PREEMPT_ENABLE", 0x100, 8}, {"MIDCMD_EXPIRE_ENABLE", 0x200, 9}, {"CP_MES_INT_ENABLE", 0x400, 10}, {"PAGE_RETRY_TIMEOUT_INT_ENABLE", 0x800, 11}, {"PAGE_NULL_INT_ENABLE", 0x1000, 12}, {"PAGE_FAULT_INT_ENABLE", 0x2000, 13}, {"CH_PERFCNT_ENABLE", 0x10000, 16}, {"MIDCMD_WORLDSWITCH_ENABLE", 0x20000, 17}, {"CTXEMPTY_INT_ENABLE", 0x10000000, 28}, {"FROZEN_INT_ENABLE", 0x20000000, 29}, {"IB_PREEMPT_INT_ENABLE", 0x40000000, 30}, {"RB_PREEMPT_INT_ENABLE", 0x80000000, 31}}};
+  BAREGPU_REG_FIELD(trap_enable, 0x1, 0)
+  BAREGPU_REG_FIELD(sem_wait_int_enable, 0x4, 2)
+  BAREGPU_REG_FIELD(data_swap_enable, 0x8, 3)
+  BAREGPU_REG_FIELD(fence_swap_enable, 0x10, 4)
+  BAREGPU_REG_FIELD(midcmd_preempt_enable, 0x20, 5)
+  BAREGPU_REG_FIELD(pio_done_ack_enable, 0x40, 6)
+  BAREGPU_REG_FIELD(tmz_midcmd_preempt_enable, 0x100, 8)
+  BAREGPU_REG_FIELD(midcmd_expire_enable, 0x200, 9)
+  BAREGPU_REG_FIELD(cp_mes_int_enable, 0x400, 10)
+  BAREGPU_REG_FIELD(page_retry_timeout_int_enable, 0x800, 11)
+  BAREGPU_REG_FIELD(page_null_int_enable, 0x1000, 12)
+  BAREGPU_REG_FIELD(page_fault_int_enable, 0x2000, 13)
+  BAREGPU_REG_FIELD(ch_perfcnt_enable, 0x10000, 16)
+  BAREGPU_REG_FIELD(midcmd_worldswitch_enable, 0x20000, 17)
+  BAREGPU_REG_FIELD(ctxempty_int_enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(frozen_int_enable, 0x20000000, 29)
+  BAREGPU_REG_FIELD(ib_preempt_int_enable, 0x40000000, 30)
+  BAREGPU_REG_FIELD(rb_preempt_int_enable, 0x80000000, 31)
+};
+struct SDMA1_F32_CNTL : Register<SDMA1_F32_CNTL, Ip::kGc, 1, 0x58ba> {
+  static constexpr char kName[] = "SDMA1_F32_CNTL";
+  static constexpr std::array<FieldSpec, 9> kFields{{{"HALT", 0x1, 0}, {"TH0_CHECKSUM_CLR", 0x100, 8}, {"TH0_RESET", 0x200, 9}, {"TH0_ENABLE", 0x400, 10}, {"TH1_CHECKSUM_CLR", 0x1000, 12}, {"TH1_RESET", 0x2000, 13}, {"TH1_ENABLE", 0x4000, 14}, {"TH0_PRIORITY", 0xff0000, 16}, {"TH1_PRIORITY", 0xff000000, 24}}};
+  BAREGPU_REG_FIELD(halt, 0x1, 0)
+  BAREGPU_REG_FIELD(th0_checksum_clr, 0x100, 8)
+  BAREGPU_REG_FIELD(th0_reset, 0x200, 9)
+  BAREGPU_REG_FIELD(th0_enable, 0x400, 10)
+  BAREGPU_REG_FIELD(th1_checksum_clr, 0x1000, 12)
+  BAREGPU_REG_FIELD(th1_reset, 0x2000, 13)
+  BAREGPU_REG_FIELD(th1_enable, 0x4000, 14)
+  BAREGPU_REG_FIELD(th0_priority, 0xff0000, 16)
+  BAREGPU_REG_FIELD(th1_priority, 0xff000000, 24)
+};
+struct SDMA1_QUEUE0_DOORBELL : Register<SDMA1_QUEUE0_DOORBELL, Ip::kGc, 0, 0x692> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_DOORBELL";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE", 0x10000000, 28}, {"CAPTURED", 0x40000000, 30}}};
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(captured, 0x40000000, 30)
+};
+struct SDMA1_QUEUE0_DOORBELL_OFFSET : Register<SDMA1_QUEUE0_DOORBELL_OFFSET, Ip::kGc, 0, 0x6ab> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_DOORBELL_OFFSET";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffc, 2}}};
+  BAREGPU_REG_FIELD(offset, 0xffffffc, 2)
+};
+struct SDMA1_QUEUE0_IB_CNTL : Register<SDMA1_QUEUE0_IB_CNTL, Ip::kGc, 0, 0x68a> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_IB_CNTL";
+  static constexpr std::array<FieldSpec, 4> kFields{{{"IB_ENABLE", 0x1, 0}, {"IB_SWAP_ENABLE", 0x10, 4}, {"SWITCH_INSIDE_IB", 0x100, 8}, {"CMD_VMID", 0xf0000, 16}}};
+  BAREGPU_REG_FIELD(ib_enable, 0x1, 0)
+  BAREGPU_REG_FIELD(ib_swap_enable, 0x10, 4)
+  BAREGPU_REG_FIELD(switch_inside_ib, 0x100, 8)
+  BAREGPU_REG_FIELD(cmd_vmid, 0xf0000, 16)
+};
+struct SDMA1_QUEUE0_MINOR_PTR_UPDATE : Register<SDMA1_QUEUE0_MINOR_PTR_UPDATE, Ip::kGc, 0, 0x6b5> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_MINOR_PTR_UPDATE";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ENABLE", 0x1, 0}}};
+  BAREGPU_REG_FIELD(enable, 0x1, 0)
+};
+struct SDMA1_QUEUE0_RB_BASE : Register<SDMA1_QUEUE0_RB_BASE, Ip::kGc, 0, 0x681> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_RB_BASE";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
+};
+struct SDMA1_QUEUE0_RB_BASE_HI : Register<SDMA1_QUEUE0_RB_BASE_HI, Ip::kGc, 0, 0x682> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_RB_BASE_HI";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffff, 0}}};
+  BAREGPU_REG_FIELD(addr, 0xffffff, 0)
+};
 struct SDMA1_QUEUE0_RB_CNTL : Register<SDMA1_QUEUE0_RB_CNTL, Ip::kGc, 0, 0x680> {
   static constexpr char kName[] = "SDMA1_QUEUE0_RB_CNTL";
   static constexpr std::array<FieldSpec, 11> kFields{{{"RB_ENABLE", 0x1, 0}, {"RB_SIZE", 0x3e, 1}, {"WPTR_POLL_ENABLE", 0x100, 8}, {"RB_SWAP_ENABLE", 0x200, 9}, {"WPTR_POLL_SWAP_ENABLE", 0x400, 10}, {"F32_WPTR_POLL_ENABLE", 0x800, 11}, {"RPTR_WRITEBACK_ENABLE", 0x1000, 12}, {"RPTR_WRITEBACK_SWAP_ENABLE", 0x2000, 13}, {"RPTR_WRITEBACK_TIMER", 0x1f0000, 16}, {"RB_PRIV", 0x800000, 23}, {"RB_VMID", 0xf000000, 24}}};
@@ -3537,6 +3906,135 @@ struct SDMA1_QUEUE0_RB_CNTL : Register<SDMA1_QUEUE0_RB_CNTL, Ip::kGc, 0, 0x680> 
   BAREGPU_REG_FIELD(rptr_writeback_timer, 0x1f0000, 16)
   BAREGPU_REG_FIELD(rb_priv, 0x800000, 23)
   BAREGPU_REG_FIELD(rb_vmid, 0xf000000, 24)
+};
+struct SDMA1_QUEUE0_RB_RPTR : Register<SDMA1_QUEUE0_RB_RPTR, Ip::kGc, 0, 0x683> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_RB_RPTR";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
+};
+struct SDMA1_QUEUE0_RB_RPTR_ADDR_HI : Register<SDMA1_QUEUE0_RB_RPTR_ADDR_HI, Ip::kGc, 0, 0x688> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_RB_RPTR_ADDR_HI";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
+};
+struct SDMA1_QUEUE0_RB_RPTR_ADDR_LO : Register<SDMA1_QUEUE0_RB_RPTR_ADDR_LO, Ip::kGc, 0, 0x689> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_RB_RPTR_ADDR_LO";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
+  BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
+};
+struct SDMA1_QUEUE0_RB_RPTR_HI : Register<SDMA1_QUEUE0_RB_RPTR_HI, Ip::kGc, 0, 0x684> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_RB_RPTR_HI";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
+};
+struct SDMA1_QUEUE0_RB_WPTR : Register<SDMA1_QUEUE0_RB_WPTR, Ip::kGc, 0, 0x685> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_RB_WPTR";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
+};
+struct SDMA1_QUEUE0_RB_WPTR_HI : Register<SDMA1_QUEUE0_RB_WPTR_HI, Ip::kGc, 0, 0x686> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_RB_WPTR_HI";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
+};
+struct SDMA1_QUEUE0_RB_WPTR_POLL_ADDR_HI : Register<SDMA1_QUEUE0_RB_WPTR_POLL_ADDR_HI, Ip::kGc, 0, 0x6b2> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_RB_WPTR_POLL_ADDR_HI";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
+};
+struct SDMA1_QUEUE0_RB_WPTR_POLL_ADDR_LO : Register<SDMA1_QUEUE0_RB_WPTR_POLL_ADDR_LO, Ip::kGc, 0, 0x6b3> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_RB_WPTR_POLL_ADDR_LO";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
+  BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
+};
+struct SDMA1_QUEUE1_DOORBELL : Register<SDMA1_QUEUE1_DOORBELL, Ip::kGc, 0, 0x6ea> {
+  static constexpr char kName[] = "SDMA1_QUEUE1_DOORBELL";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE", 0x10000000, 28}, {"CAPTURED", 0x40000000, 30}}};
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(captured, 0x40000000, 30)
+};
+struct SDMA1_QUEUE1_DOORBELL_OFFSET : Register<SDMA1_QUEUE1_DOORBELL_OFFSET, Ip::kGc, 0, 0x703> {
+  static constexpr char kName[] = "SDMA1_QUEUE1_DOORBELL_OFFSET";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffc, 2}}};
+  BAREGPU_REG_FIELD(offset, 0xffffffc, 2)
+};
+struct SDMA1_QUEUE1_IB_CNTL : Register<SDMA1_QUEUE1_IB_CNTL, Ip::kGc, 0, 0x6e2> {
+  static constexpr char kName[] = "SDMA1_QUEUE1_IB_CNTL";
+  static constexpr std::array<FieldSpec, 4> kFields{{{"IB_ENABLE", 0x1, 0}, {"IB_SWAP_ENABLE", 0x10, 4}, {"SWITCH_INSIDE_IB", 0x100, 8}, {"CMD_VMID", 0xf0000, 16}}};
+  BAREGPU_REG_FIELD(ib_enable, 0x1, 0)
+  BAREGPU_REG_FIELD(ib_swap_enable, 0x10, 4)
+  BAREGPU_REG_FIELD(switch_inside_ib, 0x100, 8)
+  BAREGPU_REG_FIELD(cmd_vmid, 0xf0000, 16)
+};
+struct SDMA1_QUEUE1_MINOR_PTR_UPDATE : Register<SDMA1_QUEUE1_MINOR_PTR_UPDATE, Ip::kGc, 0, 0x70d> {
+  static constexpr char kName[] = "SDMA1_QUEUE1_MINOR_PTR_UPDATE";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ENABLE", 0x1, 0}}};
+  BAREGPU_REG_FIELD(enable, 0x1, 0)
+};
+struct SDMA1_QUEUE1_RB_BASE : Register<SDMA1_QUEUE1_RB_BASE, Ip::kGc, 0, 0x6d9> {
+  static constexpr char kName[] = "SDMA1_QUEUE1_RB_BASE";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
+};
+struct SDMA1_QUEUE1_RB_BASE_HI : Register<SDMA1_QUEUE1_RB_BASE_HI, Ip::kGc, 0, 0x6da> {
+  static constexpr char kName[] = "SDMA1_QUEUE1_RB_BASE_HI";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffff, 0}}};
+  BAREGPU_REG_FIELD(addr, 0xffffff, 0)
+};
+struct SDMA1_QUEUE1_RB_CNTL : Register<SDMA1_QUEUE1_RB_CNTL, Ip::kGc, 0, 0x6d8> {
+  static constexpr char kName[] = "SDMA1_QUEUE1_RB_CNTL";
+  static constexpr std::array<FieldSpec, 11> kFields{{{"RB_ENABLE", 0x1, 0}, {"RB_SIZE", 0x3e, 1}, {"WPTR_POLL_ENABLE", 0x100, 8}, {"RB_SWAP_ENABLE", 0x200, 9}, {"WPTR_POLL_SWAP_ENABLE", 0x400, 10}, {"F32_WPTR_POLL_ENABLE", 0x800, 11}, {"RPTR_WRITEBACK_ENABLE", 0x1000, 12}, {"RPTR_WRITEBACK_SWAP_ENABLE", 0x2000, 13}, {"RPTR_WRITEBACK_TIMER", 0x1f0000, 16}, {"RB_PRIV", 0x800000, 23}, {"RB_VMID", 0xf000000, 24}}};
+  BAREGPU_REG_FIELD(rb_enable, 0x1, 0)
+  BAREGPU_REG_FIELD(rb_size, 0x3e, 1)
+  BAREGPU_REG_FIELD(wptr_poll_enable, 0x100, 8)
+  BAREGPU_REG_FIELD(rb_swap_enable, 0x200, 9)
+  BAREGPU_REG_FIELD(wptr_poll_swap_enable, 0x400, 10)
+  BAREGPU_REG_FIELD(f32_wptr_poll_enable, 0x800, 11)
+  BAREGPU_REG_FIELD(rptr_writeback_enable, 0x1000, 12)
+  BAREGPU_REG_FIELD(rptr_writeback_swap_enable, 0x2000, 13)
+  BAREGPU_REG_FIELD(rptr_writeback_timer, 0x1f0000, 16)
+  BAREGPU_REG_FIELD(rb_priv, 0x800000, 23)
+  BAREGPU_REG_FIELD(rb_vmid, 0xf000000, 24)
+};
+struct SDMA1_QUEUE1_RB_RPTR : Register<SDMA1_QUEUE1_RB_RPTR, Ip::kGc, 0, 0x6db> {
+  static constexpr char kName[] = "SDMA1_QUEUE1_RB_RPTR";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
+};
+struct SDMA1_QUEUE1_RB_RPTR_ADDR_HI : Register<SDMA1_QUEUE1_RB_RPTR_ADDR_HI, Ip::kGc, 0, 0x6e0> {
+  static constexpr char kName[] = "SDMA1_QUEUE1_RB_RPTR_ADDR_HI";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
+};
+struct SDMA1_QUEUE1_RB_RPTR_ADDR_LO : Register<SDMA1_QUEUE1_RB_RPTR_ADDR_LO, Ip::kGc, 0, 0x6e1> {
+  static constexpr char kName[] = "SDMA1_QUEUE1_RB_RPTR_ADDR_LO";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
+  BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
+};
+struct SDMA1_QUEUE1_RB_RPTR_HI : Register<SDMA1_QUEUE1_RB_RPTR_HI, Ip::kGc, 0, 0x6dc> {
+  static constexpr char kName[] = "SDMA1_QUEUE1_RB_RPTR_HI";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
+};
+struct SDMA1_QUEUE1_RB_WPTR : Register<SDMA1_QUEUE1_RB_WPTR, Ip::kGc, 0, 0x6dd> {
+  static constexpr char kName[] = "SDMA1_QUEUE1_RB_WPTR";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
+};
+struct SDMA1_QUEUE1_RB_WPTR_HI : Register<SDMA1_QUEUE1_RB_WPTR_HI, Ip::kGc, 0, 0x6de> {
+  static constexpr char kName[] = "SDMA1_QUEUE1_RB_WPTR_HI";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
+};
+struct SDMA1_QUEUE1_RB_WPTR_POLL_ADDR_HI : Register<SDMA1_QUEUE1_RB_WPTR_POLL_ADDR_HI, Ip::kGc, 0, 0x70a> {
+  static constexpr char kName[] = "SDMA1_QUEUE1_RB_WPTR_POLL_ADDR_HI";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
+};
+struct SDMA1_QUEUE1_RB_WPTR_POLL_ADDR_LO : Register<SDMA1_QUEUE1_RB_WPTR_POLL_ADDR_LO, Ip::kGc, 0, 0x70b> {
+  static constexpr char kName[] = "SDMA1_QUEUE1_RB_WPTR_POLL_ADDR_LO";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
+  BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
 };
 struct SDMA1_RLC_CGCG_CTRL : Register<SDMA1_RLC_CGCG_CTRL, Ip::kGc, 0, 0x65c> {
   static constexpr char kName[] = "SDMA1_RLC_CGCG_CTRL";
@@ -3576,6 +4074,40 @@ struct SDMA1_STATUS_REG : Register<SDMA1_STATUS_REG, Ip::kGc, 0, 0x625> {
   BAREGPU_REG_FIELD(sem_resp_state, 0x30000000, 28)
   BAREGPU_REG_FIELD(int_idle, 0x40000000, 30)
   BAREGPU_REG_FIELD(int_req_stall, 0x80000000, 31)
+};
+struct SDMA1_UTCL1_CNTL : Register<SDMA1_UTCL1_CNTL, Ip::kGc, 0, 0x63c> {
+  static constexpr char kName[] = "SDMA1_UTCL1_CNTL";
+  static constexpr std::array<FieldSpec, 9> kFields{{{"REDO_DELAY", 0x1f, 0}, {"PAGE_WAIT_DELAY", 0x1e0, 5}, {"RESP_MODE", 0x600, 9}, {"FORCE_INVALIDATION", 0x4000, 14}, {"FORCE_INVREQ_HEAVY", 0x8000, 15}, {"WR_EXE_PERMS_CTRL", 0x10000, 16}, {"RD_EXE_PERMS_CTRL", 0x20000, 17}, {"INVACK_DELAY", 0x3c0000, 18}, {"REQL2_CREDIT", 0x3f000000, 24}}};
+  BAREGPU_REG_FIELD(redo_delay, 0x1f, 0)
+  BAREGPU_REG_FIELD(page_wait_delay, 0x1e0, 5)
+  BAREGPU_REG_FIELD(resp_mode, 0x600, 9)
+  BAREGPU_REG_FIELD(force_invalidation, 0x4000, 14)
+  BAREGPU_REG_FIELD(force_invreq_heavy, 0x8000, 15)
+  BAREGPU_REG_FIELD(wr_exe_perms_ctrl, 0x10000, 16)
+  BAREGPU_REG_FIELD(rd_exe_perms_ctrl, 0x20000, 17)
+  BAREGPU_REG_FIELD(invack_delay, 0x3c0000, 18)
+  BAREGPU_REG_FIELD(reql2_credit, 0x3f000000, 24)
+};
+struct SDMA1_UTCL1_PAGE : Register<SDMA1_UTCL1_PAGE, Ip::kGc, 0, 0x63f> {
+  static constexpr char kName[] = "SDMA1_UTCL1_PAGE";
+  static constexpr std::array<FieldSpec, 11> kFields{{{"VM_HOLE", 0x1, 0}, {"REQ_TYPE", 0x1e, 1}, {"USE_MTYPE", 0x3c0, 6}, {"USE_PT_SNOOP", 0x400, 10}, {"USE_IO", 0x800, 11}, {"RD_L2_POLICY", 0x3000, 12}, {"WR_L2_POLICY", 0xc000, 14}, {"DMA_PAGE_SIZE", 0x3f0000, 16}, {"USE_BC", 0x400000, 22}, {"ADDR_IS_PA", 0x800000, 23}, {"LLC_NOALLOC", 0x1000000, 24}}};
+  BAREGPU_REG_FIELD(vm_hole, 0x1, 0)
+  BAREGPU_REG_FIELD(req_type, 0x1e, 1)
+  BAREGPU_REG_FIELD(use_mtype, 0x3c0, 6)
+  BAREGPU_REG_FIELD(use_pt_snoop, 0x400, 10)
+  BAREGPU_REG_FIELD(use_io, 0x800, 11)
+  BAREGPU_REG_FIELD(rd_l2_policy, 0x3000, 12)
+  BAREGPU_REG_FIELD(wr_l2_policy, 0xc000, 14)
+  BAREGPU_REG_FIELD(dma_page_size, 0x3f0000, 16)
+  BAREGPU_REG_FIELD(use_bc, 0x400000, 22)
+  BAREGPU_REG_FIELD(addr_is_pa, 0x800000, 23)
+  BAREGPU_REG_FIELD(llc_noalloc, 0x1000000, 24)
+};
+struct SDMA1_WATCHDOG_CNTL : Register<SDMA1_WATCHDOG_CNTL, Ip::kGc, 0, 0x62e> {
+  static constexpr char kName[] = "SDMA1_WATCHDOG_CNTL";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"QUEUE_HANG_COUNT", 0xff, 0}, {"CMD_TIMEOUT_COUNT", 0xff00, 8}}};
+  BAREGPU_REG_FIELD(queue_hang_count, 0xff, 0)
+  BAREGPU_REG_FIELD(cmd_timeout_count, 0xff00, 8)
 };
 struct SH_MEM_BASES : Register<SH_MEM_BASES, Ip::kGc, 1, 0x9e3> {
   static constexpr char kName[] = "SH_MEM_BASES";

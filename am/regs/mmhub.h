@@ -62,6 +62,11 @@ struct MMMC_VM_FB_LOCATION_BASE : Register<MMMC_VM_FB_LOCATION_BASE, Ip::kMmhub,
   static constexpr std::array<FieldSpec, 1> kFields{{{"FB_BASE", 0xffffff, 0}}};
   BAREGPU_REG_FIELD(fb_base, 0xffffff, 0)
 };
+struct MMMC_VM_FB_LOCATION_TOP : Register<MMMC_VM_FB_LOCATION_TOP, Ip::kMmhub, 0, 0x8ed> {
+  static constexpr char kName[] = "MMMC_VM_FB_LOCATION_TOP";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"FB_TOP", 0xffffff, 0}}};
+  BAREGPU_REG_FIELD(fb_top, 0xffffff, 0)
+};
 struct MMMC_VM_FB_OFFSET : Register<MMMC_VM_FB_OFFSET, Ip::kMmhub, 0, 0x8d7> {
   static constexpr char kName[] = "MMMC_VM_FB_OFFSET";
   static constexpr std::array<FieldSpec, 1> kFields{{{"FB_OFFSET", 0xffffff, 0}}};
@@ -173,6 +178,11 @@ struct MMVM_CONTEXT1_CNTL : Register<MMVM_CONTEXT1_CNTL, Ip::kMmhub, 0, 0x741> {
   BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
   BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
 };
+struct MMVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_HI32 : Register<MMVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_HI32, Ip::kMmhub, 0, 0x7ae> {
+  static constexpr char kName[] = "MMVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
 struct MMVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_LO32 : Register<MMVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_LO32, Ip::kMmhub, 0, 0x7ad> {
   static constexpr char kName[] = "MMVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_LO32";
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
@@ -254,6 +264,124 @@ struct MMVM_INVALIDATE_ENG0_SEM : Register<MMVM_INVALIDATE_ENG0_SEM, Ip::kMmhub,
   static constexpr std::array<FieldSpec, 1> kFields{{{"SEMAPHORE", 0x1, 0}}};
   BAREGPU_REG_FIELD(semaphore, 0x1, 0)
 };
+struct MMVM_INVALIDATE_ENG10_ADDR_RANGE_HI32 : Register<MMVM_INVALIDATE_ENG10_ADDR_RANGE_HI32, Ip::kMmhub, 0, 0x79c> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG10_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct MMVM_INVALIDATE_ENG10_ADDR_RANGE_LO32 : Register<MMVM_INVALIDATE_ENG10_ADDR_RANGE_LO32, Ip::kMmhub, 0, 0x79b> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG10_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct MMVM_INVALIDATE_ENG11_ADDR_RANGE_HI32 : Register<MMVM_INVALIDATE_ENG11_ADDR_RANGE_HI32, Ip::kMmhub, 0, 0x79e> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG11_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct MMVM_INVALIDATE_ENG11_ADDR_RANGE_LO32 : Register<MMVM_INVALIDATE_ENG11_ADDR_RANGE_LO32, Ip::kMmhub, 0, 0x79d> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG11_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct MMVM_INVALIDATE_ENG12_ADDR_RANGE_HI32 : Register<MMVM_INVALIDATE_ENG12_ADDR_RANGE_HI32, Ip::kMmhub, 0, 0x7a0> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG12_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct MMVM_INVALIDATE_ENG12_ADDR_RANGE_LO32 : Register<MMVM_INVALIDATE_ENG12_ADDR_RANGE_LO32, Ip::kMmhub, 0, 0x79f> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG12_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct MMVM_INVALIDATE_ENG13_ADDR_RANGE_HI32 : Register<MMVM_INVALIDATE_ENG13_ADDR_RANGE_HI32, Ip::kMmhub, 0, 0x7a2> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG13_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct MMVM_INVALIDATE_ENG13_ADDR_RANGE_LO32 : Register<MMVM_INVALIDATE_ENG13_ADDR_RANGE_LO32, Ip::kMmhub, 0, 0x7a1> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG13_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct MMVM_INVALIDATE_ENG14_ADDR_RANGE_HI32 : Register<MMVM_INVALIDATE_ENG14_ADDR_RANGE_HI32, Ip::kMmhub, 0, 0x7a4> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG14_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct MMVM_INVALIDATE_ENG14_ADDR_RANGE_LO32 : Register<MMVM_INVALIDATE_ENG14_ADDR_RANGE_LO32, Ip::kMmhub, 0, 0x7a3> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG14_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct MMVM_INVALIDATE_ENG15_ADDR_RANGE_HI32 : Register<MMVM_INVALIDATE_ENG15_ADDR_RANGE_HI32, Ip::kMmhub, 0, 0x7a6> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG15_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct MMVM_INVALIDATE_ENG15_ADDR_RANGE_LO32 : Register<MMVM_INVALIDATE_ENG15_ADDR_RANGE_LO32, Ip::kMmhub, 0, 0x7a5> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG15_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct MMVM_INVALIDATE_ENG16_ADDR_RANGE_HI32 : Register<MMVM_INVALIDATE_ENG16_ADDR_RANGE_HI32, Ip::kMmhub, 0, 0x7a8> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG16_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct MMVM_INVALIDATE_ENG16_ADDR_RANGE_LO32 : Register<MMVM_INVALIDATE_ENG16_ADDR_RANGE_LO32, Ip::kMmhub, 0, 0x7a7> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG16_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct MMVM_INVALIDATE_ENG17_ACK : Register<MMVM_INVALIDATE_ENG17_ACK, Ip::kMmhub, 0, 0x786> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG17_ACK";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"PER_VMID_INVALIDATE_ACK", 0xffff, 0}, {"SEMAPHORE", 0x10000, 16}}};
+  BAREGPU_REG_FIELD(per_vmid_invalidate_ack, 0xffff, 0)
+  BAREGPU_REG_FIELD(semaphore, 0x10000, 16)
+};
+struct MMVM_INVALIDATE_ENG17_ADDR_RANGE_HI32 : Register<MMVM_INVALIDATE_ENG17_ADDR_RANGE_HI32, Ip::kMmhub, 0, 0x7aa> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG17_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct MMVM_INVALIDATE_ENG17_ADDR_RANGE_LO32 : Register<MMVM_INVALIDATE_ENG17_ADDR_RANGE_LO32, Ip::kMmhub, 0, 0x7a9> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG17_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct MMVM_INVALIDATE_ENG17_REQ : Register<MMVM_INVALIDATE_ENG17_REQ, Ip::kMmhub, 0, 0x774> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG17_REQ";
+  static constexpr std::array<FieldSpec, 10> kFields{{{"PER_VMID_INVALIDATE_REQ", 0xffff, 0}, {"FLUSH_TYPE", 0x70000, 16}, {"INVALIDATE_L2_PTES", 0x80000, 19}, {"INVALIDATE_L2_PDE0", 0x100000, 20}, {"INVALIDATE_L2_PDE1", 0x200000, 21}, {"INVALIDATE_L2_PDE2", 0x400000, 22}, {"INVALIDATE_L1_PTES", 0x800000, 23}, {"CLEAR_PROTECTION_FAULT_STATUS_ADDR", 0x1000000, 24}, {"LOG_REQUEST", 0x2000000, 25}, {"INVALIDATE_4K_PAGES_ONLY", 0x4000000, 26}}};
+  BAREGPU_REG_FIELD(per_vmid_invalidate_req, 0xffff, 0)
+  BAREGPU_REG_FIELD(flush_type, 0x70000, 16)
+  BAREGPU_REG_FIELD(invalidate_l2_ptes, 0x80000, 19)
+  BAREGPU_REG_FIELD(invalidate_l2_pde0, 0x100000, 20)
+  BAREGPU_REG_FIELD(invalidate_l2_pde1, 0x200000, 21)
+  BAREGPU_REG_FIELD(invalidate_l2_pde2, 0x400000, 22)
+  BAREGPU_REG_FIELD(invalidate_l1_ptes, 0x800000, 23)
+  BAREGPU_REG_FIELD(clear_protection_fault_status_addr, 0x1000000, 24)
+  BAREGPU_REG_FIELD(log_request, 0x2000000, 25)
+  BAREGPU_REG_FIELD(invalidate_4k_pages_only, 0x4000000, 26)
+};
+struct MMVM_INVALIDATE_ENG17_SEM : Register<MMVM_INVALIDATE_ENG17_SEM, Ip::kMmhub, 0, 0x762> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG17_SEM";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"SEMAPHORE", 0x1, 0}}};
+  BAREGPU_REG_FIELD(semaphore, 0x1, 0)
+};
+struct MMVM_INVALIDATE_ENG1_ADDR_RANGE_HI32 : Register<MMVM_INVALIDATE_ENG1_ADDR_RANGE_HI32, Ip::kMmhub, 0, 0x78a> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG1_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
 struct MMVM_INVALIDATE_ENG1_ADDR_RANGE_LO32 : Register<MMVM_INVALIDATE_ENG1_ADDR_RANGE_LO32, Ip::kMmhub, 0, 0x789> {
   static constexpr char kName[] = "MMVM_INVALIDATE_ENG1_ADDR_RANGE_LO32";
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
@@ -273,6 +401,94 @@ struct MMVM_INVALIDATE_ENG1_REQ : Register<MMVM_INVALIDATE_ENG1_REQ, Ip::kMmhub,
   BAREGPU_REG_FIELD(clear_protection_fault_status_addr, 0x1000000, 24)
   BAREGPU_REG_FIELD(log_request, 0x2000000, 25)
   BAREGPU_REG_FIELD(invalidate_4k_pages_only, 0x4000000, 26)
+};
+struct MMVM_INVALIDATE_ENG2_ADDR_RANGE_HI32 : Register<MMVM_INVALIDATE_ENG2_ADDR_RANGE_HI32, Ip::kMmhub, 0, 0x78c> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG2_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct MMVM_INVALIDATE_ENG2_ADDR_RANGE_LO32 : Register<MMVM_INVALIDATE_ENG2_ADDR_RANGE_LO32, Ip::kMmhub, 0, 0x78b> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG2_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct MMVM_INVALIDATE_ENG3_ADDR_RANGE_HI32 : Register<MMVM_INVALIDATE_ENG3_ADDR_RANGE_HI32, Ip::kMmhub, 0, 0x78e> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG3_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct MMVM_INVALIDATE_ENG3_ADDR_RANGE_LO32 : Register<MMVM_INVALIDATE_ENG3_ADDR_RANGE_LO32, Ip::kMmhub, 0, 0x78d> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG3_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct MMVM_INVALIDATE_ENG4_ADDR_RANGE_HI32 : Register<MMVM_INVALIDATE_ENG4_ADDR_RANGE_HI32, Ip::kMmhub, 0, 0x790> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG4_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct MMVM_INVALIDATE_ENG4_ADDR_RANGE_LO32 : Register<MMVM_INVALIDATE_ENG4_ADDR_RANGE_LO32, Ip::kMmhub, 0, 0x78f> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG4_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct MMVM_INVALIDATE_ENG5_ADDR_RANGE_HI32 : Register<MMVM_INVALIDATE_ENG5_ADDR_RANGE_HI32, Ip::kMmhub, 0, 0x792> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG5_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct MMVM_INVALIDATE_ENG5_ADDR_RANGE_LO32 : Register<MMVM_INVALIDATE_ENG5_ADDR_RANGE_LO32, Ip::kMmhub, 0, 0x791> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG5_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct MMVM_INVALIDATE_ENG6_ADDR_RANGE_HI32 : Register<MMVM_INVALIDATE_ENG6_ADDR_RANGE_HI32, Ip::kMmhub, 0, 0x794> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG6_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct MMVM_INVALIDATE_ENG6_ADDR_RANGE_LO32 : Register<MMVM_INVALIDATE_ENG6_ADDR_RANGE_LO32, Ip::kMmhub, 0, 0x793> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG6_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct MMVM_INVALIDATE_ENG7_ADDR_RANGE_HI32 : Register<MMVM_INVALIDATE_ENG7_ADDR_RANGE_HI32, Ip::kMmhub, 0, 0x796> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG7_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct MMVM_INVALIDATE_ENG7_ADDR_RANGE_LO32 : Register<MMVM_INVALIDATE_ENG7_ADDR_RANGE_LO32, Ip::kMmhub, 0, 0x795> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG7_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct MMVM_INVALIDATE_ENG8_ADDR_RANGE_HI32 : Register<MMVM_INVALIDATE_ENG8_ADDR_RANGE_HI32, Ip::kMmhub, 0, 0x798> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG8_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct MMVM_INVALIDATE_ENG8_ADDR_RANGE_LO32 : Register<MMVM_INVALIDATE_ENG8_ADDR_RANGE_LO32, Ip::kMmhub, 0, 0x797> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG8_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
+};
+struct MMVM_INVALIDATE_ENG9_ADDR_RANGE_HI32 : Register<MMVM_INVALIDATE_ENG9_ADDR_RANGE_HI32, Ip::kMmhub, 0, 0x79a> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG9_ADDR_RANGE_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
+  BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
+};
+struct MMVM_INVALIDATE_ENG9_ADDR_RANGE_LO32 : Register<MMVM_INVALIDATE_ENG9_ADDR_RANGE_LO32, Ip::kMmhub, 0, 0x799> {
+  static constexpr char kName[] = "MMVM_INVALIDATE_ENG9_ADDR_RANGE_LO32";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(s_bit, 0x1, 0)
+  BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
 };
 struct MMVM_L2_BANK_SELECT_RESERVED_CID2 : Register<MMVM_L2_BANK_SELECT_RESERVED_CID2, Ip::kMmhub, 0, 0x71b> {
   static constexpr char kName[] = "MMVM_L2_BANK_SELECT_RESERVED_CID2";
@@ -380,6 +596,16 @@ struct MMVM_L2_CONTEXT_IDENTITY_PHYSICAL_OFFSET_LO32 : Register<MMVM_L2_CONTEXT_
   static constexpr char kName[] = "MMVM_L2_CONTEXT_IDENTITY_PHYSICAL_OFFSET_LO32";
   static constexpr std::array<FieldSpec, 1> kFields{{{"PHYSICAL_PAGE_OFFSET_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(physical_page_offset_lo32, 0xffffffff, 0)
+};
+struct MMVM_L2_PROTECTION_FAULT_ADDR_HI32 : Register<MMVM_L2_PROTECTION_FAULT_ADDR_HI32, Ip::kMmhub, 0, 0x70e> {
+  static constexpr char kName[] = "MMVM_L2_PROTECTION_FAULT_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_ADDR_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_addr_hi4, 0xf, 0)
+};
+struct MMVM_L2_PROTECTION_FAULT_ADDR_LO32 : Register<MMVM_L2_PROTECTION_FAULT_ADDR_LO32, Ip::kMmhub, 0, 0x70d> {
+  static constexpr char kName[] = "MMVM_L2_PROTECTION_FAULT_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_ADDR_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_addr_lo32, 0xffffffff, 0)
 };
 struct MMVM_L2_PROTECTION_FAULT_CNTL : Register<MMVM_L2_PROTECTION_FAULT_CNTL, Ip::kMmhub, 0, 0x708> {
   static constexpr char kName[] = "MMVM_L2_PROTECTION_FAULT_CNTL";

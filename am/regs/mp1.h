@@ -10,8 +10,23 @@
 
 namespace am::regs::mp1 {
 
+struct MP1_SMN_C2PMSG_53 : Register<MP1_SMN_C2PMSG_53, Ip::kMp1, 0, 0x275> {
+  static constexpr char kName[] = "MP1_SMN_C2PMSG_53";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP1_SMN_C2PMSG_54 : Register<MP1_SMN_C2PMSG_54, Ip::kMp1, 0, 0x276> {
+  static constexpr char kName[] = "MP1_SMN_C2PMSG_54";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
 struct MP1_SMN_C2PMSG_66 : Register<MP1_SMN_C2PMSG_66, Ip::kMp1, 0, 0x282> {
   static constexpr char kName[] = "MP1_SMN_C2PMSG_66";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP1_SMN_C2PMSG_75 : Register<MP1_SMN_C2PMSG_75, Ip::kMp1, 0, 0x28b> {
+  static constexpr char kName[] = "MP1_SMN_C2PMSG_75";
   static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(content, 0xffffffff, 0)
 };
