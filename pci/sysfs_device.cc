@@ -181,6 +181,8 @@ absl::StatusOr<std::unique_ptr<DmaBuffer>> SysfsDevice::AllocDma(size_t size) {
   for (size_t i = 0; i < pages.size(); ++i) {
     const size_t offset = i * kPageSize;
     if (offset % kHugePageSize == 0) {
+      // Fault the page in by writing to it: mlock does, but some runtimes (AddressSanitizer) make mlock a no-op.
+      *reinterpret_cast<volatile uint8_t*>(memory.data() + offset) = 0;
       ASSIGN_OR_RETURN(physical, PhysicalAddress(pagemap, reinterpret_cast<uintptr_t>(memory.data() + offset)));
     }
     pages[i] = physical + offset % kHugePageSize;
