@@ -8,8 +8,10 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "am/discovery.h"
 #include "am/regs/nbio.h"
 #include "am/regs/register_space.h"
+#include "am/sim/discovery_table.h"
 #include "am/sim/navi31_ip_offsets.h"
 #include "base/status_macros.h"
 #include "pci/virtual_registry.h"
@@ -115,7 +117,34 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
   AddRegisterBar(5, kRegisterBarSize, /*is_64bit=*/false, register_bar_.get());
   AddCapability(PCI_CAP_ID_EXP, kPcieCapability);
   AddCapability(PCI_CAP_ID_MSI, kMsiCapability);
+  AttachIndirectAccess();
   if (state_->cold()) PowerOnDefaults();
+}
+
+// MM_INDEX/MM_DATA: a window onto VRAM (index bit 31 set) or the register space (clear) through BAR5, the only way
+// to reach VRAM beyond a small BAR0.
+void Navi31::AttachIndirectAccess() {
+  auto target = [this]() -> uint64_t {
+    const uint32_t index = registers_.Peek(kMmIndexDword);
+    if ((index & kMmIndexAperture) == 0) return index;
+    return (uint64_t{registers_.Peek(kMmIndexHiDword)} << 31) | (index & ~kMmIndexAperture);
+  };
+  registers_.OnRead(kMmDataDword, "nbio", [this, target](uint32_t) -> uint32_t {
+    const uint64_t address = target();
+    if ((registers_.Peek(kMmIndexDword) & kMmIndexAperture) == 0) return registers_.ReadDword(address / 4);
+    if (address > vram().size() - 4) return pci::Mmio::kUnclaimedRead;
+    uint32_t value;
+    std::memcpy(&value, vram().data() + (address & ~uint64_t{3}), 4);
+    return value;
+  });
+  registers_.OnWrite(kMmDataDword, "nbio", [this, target](uint32_t value) {
+    const uint64_t address = target();
+    if ((registers_.Peek(kMmIndexDword) & kMmIndexAperture) == 0) {
+      registers_.WriteDword(address / 4, value);
+    } else if (address <= vram().size() - 4) {
+      std::memcpy(vram().data() + (address & ~uint64_t{3}), &value, 4);
+    }
+  });
 }
 
 Navi31::~Navi31() = default;
@@ -128,6 +157,9 @@ void Navi31::PowerOnDefaults() {
     nbio->Write(regs::nbio::RCC_DEV0_EPF0_RCC_CONFIG_MEMSIZE{}.set_raw(
         static_cast<uint32_t>(config_.vram_size / base::MiB(1))));
   }
+  // The IP discovery binary, which the GPU's firmware places at the top of VRAM at power-on.
+  const std::vector<uint8_t> discovery = BuildNavi31Discovery();
+  std::memcpy(vram().data() + config_.vram_size - kDiscoveryOffsetFromTop, discovery.data(), discovery.size());
 }
 
 BAREGPU_REGISTER_VIRTUAL_DEVICE(

@@ -52,6 +52,7 @@ class Navi31 final : public pci::sim::VirtualDevice {
 
   Navi31(const std::string& name, const Navi31Config& config, std::unique_ptr<PersistentState> state);
   void PowerOnDefaults();
+  void AttachIndirectAccess();
 
   Navi31Config config_;
   std::unique_ptr<PersistentState> state_;

@@ -1,0 +1,57 @@
+// `baregpu info`: the device as its discovery table describes it.
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "tests/am/sim/sim_state_dir.h"
+#include "tests/tools/run_cli.h"
+
+namespace cli {
+namespace {
+
+using ::cli::testing::RunBaregpu;
+
+auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
+
+TEST(InfoCommandTest, JsonDescribesTheVirtualNavi31) {
+  auto r = RunBaregpu({"info", "sim:navi31:info", "--json"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  auto json = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << r.out;
+  EXPECT_EQ(json["device_id"], "0x744c");
+  EXPECT_EQ(json["vram_size"], uint64_t{24} << 30);
+  EXPECT_EQ(json["gc_info"]["compute_units"], 96);
+  bool saw_gc = false;
+  for (const auto& ip : json["ips"]) {
+    if (ip["block"] == "GC") {
+      saw_gc = true;
+      EXPECT_EQ(ip["version"], "11.0.0");
+      EXPECT_EQ(ip["bases"][0], "0x1260");
+    }
+  }
+  EXPECT_TRUE(saw_gc);
+  EXPECT_EQ(json["bars"].size(), 3u);
+}
+
+TEST(InfoCommandTest, TextListsEveryBlock) {
+  auto r = RunBaregpu({"info", "sim:navi31:info-text"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  for (const char* block : {"GC", "SDMA0", "MMHUB", "NBIF", "MP0", "MP1", "HDP", "OSSSYS"}) {
+    EXPECT_TRUE(absl::StrContains(r.out, block)) << block;
+  }
+  EXPECT_TRUE(absl::StrContains(r.out, "96 CUs"));
+}
+
+TEST(InfoCommandTest, ErrorsAreOneLine) {
+  auto missing = RunBaregpu({"info"});
+  EXPECT_EQ(missing.exit_status, 2);
+  auto bad = RunBaregpu({"info", "sim:nothing"});
+  EXPECT_EQ(bad.exit_status, 1);
+  EXPECT_TRUE(absl::StartsWith(bad.err, "error: no virtual device kind 'nothing'")) << bad.err;
+  auto not_gpu = RunBaregpu({"info", "sim:edu"});
+  EXPECT_EQ(not_gpu.exit_status, 1);
+  EXPECT_TRUE(absl::StartsWith(not_gpu.err, "error: ")) << not_gpu.err;
+}
+
+}  // namespace
+}  // namespace cli

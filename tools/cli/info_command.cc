@@ -1,0 +1,129 @@
+// baregpu info DEVICE: what the GPU says it is, from PCI and its IP discovery table; changes nothing on it.
+#include <linux/pci_regs.h>
+
+#include <ostream>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "am/discovery.h"
+#include "base/status_macros.h"
+#include "pci/enumerate.h"
+#include "pci/open.h"
+#include "tools/cli/command.h"
+#include "tools/cli/json.h"
+
+namespace cli {
+namespace {
+
+std::string Version(const am::IpVersion& v) { return absl::StrFormat("%d.%d.%d", v.major, v.minor, v.revision); }
+
+absl::Status RunInfo(Invocation& inv) {
+  if (inv.positional().size() != 1) return inv.UsageError("'baregpu info' takes one device (e.g. sim:navi31)");
+  ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, pci::Open(inv.positional()[0]));
+  ASSIGN_OR_RETURN(uint16_t vendor, device->ReadConfig16(PCI_VENDOR_ID));
+  ASSIGN_OR_RETURN(uint16_t device_id, device->ReadConfig16(PCI_DEVICE_ID));
+  if (vendor != pci::kVendorAmd) {
+    return absl::FailedPreconditionError(absl::StrFormat("%s is %04x:%04x, not an AMD GPU (vendor %04x)",
+                                                         device->name(), vendor, device_id, pci::kVendorAmd));
+  }
+  std::vector<pci::BarInfo> bars;
+  for (int i = 0; i < pci::kBarCount; ++i) {
+    ASSIGN_OR_RETURN(pci::BarInfo bar, device->GetBarInfo(i));
+    if (bar.present()) bars.push_back(bar);
+  }
+  ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
+  const am::Discovery& discovery = found.discovery;
+
+  if (inv.json()) {
+    Json j{
+        {"device", device->name()},
+        {"backend", std::string(device->backend())},
+        {"vendor_id", Hex(vendor, 4)},
+        {"device_id", Hex(device_id, 4)},
+        {"vram_size", found.vram_size},
+        {"discovery",
+         {{"address", Hex(found.table_address)},
+          {"through_mm_index", found.through_mm_index},
+          {"binary_version", absl::StrFormat("%d.%d", discovery.binary_version_major, discovery.binary_version_minor)},
+          {"ip_table_version", discovery.ip_table_version}}}};
+    Json bar_list = Json::array();
+    for (const pci::BarInfo& bar : bars) {
+      bar_list.push_back(
+          {{"index", bar.index}, {"size", bar.size}, {"64bit", bar.is_64bit}, {"prefetchable", bar.prefetchable}});
+    }
+    j["bars"] = bar_list;
+    Json ips = Json::array();
+    for (const am::DiscoveredIp& ip : discovery.ips) {
+      Json segments = Json::array();
+      for (uint64_t base : ip.segments) segments.push_back(Hex(base));
+      ips.push_back({{"block", am::HwIdName(ip.hw_id)},
+                     {"hw_id", ip.hw_id},
+                     {"instance", ip.instance},
+                     {"version", Version(ip.version)},
+                     {"bases", segments}});
+    }
+    j["ips"] = ips;
+    if (discovery.gc) {
+      const am::GcInfo& gc = *discovery.gc;
+      j["gc_info"] = {{"version", absl::StrFormat("%d.%d", gc.version_major, gc.version_minor)},
+                      {"shader_engines", gc.num_se},
+                      {"shader_arrays_per_se", gc.num_sa_per_se},
+                      {"cus_per_sa", gc.num_cu_per_sa},
+                      {"compute_units", gc.total_cus()},
+                      {"rbs_per_se", gc.num_rb_per_se},
+                      {"gl2c", gc.num_gl2c},
+                      {"wave_size", gc.wave_size},
+                      {"max_waves_per_simd", gc.max_waves_per_simd},
+                      {"lds_kib", gc.lds_size_kib}};
+    }
+    Json harvested = Json::array();
+    for (const am::HarvestedIp& h : discovery.harvested) {
+      harvested.push_back({{"block", am::HwIdName(h.hw_id)}, {"instance", h.instance}});
+    }
+    j["harvested"] = harvested;
+    PrintJson(inv.out(), j);
+    return absl::OkStatus();
+  }
+
+  std::ostream& out = inv.out();
+  out << absl::StrFormat("%s (%s): %04x:%04x, VRAM %d MiB\n", device->name(), device->backend(), vendor, device_id,
+                         found.vram_size >> 20);
+  for (const pci::BarInfo& bar : bars) {
+    out << absl::StrFormat("  BAR%d  %10d KiB  %s%s\n", bar.index, bar.size >> 10, bar.is_64bit ? "64-bit" : "32-bit",
+                           bar.prefetchable ? ", prefetchable" : "");
+  }
+  out << absl::StrFormat("IP discovery: binary %d.%d, IP table v%d, at VRAM %#x%s\n", discovery.binary_version_major,
+                         discovery.binary_version_minor, discovery.ip_table_version, found.table_address,
+                         found.through_mm_index ? " (read through MM_INDEX/MM_DATA)" : "");
+  out << absl::StrFormat("  %-8s %-4s %-9s %s\n", "block", "inst", "version", "segment bases (dwords)");
+  for (const am::DiscoveredIp& ip : discovery.ips) {
+    std::vector<std::string> bases;
+    for (uint64_t base : ip.segments) bases.push_back(absl::StrFormat("0x%08x", base));
+    out << absl::StrFormat("  %-8s %-4d %-9s %s\n", am::HwIdName(ip.hw_id), ip.instance, Version(ip.version),
+                           absl::StrJoin(bases, " "));
+  }
+  if (discovery.gc) {
+    const am::GcInfo& gc = *discovery.gc;
+    out << absl::StrFormat(
+        "gc_info %d.%d: %d shader engines x %d arrays x %d CUs = %d CUs, %d RBs/SE, wave%d, %d KiB LDS\n",
+        gc.version_major, gc.version_minor, gc.num_se, gc.num_sa_per_se, gc.num_cu_per_sa, gc.total_cus(),
+        gc.num_rb_per_se, gc.wave_size, gc.lds_size_kib);
+  }
+  out << "harvested: " << (discovery.harvested.empty() ? "nothing" : "") << "\n";
+  for (const am::HarvestedIp& h : discovery.harvested) {
+    out << absl::StrFormat("  %s instance %d\n", am::HwIdName(h.hw_id), h.instance);
+  }
+  return absl::OkStatus();
+}
+
+BAREGPU_REGISTER_COMMAND(kInfoRegistered,
+                         Command{"info",
+                                 "show a GPU's IP versions, register bases, VRAM, BARs and gc_info",
+                                 "baregpu info DEVICE [--json]",
+                                 "Reads PCI configuration space, RCC_CONFIG_MEMSIZE and the IP discovery table at\n"
+                                 "the top of VRAM. Changes nothing on the device.",
+                                 {{"json", false, "print a JSON document"}},
+                                 RunInfo});
+
+}  // namespace
+}  // namespace cli
