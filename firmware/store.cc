@@ -8,6 +8,7 @@
 #include "base/file.h"
 #include "base/status_macros.h"
 #include "firmware/decompress.h"
+#include "firmware/virtual_firmware.h"
 
 namespace firmware {
 
@@ -19,6 +20,12 @@ std::vector<std::string> DefaultSearchRoots() {
   roots.push_back("/lib/firmware/updates");
   roots.push_back("/lib/firmware");
   return roots;
+}
+
+Store StoreForDevice(bool is_virtual) {
+  std::vector<std::string> roots = DefaultSearchRoots();
+  if (is_virtual) roots.insert(roots.begin(), VirtualFirmwareDir());
+  return Store(std::move(roots));
 }
 
 std::vector<std::string> Store::Candidates(absl::string_view name) const {

@@ -47,6 +47,10 @@ class Store {
   std::vector<std::string> roots_;
 };
 
+// The store a device uses: a virtual device (sim:navi31) searches its virtual firmware first
+// (VirtualFirmwareDir()), then the default roots.
+Store StoreForDevice(bool is_virtual);
+
 // Reads (and decompresses, by suffix) one firmware file given by path.
 absl::StatusOr<std::string> ReadFirmwareFile(const std::string& path);
 

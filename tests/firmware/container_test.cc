@@ -52,6 +52,34 @@ TEST(ContainerTest, ParsesAHandBuiltImuImage) {
   EXPECT_EQ(dram->size, 0x100u);
 }
 
+TEST(ContainerTest, ParsesHandBuiltRlcV24AndSdmaV30Images) {
+  // rlc_firmware_header_v2_4: v2.0 (18 fields), v2.1 (13), v2.2 (4), v2.3 (8) precede the tap delays at 204.
+  std::string rlc = Image(2, 4, 0x100, 0x400);
+  Put32(rlc, 180, 0x40);   // rlcp_ucode_size_bytes
+  Put32(rlc, 184, 0x200);  // rlcp_ucode_offset_bytes
+  Put32(rlc, 204, 0x40);   // global_tap_delays_ucode_size_bytes
+  Put32(rlc, 208, 0x300);  // global_tap_delays_ucode_offset_bytes
+  Put32(rlc, 236, 0x20);   // se3_tap_delays_ucode_size_bytes
+  Put32(rlc, 240, 0x380);  // se3_tap_delays_ucode_offset_bytes
+  auto c = ParseContainer("gc_11_0_3_rlc.bin", rlc);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->layout, "rlc_firmware_header_v2_4");
+  EXPECT_EQ(c->components.size(), 4u);  // RLC_G, RLC_P, global and SE3 tap delays; the rest are empty
+  EXPECT_EQ(c->Find(LoadPath::kIpFirmware, gfx_fw_type::kRlcP)->offset, 0x200u);
+  EXPECT_EQ(c->Find(LoadPath::kIpFirmware, gfx_fw_type::kGlobalTapDelays)->offset, 0x300u);
+  EXPECT_EQ(c->Find(LoadPath::kIpFirmware, gfx_fw_type::kSe3TapDelays)->size, 0x20u);
+
+  // sdma_firmware_header_v3_0: ucode_feature_version, ucode_offset_bytes, ucode_size_bytes.
+  std::string sdma = Image(3, 0, 0x200, 0x400);
+  Put32(sdma, 40, 0x180);
+  auto s = ParseContainer("sdma_7_0_0.bin", sdma);
+  ASSERT_TRUE(s.ok()) << s.status();
+  const Component* rs64 = s->Find(LoadPath::kIpFirmware, gfx_fw_type::kSdmaUcodeTh0);
+  ASSERT_NE(rs64, nullptr);
+  EXPECT_EQ(rs64->offset, 0x100u);
+  EXPECT_EQ(rs64->size, 0x180u);
+}
+
 TEST(ContainerTest, TooShortForTheCommonHeader) {
   auto c = ParseContainer("x_rlc.bin", std::string(20, '\0'));
   ASSERT_FALSE(c.ok());

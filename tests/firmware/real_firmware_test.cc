@@ -37,6 +37,14 @@ TEST(RealFirmwareTest, EveryFileParsesWithComponentsInsideAndPlausibleVersions) 
     EXPECT_EQ(h.ucode_array_offset_bytes, 256u) << name;
     EXPECT_LE(uint64_t{h.ucode_array_offset_bytes} + h.ucode_size_bytes, data.size()) << name;
     EXPECT_FALSE(c->components.empty()) << name;
+    // Images handed to the PSP never overlap one another (driver-side views such as a PFP's JT may).
+    for (const Component& a : c->components) {
+      for (const Component& b : c->components) {
+        if (&a == &b || a.load == LoadPath::kDriver || b.load == LoadPath::kDriver) continue;
+        EXPECT_TRUE(a.offset + a.size <= b.offset || b.offset + b.size <= a.offset)
+            << name << ": " << a.name << " overlaps " << b.name;
+      }
+    }
     for (const Component& comp : c->components) {
       EXPECT_GT(comp.size, 0u) << name << " " << comp.name;
       EXPECT_LE(comp.offset + comp.size, data.size()) << name << " " << comp.name;

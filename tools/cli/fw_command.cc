@@ -181,10 +181,8 @@ absl::Status RunNeed(Invocation& inv) {
   const std::string& device = inv.positional()[1];
   ASSIGN_OR_RETURN(firmware::DeviceFirmwareTarget target, firmware::ResolveDeviceName(device));
   ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> required, firmware::RequiredFiles(target.profile.ip));
-  std::vector<std::string> roots = firmware::DefaultSearchRoots();
-  // A virtual device runs virtual firmware: its directory comes first.
-  if (target.is_virtual) roots.insert(roots.begin(), firmware::VirtualFirmwareDir());
-  const firmware::Store store(roots);
+  const firmware::Store store = firmware::StoreForDevice(target.is_virtual);
+  const std::vector<std::string>& roots = store.roots();
 
   std::vector<NeedResult> results;
   int problems = 0;

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Fuzzes the firmware parser with libFuzzer (clang-19 -fsanitize=fuzzer,address,undefined). The main build stays
+# on g++; this compiles the parser sources and tools/fuzz/firmware_fuzzer.cc directly into build-fuzz/.
+#
+#   tools/fuzz.sh build              compile build-fuzz/firmware_fuzzer
+#   tools/fuzz.sh seeds              (re)make build-fuzz/seeds: the real files in ../shared/firmware/amdgpu (one
+#                                    per layout) and the virtual Navi31 firmware of build/ (or of
+#                                    $BAREGPU_VIRTUAL_FIRMWARE_DIR, the directory holding amdgpu/)
+#   tools/fuzz.sh run [SECONDS]      fuzz for SECONDS (default 300) from the seeds; findings go to build-fuzz/
+#   tools/fuzz.sh smoke              build, then run every seed plus 5000 mutations (bounded, < 30 s); exit 77
+#                                    (skip) when clang-19 or its fuzzer runtime is missing
+# BAREGPU_FUZZ_DIR moves build-fuzz/ elsewhere (the meson test uses BUILD/fuzz).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+out=${BAREGPU_FUZZ_DIR:-$root/build-fuzz}
+cxx=${CLANGXX:-clang++-19}
+binary=$out/firmware_fuzzer
+
+have_toolchain() {
+  command -v "$cxx" >/dev/null || return 1
+  echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' |
+    "$cxx" -x c++ -fsanitize=fuzzer - -o "$out/.probe" 2>/dev/null
+}
+
+build() {
+  mkdir -p "$out"
+  if ! have_toolchain; then
+    echo "fuzz: $cxx with libFuzzer is missing (Debian packages clang-19 libclang-rt-19-dev)" >&2
+    return 77
+  fi
+  local sources=(tools/fuzz/firmware_fuzzer.cc base/sha256.cc)
+  for f in byte_reader container file_kind fw_types gfx_layouts misc_layouts psp_layouts requirements rlc_layouts \
+           sdma_layouts smc_layouts virtual_firmware; do
+    sources+=("firmware/$f.cc")
+  done
+  # Rebuild only when a source is newer than the binary.
+  if [ -x "$binary" ] && [ -z "$(find "${sources[@]}" firmware/*.h base/*.h -newer "$binary" 2>/dev/null)" ]; then
+    return 0
+  fi
+  # shellcheck disable=SC2046
+  (cd "$root" && "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+    -I. "${sources[@]}" $(pkg-config --cflags --libs absl_status absl_statusor absl_strings absl_str_format \
+    absl_flat_hash_map) -o "$binary")
+}
+
+seeds() {
+  mkdir -p "$out/seeds"
+  rm -f "$out/seeds"/*
+  local shared=$root/../shared/firmware/amdgpu
+  if [ -d "$shared" ]; then
+    # One real file per container kind and header version keeps the corpus small but covers every layout.
+    python3 - "$shared" "$out/seeds" <<'PY'
+import os, shutil, struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+seen = set()
+for name in sorted(os.listdir(src)):
+    if not name.endswith(".bin"):
+        continue
+    data = open(os.path.join(src, name), "rb").read()
+    kind = name[:-4].split("_")[-1].rstrip("0123456789")
+    key = (kind, struct.unpack_from("<HH", data, 8))
+    if key not in seen:
+        seen.add(key)
+        shutil.copy(os.path.join(src, name), os.path.join(dst, name))
+PY
+  else
+    echo "fuzz: ../shared/firmware/amdgpu is absent; seeding from the virtual firmware only" >&2
+  fi
+  local virtual=${BAREGPU_VIRTUAL_FIRMWARE_DIR:-$root/build/firmware/virtual}/amdgpu
+  if [ -d "$virtual" ]; then
+    for f in "$virtual"/*.bin; do cp "$f" "$out/seeds/virtual_$(basename "$f")"; done
+  fi
+  echo "fuzz: $(ls "$out/seeds" | wc -l) seeds in $out/seeds"
+}
+
+cd "$root"
+case "${1:-}" in
+  build) build ;;
+  seeds) seeds ;;
+  run)
+    build
+    [ -d "$out/seeds" ] || seeds
+    mkdir -p "$out/corpus" "$out/findings"
+    "$binary" -max_total_time="${2:-300}" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$out/findings/" \
+      -print_final_stats=1 "$out/corpus" "$out/seeds"
+    ;;
+  smoke)
+    build || exit $?
+    seeds >/dev/null
+    # A fixed seed and run count keep it deterministic and bounded.
+    "$binary" -seed=1 -runs=5000 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$out/" "$out/seeds"
+    ;;
+  *)
+    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+    ;;
+esac
