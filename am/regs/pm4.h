@@ -1,12 +1,14 @@
 // PM4 type-3 packets as the gfx11 CP (MEC) reads them. Opcodes and field encodings are generated from Linux 6.12
 // drivers/gpu/drm/amd/amdgpu/nvd.h into am/regs/pm4_constants.h (PACKET3_*, WAIT_REG_MEM_*(x), ...); this file adds
-// the header word, which nvd.h builds with its two-argument PACKET3(op, n) macro.
+// the header word, which nvd.h builds with its two-argument PACKET3(op, n) macro. Event types for EVENT_WRITE and
+// RELEASE_MEM (soc21_enum.h VGT_EVENT_TYPE): am/regs/pm4_event_constants.h.
 #ifndef BAREGPU_AM_REGS_PM4_H_
 #define BAREGPU_AM_REGS_PM4_H_
 
 #include <cstdint>
 
 #include "am/regs/pm4_constants.h"
+#include "am/regs/pm4_event_constants.h"
 
 namespace am::regs::pm4 {
 

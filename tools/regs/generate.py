@@ -47,6 +47,7 @@ STRUCT_HEADERS = [
     "include/v11_structs.h",
     "include/soc15_ih_clientid.h",
     "include/soc15_hw_ip.h",
+    "include/soc21_enum.h",
     "include/ivsrcid/gfx/irqsrcs_gfx_11_0_0.h",
     "amdgpu/psp_gfx_if.h",
     "amdgpu/nvd.h",

@@ -25,6 +25,7 @@ CONSTANTS = [
      [r"^GFX_", r"^PSP_", r"^TEE_", r"^C2PMSG_", r"^FRAME_TYPE_"], True),
     ("pm4_constants.h", "amdgpu/nvd.h", "pm4",
      [r"^PACKET", r"^CP_PACKET2$", r"^(EVENT|CS|CACHE|PS|VS)_", r"^(WAIT_REG_MEM|WRITE_DATA|INDIRECT_BUFFER)_"], True),
+    ("pm4_event_constants.h", "include/soc21_enum.h", "pm4", ["enum:VGT_EVENT_TYPE"], True),
     ("sdma_constants.h", "amdgpu/sdma_v6_0_0_pkt_open.h", "sdma", ["SDMA_PACKETS"], True),
     ("smu_constants.h", "pm/swsmu/inc/pmfw_if/smu_v13_0_0_ppsmc.h", "smu",
      [r"^PPSMC_", r"^PPS_", r"^DEBUGSMC_", r"^SMU_13_0_0_"], True),
@@ -204,10 +205,13 @@ def constants_for(files, amd, spec):
     text = files[amd + header]
     if patterns == ["SDMA_PACKETS"]:
         names = sdma_names(text)
+    elif patterns[0].startswith("enum:"):  # every member of one named enum
+        m = re.search(r"\benum\s+%s\s*\{(.*?)\}" % patterns[0][5:], strip_comments(text), re.S)
+        names = [re.match(r"\s*(\w+)", item).group(1) for item in m.group(1).split(",") if item.strip()]
     else:
         candidates = [n for n, _ in object_defines(text)] + enum_members(text)
         names = [n for n in candidates if any(re.search(p, n) for p in patterns)]
-    if spec[3] != ["SDMA_PACKETS"]:
+    if spec[3] != ["SDMA_PACKETS"] and not spec[3][0].startswith("enum:"):
         names += ["%s()" % n for n, _ in shift_macros(text) if any(re.search(p, n) for p in patterns)]
     seen = set()
     return [n for n in names if not (n in seen or seen.add(n))]

@@ -5,6 +5,7 @@
 #include "am/regs/hw_id_constants.h"
 #include "am/regs/ih_constants.h"
 #include "am/regs/pm4.h"
+#include "am/regs/pm4_event_constants.h"
 #include "am/regs/psp_constants.h"
 #include "am/regs/smu_constants.h"
 #include "am/regs/smu_driver_if_constants.h"
@@ -33,6 +34,10 @@ TEST(ConstantsTest, Pm4OpcodesAndFieldsFromNvdH) {
   EXPECT_EQ(pm4::WAIT_REG_MEM_FUNCTION(3), 3u);
   EXPECT_EQ(pm4::PACKET3_RELEASE_MEM_DATA_SEL(2), 2u << 29);
   EXPECT_EQ(pm4::INDIRECT_BUFFER_VALID, 1u << 23);
+  // Event types for EVENT_WRITE / RELEASE_MEM: soc21_enum.h VGT_EVENT_TYPE.
+  EXPECT_EQ(pm4::CS_PARTIAL_FLUSH, 0x7u);
+  EXPECT_EQ(pm4::CACHE_FLUSH_AND_INV_TS_EVENT, 0x14u);
+  EXPECT_EQ(pm4::BOTTOM_OF_PIPE_TS, 0x28u);
 }
 
 TEST(ConstantsTest, Packet3Header) {
