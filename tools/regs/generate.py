@@ -15,10 +15,8 @@ import argparse
 import keyword
 import os
 import re
-import subprocess
 import sys
 import tarfile
-import tempfile
 
 GENERATOR = "tools/regs/generate.py"
 AMD = "drivers/gpu/drm/amd/"
