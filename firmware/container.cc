@@ -123,7 +123,7 @@ absl::Status CheckCommonHeader(const ByteReader& r, const Layout& layout, Contai
     if (!rlc_quirk) {
       return r.Malformed(absl::StrFormat(
           "header.size_bytes = %d but the file is %d bytes; the amdgpu driver rejects such a file "
-          "(amdgpu_ucode_validate); it is %s",
+          "(amdgpu_ucode_validate); it is %s (reinstall it from linux-firmware)",
           h.size_bytes, r.size(), h.size_bytes > r.size() ? "truncated" : "followed by trailing bytes or corrupt"));
     }
     out.notes.push_back(absl::StrFormat(

@@ -234,7 +234,7 @@ TEST(ContainerTest, TruncatedRealFileIsRejectedClearly) {
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(std::string(c.status().message()),
             "sienna_cichlid_sos.bin: header.size_bytes = 223344 but the file is 200000 bytes; the amdgpu driver "
-            "rejects such a file (amdgpu_ucode_validate); it is truncated");
+            "rejects such a file (amdgpu_ucode_validate); it is truncated (reinstall it from linux-firmware)");
 }
 
 TEST(ContainerTest, CorruptedRealFileIsRejectedClearly) {

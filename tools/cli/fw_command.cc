@@ -242,9 +242,14 @@ absl::Status RunNeed(Invocation& inv) {
     }
   }
   if (problems == 0) return absl::OkStatus();
-  return absl::NotFoundError(absl::StrFormat(
-      "%d of %d firmware files for %s are missing or unusable (see above); set %s to a directory holding amdgpu/",
-      problems, results.size(), device, firmware::kFirmwarePathEnv));
+  const std::string hint = target.is_virtual
+                               ? absl::StrFormat(
+                                     "the build generates virtual firmware into BUILD/firmware/virtual (installed: "
+                                     "share/baregpu/firmware); %s overrides where it is looked for",
+                                     firmware::kVirtualFirmwareDirEnv)
+                               : absl::StrFormat("set %s to a directory holding amdgpu/", firmware::kFirmwarePathEnv);
+  return absl::NotFoundError(absl::StrFormat("%d of %d firmware files for %s are missing or unusable (see above); %s",
+                                             problems, results.size(), device, hint));
 }
 
 absl::Status RunFw(Invocation& inv) {
