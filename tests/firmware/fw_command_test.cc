@@ -1,4 +1,7 @@
 // `baregpu fw info` and `baregpu fw need` as a user runs them.
+#include <lzma.h>
+#include <zstd.h>
+
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -49,6 +52,35 @@ TEST(FwCommandTest, InfoJsonCoversEveryComponent) {
   }
   EXPECT_TRUE(iram);
   EXPECT_EQ(json["files"][1]["components"][0]["types"][0]["name"], "GFX_FW_TYPE_SDMA1");
+}
+
+TEST(FwCommandTest, InfoReadsCompressedFiles) {
+  REQUIRE_SHARED_FIRMWARE(dir);
+  auto data = base::ReadFile(dir + "/sienna_cichlid_cap.bin");
+  ASSERT_TRUE(data.ok());
+  std::string zst(ZSTD_compressBound(data->size()), '\0');
+  zst.resize(ZSTD_compress(zst.data(), zst.size(), data->data(), data->size(), 3));
+  std::string xz(lzma_stream_buffer_bound(data->size()), '\0');
+  size_t xz_size = 0;
+  lzma_easy_buffer_encode(6, LZMA_CHECK_CRC64, nullptr, reinterpret_cast<const uint8_t*>(data->data()), data->size(),
+                          reinterpret_cast<uint8_t*>(xz.data()), &xz_size, xz.size());
+  xz.resize(xz_size);
+  const std::string zst_path = "/tmp/baregpu-fw-test-sienna_cichlid_cap.bin.zst";
+  const std::string xz_path = "/tmp/baregpu-fw-test-sienna_cichlid_cap.bin.xz";
+  std::ofstream(zst_path, std::ios::binary) << zst;
+  std::ofstream(xz_path, std::ios::binary) << xz;
+  auto r = RunBaregpu({"fw", "info", "--json", zst_path, xz_path});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  auto json = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << r.out;
+  for (const auto& file : json["files"]) {
+    EXPECT_EQ(file["kind"], "cap");
+    EXPECT_EQ(file["file_size"], 960);
+    // sha256sum of the uncompressed file.
+    EXPECT_EQ(file["sha256"], "700bfb3bff61f6dcb2b34feaa511dcb9fc8e2ef75cf6f39c966aa703b21cdaea");
+  }
+  std::remove(zst_path.c_str());
+  std::remove(xz_path.c_str());
 }
 
 TEST(FwCommandTest, TruncatedAndCorruptedFilesFailWithOneLine) {
