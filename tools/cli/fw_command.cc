@@ -74,13 +74,14 @@ void PrintContainer(std::ostream& out, const std::string& path, const firmware::
     if (f.value != 0) nonzero.push_back(absl::StrFormat("%s=0x%x", f.name, f.value));
   }
   if (!nonzero.empty()) out << "  fields: " << absl::StrJoin(nonzero, " ") << "\n";
-  out << absl::StrFormat("  %-16s %10s %10s %10s %-10s %-34s %s\n", "component", "offset", "size", "version", "load",
-                         "type", "sha256");
+  // Types last: a stack shared by four pipes lists four of them.
+  out << absl::StrFormat("  %-24s %10s %10s %10s %-10s %-64s %s\n", "component", "offset", "size", "version", "load",
+                         "sha256", "type");
   for (const firmware::Component& comp : c.components) {
-    out << absl::StrFormat("  %-16s %#10x %10d %10s %-10s %-34s %s\n", comp.name, comp.offset, comp.size,
+    out << absl::StrFormat("  %-24s %#10x %10d %10s %-10s %-64s %s\n", comp.name, comp.offset, comp.size,
                            comp.version ? absl::StrFormat("%#x", *comp.version) : "-",
-                           firmware::LoadPathName(comp.load), Types(comp),
-                           base::Sha256::HexHash(firmware::ComponentBytes(data, comp)));
+                           firmware::LoadPathName(comp.load),
+                           base::Sha256::HexHash(firmware::ComponentBytes(data, comp)), Types(comp));
   }
   for (const std::string& note : c.notes) out << "  note: " << note << "\n";
 }
