@@ -1,5 +1,6 @@
 // baregpu regs: the AMD register database from the command line. `find` lists registers by part of their name,
 // `decode` splits a value into its fields. (`baregpu regs DEVICE read|write|dump` comes with device access.)
+#include <algorithm>
 #include <bit>
 #include <optional>
 #include <ostream>

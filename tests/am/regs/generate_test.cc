@@ -1,12 +1,14 @@
 // Regenerates am/regs/ from the kernel tarball into a temporary directory and compares byte for byte, so the
 // committed generated files stay exactly what tools/regs/generate.py makes of Linux 6.12.
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "gtest/gtest.h"
 
@@ -58,6 +60,51 @@ TEST(GenerateTest, CommittedFilesMatchARegeneration) {
   EXPECT_GT(compared, 10);
   std::cout << "compared " << compared << " generated files\n";
   fs::remove_all(out);
+}
+
+// Runs the generator with `args`; returns its exit status and what it printed.
+std::pair<int, std::string> RunGenerator(const std::string& args) {
+  const char* source_root = std::getenv("BAREGPU_SOURCE_ROOT");
+  if (source_root == nullptr) return {-1, "BAREGPU_SOURCE_ROOT is not set"};
+  char pattern[] = "/tmp/baregpu_regs_XXXXXX";
+  if (mkdtemp(pattern) == nullptr) return {-1, "mkdtemp failed"};
+  const fs::path dir(pattern);
+  const std::string command = "python3 '" + (fs::path(source_root) / "tools/regs/generate.py").string() + "' --out '" +
+                              (dir / "out").string() + "' " + args + " > '" + (dir / "log.txt").string() + "' 2>&1";
+  const int status = std::system(command.c_str());
+  std::string log = ReadAll(dir / "log.txt");
+  fs::remove_all(dir);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, log};
+}
+
+TEST(GenerateTest, MissingTarballIsAClearError) {
+  auto [status, log] = RunGenerator("--tarball /nonexistent/linux-source-6.12.tar.xz");
+  EXPECT_EQ(status, 1) << log;
+  EXPECT_NE(log.find("error: cannot read /nonexistent/linux-source-6.12.tar.xz"), std::string::npos) << log;
+  EXPECT_NE(log.find("linux-source-6.12"), std::string::npos) << log;
+}
+
+TEST(GenerateTest, UnknownTypedRegisterNamesTheListLine) {
+  if (!fs::exists(kTarball)) GTEST_SKIP() << kTarball << " is absent";
+  char path[] = "/tmp/baregpu_typed_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  std::ofstream(path) << "# a comment\ngc CP_HQD_PQ_CONTROL\ngc CP_HQD_PQ_CONTROLX\n";
+  auto [status, log] = RunGenerator(std::string("--typed-list ") + path);
+  fs::remove(path);
+  EXPECT_EQ(status, 1) << log;
+  EXPECT_NE(log.find(":3: no gc register named CP_HQD_PQ_CONTROLX"), std::string::npos) << log;
+
+  char bad_ip[] = "/tmp/baregpu_typed_XXXXXX";
+  const int fd2 = mkstemp(bad_ip);
+  ASSERT_GE(fd2, 0);
+  close(fd2);
+  std::ofstream(bad_ip) << "dcn SOMETHING\n";
+  auto [status2, log2] = RunGenerator(std::string("--typed-list ") + bad_ip);
+  fs::remove(bad_ip);
+  EXPECT_EQ(status2, 1) << log2;
+  EXPECT_NE(log2.find(":1: expected 'IP REGISTER'"), std::string::npos) << log2;
 }
 
 }  // namespace
