@@ -59,7 +59,8 @@ absl::Status CheckDriver(const SystemPaths& paths, const Address& address, const
   if (DriverKeepsGroupViable(*driver) && absl::StrContains(*driver, "vfio")) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrFormat(
       "%s is bound to %s, not vfio-pci; %shand it to vfio-pci (as root): %s", bdf, *driver,
-      IsGpuDriver(*driver) ? "stop everything using the GPU (display manager, compute jobs), then " : "",
+      IsGpuDriver(*driver) ? "stop everything using the GPU (display manager, compute jobs, nvidia-persistenced), then "
+                           : "",
       BindCommands(paths, address, true)));
 }
 
