@@ -109,6 +109,7 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
       registers_(std::span<uint32_t>(reinterpret_cast<uint32_t*>(state_->region(1).data()),
                                      state_->region(1).size() / sizeof(uint32_t))),
       bases_(Navi31Bases()),
+      smu_(registers_, bases_),
       register_bar_(std::make_unique<RegisterBar>(registers_)),
       doorbell_bar_(std::make_unique<DoorbellBar>()) {
   const uint64_t visible = std::min(config.bar0_size, config.vram_size);
@@ -118,7 +119,14 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
   AddCapability(PCI_CAP_ID_EXP, kPcieCapability);
   AddCapability(PCI_CAP_ID_MSI, kMsiCapability);
   AttachIndirectAccess();
+  smu_.set_mode1_reset_handler([this] { Mode1Reset(); });
   if (state_->cold()) PowerOnDefaults();
+}
+
+void Navi31::Mode1Reset() {
+  (void)state_->Clear(1);
+  smu_.Reset();
+  PowerOnDefaults();
 }
 
 // MM_INDEX/MM_DATA: a window onto VRAM (index bit 31 set) or the register space (clear) through BAR5, the only way

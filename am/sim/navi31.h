@@ -12,6 +12,7 @@
 #include "am/regs/ip_bases.h"
 #include "am/sim/persistent_state.h"
 #include "am/sim/register_file.h"
+#include "am/sim/smu_model.h"
 #include "base/bits.h"
 #include "pci/sim/virtual_device.h"
 
@@ -45,6 +46,7 @@ class Navi31 final : public pci::sim::VirtualDevice {
   // True when this open powered the device on (no state was left by an earlier process).
   bool cold() const { return state_->cold(); }
   std::span<uint8_t> vram() const { return state_->region(0); }
+  SmuModel& smu() { return smu_; }
 
  private:
   class RegisterBar;
@@ -53,11 +55,15 @@ class Navi31 final : public pci::sim::VirtualDevice {
   Navi31(const std::string& name, const Navi31Config& config, std::unique_ptr<PersistentState> state);
   void PowerOnDefaults();
   void AttachIndirectAccess();
+  // What SMU's Mode1Reset does to the chip: every register back to its power-on value, the discovery binary
+  // rewritten; VRAM contents otherwise kept.
+  void Mode1Reset();
 
   Navi31Config config_;
   std::unique_ptr<PersistentState> state_;
   RegisterFile registers_;
   regs::IpBases bases_;
+  SmuModel smu_;
   std::unique_ptr<RegisterBar> register_bar_;
   std::unique_ptr<DoorbellBar> doorbell_bar_;
 };

@@ -91,6 +91,15 @@ absl::StatusOr<std::unique_ptr<PersistentState>> PersistentState::Open(absl::str
   return state;
 }
 
+absl::Status PersistentState::Clear(size_t index) {
+  std::span<uint8_t> region = regions_[index];
+  // Punching the pages out of the shared file zeroes them without touching (and so allocating) each one.
+  if (::madvise(region.data(), region.size(), MADV_REMOVE) != 0) {
+    return base::ErrnoError(errno, absl::StrFormat("clearing %d bytes of state under %s", region.size(), prefix_));
+  }
+  return absl::OkStatus();
+}
+
 PersistentState::~PersistentState() {
   for (std::span<uint8_t> region : regions_) ::munmap(region.data(), region.size());
 }

@@ -40,6 +40,8 @@ class PersistentState {
   PersistentState& operator=(const PersistentState&) = delete;
 
   std::span<uint8_t> region(size_t index) const { return regions_[index]; }
+  // Returns a region to all zeros and frees its pages (a reset of what it holds).
+  absl::Status Clear(size_t index);
   // True when this open created the state: the device was never powered before (or was power-cycled).
   bool cold() const { return cold_; }
   const std::string& path_prefix() const { return prefix_; }

@@ -5,8 +5,11 @@
 
 #include <cstdlib>
 
+#include "am/discovery.h"
+#include "am/regs/mp1.h"
 #include "am/regs/nbio.h"
 #include "am/regs/register_space.h"
+#include "am/regs/smu_constants.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
 #include "tests/am/sim/sim_state_dir.h"
@@ -96,6 +99,36 @@ TEST(Navi31Test, BasesComeFromTheSoc15OffsetTable) {
   EXPECT_EQ(*bases.Base(regs::Ip::kNbio, 0, 0), 0x0u);    // NBIO_BASE__INST0_SEG0
   EXPECT_EQ(*bases.Base(regs::Ip::kNbio, 0, 2), 0xd20u);  // NBIO_BASE__INST0_SEG2
   EXPECT_FALSE(bases.Base(regs::Ip::kGc, 0, 4).ok());     // GC has no fifth segment
+}
+
+}  // namespace
+}  // namespace am::sim
+
+namespace am::sim {
+namespace {
+
+TEST(Navi31Test, SmuMode1ResetReturnsRegistersToPowerOnAndKeepsVram) {
+  auto device = pci::Open("sim:navi31:mode1");
+  ASSERT_TRUE(device.ok());
+  auto& navi31 = static_cast<Navi31&>(**device);
+  // Until a PSP model exists, the test stands in for it: the SMU firmware is "loaded".
+  navi31.smu().FirmwareLoaded(1);
+  pci::Mmio bar5 = *(*device)->MapMmio(5);
+  Bar5 registers(bar5);
+  auto mp1 = regs::IpRegisters<regs::Ip::kMp1, Bar5>::Create(registers, Navi31Bases());
+  auto nbio = regs::IpRegisters<regs::Ip::kNbio, Bar5>::Create(registers, Navi31Bases());
+  ASSERT_TRUE(mp1.ok() && nbio.ok());
+  bar5.Write32(0x100, 0x12345678);
+  (*(*device)->MapMemory(0))[base::GiB(2)] = 0x99;
+
+  mp1->Write(regs::mp1::MP1_SMN_C2PMSG_90{}.set_raw(0));
+  mp1->Write(regs::mp1::MP1_SMN_C2PMSG_66{}.set_raw(regs::smu::PPSMC_MSG_Mode1Reset));
+
+  EXPECT_EQ(bar5.Read32(0x100), 0u);  // registers back to their power-on values
+  EXPECT_EQ(nbio->Read<regs::nbio::RCC_DEV0_EPF0_RCC_CONFIG_MEMSIZE>().raw(), 24576u);
+  EXPECT_EQ((*(*device)->MapMemory(0))[base::GiB(2)], 0x99);  // VRAM is not cleared by a reset
+  EXPECT_FALSE(navi31.smu().alive());                         // the SMU needs its firmware again
+  EXPECT_TRUE(ReadDiscovery(**device).ok());                  // the discovery binary is there again
 }
 
 }  // namespace

@@ -1,0 +1,73 @@
+// The SMU (MP1 13.0.0) message mailbox of the virtual Navi31, as Linux's smu_cmn.c drives it: the driver clears
+// the response register C2PMSG_90, writes the argument to C2PMSG_82 and the message id to C2PMSG_66; the SMU
+// answers in C2PMSG_90 (PPSMC_Result_*) and leaves any output in C2PMSG_82. Message ids and results from
+// smu_v13_0_0_ppsmc.h, clock and feature ids from smu13_driver_if_v13_0_0.h (am/regs/smu*_constants.h).
+//
+// Until the PSP has loaded the SMU's firmware (pmfw), nothing answers: the response register stays 0 and the
+// driver's wait times out, as on the hardware.
+#ifndef BAREGPU_AM_SIM_SMU_MODEL_H_
+#define BAREGPU_AM_SIM_SMU_MODEL_H_
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "am/regs/ip_bases.h"
+#include "am/regs/smu_driver_if_constants.h"
+#include "am/sim/register_file.h"
+
+namespace am::sim {
+
+class SmuModel {
+ public:
+  SmuModel(RegisterFile& registers, const regs::IpBases& bases);
+
+  // The PSP loaded SMU firmware of this version: the mailbox comes alive.
+  void FirmwareLoaded(uint32_t version);
+  bool alive() const;
+
+  // Fault injection: the SMU stops answering (the response register is never written).
+  void InjectNoResponse(bool enabled);
+  // Called when the driver asks for a mode1 reset; the device resets everything, this model included.
+  void set_mode1_reset_handler(std::function<void()> handler) { mode1_reset_ = std::move(handler); }
+  // Power-on state: no firmware, no features, default clock limits.
+  void Reset();
+
+  // For tests and tools.
+  uint64_t enabled_features() const;
+  std::optional<uint64_t> driver_table_address() const;
+  std::pair<uint32_t, uint32_t> soft_limits_mhz(uint32_t clock) const;
+
+  // DPM levels in MHz per PPCLK id: plausible values for an RX 7900 XTX (GFXCLK up to its 2.5 GHz boost, UCLK
+  // 1250 MHz for 20 Gbps GDDR6), not measured from a board.
+  static const std::array<std::vector<uint32_t>, regs::smu::PPCLK_COUNT>& DpmLevels();
+
+ private:
+  struct Reply {
+    uint32_t result;
+    std::optional<uint32_t> output;
+  };
+  void OnMessage(uint32_t message);
+  Reply Execute(uint32_t message, uint32_t argument) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  RegisterFile& registers_;
+  uint64_t message_register_ = 0, argument_register_ = 0, response_register_ = 0;
+  std::function<void()> mode1_reset_;
+
+  mutable absl::Mutex mu_;
+  std::optional<uint32_t> firmware_version_ ABSL_GUARDED_BY(mu_);
+  bool no_response_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t allowed_features_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t enabled_features_ ABSL_GUARDED_BY(mu_) = 0;
+  uint32_t driver_table_high_ ABSL_GUARDED_BY(mu_) = 0;
+  std::optional<uint32_t> driver_table_low_ ABSL_GUARDED_BY(mu_);
+  std::array<std::pair<uint32_t, uint32_t>, regs::smu::PPCLK_COUNT> soft_limits_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace am::sim
+
+#endif  // BAREGPU_AM_SIM_SMU_MODEL_H_

@@ -1,0 +1,126 @@
+// The SMU mailbox, spoken to through registers only, as Linux's smu_cmn.c does.
+#include "am/sim/smu_model.h"
+
+#include <vector>
+
+#include "am/regs/mp1.h"
+#include "am/regs/register_space.h"
+#include "am/regs/smu_constants.h"
+#include "am/sim/navi31.h"
+#include "gtest/gtest.h"
+
+namespace am::sim {
+namespace {
+
+namespace smu = regs::smu;
+using Mp1 = regs::IpRegisters<regs::Ip::kMp1, RegisterFile>;
+
+class SmuModelTest : public ::testing::Test {
+ protected:
+  SmuModelTest()
+      : storage_(uint32_t{1} << 18),  // MP1 segment 0 (0x16000) and its mailbox lie below 2^18 dwords
+        registers_(storage_),
+        model_(registers_, Navi31Bases()),
+        mp1_(*Mp1::Create(registers_, Navi31Bases())) {}
+
+  struct Answer {
+    uint32_t response;
+    uint32_t output;
+  };
+  // smu_cmn_send_smc_msg_with_param: clear the response, argument, message, then read the response.
+  Answer Send(uint32_t message, uint32_t argument = 0) {
+    mp1_.Write(regs::mp1::MP1_SMN_C2PMSG_90{}.set_raw(0));
+    mp1_.Write(regs::mp1::MP1_SMN_C2PMSG_82{}.set_raw(argument));
+    mp1_.Write(regs::mp1::MP1_SMN_C2PMSG_66{}.set_raw(message));
+    return {mp1_.Read<regs::mp1::MP1_SMN_C2PMSG_90>().raw(), mp1_.Read<regs::mp1::MP1_SMN_C2PMSG_82>().raw()};
+  }
+
+  std::vector<uint32_t> storage_;
+  RegisterFile registers_;
+  SmuModel model_;
+  Mp1 mp1_;
+};
+
+TEST_F(SmuModelTest, SilentUntilThePspLoadsItsFirmware) {
+  EXPECT_EQ(Send(smu::PPSMC_MSG_GetSmuVersion).response, 0u);
+  model_.FirmwareLoaded(0x00504e00);
+  auto answer = Send(smu::PPSMC_MSG_GetSmuVersion);
+  EXPECT_EQ(answer.response, smu::PPSMC_Result_OK);
+  EXPECT_EQ(answer.output, 0x00504e00u);
+}
+
+TEST_F(SmuModelTest, FeaturesAreEnabledFromTheAllowedMask) {
+  model_.FirmwareLoaded(1);
+  EXPECT_EQ(Send(smu::PPSMC_MSG_SetAllowedFeaturesMaskLow, 0xffff0000).response, smu::PPSMC_Result_OK);
+  EXPECT_EQ(Send(smu::PPSMC_MSG_SetAllowedFeaturesMaskHigh, 0x3).response, smu::PPSMC_Result_OK);
+  EXPECT_EQ(Send(smu::PPSMC_MSG_EnableAllSmuFeatures).response, smu::PPSMC_Result_OK);
+  EXPECT_EQ(Send(smu::PPSMC_MSG_GetRunningSmuFeaturesLow).output, 0xffff0000u);
+  EXPECT_EQ(Send(smu::PPSMC_MSG_GetRunningSmuFeaturesHigh).output, 0x3u);
+  EXPECT_EQ(model_.enabled_features(), 0x3ffff0000u);
+}
+
+TEST_F(SmuModelTest, DpmTablesAnswerLevelCountsAndFrequencies) {
+  model_.FirmwareLoaded(1);
+  const uint32_t uclk = smu::PPCLK_UCLK << 16;
+  auto count = Send(smu::PPSMC_MSG_GetDpmFreqByIndex, uclk | 0xff);
+  EXPECT_EQ(count.response, smu::PPSMC_Result_OK);
+  ASSERT_EQ(count.output, SmuModel::DpmLevels()[smu::PPCLK_UCLK].size());
+  uint32_t previous = 0;
+  for (uint32_t i = 0; i < count.output; ++i) {
+    auto level = Send(smu::PPSMC_MSG_GetDpmFreqByIndex, uclk | i);
+    EXPECT_EQ(level.response, smu::PPSMC_Result_OK);
+    EXPECT_GT(level.output, previous);  // levels rise
+    previous = level.output;
+  }
+  EXPECT_EQ(Send(smu::PPSMC_MSG_GetDpmFreqByIndex, uclk | count.output).response, smu::PPSMC_Result_Failed);
+  EXPECT_EQ(Send(smu::PPSMC_MSG_GetDpmFreqByIndex, smu::PPCLK_COUNT << 16).response, smu::PPSMC_Result_Failed);
+}
+
+TEST_F(SmuModelTest, SoftLimitsAreClampedToTheDpmRange) {
+  model_.FirmwareLoaded(1);
+  const uint32_t gfx = smu::PPCLK_GFXCLK << 16;
+  EXPECT_EQ(Send(smu::PPSMC_MSG_SetSoftMinByFreq, gfx | 1000).response, smu::PPSMC_Result_OK);
+  EXPECT_EQ(Send(smu::PPSMC_MSG_SetSoftMaxByFreq, gfx | 0xffff).response, smu::PPSMC_Result_OK);
+  auto [low, high] = model_.soft_limits_mhz(smu::PPCLK_GFXCLK);
+  EXPECT_EQ(low, 1000u);
+  EXPECT_EQ(high, SmuModel::DpmLevels()[smu::PPCLK_GFXCLK].back());
+}
+
+TEST_F(SmuModelTest, DriverTableAddressIsAssembledFromTwoMessages) {
+  model_.FirmwareLoaded(1);
+  EXPECT_FALSE(model_.driver_table_address().has_value());
+  Send(smu::PPSMC_MSG_SetDriverDramAddrHigh, 0x8);
+  Send(smu::PPSMC_MSG_SetDriverDramAddrLow, 0x1000);
+  EXPECT_EQ(model_.driver_table_address(), uint64_t{0x800001000});
+}
+
+TEST_F(SmuModelTest, UnknownMessagesGetTheRealErrorCode) {
+  model_.FirmwareLoaded(1);
+  EXPECT_EQ(Send(smu::PPSMC_Message_Count).response, smu::PPSMC_Result_UnknownCmd);
+  EXPECT_EQ(Send(0xdead).response, smu::PPSMC_Result_UnknownCmd);
+}
+
+TEST_F(SmuModelTest, InjectedSilenceLeavesTheResponseAtZero) {
+  model_.FirmwareLoaded(1);
+  model_.InjectNoResponse(true);
+  EXPECT_EQ(Send(smu::PPSMC_MSG_TestMessage, 5).response, 0u);
+  model_.InjectNoResponse(false);
+  auto answer = Send(smu::PPSMC_MSG_TestMessage, 5);
+  EXPECT_EQ(answer.response, smu::PPSMC_Result_OK);
+  EXPECT_EQ(answer.output, 6u);
+}
+
+TEST_F(SmuModelTest, Mode1ResetGoesToTheDeviceWithoutAnAnswer) {
+  model_.FirmwareLoaded(1);
+  int resets = 0;
+  model_.set_mode1_reset_handler([&] {
+    ++resets;
+    model_.Reset();
+  });
+  EXPECT_EQ(Send(smu::PPSMC_MSG_Mode1Reset).response, 0u);
+  EXPECT_EQ(resets, 1);
+  EXPECT_FALSE(model_.alive());  // the firmware must be loaded again after a reset
+}
+
+}  // namespace
+}  // namespace am::sim
