@@ -47,6 +47,7 @@ absl::Status RunList(Invocation& inv) {
                          {"numa_node", gpu.numa_node ? Json(*gpu.numa_node) : Json(nullptr)},
                          {"link_speed", gpu.link_speed},
                          {"link_width", gpu.link_width ? Json(*gpu.link_width) : Json(nullptr)},
+                         {"link_gbytes_per_s", gpu.link_gbytes_per_s > 0 ? Json(gpu.link_gbytes_per_s) : Json(nullptr)},
                          {"driver", gpu.driver ? Json(*gpu.driver) : Json(nullptr)},
                          {"iommu_group", gpu.iommu_group ? Json(*gpu.iommu_group) : Json(nullptr)},
                          {"bars", bars}});
