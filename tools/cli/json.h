@@ -16,9 +16,8 @@ using Json = nlohmann::ordered_json;
 inline void PrintJson(std::ostream& out, const Json& json) { out << json.dump(2) << "\n"; }
 
 // Register values and addresses are printed as hex strings in JSON, as people read them ("0x1002").
-inline std::string Hex(uint64_t value, int digits = 0) {
-  return absl::StrFormat("%#0*x", digits ? digits + 2 : 0, value);
-}
+// Zero is "0x0" (printf's %#x would drop the 0x for it).
+inline std::string Hex(uint64_t value, int digits = 0) { return absl::StrFormat("0x%0*x", digits, value); }
 
 }  // namespace cli
 
