@@ -65,27 +65,39 @@ Navi31Config Navi31Config::FromEnvironment() {
 // BAR5: the register aperture. Byte offset / 4 is the dword address; 64-bit accesses are two dwords.
 class Navi31::RegisterBar : public pci::MmioHandler {
  public:
-  explicit RegisterBar(RegisterFile& registers) : registers_(registers) {}
+  RegisterBar(RegisterFile& registers, NbioModel& nbio) : registers_(registers), nbio_(nbio) {}
   uint32_t Read32(uint64_t offset) override { return registers_.ReadDword(offset / 4); }
-  void Write32(uint64_t offset, uint32_t value) override { registers_.WriteDword(offset / 4, value); }
+  void Write32(uint64_t offset, uint32_t value) override {
+    if (nbio_.OnRegisterBarWrite(offset)) return;  // the remapped HDP flush page is not a register
+    registers_.WriteDword(offset / 4, value);
+  }
 
  private:
   RegisterFile& registers_;
+  NbioModel& nbio_;
 };
 
-// BAR2: doorbells. Plain storage until the engines that ring on them attach.
+// BAR2: doorbells. Plain storage until the engines that ring on them attach; nothing lands while the driver has
+// not enabled the doorbell aperture.
 class Navi31::DoorbellBar : public pci::MmioHandler {
  public:
-  DoorbellBar() : slots_(kDoorbellBarSize / 4) {}
+  explicit DoorbellBar(NbioModel& nbio) : nbio_(nbio), slots_(kDoorbellBarSize / 4) {}
   uint32_t Read32(uint64_t offset) override {
     return std::atomic_ref<uint32_t>(slots_[offset / 4]).load(std::memory_order_acquire);
   }
   void Write32(uint64_t offset, uint32_t value) override {
+    if (!nbio_.doorbell_aperture_enabled()) {
+      dropped_.fetch_add(1, std::memory_order_acq_rel);
+      return;
+    }
     std::atomic_ref<uint32_t>(slots_[offset / 4]).store(value, std::memory_order_release);
   }
+  uint64_t dropped() const { return dropped_.load(std::memory_order_acquire); }
 
  private:
+  NbioModel& nbio_;
   std::vector<uint32_t> slots_;
+  std::atomic<uint64_t> dropped_{0};
 };
 
 absl::StatusOr<std::unique_ptr<Navi31>> Navi31::Open(const std::string& name, const Navi31Config& config) {
@@ -110,8 +122,9 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
                                      state_->region(1).size() / sizeof(uint32_t))),
       bases_(Navi31Bases()),
       smu_(registers_, bases_),
-      register_bar_(std::make_unique<RegisterBar>(registers_)),
-      doorbell_bar_(std::make_unique<DoorbellBar>()) {
+      nbio_(registers_, bases_),
+      register_bar_(std::make_unique<RegisterBar>(registers_, nbio_)),
+      doorbell_bar_(std::make_unique<DoorbellBar>(nbio_)) {
   const uint64_t visible = std::min(config.bar0_size, config.vram_size);
   AddMemoryBar(0, vram().subspan(0, visible), config.bar0_size, /*is_64bit=*/true, /*prefetchable=*/true);
   AddRegisterBar(2, kDoorbellBarSize, /*is_64bit=*/true, doorbell_bar_.get());
@@ -122,6 +135,8 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
   smu_.set_mode1_reset_handler([this] { Mode1Reset(); });
   if (state_->cold()) PowerOnDefaults();
 }
+
+uint64_t Navi31::dropped_doorbells() const { return doorbell_bar_->dropped(); }
 
 void Navi31::Mode1Reset() {
   (void)state_->Clear(1);

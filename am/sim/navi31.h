@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "am/regs/ip_bases.h"
+#include "am/sim/nbio_model.h"
 #include "am/sim/persistent_state.h"
 #include "am/sim/register_file.h"
 #include "am/sim/smu_model.h"
@@ -47,6 +48,9 @@ class Navi31 final : public pci::sim::VirtualDevice {
   bool cold() const { return state_->cold(); }
   std::span<uint8_t> vram() const { return state_->region(0); }
   SmuModel& smu() { return smu_; }
+  NbioModel& nbio() { return nbio_; }
+  // Doorbell writes the device dropped because the driver had not enabled the doorbell aperture.
+  uint64_t dropped_doorbells() const;
 
  private:
   class RegisterBar;
@@ -64,6 +68,7 @@ class Navi31 final : public pci::sim::VirtualDevice {
   RegisterFile registers_;
   regs::IpBases bases_;
   SmuModel smu_;
+  NbioModel nbio_;
   std::unique_ptr<RegisterBar> register_bar_;
   std::unique_ptr<DoorbellBar> doorbell_bar_;
 };
