@@ -19,7 +19,7 @@ absl::StatusOr<uint64_t> IovaAllocator::Allocate(uint64_t size, uint64_t alignme
         absl::StrFormat("IOVA alignment %#x is not a power of two of at least the page size", alignment));
   }
   size = base::AlignUp(size, kPageSize);
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   for (auto it = free_.begin(); it != free_.end(); ++it) {
     const uint64_t start = base::AlignUp(it->first, alignment);
     const uint64_t end = it->first + it->second;  // exclusive
@@ -43,7 +43,7 @@ absl::StatusOr<uint64_t> IovaAllocator::Allocate(uint64_t size, uint64_t alignme
 }
 
 absl::Status IovaAllocator::Free(uint64_t iova) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   auto it = allocated_.find(iova);
   if (it == allocated_.end()) {
     return absl::InvalidArgumentError(absl::StrFormat("IOVA %#x was not allocated (double free?)", iova));
@@ -71,7 +71,7 @@ absl::Status IovaAllocator::Free(uint64_t iova) {
 absl::Status IovaAllocator::Reserve(uint64_t start, uint64_t size) {
   if (size == 0) return absl::OkStatus();
   const uint64_t end = start + size;
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   auto it = free_.upper_bound(start);
   if (it != free_.begin()) --it;
   while (it != free_.end() && it->first < end) {
@@ -89,14 +89,14 @@ absl::Status IovaAllocator::Reserve(uint64_t start, uint64_t size) {
 }
 
 uint64_t IovaAllocator::free_bytes() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   uint64_t total = 0;
   for (const auto& [start, size] : free_) total += size;
   return total;
 }
 
 uint64_t IovaAllocator::allocated_bytes() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   uint64_t total = 0;
   for (const auto& [start, size] : allocated_) total += size;
   return total;

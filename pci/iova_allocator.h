@@ -11,7 +11,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 
 namespace pci {
 
@@ -32,7 +32,7 @@ class IovaAllocator {
   uint64_t allocated_bytes() const;
 
  private:
-  mutable absl::Mutex mu_;
+  mutable base::Mutex mu_;
   std::map<uint64_t, uint64_t> free_ ABSL_GUARDED_BY(mu_);       // start -> size
   std::map<uint64_t, uint64_t> allocated_ ABSL_GUARDED_BY(mu_);  // start -> size
 };

@@ -11,9 +11,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/mutex.h"
 #include "base/fd.h"
 #include "base/file.h"
+#include "base/mutex.h"
 #include "base/status_macros.h"
 #include "pci/host_memory.h"
 #include "pci/pagemap.h"
@@ -68,7 +68,7 @@ class SysfsDevice : public Device {
   uint32_t config_size_ = 0;
   std::array<BarInfo, kBarCount> bars_{};
   std::optional<int> numa_node_;
-  absl::Mutex mu_;
+  base::Mutex mu_;
   std::array<std::array<Mapping, 2>, kBarCount> maps_ ABSL_GUARDED_BY(mu_){};  // [bar][wc]
 };
 
@@ -92,7 +92,7 @@ absl::Status SysfsDevice::Init() {
 }
 
 SysfsDevice::~SysfsDevice() {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   for (auto& pair : maps_) {
     for (Mapping& m : pair) {
       if (m.host != nullptr) ::munmap(m.host, m.size);
@@ -144,7 +144,7 @@ absl::StatusOr<Mapping> SysfsDevice::Map(int bar, bool wc) {
     return absl::FailedPreconditionError(
         absl::StrFormat("%s: BAR %d is an I/O-port BAR, which sysfs cannot mmap", name(), bar));
   }
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   Mapping& m = maps_[bar][wc ? 1 : 0];
   if (m.host != nullptr) return m;
   const std::string path = function_.Attribute(absl::StrFormat("resource%d%s", bar, wc ? "_wc" : ""));

@@ -15,10 +15,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/synchronization/mutex.h"
 #include "base/bits.h"
 #include "base/fd.h"
 #include "base/file.h"
+#include "base/mutex.h"
 #include "base/status_macros.h"
 #include "pci/host_memory.h"
 #include "pci/iova_allocator.h"
@@ -114,11 +114,11 @@ class VfioDevice : public Device {
   std::array<Region, kBarCount> bars_;
   std::optional<int> numa_node_;
 
-  absl::Mutex map_mu_;
+  base::Mutex map_mu_;
   std::array<std::optional<std::vector<MappedArea>>, kBarCount> mapped_ ABSL_GUARDED_BY(map_mu_);
   std::array<std::unique_ptr<VfioRegionHandler>, kBarCount> handlers_ ABSL_GUARDED_BY(map_mu_);
 
-  absl::Mutex irq_mu_;
+  base::Mutex irq_mu_;
   int irq_index_ ABSL_GUARDED_BY(irq_mu_) = -1;  // VFIO_PCI_MSI(X)_IRQ_INDEX while enabled
   std::vector<base::ScopedFd> irq_fds_ ABSL_GUARDED_BY(irq_mu_);
 };
@@ -244,10 +244,10 @@ absl::StatusOr<Region> VfioDevice::GetRegion(uint32_t index) {
 
 VfioDevice::~VfioDevice() {
   {
-    absl::MutexLock lock(&irq_mu_);
+    base::MutexLock lock(&irq_mu_);
     (void)DisableInterruptsLocked();
   }
-  absl::MutexLock lock(&map_mu_);
+  base::MutexLock lock(&map_mu_);
   for (auto& areas : mapped_) {
     if (!areas.has_value()) continue;
     for (const MappedArea& a : *areas) ::munmap(a.host, a.size);
@@ -335,7 +335,7 @@ absl::StatusOr<Mmio> VfioDevice::MapMmio(int bar) {
     return absl::FailedPreconditionError(
         absl::StrFormat("%s: BAR %d is not readable and writable through VFIO (flags %#x)", name(), bar, info.flags));
   }
-  absl::MutexLock lock(&map_mu_);
+  base::MutexLock lock(&map_mu_);
   ASSIGN_OR_RETURN(const std::vector<MappedArea>* areas, MapAreas(bar));
   if (areas->size() == 1 && areas->front().start == 0 && areas->front().size == info.size) {
     return Mmio::Direct(areas->front().host, info.size);
@@ -348,7 +348,7 @@ absl::StatusOr<Mmio> VfioDevice::MapMmio(int bar) {
 absl::StatusOr<std::span<uint8_t>> VfioDevice::MapMemory(int bar) {
   RETURN_IF_ERROR(CheckBar(bar));
   const vfio_region_info& info = bars_[bar].info;
-  absl::MutexLock lock(&map_mu_);
+  base::MutexLock lock(&map_mu_);
   ASSIGN_OR_RETURN(const std::vector<MappedArea>* areas, MapAreas(bar));
   if (areas->size() != 1 || areas->front().start != 0 || areas->front().size != info.size) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -395,7 +395,7 @@ absl::StatusOr<std::vector<int>> VfioDevice::EnableInterrupts(int count) {
   if (count < 1 || count > 2048) {  // PCI_MSIX_FLAGS_QSIZE allows at most 2048 vectors
     return absl::InvalidArgumentError(absl::StrFormat("%s: %d interrupt vectors requested (1..2048)", name(), count));
   }
-  absl::MutexLock lock(&irq_mu_);
+  base::MutexLock lock(&irq_mu_);
   RETURN_IF_ERROR(DisableInterruptsLocked());
   uint32_t offered[2] = {0, 0};
   int chosen = -1;
@@ -439,7 +439,7 @@ absl::StatusOr<std::vector<int>> VfioDevice::EnableInterrupts(int count) {
 }
 
 absl::Status VfioDevice::DisableInterrupts() {
-  absl::MutexLock lock(&irq_mu_);
+  base::MutexLock lock(&irq_mu_);
   return DisableInterruptsLocked();
 }
 

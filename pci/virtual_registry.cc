@@ -6,13 +6,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 
 namespace pci {
 namespace {
 
 struct Registry {
-  absl::Mutex mu;
+  base::Mutex mu;
   std::map<std::string, VirtualDeviceKind> kinds ABSL_GUARDED_BY(mu);
 };
 
@@ -33,14 +33,14 @@ bool ValidName(absl::string_view text) {
 
 bool RegisterVirtualDevice(VirtualDeviceKind kind) {
   Registry& registry = GetRegistry();
-  absl::MutexLock lock(&registry.mu);
+  base::MutexLock lock(&registry.mu);
   std::string key = kind.kind;
   return registry.kinds.emplace(std::move(key), std::move(kind)).second;
 }
 
 std::vector<const VirtualDeviceKind*> VirtualDeviceKinds() {
   Registry& registry = GetRegistry();
-  absl::MutexLock lock(&registry.mu);
+  base::MutexLock lock(&registry.mu);
   std::vector<const VirtualDeviceKind*> kinds;
   for (const auto& [name, kind] : registry.kinds) kinds.push_back(&kind);  // entries are never removed
   return kinds;

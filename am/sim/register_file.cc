@@ -48,13 +48,13 @@ void RegisterFile::OnWrite(uint64_t address, const char* model, WriteHook hook) 
 void RegisterFile::EnableTrace(bool enable) { tracing_.store(enable, std::memory_order_release); }
 
 std::vector<RegisterFile::TraceEntry> RegisterFile::TakeTrace() {
-  absl::MutexLock lock(&trace_mu_);
+  base::MutexLock lock(&trace_mu_);
   return std::exchange(trace_, {});
 }
 
 void RegisterFile::Trace(bool write, uint64_t address, uint32_t value, const char* model) {
   if (!tracing_.load(std::memory_order_acquire)) return;
-  absl::MutexLock lock(&trace_mu_);
+  base::MutexLock lock(&trace_mu_);
   trace_.push_back({write, address, value, model});
 }
 

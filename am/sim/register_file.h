@@ -16,7 +16,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 
 namespace am::sim {
 
@@ -60,7 +60,7 @@ class RegisterFile {
   std::span<uint32_t> storage_;
   absl::flat_hash_map<uint64_t, Hooks> hooks_;
   std::atomic<bool> tracing_{false};
-  absl::Mutex trace_mu_;
+  base::Mutex trace_mu_;
   std::vector<TraceEntry> trace_ ABSL_GUARDED_BY(trace_mu_);
 };
 

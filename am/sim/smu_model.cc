@@ -51,7 +51,7 @@ SmuModel::SmuModel(RegisterFile& registers, const regs::IpBases& bases) : regist
 }
 
 void SmuModel::Reset() {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   firmware_version_.reset();
   no_response_ = false;
   allowed_features_ = enabled_features_ = 0;
@@ -63,40 +63,40 @@ void SmuModel::Reset() {
 }
 
 void SmuModel::FirmwareLoaded(uint32_t version) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   firmware_version_ = version;
 }
 
 bool SmuModel::alive() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return firmware_version_.has_value();
 }
 
 void SmuModel::InjectNoResponse(bool enabled) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   no_response_ = enabled;
 }
 
 uint64_t SmuModel::enabled_features() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return enabled_features_;
 }
 
 std::optional<uint64_t> SmuModel::driver_table_address() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   if (!driver_table_low_) return std::nullopt;
   return (uint64_t{driver_table_high_} << 32) | *driver_table_low_;
 }
 
 std::pair<uint32_t, uint32_t> SmuModel::soft_limits_mhz(uint32_t clock) const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return clock < smu::PPCLK_COUNT ? soft_limits_[clock] : std::pair<uint32_t, uint32_t>{0, 0};
 }
 
 void SmuModel::OnMessage(uint32_t message) {
   if (message == smu::PPSMC_MSG_Mode1Reset) {
     {
-      absl::MutexLock lock(&mu_);
+      base::MutexLock lock(&mu_);
       if (!firmware_version_ || no_response_) return;
     }
     // The reset takes the SMU down with the rest of the chip: no answer is written (Linux waits a fixed time).
@@ -105,7 +105,7 @@ void SmuModel::OnMessage(uint32_t message) {
   }
   Reply reply;
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     if (!firmware_version_ || no_response_) return;
     reply = Execute(message, registers_.Peek(argument_register_));
   }

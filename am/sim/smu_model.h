@@ -15,10 +15,10 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "am/regs/ip_bases.h"
 #include "am/regs/smu_driver_if_constants.h"
 #include "am/sim/register_file.h"
+#include "base/mutex.h"
 
 namespace am::sim {
 
@@ -58,7 +58,7 @@ class SmuModel {
   uint64_t message_register_ = 0, argument_register_ = 0, response_register_ = 0;
   std::function<void()> mode1_reset_;
 
-  mutable absl::Mutex mu_;
+  mutable base::Mutex mu_;
   std::optional<uint32_t> firmware_version_ ABSL_GUARDED_BY(mu_);
   bool no_response_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t allowed_features_ ABSL_GUARDED_BY(mu_) = 0;

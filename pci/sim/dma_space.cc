@@ -7,12 +7,12 @@
 namespace pci::sim {
 
 void DmaSpace::Map(uint64_t address, uint8_t* host, uint64_t size) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   mappings_[address] = Mapping{host, size};
 }
 
 void DmaSpace::Unmap(uint64_t address) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   mappings_.erase(address);
 }
 
@@ -26,7 +26,7 @@ bool DmaSpace::ForEachPiece(uint64_t address, uint64_t size, bool write, Fn fn) 
   const uint64_t end = address + size;
   bool covered = end > address;  // a range that wraps the address space is never mapped
   {
-    absl::ReaderMutexLock lock(&mu_);
+    base::ReaderMutexLock lock(&mu_);
     // First pass: the whole range must be covered, so that a faulting access moves no data at all.
     for (uint64_t cursor = address; covered && cursor < end;) {
       auto it = mappings_.upper_bound(cursor);
@@ -65,7 +65,7 @@ bool DmaSpace::Write(uint64_t address, const void* source, uint64_t size) {
 
 uint8_t* DmaSpace::Translate(uint64_t address, uint64_t size) {
   if (!bus_master()) return nullptr;
-  absl::ReaderMutexLock lock(&mu_);
+  base::ReaderMutexLock lock(&mu_);
   auto it = mappings_.upper_bound(address);
   if (it == mappings_.begin()) return nullptr;
   --it;
@@ -75,12 +75,12 @@ uint8_t* DmaSpace::Translate(uint64_t address, uint64_t size) {
 }
 
 std::optional<DmaFault> DmaSpace::last_fault() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return last_fault_;
 }
 
 void DmaSpace::RecordFault(const DmaFault& fault) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   last_fault_ = fault;
   fault_count_.fetch_add(1, std::memory_order_acq_rel);
 }

@@ -13,7 +13,7 @@
 #include <optional>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 
 namespace pci::sim {
 
@@ -53,7 +53,7 @@ class DmaSpace {
   template <typename Fn>
   bool ForEachPiece(uint64_t address, uint64_t size, bool write, Fn fn);
 
-  mutable absl::Mutex mu_;
+  mutable base::Mutex mu_;
   std::map<uint64_t, Mapping> mappings_ ABSL_GUARDED_BY(mu_);
   std::optional<DmaFault> last_fault_ ABSL_GUARDED_BY(mu_);
   std::atomic<uint64_t> fault_count_{0};

@@ -29,7 +29,7 @@ EduDevice::EduDevice(std::string name)
 EduDevice::~EduDevice() = default;
 
 std::vector<std::string> EduDevice::violations() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return violations_;
 }
 
@@ -41,7 +41,7 @@ void EduDevice::Raise(uint32_t bits) {
 }
 
 uint32_t EduDevice::Read32(uint64_t offset) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   switch (offset) {
     case edu::kIdentification:
       return edu::kIdentificationValue;
@@ -75,7 +75,7 @@ uint32_t EduDevice::Read32(uint64_t offset) {
 }
 
 void EduDevice::Write32(uint64_t offset, uint32_t value) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   auto set_low = [value](uint64_t& reg) { reg = (reg & ~uint64_t{0xffffffff}) | value; };
   auto set_high = [value](uint64_t& reg) { reg = (reg & 0xffffffff) | (uint64_t{value} << 32); };
   switch (offset) {
@@ -130,7 +130,7 @@ void EduDevice::Write32(uint64_t offset, uint32_t value) {
 
 uint64_t EduDevice::Read64(uint64_t offset) {
   if (offset < edu::kDmaSource) {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     Violation(absl::StrFormat("64-bit read at %#x: registers below 0x80 take 32-bit accesses only", offset));
     return ~uint64_t{0};
   }
@@ -139,7 +139,7 @@ uint64_t EduDevice::Read64(uint64_t offset) {
 
 void EduDevice::Write64(uint64_t offset, uint64_t value) {
   if (offset < edu::kDmaSource) {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     Violation(absl::StrFormat("64-bit write at %#x: registers below 0x80 take 32-bit accesses only", offset));
     return;
   }
@@ -182,7 +182,7 @@ void EduDevice::RunDma() {
 }
 
 void EduDevice::OnFunctionReset() {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   liveness_ = factorial_ = status_ = irq_status_ = 0;
   dma_source_ = dma_destination_ = dma_count_ = dma_command_ = 0;
   dma_buffer_.fill(0);

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "pci/sim/virtual_device.h"
 
 namespace pci::sim {
@@ -67,7 +67,7 @@ class EduDevice : public VirtualDevice, private MmioHandler {
   void Raise(uint32_t bits) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Violation(std::string what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable absl::Mutex mu_;
+  mutable base::Mutex mu_;
   uint32_t liveness_ ABSL_GUARDED_BY(mu_) = 0;
   uint32_t factorial_ ABSL_GUARDED_BY(mu_) = 0;
   uint32_t status_ ABSL_GUARDED_BY(mu_) = 0;

@@ -59,7 +59,7 @@ VirtualDevice::VirtualDevice(std::string name, const Identity& identity, int max
     : Device(std::move(name)),
       iova_(std::make_shared<IovaAllocator>(kFirstIova, (uint64_t{1} << 52) - kFirstIova)),
       max_interrupt_vectors_(max_interrupt_vectors) {
-  absl::MutexLock lock(&config_mu_);
+  base::MutexLock lock(&config_mu_);
   Put16(config_, PCI_VENDOR_ID, identity.vendor_id);
   Put16(config_, PCI_DEVICE_ID, identity.device_id);
   config_[PCI_REVISION_ID] = identity.revision;
@@ -81,19 +81,19 @@ void VirtualDevice::ResetConfigRegisters() {
 
 void VirtualDevice::AddRegisterBar(int index, uint64_t size, bool is_64bit, MmioHandler* handler) {
   bars_[index] = Bar{size, is_64bit, false, handler, {}};
-  absl::MutexLock lock(&config_mu_);
+  base::MutexLock lock(&config_mu_);
   bar_address_[index] = DefaultBarAddress(index, is_64bit);
 }
 
 void VirtualDevice::AddMemoryBar(int index, std::span<uint8_t> memory, uint64_t bar_size, bool is_64bit,
                                  bool prefetchable) {
   bars_[index] = Bar{bar_size, is_64bit, prefetchable, nullptr, memory};
-  absl::MutexLock lock(&config_mu_);
+  base::MutexLock lock(&config_mu_);
   bar_address_[index] = DefaultBarAddress(index, is_64bit);
 }
 
 void VirtualDevice::AddCapability(uint8_t id, std::span<const uint8_t> body) {
-  absl::MutexLock lock(&config_mu_);
+  base::MutexLock lock(&config_mu_);
   const uint8_t offset = next_capability_;
   config_[offset + PCI_CAP_LIST_ID] = id;
   config_[offset + PCI_CAP_LIST_NEXT] = 0;
@@ -126,7 +126,7 @@ absl::Status VirtualDevice::ReadConfig(uint32_t offset, std::span<uint8_t> data)
     return absl::OutOfRangeError(absl::StrFormat("%s: config read of %d bytes at %#x is outside the %#x-byte space",
                                                  name(), data.size(), offset, kConfigSpaceSize));
   }
-  absl::ReaderMutexLock lock(&config_mu_);
+  base::ReaderMutexLock lock(&config_mu_);
   std::array<uint8_t, kConfigSpaceSize> view = config_;
   for (int i = 0; i < kBarCount; ++i) Put32(view, PCI_BASE_ADDRESS_0 + 4 * i, BarRegisterValue(i));
   std::memcpy(data.data(), &view[offset], data.size());
@@ -138,7 +138,7 @@ absl::Status VirtualDevice::WriteConfig(uint32_t offset, std::span<const uint8_t
     return absl::OutOfRangeError(absl::StrFormat("%s: config write of %d bytes at %#x is outside the %#x-byte space",
                                                  name(), data.size(), offset, kConfigSpaceSize));
   }
-  absl::MutexLock lock(&config_mu_);
+  base::MutexLock lock(&config_mu_);
   for (size_t i = 0; i < data.size(); ++i) {
     const uint32_t at = offset + static_cast<uint32_t>(i);
     if (at >= PCI_COMMAND && at < PCI_COMMAND + 2) {
@@ -206,7 +206,7 @@ absl::StatusOr<std::unique_ptr<DmaBuffer>> VirtualDevice::AllocDma(size_t size) 
 absl::Status VirtualDevice::ResetFunction() {
   RETURN_IF_ERROR(DisableInterrupts());
   {
-    absl::MutexLock lock(&config_mu_);
+    base::MutexLock lock(&config_mu_);
     ResetConfigRegisters();
   }
   OnFunctionReset();
@@ -218,7 +218,7 @@ absl::StatusOr<std::vector<int>> VirtualDevice::EnableInterrupts(int count) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: %d interrupt vectors requested; the device has 1..%d",
                                                       name(), count, max_interrupt_vectors_));
   }
-  absl::MutexLock lock(&irq_mu_);
+  base::MutexLock lock(&irq_mu_);
   irq_fds_.clear();
   std::vector<int> fds;
   for (int i = 0; i < count; ++i) {
@@ -235,14 +235,14 @@ absl::StatusOr<std::vector<int>> VirtualDevice::EnableInterrupts(int count) {
 }
 
 absl::Status VirtualDevice::DisableInterrupts() {
-  absl::MutexLock lock(&irq_mu_);
+  base::MutexLock lock(&irq_mu_);
   irq_fds_.clear();
   return absl::OkStatus();
 }
 
 void VirtualDevice::RaiseInterrupt(int vector) {
   if (!dma_->bus_master()) return;  // an MSI is a posted memory write: no bus master, no interrupt
-  absl::MutexLock lock(&irq_mu_);
+  base::MutexLock lock(&irq_mu_);
   if (vector < 0 || static_cast<size_t>(vector) >= irq_fds_.size()) return;
   uint64_t one = 1;
   if (::write(irq_fds_[vector].get(), &one, sizeof(one)) == sizeof(one)) {

@@ -16,8 +16,8 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "base/fd.h"
+#include "base/mutex.h"
 #include "pci/device.h"
 #include "pci/iova_allocator.h"
 #include "pci/sim/dma_space.h"
@@ -86,7 +86,7 @@ class VirtualDevice : public Device {
   void ResetConfigRegisters() ABSL_EXCLUSIVE_LOCKS_REQUIRED(config_mu_);
   uint32_t BarRegisterValue(int index) const ABSL_SHARED_LOCKS_REQUIRED(config_mu_);
 
-  absl::Mutex config_mu_;
+  base::Mutex config_mu_;
   std::array<uint8_t, kConfigSpaceSize> config_ ABSL_GUARDED_BY(config_mu_){};
   std::array<uint64_t, kBarCount> bar_address_ ABSL_GUARDED_BY(config_mu_){};
   std::array<Bar, kBarCount> bars_;
@@ -97,7 +97,7 @@ class VirtualDevice : public Device {
   std::shared_ptr<IovaAllocator> iova_;
 
   const int max_interrupt_vectors_;
-  absl::Mutex irq_mu_;
+  base::Mutex irq_mu_;
   std::vector<base::ScopedFd> irq_fds_ ABSL_GUARDED_BY(irq_mu_);
   std::atomic<uint64_t> interrupts_raised_{0};
 };
