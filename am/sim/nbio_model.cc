@@ -3,23 +3,13 @@
 #include "am/regs/nbio.h"
 
 namespace am::sim {
-namespace {
-
-template <typename R>
-uint64_t AddressOf(const regs::IpBases& bases) {
-  auto address = bases.Resolve(R::kIp, 0, R::kSegment, R::kOffset);
-  return address.ok() ? *address : UINT64_MAX;
-}
-
-}  // namespace
-
 NbioModel::NbioModel(RegisterFile& registers, const regs::IpBases& bases)
     : registers_(registers),
-      flush_req_(AddressOf<regs::nbio::BIF_BX_PF0_GPU_HDP_FLUSH_REQ>(bases)),
-      flush_done_(AddressOf<regs::nbio::BIF_BX_PF0_GPU_HDP_FLUSH_DONE>(bases)),
-      remap_mem_flush_(AddressOf<regs::nbio::BIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL>(bases)),
-      remap_reg_flush_(AddressOf<regs::nbio::BIF_BX0_REMAP_HDP_REG_FLUSH_CNTL>(bases)),
-      doorbell_aper_en_(AddressOf<regs::nbio::RCC_DEV0_EPF0_RCC_DOORBELL_APER_EN>(bases)) {
+      flush_req_(RegisterAddress<regs::nbio::BIF_BX_PF0_GPU_HDP_FLUSH_REQ>(bases)),
+      flush_done_(RegisterAddress<regs::nbio::BIF_BX_PF0_GPU_HDP_FLUSH_DONE>(bases)),
+      remap_mem_flush_(RegisterAddress<regs::nbio::BIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL>(bases)),
+      remap_reg_flush_(RegisterAddress<regs::nbio::BIF_BX0_REMAP_HDP_REG_FLUSH_CNTL>(bases)),
+      doorbell_aper_en_(RegisterAddress<regs::nbio::RCC_DEV0_EPF0_RCC_DOORBELL_APER_EN>(bases)) {
   registers_.OnWrite(flush_req_, "hdp", [this](uint32_t clients) {
     hdp_flushes_.fetch_add(1, std::memory_order_acq_rel);
     registers_.Poke(flush_done_, clients);

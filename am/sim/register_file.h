@@ -16,6 +16,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "am/regs/ip_bases.h"
 #include "base/mutex.h"
 
 namespace am::sim {
@@ -63,6 +64,14 @@ class RegisterFile {
   base::Mutex trace_mu_;
   std::vector<TraceEntry> trace_ ABSL_GUARDED_BY(trace_mu_);
 };
+
+// The absolute dword address of typed register R in instance 0 of its IP block, for installing hooks. A register
+// whose segment has no base resolves past the register space, where hooks are never reached.
+template <typename R>
+uint64_t RegisterAddress(const regs::IpBases& bases) {
+  auto address = bases.Resolve(R::kIp, 0, R::kSegment, R::kOffset);
+  return address.ok() ? *address : UINT64_MAX;
+}
 
 }  // namespace am::sim
 

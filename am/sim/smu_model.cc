@@ -16,11 +16,6 @@ constexpr uint32_t ValueOf(uint32_t argument) { return argument & 0xffff; }
 // GetDpmFreqByIndex with this index asks for the number of levels (smu_v13_0_get_dpm_level_count).
 constexpr uint32_t kLevelCountQuery = 0xff;
 
-uint64_t Address(const regs::IpBases& bases, uint32_t offset, int segment) {
-  auto address = bases.Resolve(regs::Ip::kMp1, 0, segment, offset);
-  return address.ok() ? *address : UINT64_MAX;
-}
-
 }  // namespace
 
 const std::array<std::vector<uint32_t>, regs::smu::PPCLK_COUNT>& SmuModel::DpmLevels() {
@@ -43,9 +38,9 @@ const std::array<std::vector<uint32_t>, regs::smu::PPCLK_COUNT>& SmuModel::DpmLe
 }
 
 SmuModel::SmuModel(RegisterFile& registers, const regs::IpBases& bases) : registers_(registers) {
-  message_register_ = Address(bases, regs::mp1::MP1_SMN_C2PMSG_66::kOffset, regs::mp1::MP1_SMN_C2PMSG_66::kSegment);
-  argument_register_ = Address(bases, regs::mp1::MP1_SMN_C2PMSG_82::kOffset, regs::mp1::MP1_SMN_C2PMSG_82::kSegment);
-  response_register_ = Address(bases, regs::mp1::MP1_SMN_C2PMSG_90::kOffset, regs::mp1::MP1_SMN_C2PMSG_90::kSegment);
+  message_register_ = RegisterAddress<regs::mp1::MP1_SMN_C2PMSG_66>(bases);
+  argument_register_ = RegisterAddress<regs::mp1::MP1_SMN_C2PMSG_82>(bases);
+  response_register_ = RegisterAddress<regs::mp1::MP1_SMN_C2PMSG_90>(bases);
   registers_.OnWrite(message_register_, "smu", [this](uint32_t message) { OnMessage(message); });
   Reset();
 }

@@ -12,6 +12,7 @@
 #include "am/regs/smu_constants.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
+#include "tests/am/sim/bar5.h"
 #include "tests/am/sim/sim_state_dir.h"
 
 namespace am::sim {
@@ -19,16 +20,7 @@ namespace {
 
 auto* const kStateDir = testing::RegisterSimStateDir();
 
-// The driver's view: registers through BAR5 at the discovered (here: the device's own) bases.
-class Bar5 {
- public:
-  explicit Bar5(pci::Mmio mmio) : mmio_(mmio) {}
-  uint32_t ReadDword(uint64_t address) { return mmio_.Read32(address * 4); }
-  void WriteDword(uint64_t address, uint32_t value) { mmio_.Write32(address * 4, value); }
-
- private:
-  pci::Mmio mmio_;
-};
+using ::am::sim::testing::Bar5;
 
 TEST(Navi31Test, HasTheIdentityAndBarsOfAnRx7900Xtx) {
   auto device = pci::Open("sim:navi31:identity");

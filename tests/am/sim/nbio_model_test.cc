@@ -6,6 +6,7 @@
 #include "am/sim/navi31.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
+#include "tests/am/sim/bar5.h"
 #include "tests/am/sim/sim_state_dir.h"
 
 namespace am::sim {
@@ -13,15 +14,7 @@ namespace {
 
 auto* const kStateDir = testing::RegisterSimStateDir();
 
-class Bar5 {
- public:
-  explicit Bar5(pci::Mmio mmio) : mmio_(mmio) {}
-  uint32_t ReadDword(uint64_t address) { return mmio_.Read32(address * 4); }
-  void WriteDword(uint64_t address, uint32_t value) { mmio_.Write32(address * 4, value); }
-
- private:
-  pci::Mmio mmio_;
-};
+using ::am::sim::testing::Bar5;
 using Nbio = regs::IpRegisters<regs::Ip::kNbio, Bar5>;
 
 class NbioModelTest : public ::testing::Test {
