@@ -58,6 +58,224 @@ struct CGTT_GS_NGG_CLK_CTRL : Register<CGTT_GS_NGG_CLK_CTRL, Ip::kGc, 1, 0x5087>
   BAREGPU_REG_FIELD(primgen_override, 0x10000000, 28)
   BAREGPU_REG_FIELD(reg_override, 0x80000000, 31)
 };
+struct COMPUTE_DIM_X : Register<COMPUTE_DIM_X, Ip::kGc, 0, 0x1ba1> {
+  static constexpr char kName[] = "COMPUTE_DIM_X";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(size, 0xffffffff, 0)
+};
+struct COMPUTE_DIM_Y : Register<COMPUTE_DIM_Y, Ip::kGc, 0, 0x1ba2> {
+  static constexpr char kName[] = "COMPUTE_DIM_Y";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(size, 0xffffffff, 0)
+};
+struct COMPUTE_DIM_Z : Register<COMPUTE_DIM_Z, Ip::kGc, 0, 0x1ba3> {
+  static constexpr char kName[] = "COMPUTE_DIM_Z";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(size, 0xffffffff, 0)
+};
+struct COMPUTE_DISPATCH_ID : Register<COMPUTE_DISPATCH_ID, Ip::kGc, 0, 0x1bc0> {
+  static constexpr char kName[] = "COMPUTE_DISPATCH_ID";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DISPATCH_ID", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(dispatch_id, 0xffffffff, 0)
+};
+struct COMPUTE_DISPATCH_INITIATOR : Register<COMPUTE_DISPATCH_INITIATOR, Ip::kGc, 0, 0x1ba0> {
+  static constexpr char kName[] = "COMPUTE_DISPATCH_INITIATOR";
+  static constexpr std::array<FieldSpec, 15> kFields{{{"COMPUTE_SHADER_EN", 0x1, 0}, {"PARTIAL_TG_EN", 0x2, 1}, {"FORCE_START_AT_000", 0x4, 2}, {"ORDERED_APPEND_ENBL", 0x8, 3}, {"ORDERED_APPEND_MODE", 0x10, 4}, {"USE_THREAD_DIMENSIONS", 0x20, 5}, {"ORDER_MODE", 0x40, 6}, {"SCALAR_L1_INV_VOL", 0x400, 10}, {"VECTOR_L1_INV_VOL", 0x800, 11}, {"RESERVED", 0x1000, 12}, {"TUNNEL_ENABLE", 0x2000, 13}, {"RESTORE", 0x4000, 14}, {"CS_W32_EN", 0x8000, 15}, {"AMP_SHADER_EN", 0x10000, 16}, {"DISABLE_DISP_PREMPT_EN", 0x20000, 17}}};
+  BAREGPU_REG_FIELD(compute_shader_en, 0x1, 0)
+  BAREGPU_REG_FIELD(partial_tg_en, 0x2, 1)
+  BAREGPU_REG_FIELD(force_start_at_000, 0x4, 2)
+  BAREGPU_REG_FIELD(ordered_append_enbl, 0x8, 3)
+  BAREGPU_REG_FIELD(ordered_append_mode, 0x10, 4)
+  BAREGPU_REG_FIELD(use_thread_dimensions, 0x20, 5)
+  BAREGPU_REG_FIELD(order_mode, 0x40, 6)
+  BAREGPU_REG_FIELD(scalar_l1_inv_vol, 0x400, 10)
+  BAREGPU_REG_FIELD(vector_l1_inv_vol, 0x800, 11)
+  BAREGPU_REG_FIELD(reserved, 0x1000, 12)
+  BAREGPU_REG_FIELD(tunnel_enable, 0x2000, 13)
+  BAREGPU_REG_FIELD(restore, 0x4000, 14)
+  BAREGPU_REG_FIELD(cs_w32_en, 0x8000, 15)
+  BAREGPU_REG_FIELD(amp_shader_en, 0x10000, 16)
+  BAREGPU_REG_FIELD(disable_disp_prempt_en, 0x20000, 17)
+};
+struct COMPUTE_NUM_THREAD_X : Register<COMPUTE_NUM_THREAD_X, Ip::kGc, 0, 0x1ba7> {
+  static constexpr char kName[] = "COMPUTE_NUM_THREAD_X";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"NUM_THREAD_FULL", 0xffff, 0}, {"NUM_THREAD_PARTIAL", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(num_thread_full, 0xffff, 0)
+  BAREGPU_REG_FIELD(num_thread_partial, 0xffff0000, 16)
+};
+struct COMPUTE_NUM_THREAD_Y : Register<COMPUTE_NUM_THREAD_Y, Ip::kGc, 0, 0x1ba8> {
+  static constexpr char kName[] = "COMPUTE_NUM_THREAD_Y";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"NUM_THREAD_FULL", 0xffff, 0}, {"NUM_THREAD_PARTIAL", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(num_thread_full, 0xffff, 0)
+  BAREGPU_REG_FIELD(num_thread_partial, 0xffff0000, 16)
+};
+struct COMPUTE_NUM_THREAD_Z : Register<COMPUTE_NUM_THREAD_Z, Ip::kGc, 0, 0x1ba9> {
+  static constexpr char kName[] = "COMPUTE_NUM_THREAD_Z";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"NUM_THREAD_FULL", 0xffff, 0}, {"NUM_THREAD_PARTIAL", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(num_thread_full, 0xffff, 0)
+  BAREGPU_REG_FIELD(num_thread_partial, 0xffff0000, 16)
+};
+struct COMPUTE_PGM_HI : Register<COMPUTE_PGM_HI, Ip::kGc, 0, 0x1bad> {
+  static constexpr char kName[] = "COMPUTE_PGM_HI";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xff, 0}}};
+  BAREGPU_REG_FIELD(data, 0xff, 0)
+};
+struct COMPUTE_PGM_LO : Register<COMPUTE_PGM_LO, Ip::kGc, 0, 0x1bac> {
+  static constexpr char kName[] = "COMPUTE_PGM_LO";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(data, 0xffffffff, 0)
+};
+struct COMPUTE_PGM_RSRC1 : Register<COMPUTE_PGM_RSRC1, Ip::kGc, 0, 0x1bb2> {
+  static constexpr char kName[] = "COMPUTE_PGM_RSRC1";
+  static constexpr std::array<FieldSpec, 12> kFields{{{"VGPRS", 0x3f, 0}, {"SGPRS", 0x3c0, 6}, {"PRIORITY", 0xc00, 10}, {"FLOAT_MODE", 0xff000, 12}, {"PRIV", 0x100000, 20}, {"DX10_CLAMP", 0x200000, 21}, {"IEEE_MODE", 0x800000, 23}, {"BULKY", 0x1000000, 24}, {"FP16_OVFL", 0x4000000, 26}, {"WGP_MODE", 0x20000000, 29}, {"MEM_ORDERED", 0x40000000, 30}, {"FWD_PROGRESS", 0x80000000, 31}}};
+  BAREGPU_REG_FIELD(vgprs, 0x3f, 0)
+  BAREGPU_REG_FIELD(sgprs, 0x3c0, 6)
+  BAREGPU_REG_FIELD(priority, 0xc00, 10)
+  BAREGPU_REG_FIELD(float_mode, 0xff000, 12)
+  BAREGPU_REG_FIELD(priv, 0x100000, 20)
+  BAREGPU_REG_FIELD(dx10_clamp, 0x200000, 21)
+  BAREGPU_REG_FIELD(ieee_mode, 0x800000, 23)
+  BAREGPU_REG_FIELD(bulky, 0x1000000, 24)
+  BAREGPU_REG_FIELD(fp16_ovfl, 0x4000000, 26)
+  BAREGPU_REG_FIELD(wgp_mode, 0x20000000, 29)
+  BAREGPU_REG_FIELD(mem_ordered, 0x40000000, 30)
+  BAREGPU_REG_FIELD(fwd_progress, 0x80000000, 31)
+};
+struct COMPUTE_PGM_RSRC2 : Register<COMPUTE_PGM_RSRC2, Ip::kGc, 0, 0x1bb3> {
+  static constexpr char kName[] = "COMPUTE_PGM_RSRC2";
+  static constexpr std::array<FieldSpec, 11> kFields{{{"SCRATCH_EN", 0x1, 0}, {"USER_SGPR", 0x3e, 1}, {"TRAP_PRESENT", 0x40, 6}, {"TGID_X_EN", 0x80, 7}, {"TGID_Y_EN", 0x100, 8}, {"TGID_Z_EN", 0x200, 9}, {"TG_SIZE_EN", 0x400, 10}, {"TIDIG_COMP_CNT", 0x1800, 11}, {"EXCP_EN_MSB", 0x6000, 13}, {"LDS_SIZE", 0xff8000, 15}, {"EXCP_EN", 0x7f000000, 24}}};
+  BAREGPU_REG_FIELD(scratch_en, 0x1, 0)
+  BAREGPU_REG_FIELD(user_sgpr, 0x3e, 1)
+  BAREGPU_REG_FIELD(trap_present, 0x40, 6)
+  BAREGPU_REG_FIELD(tgid_x_en, 0x80, 7)
+  BAREGPU_REG_FIELD(tgid_y_en, 0x100, 8)
+  BAREGPU_REG_FIELD(tgid_z_en, 0x200, 9)
+  BAREGPU_REG_FIELD(tg_size_en, 0x400, 10)
+  BAREGPU_REG_FIELD(tidig_comp_cnt, 0x1800, 11)
+  BAREGPU_REG_FIELD(excp_en_msb, 0x6000, 13)
+  BAREGPU_REG_FIELD(lds_size, 0xff8000, 15)
+  BAREGPU_REG_FIELD(excp_en, 0x7f000000, 24)
+};
+struct COMPUTE_PGM_RSRC3 : Register<COMPUTE_PGM_RSRC3, Ip::kGc, 0, 0x1bc8> {
+  static constexpr char kName[] = "COMPUTE_PGM_RSRC3";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"SHARED_VGPR_CNT", 0xf, 0}, {"INST_PREF_SIZE", 0x3f0, 4}, {"TRAP_ON_START", 0x400, 10}, {"TRAP_ON_END", 0x800, 11}, {"IMAGE_OP", 0x80000000, 31}}};
+  BAREGPU_REG_FIELD(shared_vgpr_cnt, 0xf, 0)
+  BAREGPU_REG_FIELD(inst_pref_size, 0x3f0, 4)
+  BAREGPU_REG_FIELD(trap_on_start, 0x400, 10)
+  BAREGPU_REG_FIELD(trap_on_end, 0x800, 11)
+  BAREGPU_REG_FIELD(image_op, 0x80000000, 31)
+};
+struct COMPUTE_RESOURCE_LIMITS : Register<COMPUTE_RESOURCE_LIMITS, Ip::kGc, 0, 0x1bb5> {
+  static constexpr char kName[] = "COMPUTE_RESOURCE_LIMITS";
+  static constexpr std::array<FieldSpec, 6> kFields{{{"WAVES_PER_SH", 0x3ff, 0}, {"TG_PER_CU", 0xf000, 12}, {"LOCK_THRESHOLD", 0x3f0000, 16}, {"SIMD_DEST_CNTL", 0x400000, 22}, {"FORCE_SIMD_DIST", 0x800000, 23}, {"CU_GROUP_COUNT", 0x7000000, 24}}};
+  BAREGPU_REG_FIELD(waves_per_sh, 0x3ff, 0)
+  BAREGPU_REG_FIELD(tg_per_cu, 0xf000, 12)
+  BAREGPU_REG_FIELD(lock_threshold, 0x3f0000, 16)
+  BAREGPU_REG_FIELD(simd_dest_cntl, 0x400000, 22)
+  BAREGPU_REG_FIELD(force_simd_dist, 0x800000, 23)
+  BAREGPU_REG_FIELD(cu_group_count, 0x7000000, 24)
+};
+struct COMPUTE_START_X : Register<COMPUTE_START_X, Ip::kGc, 0, 0x1ba4> {
+  static constexpr char kName[] = "COMPUTE_START_X";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"START", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(start, 0xffffffff, 0)
+};
+struct COMPUTE_START_Y : Register<COMPUTE_START_Y, Ip::kGc, 0, 0x1ba5> {
+  static constexpr char kName[] = "COMPUTE_START_Y";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"START", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(start, 0xffffffff, 0)
+};
+struct COMPUTE_START_Z : Register<COMPUTE_START_Z, Ip::kGc, 0, 0x1ba6> {
+  static constexpr char kName[] = "COMPUTE_START_Z";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"START", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(start, 0xffffffff, 0)
+};
+struct COMPUTE_TMPRING_SIZE : Register<COMPUTE_TMPRING_SIZE, Ip::kGc, 0, 0x1bb8> {
+  static constexpr char kName[] = "COMPUTE_TMPRING_SIZE";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"WAVES", 0xfff, 0}, {"WAVESIZE", 0x7fff000, 12}}};
+  BAREGPU_REG_FIELD(waves, 0xfff, 0)
+  BAREGPU_REG_FIELD(wavesize, 0x7fff000, 12)
+};
+struct COMPUTE_USER_DATA_0 : Register<COMPUTE_USER_DATA_0, Ip::kGc, 0, 0x1be0> {
+  static constexpr char kName[] = "COMPUTE_USER_DATA_0";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(data, 0xffffffff, 0)
+};
+struct COMPUTE_USER_DATA_1 : Register<COMPUTE_USER_DATA_1, Ip::kGc, 0, 0x1be1> {
+  static constexpr char kName[] = "COMPUTE_USER_DATA_1";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(data, 0xffffffff, 0)
+};
+struct COMPUTE_USER_DATA_10 : Register<COMPUTE_USER_DATA_10, Ip::kGc, 0, 0x1bea> {
+  static constexpr char kName[] = "COMPUTE_USER_DATA_10";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(data, 0xffffffff, 0)
+};
+struct COMPUTE_USER_DATA_11 : Register<COMPUTE_USER_DATA_11, Ip::kGc, 0, 0x1beb> {
+  static constexpr char kName[] = "COMPUTE_USER_DATA_11";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(data, 0xffffffff, 0)
+};
+struct COMPUTE_USER_DATA_12 : Register<COMPUTE_USER_DATA_12, Ip::kGc, 0, 0x1bec> {
+  static constexpr char kName[] = "COMPUTE_USER_DATA_12";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(data, 0xffffffff, 0)
+};
+struct COMPUTE_USER_DATA_13 : Register<COMPUTE_USER_DATA_13, Ip::kGc, 0, 0x1bed> {
+  static constexpr char kName[] = "COMPUTE_USER_DATA_13";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(data, 0xffffffff, 0)
+};
+struct COMPUTE_USER_DATA_14 : Register<COMPUTE_USER_DATA_14, Ip::kGc, 0, 0x1bee> {
+  static constexpr char kName[] = "COMPUTE_USER_DATA_14";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(data, 0xffffffff, 0)
+};
+struct COMPUTE_USER_DATA_15 : Register<COMPUTE_USER_DATA_15, Ip::kGc, 0, 0x1bef> {
+  static constexpr char kName[] = "COMPUTE_USER_DATA_15";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(data, 0xffffffff, 0)
+};
+struct COMPUTE_USER_DATA_2 : Register<COMPUTE_USER_DATA_2, Ip::kGc, 0, 0x1be2> {
+  static constexpr char kName[] = "COMPUTE_USER_DATA_2";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(data, 0xffffffff, 0)
+};
+struct COMPUTE_USER_DATA_3 : Register<COMPUTE_USER_DATA_3, Ip::kGc, 0, 0x1be3> {
+  static constexpr char kName[] = "COMPUTE_USER_DATA_3";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(data, 0xffffffff, 0)
+};
+struct COMPUTE_USER_DATA_4 : Register<COMPUTE_USER_DATA_4, Ip::kGc, 0, 0x1be4> {
+  static constexpr char kName[] = "COMPUTE_USER_DATA_4";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(data, 0xffffffff, 0)
+};
+struct COMPUTE_USER_DATA_5 : Register<COMPUTE_USER_DATA_5, Ip::kGc, 0, 0x1be5> {
+  static constexpr char kName[] = "COMPUTE_USER_DATA_5";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(data, 0xffffffff, 0)
+};
+struct COMPUTE_USER_DATA_6 : Register<COMPUTE_USER_DATA_6, Ip::kGc, 0, 0x1be6> {
+  static constexpr char kName[] = "COMPUTE_USER_DATA_6";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(data, 0xffffffff, 0)
+};
+struct COMPUTE_USER_DATA_7 : Register<COMPUTE_USER_DATA_7, Ip::kGc, 0, 0x1be7> {
+  static constexpr char kName[] = "COMPUTE_USER_DATA_7";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(data, 0xffffffff, 0)
+};
+struct COMPUTE_USER_DATA_8 : Register<COMPUTE_USER_DATA_8, Ip::kGc, 0, 0x1be8> {
+  static constexpr char kName[] = "COMPUTE_USER_DATA_8";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(data, 0xffffffff, 0)
+};
+struct COMPUTE_USER_DATA_9 : Register<COMPUTE_USER_DATA_9, Ip::kGc, 0, 0x1be9> {
+  static constexpr char kName[] = "COMPUTE_USER_DATA_9";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(data, 0xffffffff, 0)
+};
 struct CPC_INT_CNTL : Register<CPC_INT_CNTL, Ip::kGc, 0, 0x1e54> {
   static constexpr char kName[] = "CPC_INT_CNTL";
   static constexpr std::array<FieldSpec, 13> kFields{{{"CMP_QUERY_STATUS_INT_ENABLE", 0x1000, 12}, {"DEQUEUE_REQUEST_INT_ENABLE", 0x2000, 13}, {"CP_ECC_ERROR_INT_ENABLE", 0x4000, 14}, {"SUA_VIOLATION_INT_ENABLE", 0x8000, 15}, {"GPF_INT_ENABLE", 0x10000, 16}, {"WRM_POLL_TIMEOUT_INT_ENABLE", 0x20000, 17}, {"PRIV_REG_INT_ENABLE", 0x800000, 23}, {"OPCODE_ERROR_INT_ENABLE", 0x1000000, 24}, {"TIME_STAMP_INT_ENABLE", 0x4000000, 26}, {"RESERVED_BIT_ERROR_INT_ENABLE", 0x8000000, 27}, {"GENERIC2_INT_ENABLE", 0x20000000, 29}, {"GENERIC1_INT_ENABLE", 0x40000000, 30}, {"GENERIC0_INT_ENABLE", 0x80000000, 31}}};
@@ -639,6 +857,34 @@ struct CP_HQD_ACTIVE : Register<CP_HQD_ACTIVE, Ip::kGc, 0, 0x1fab> {
   BAREGPU_REG_FIELD(active, 0x1, 0)
   BAREGPU_REG_FIELD(busy_gate, 0x2, 1)
 };
+struct CP_HQD_AQL_CONTROL : Register<CP_HQD_AQL_CONTROL, Ip::kGc, 0, 0x1fde> {
+  static constexpr char kName[] = "CP_HQD_AQL_CONTROL";
+  static constexpr std::array<FieldSpec, 4> kFields{{{"CONTROL0", 0x7fff, 0}, {"CONTROL0_EN", 0x8000, 15}, {"CONTROL1", 0x7fff0000, 16}, {"CONTROL1_EN", 0x80000000, 31}}};
+  BAREGPU_REG_FIELD(control0, 0x7fff, 0)
+  BAREGPU_REG_FIELD(control0_en, 0x8000, 15)
+  BAREGPU_REG_FIELD(control1, 0x7fff0000, 16)
+  BAREGPU_REG_FIELD(control1_en, 0x80000000, 31)
+};
+struct CP_HQD_ATOMIC0_PREOP_HI : Register<CP_HQD_ATOMIC0_PREOP_HI, Ip::kGc, 0, 0x1fc6> {
+  static constexpr char kName[] = "CP_HQD_ATOMIC0_PREOP_HI";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ATOMIC0_PREOP_HI", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(atomic0_preop_hi, 0xffffffff, 0)
+};
+struct CP_HQD_ATOMIC0_PREOP_LO : Register<CP_HQD_ATOMIC0_PREOP_LO, Ip::kGc, 0, 0x1fc5> {
+  static constexpr char kName[] = "CP_HQD_ATOMIC0_PREOP_LO";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ATOMIC0_PREOP_LO", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(atomic0_preop_lo, 0xffffffff, 0)
+};
+struct CP_HQD_ATOMIC1_PREOP_HI : Register<CP_HQD_ATOMIC1_PREOP_HI, Ip::kGc, 0, 0x1fc8> {
+  static constexpr char kName[] = "CP_HQD_ATOMIC1_PREOP_HI";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ATOMIC1_PREOP_HI", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(atomic1_preop_hi, 0xffffffff, 0)
+};
+struct CP_HQD_ATOMIC1_PREOP_LO : Register<CP_HQD_ATOMIC1_PREOP_LO, Ip::kGc, 0, 0x1fc7> {
+  static constexpr char kName[] = "CP_HQD_ATOMIC1_PREOP_LO";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ATOMIC1_PREOP_LO", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(atomic1_preop_lo, 0xffffffff, 0)
+};
 struct CP_HQD_CNTL_STACK_OFFSET : Register<CP_HQD_CNTL_STACK_OFFSET, Ip::kGc, 0, 0x1fd7> {
   static constexpr char kName[] = "CP_HQD_CNTL_STACK_OFFSET";
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xfffc, 2}}};
@@ -670,6 +916,26 @@ struct CP_HQD_CTX_SAVE_SIZE : Register<CP_HQD_CTX_SAVE_SIZE, Ip::kGc, 0, 0x1fda>
   static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0x3fff000, 12}}};
   BAREGPU_REG_FIELD(size, 0x3fff000, 12)
 };
+struct CP_HQD_DDID_DELTA_RPT_COUNT : Register<CP_HQD_DDID_DELTA_RPT_COUNT, Ip::kGc, 0, 0x1fe7> {
+  static constexpr char kName[] = "CP_HQD_DDID_DELTA_RPT_COUNT";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"COUNT", 0xff, 0}}};
+  BAREGPU_REG_FIELD(count, 0xff, 0)
+};
+struct CP_HQD_DDID_INFLIGHT_COUNT : Register<CP_HQD_DDID_INFLIGHT_COUNT, Ip::kGc, 0, 0x1fe6> {
+  static constexpr char kName[] = "CP_HQD_DDID_INFLIGHT_COUNT";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"COUNT", 0xffff, 0}}};
+  BAREGPU_REG_FIELD(count, 0xffff, 0)
+};
+struct CP_HQD_DDID_RPTR : Register<CP_HQD_DDID_RPTR, Ip::kGc, 0, 0x1fe4> {
+  static constexpr char kName[] = "CP_HQD_DDID_RPTR";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"RPTR", 0x7ff, 0}}};
+  BAREGPU_REG_FIELD(rptr, 0x7ff, 0)
+};
+struct CP_HQD_DDID_WPTR : Register<CP_HQD_DDID_WPTR, Ip::kGc, 0, 0x1fe5> {
+  static constexpr char kName[] = "CP_HQD_DDID_WPTR";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"WPTR", 0x7ff, 0}}};
+  BAREGPU_REG_FIELD(wptr, 0x7ff, 0)
+};
 struct CP_HQD_DEQUEUE_REQUEST : Register<CP_HQD_DEQUEUE_REQUEST, Ip::kGc, 0, 0x1fc1> {
   static constexpr char kName[] = "CP_HQD_DEQUEUE_REQUEST";
   static constexpr std::array<FieldSpec, 5> kFields{{{"DEQUEUE_REQ", 0xf, 0}, {"IQ_REQ_PEND", 0x10, 4}, {"DEQUEUE_INT", 0x100, 8}, {"IQ_REQ_PEND_EN", 0x200, 9}, {"DEQUEUE_REQ_EN", 0x400, 10}}};
@@ -686,6 +952,16 @@ struct CP_HQD_DEQUEUE_STATUS : Register<CP_HQD_DEQUEUE_STATUS, Ip::kGc, 0, 0x1fe
   BAREGPU_REG_FIELD(suspend_req_pend, 0x10, 4)
   BAREGPU_REG_FIELD(suspend_req_pend_en, 0x200, 9)
   BAREGPU_REG_FIELD(dequeue_stat_en, 0x400, 10)
+};
+struct CP_HQD_DMA_OFFLOAD : Register<CP_HQD_DMA_OFFLOAD, Ip::kGc, 0, 0x1fc2> {
+  static constexpr char kName[] = "CP_HQD_DMA_OFFLOAD";
+  static constexpr std::array<FieldSpec, 6> kFields{{{"DMA_OFFLOAD", 0x1, 0}, {"DMA_OFFLOAD_EN", 0x2, 1}, {"AQL_OFFLOAD", 0x4, 2}, {"AQL_OFFLOAD_EN", 0x8, 3}, {"EOP_OFFLOAD", 0x10, 4}, {"EOP_OFFLOAD_EN", 0x20, 5}}};
+  BAREGPU_REG_FIELD(dma_offload, 0x1, 0)
+  BAREGPU_REG_FIELD(dma_offload_en, 0x2, 1)
+  BAREGPU_REG_FIELD(aql_offload, 0x4, 2)
+  BAREGPU_REG_FIELD(aql_offload_en, 0x8, 3)
+  BAREGPU_REG_FIELD(eop_offload, 0x10, 4)
+  BAREGPU_REG_FIELD(eop_offload_en, 0x20, 5)
 };
 struct CP_HQD_EOP_BASE_ADDR : Register<CP_HQD_EOP_BASE_ADDR, Ip::kGc, 0, 0x1fce> {
   static constexpr char kName[] = "CP_HQD_EOP_BASE_ADDR";
@@ -767,6 +1043,78 @@ struct CP_HQD_GDS_RESOURCE_STATE : Register<CP_HQD_GDS_RESOURCE_STATE, Ip::kGc, 
   BAREGPU_REG_FIELD(gws_size, 0x3f0, 4)
   BAREGPU_REG_FIELD(gws_pntr, 0x3f000, 12)
 };
+struct CP_HQD_GFX_CONTROL : Register<CP_HQD_GFX_CONTROL, Ip::kGc, 0, 0x1e9f> {
+  static constexpr char kName[] = "CP_HQD_GFX_CONTROL";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"MESSAGE", 0xf, 0}, {"MISC", 0x7ff0, 4}, {"DB_UPDATED_MSG_EN", 0x8000, 15}}};
+  BAREGPU_REG_FIELD(message, 0xf, 0)
+  BAREGPU_REG_FIELD(misc, 0x7ff0, 4)
+  BAREGPU_REG_FIELD(db_updated_msg_en, 0x8000, 15)
+};
+struct CP_HQD_GFX_STATUS : Register<CP_HQD_GFX_STATUS, Ip::kGc, 0, 0x1ea0> {
+  static constexpr char kName[] = "CP_HQD_GFX_STATUS";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"STATUS", 0xffff, 0}}};
+  BAREGPU_REG_FIELD(status, 0xffff, 0)
+};
+struct CP_HQD_HQ_CONTROL0 : Register<CP_HQD_HQ_CONTROL0, Ip::kGc, 0, 0x1fca> {
+  static constexpr char kName[] = "CP_HQD_HQ_CONTROL0";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTROL", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(control, 0xffffffff, 0)
+};
+struct CP_HQD_HQ_CONTROL1 : Register<CP_HQD_HQ_CONTROL1, Ip::kGc, 0, 0x1fcd> {
+  static constexpr char kName[] = "CP_HQD_HQ_CONTROL1";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTROL", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(control, 0xffffffff, 0)
+};
+struct CP_HQD_HQ_SCHEDULER0 : Register<CP_HQD_HQ_SCHEDULER0, Ip::kGc, 0, 0x1fc9> {
+  static constexpr char kName[] = "CP_HQD_HQ_SCHEDULER0";
+  static constexpr std::array<FieldSpec, 16> kFields{{{"CWSR", 0x1, 0}, {"SAVE_STATUS", 0x2, 1}, {"RSRV", 0x4, 2}, {"STATIC_QUEUE", 0x38, 3}, {"QUEUE_RUN_ONCE", 0x40, 6}, {"SCRATCH_RAM_INIT", 0x80, 7}, {"TCL2_DIRTY", 0x100, 8}, {"C_INHERIT_VMID", 0x200, 9}, {"QUEUE_SCHEDULER_TYPE", 0x1c00, 10}, {"C_QUEUE_USE_GWS", 0x2000, 13}, {"QUEUE_SLOT_CONNECTED", 0x8000, 15}, {"MES_INTERRUPT_ENABLED", 0x100000, 20}, {"MES_INTERRUPT_PIPE", 0x600000, 21}, {"CONCURRENT_PROCESS_COUNT", 0xf000000, 24}, {"QUEUE_IDLE", 0x40000000, 30}, {"DB_UPDATED_MSG_EN", 0x80000000, 31}}};
+  BAREGPU_REG_FIELD(cwsr, 0x1, 0)
+  BAREGPU_REG_FIELD(save_status, 0x2, 1)
+  BAREGPU_REG_FIELD(rsrv, 0x4, 2)
+  BAREGPU_REG_FIELD(static_queue, 0x38, 3)
+  BAREGPU_REG_FIELD(queue_run_once, 0x40, 6)
+  BAREGPU_REG_FIELD(scratch_ram_init, 0x80, 7)
+  BAREGPU_REG_FIELD(tcl2_dirty, 0x100, 8)
+  BAREGPU_REG_FIELD(c_inherit_vmid, 0x200, 9)
+  BAREGPU_REG_FIELD(queue_scheduler_type, 0x1c00, 10)
+  BAREGPU_REG_FIELD(c_queue_use_gws, 0x2000, 13)
+  BAREGPU_REG_FIELD(queue_slot_connected, 0x8000, 15)
+  BAREGPU_REG_FIELD(mes_interrupt_enabled, 0x100000, 20)
+  BAREGPU_REG_FIELD(mes_interrupt_pipe, 0x600000, 21)
+  BAREGPU_REG_FIELD(concurrent_process_count, 0xf000000, 24)
+  BAREGPU_REG_FIELD(queue_idle, 0x40000000, 30)
+  BAREGPU_REG_FIELD(db_updated_msg_en, 0x80000000, 31)
+};
+struct CP_HQD_HQ_SCHEDULER1 : Register<CP_HQD_HQ_SCHEDULER1, Ip::kGc, 0, 0x1fca> {
+  static constexpr char kName[] = "CP_HQD_HQ_SCHEDULER1";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"SCHEDULER", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(scheduler, 0xffffffff, 0)
+};
+struct CP_HQD_HQ_STATUS0 : Register<CP_HQD_HQ_STATUS0, Ip::kGc, 0, 0x1fc9> {
+  static constexpr char kName[] = "CP_HQD_HQ_STATUS0";
+  static constexpr std::array<FieldSpec, 16> kFields{{{"CWSR", 0x1, 0}, {"SAVE_STATUS", 0x2, 1}, {"RSRV", 0x4, 2}, {"STATIC_QUEUE", 0x38, 3}, {"QUEUE_RUN_ONCE", 0x40, 6}, {"SCRATCH_RAM_INIT", 0x80, 7}, {"TCL2_DIRTY", 0x100, 8}, {"C_INHERIT_VMID", 0x200, 9}, {"QUEUE_SCHEDULER_TYPE", 0x1c00, 10}, {"C_QUEUE_USE_GWS", 0x2000, 13}, {"QUEUE_SLOT_CONNECTED", 0x8000, 15}, {"MES_INTERRUPT_ENABLED", 0x100000, 20}, {"MES_INTERRUPT_PIPE", 0x600000, 21}, {"CONCURRENT_PROCESS_COUNT", 0xf000000, 24}, {"QUEUE_IDLE", 0x40000000, 30}, {"DB_UPDATED_MSG_EN", 0x80000000, 31}}};
+  BAREGPU_REG_FIELD(cwsr, 0x1, 0)
+  BAREGPU_REG_FIELD(save_status, 0x2, 1)
+  BAREGPU_REG_FIELD(rsrv, 0x4, 2)
+  BAREGPU_REG_FIELD(static_queue, 0x38, 3)
+  BAREGPU_REG_FIELD(queue_run_once, 0x40, 6)
+  BAREGPU_REG_FIELD(scratch_ram_init, 0x80, 7)
+  BAREGPU_REG_FIELD(tcl2_dirty, 0x100, 8)
+  BAREGPU_REG_FIELD(c_inherit_vmid, 0x200, 9)
+  BAREGPU_REG_FIELD(queue_scheduler_type, 0x1c00, 10)
+  BAREGPU_REG_FIELD(c_queue_use_gws, 0x2000, 13)
+  BAREGPU_REG_FIELD(queue_slot_connected, 0x8000, 15)
+  BAREGPU_REG_FIELD(mes_interrupt_enabled, 0x100000, 20)
+  BAREGPU_REG_FIELD(mes_interrupt_pipe, 0x600000, 21)
+  BAREGPU_REG_FIELD(concurrent_process_count, 0xf000000, 24)
+  BAREGPU_REG_FIELD(queue_idle, 0x40000000, 30)
+  BAREGPU_REG_FIELD(db_updated_msg_en, 0x80000000, 31)
+};
+struct CP_HQD_HQ_STATUS1 : Register<CP_HQD_HQ_STATUS1, Ip::kGc, 0, 0x1fcc> {
+  static constexpr char kName[] = "CP_HQD_HQ_STATUS1";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"STATUS", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(status, 0xffffffff, 0)
+};
 struct CP_HQD_IB_BASE_ADDR : Register<CP_HQD_IB_BASE_ADDR, Ip::kGc, 0, 0x1fbb> {
   static constexpr char kName[] = "CP_HQD_IB_BASE_ADDR";
   static constexpr std::array<FieldSpec, 1> kFields{{{"IB_BASE_ADDR", 0xfffffffc, 2}}};
@@ -791,6 +1139,46 @@ struct CP_HQD_IB_RPTR : Register<CP_HQD_IB_RPTR, Ip::kGc, 0, 0x1fbd> {
   static constexpr char kName[] = "CP_HQD_IB_RPTR";
   static constexpr std::array<FieldSpec, 1> kFields{{{"CONSUMED_OFFSET", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(consumed_offset, 0xfffff, 0)
+};
+struct CP_HQD_IQ_RPTR : Register<CP_HQD_IQ_RPTR, Ip::kGc, 0, 0x1fc0> {
+  static constexpr char kName[] = "CP_HQD_IQ_RPTR";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0x3f, 0}}};
+  BAREGPU_REG_FIELD(offset, 0x3f, 0)
+};
+struct CP_HQD_IQ_TIMER : Register<CP_HQD_IQ_TIMER, Ip::kGc, 0, 0x1fbf> {
+  static constexpr char kName[] = "CP_HQD_IQ_TIMER";
+  static constexpr std::array<FieldSpec, 15> kFields{{{"WAIT_TIME", 0xff, 0}, {"RETRY_TYPE", 0x700, 8}, {"IMMEDIATE_EXPIRE", 0x800, 11}, {"INTERRUPT_TYPE", 0x3000, 12}, {"CLOCK_COUNT", 0xc000, 14}, {"INTERRUPT_SIZE", 0x3f0000, 16}, {"QUANTUM_TIMER", 0x400000, 22}, {"EXE_DISABLE", 0x800000, 23}, {"CACHE_POLICY", 0x3000000, 24}, {"IQ_VOLATILE", 0x4000000, 26}, {"QUEUE_TYPE", 0x8000000, 27}, {"REARM_TIMER", 0x10000000, 28}, {"PROCESS_IQ_EN", 0x20000000, 29}, {"PROCESSING_IQ", 0x40000000, 30}, {"ACTIVE", 0x80000000, 31}}};
+  BAREGPU_REG_FIELD(wait_time, 0xff, 0)
+  BAREGPU_REG_FIELD(retry_type, 0x700, 8)
+  BAREGPU_REG_FIELD(immediate_expire, 0x800, 11)
+  BAREGPU_REG_FIELD(interrupt_type, 0x3000, 12)
+  BAREGPU_REG_FIELD(clock_count, 0xc000, 14)
+  BAREGPU_REG_FIELD(interrupt_size, 0x3f0000, 16)
+  BAREGPU_REG_FIELD(quantum_timer, 0x400000, 22)
+  BAREGPU_REG_FIELD(exe_disable, 0x800000, 23)
+  BAREGPU_REG_FIELD(cache_policy, 0x3000000, 24)
+  BAREGPU_REG_FIELD(iq_volatile, 0x4000000, 26)
+  BAREGPU_REG_FIELD(queue_type, 0x8000000, 27)
+  BAREGPU_REG_FIELD(rearm_timer, 0x10000000, 28)
+  BAREGPU_REG_FIELD(process_iq_en, 0x20000000, 29)
+  BAREGPU_REG_FIELD(processing_iq, 0x40000000, 30)
+  BAREGPU_REG_FIELD(active, 0x80000000, 31)
+};
+struct CP_HQD_MSG_TYPE : Register<CP_HQD_MSG_TYPE, Ip::kGc, 0, 0x1fc4> {
+  static constexpr char kName[] = "CP_HQD_MSG_TYPE";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ACTION", 0x7, 0}, {"SAVE_STATE", 0x70, 4}}};
+  BAREGPU_REG_FIELD(action, 0x7, 0)
+  BAREGPU_REG_FIELD(save_state, 0x70, 4)
+};
+struct CP_HQD_OFFLOAD : Register<CP_HQD_OFFLOAD, Ip::kGc, 0, 0x1fc2> {
+  static constexpr char kName[] = "CP_HQD_OFFLOAD";
+  static constexpr std::array<FieldSpec, 6> kFields{{{"DMA_OFFLOAD", 0x1, 0}, {"DMA_OFFLOAD_EN", 0x2, 1}, {"AQL_OFFLOAD", 0x4, 2}, {"AQL_OFFLOAD_EN", 0x8, 3}, {"EOP_OFFLOAD", 0x10, 4}, {"EOP_OFFLOAD_EN", 0x20, 5}}};
+  BAREGPU_REG_FIELD(dma_offload, 0x1, 0)
+  BAREGPU_REG_FIELD(dma_offload_en, 0x2, 1)
+  BAREGPU_REG_FIELD(aql_offload, 0x4, 2)
+  BAREGPU_REG_FIELD(aql_offload_en, 0x8, 3)
+  BAREGPU_REG_FIELD(eop_offload, 0x10, 4)
+  BAREGPU_REG_FIELD(eop_offload_en, 0x20, 5)
 };
 struct CP_HQD_PERSISTENT_STATE : Register<CP_HQD_PERSISTENT_STATE, Ip::kGc, 0, 0x1fad> {
   static constexpr char kName[] = "CP_HQD_PERSISTENT_STATE";
@@ -908,6 +1296,14 @@ struct CP_HQD_QUEUE_PRIORITY : Register<CP_HQD_QUEUE_PRIORITY, Ip::kGc, 0, 0x1fa
   static constexpr char kName[] = "CP_HQD_QUEUE_PRIORITY";
   static constexpr std::array<FieldSpec, 1> kFields{{{"PRIORITY_LEVEL", 0xf, 0}}};
   BAREGPU_REG_FIELD(priority_level, 0xf, 0)
+};
+struct CP_HQD_SEMA_CMD : Register<CP_HQD_SEMA_CMD, Ip::kGc, 0, 0x1fc3> {
+  static constexpr char kName[] = "CP_HQD_SEMA_CMD";
+  static constexpr std::array<FieldSpec, 4> kFields{{{"RETRY", 0x1, 0}, {"RESULT", 0x6, 1}, {"POLLING_DIS", 0x100, 8}, {"MESSAGE_EN", 0x200, 9}}};
+  BAREGPU_REG_FIELD(retry, 0x1, 0)
+  BAREGPU_REG_FIELD(result, 0x6, 1)
+  BAREGPU_REG_FIELD(polling_dis, 0x100, 8)
+  BAREGPU_REG_FIELD(message_en, 0x200, 9)
 };
 struct CP_HQD_SUSPEND_CNTL_STACK_DW_CNT : Register<CP_HQD_SUSPEND_CNTL_STACK_DW_CNT, Ip::kGc, 0, 0x1fe2> {
   static constexpr char kName[] = "CP_HQD_SUSPEND_CNTL_STACK_DW_CNT";
@@ -1401,6 +1797,22 @@ struct CP_PFP_PRGRM_CNTR_START_HI : Register<CP_PFP_PRGRM_CNTR_START_HI, Ip::kGc
   static constexpr std::array<FieldSpec, 1> kFields{{{"IP_START", 0x3fffffff, 0}}};
   BAREGPU_REG_FIELD(ip_start, 0x3fffffff, 0)
 };
+struct CP_PQ_STATUS : Register<CP_PQ_STATUS, Ip::kGc, 0, 0x1e58> {
+  static constexpr char kName[] = "CP_PQ_STATUS";
+  static constexpr std::array<FieldSpec, 4> kFields{{{"DOORBELL_UPDATED", 0x1, 0}, {"DOORBELL_ENABLE", 0x2, 1}, {"DOORBELL_UPDATED_EN", 0x4, 2}, {"DOORBELL_UPDATED_MODE", 0x8, 3}}};
+  BAREGPU_REG_FIELD(doorbell_updated, 0x1, 0)
+  BAREGPU_REG_FIELD(doorbell_enable, 0x2, 1)
+  BAREGPU_REG_FIELD(doorbell_updated_en, 0x4, 2)
+  BAREGPU_REG_FIELD(doorbell_updated_mode, 0x8, 3)
+};
+struct CP_PQ_WPTR_POLL_CNTL : Register<CP_PQ_WPTR_POLL_CNTL, Ip::kGc, 0, 0x1e23> {
+  static constexpr char kName[] = "CP_PQ_WPTR_POLL_CNTL";
+  static constexpr std::array<FieldSpec, 4> kFields{{{"PERIOD", 0xff, 0}, {"DISABLE_PEND_REQ_ONE_SHOT", 0x20000000, 29}, {"POLL_ACTIVE", 0x40000000, 30}, {"EN", 0x80000000, 31}}};
+  BAREGPU_REG_FIELD(period, 0xff, 0)
+  BAREGPU_REG_FIELD(disable_pend_req_one_shot, 0x20000000, 29)
+  BAREGPU_REG_FIELD(poll_active, 0x40000000, 30)
+  BAREGPU_REG_FIELD(en, 0x80000000, 31)
+};
 struct CP_PQ_WPTR_POLL_CNTL1 : Register<CP_PQ_WPTR_POLL_CNTL1, Ip::kGc, 0, 0x1e24> {
   static constexpr char kName[] = "CP_PQ_WPTR_POLL_CNTL1";
   static constexpr std::array<FieldSpec, 1> kFields{{{"QUEUE_MASK", 0xffffffff, 0}}};
@@ -1745,6 +2157,26 @@ struct GCMC_VM_AGP_TOP : Register<GCMC_VM_AGP_TOP, Ip::kGc, 0, 0x167a> {
   static constexpr std::array<FieldSpec, 1> kFields{{{"AGP_TOP", 0xffffff, 0}}};
   BAREGPU_REG_FIELD(agp_top, 0xffffff, 0)
 };
+struct GCMC_VM_APT_CNTL : Register<GCMC_VM_APT_CNTL, Ip::kGc, 0, 0x15b1> {
+  static constexpr char kName[] = "GCMC_VM_APT_CNTL";
+  static constexpr std::array<FieldSpec, 6> kFields{{{"FORCE_MTYPE_UC", 0x1, 0}, {"DIRECT_SYSTEM_EN", 0x2, 1}, {"FRAG_APT_INTXN_MODE", 0xc, 2}, {"CHECK_IS_LOCAL", 0x10, 4}, {"CAP_FRAG_SIZE_2M", 0x20, 5}, {"LOCAL_SYSMEM_APERTURE_CNTL", 0xc0, 6}}};
+  BAREGPU_REG_FIELD(force_mtype_uc, 0x1, 0)
+  BAREGPU_REG_FIELD(direct_system_en, 0x2, 1)
+  BAREGPU_REG_FIELD(frag_apt_intxn_mode, 0xc, 2)
+  BAREGPU_REG_FIELD(check_is_local, 0x10, 4)
+  BAREGPU_REG_FIELD(cap_frag_size_2m, 0x20, 5)
+  BAREGPU_REG_FIELD(local_sysmem_aperture_cntl, 0xc0, 6)
+};
+struct GCMC_VM_CACHEABLE_DRAM_ADDRESS_END : Register<GCMC_VM_CACHEABLE_DRAM_ADDRESS_END, Ip::kGc, 0, 0x15ae> {
+  static constexpr char kName[] = "GCMC_VM_CACHEABLE_DRAM_ADDRESS_END";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(address, 0xfffff, 0)
+};
+struct GCMC_VM_CACHEABLE_DRAM_ADDRESS_START : Register<GCMC_VM_CACHEABLE_DRAM_ADDRESS_START, Ip::kGc, 0, 0x15ad> {
+  static constexpr char kName[] = "GCMC_VM_CACHEABLE_DRAM_ADDRESS_START";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(address, 0xfffff, 0)
+};
 struct GCMC_VM_FB_LOCATION_BASE : Register<GCMC_VM_FB_LOCATION_BASE, Ip::kGc, 0, 0x1678> {
   static constexpr char kName[] = "GCMC_VM_FB_LOCATION_BASE";
   static constexpr std::array<FieldSpec, 1> kFields{{{"FB_BASE", 0xffffff, 0}}};
@@ -1755,10 +2187,842 @@ struct GCMC_VM_FB_LOCATION_TOP : Register<GCMC_VM_FB_LOCATION_TOP, Ip::kGc, 0, 0
   static constexpr std::array<FieldSpec, 1> kFields{{{"FB_TOP", 0xffffff, 0}}};
   BAREGPU_REG_FIELD(fb_top, 0xffffff, 0)
 };
+struct GCMC_VM_FB_NOALLOC_CNTL : Register<GCMC_VM_FB_NOALLOC_CNTL, Ip::kGc, 0, 0x15b8> {
+  static constexpr char kName[] = "GCMC_VM_FB_NOALLOC_CNTL";
+  static constexpr std::array<FieldSpec, 6> kFields{{{"LOCAL_FB_NOALLOC_NOPTE", 0x1, 0}, {"REMOTE_FB_NOALLOC_NOPTE", 0x2, 1}, {"FB_NOALLOC_WALKER_FETCH", 0x4, 2}, {"ROUTER_ATCL2_NOALLOC", 0x8, 3}, {"ROUTER_GPA_MODE2_NOALLOC", 0x10, 4}, {"ROUTER_GPA_MODE3_NOALLOC", 0x20, 5}}};
+  BAREGPU_REG_FIELD(local_fb_noalloc_nopte, 0x1, 0)
+  BAREGPU_REG_FIELD(remote_fb_noalloc_nopte, 0x2, 1)
+  BAREGPU_REG_FIELD(fb_noalloc_walker_fetch, 0x4, 2)
+  BAREGPU_REG_FIELD(router_atcl2_noalloc, 0x8, 3)
+  BAREGPU_REG_FIELD(router_gpa_mode2_noalloc, 0x10, 4)
+  BAREGPU_REG_FIELD(router_gpa_mode3_noalloc, 0x20, 5)
+};
 struct GCMC_VM_FB_OFFSET : Register<GCMC_VM_FB_OFFSET, Ip::kGc, 0, 0x15a7> {
   static constexpr char kName[] = "GCMC_VM_FB_OFFSET";
   static constexpr std::array<FieldSpec, 1> kFields{{{"FB_OFFSET", 0xffffff, 0}}};
   BAREGPU_REG_FIELD(fb_offset, 0xffffff, 0)
+};
+struct GCMC_VM_FB_SIZE_OFFSET_VF0 : Register<GCMC_VM_FB_SIZE_OFFSET_VF0, Ip::kGc, 1, 0x5a80> {
+  static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF0";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct GCMC_VM_FB_SIZE_OFFSET_VF1 : Register<GCMC_VM_FB_SIZE_OFFSET_VF1, Ip::kGc, 1, 0x5a81> {
+  static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF1";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct GCMC_VM_FB_SIZE_OFFSET_VF10 : Register<GCMC_VM_FB_SIZE_OFFSET_VF10, Ip::kGc, 1, 0x5a8a> {
+  static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF10";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct GCMC_VM_FB_SIZE_OFFSET_VF11 : Register<GCMC_VM_FB_SIZE_OFFSET_VF11, Ip::kGc, 1, 0x5a8b> {
+  static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF11";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct GCMC_VM_FB_SIZE_OFFSET_VF12 : Register<GCMC_VM_FB_SIZE_OFFSET_VF12, Ip::kGc, 1, 0x5a8c> {
+  static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF12";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct GCMC_VM_FB_SIZE_OFFSET_VF13 : Register<GCMC_VM_FB_SIZE_OFFSET_VF13, Ip::kGc, 1, 0x5a8d> {
+  static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF13";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct GCMC_VM_FB_SIZE_OFFSET_VF14 : Register<GCMC_VM_FB_SIZE_OFFSET_VF14, Ip::kGc, 1, 0x5a8e> {
+  static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF14";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct GCMC_VM_FB_SIZE_OFFSET_VF15 : Register<GCMC_VM_FB_SIZE_OFFSET_VF15, Ip::kGc, 1, 0x5a8f> {
+  static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF15";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct GCMC_VM_FB_SIZE_OFFSET_VF2 : Register<GCMC_VM_FB_SIZE_OFFSET_VF2, Ip::kGc, 1, 0x5a82> {
+  static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF2";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct GCMC_VM_FB_SIZE_OFFSET_VF3 : Register<GCMC_VM_FB_SIZE_OFFSET_VF3, Ip::kGc, 1, 0x5a83> {
+  static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF3";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct GCMC_VM_FB_SIZE_OFFSET_VF4 : Register<GCMC_VM_FB_SIZE_OFFSET_VF4, Ip::kGc, 1, 0x5a84> {
+  static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF4";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct GCMC_VM_FB_SIZE_OFFSET_VF5 : Register<GCMC_VM_FB_SIZE_OFFSET_VF5, Ip::kGc, 1, 0x5a85> {
+  static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF5";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct GCMC_VM_FB_SIZE_OFFSET_VF6 : Register<GCMC_VM_FB_SIZE_OFFSET_VF6, Ip::kGc, 1, 0x5a86> {
+  static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF6";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct GCMC_VM_FB_SIZE_OFFSET_VF7 : Register<GCMC_VM_FB_SIZE_OFFSET_VF7, Ip::kGc, 1, 0x5a87> {
+  static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF7";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct GCMC_VM_FB_SIZE_OFFSET_VF8 : Register<GCMC_VM_FB_SIZE_OFFSET_VF8, Ip::kGc, 1, 0x5a88> {
+  static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF8";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct GCMC_VM_FB_SIZE_OFFSET_VF9 : Register<GCMC_VM_FB_SIZE_OFFSET_VF9, Ip::kGc, 1, 0x5a89> {
+  static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF9";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct GCMC_VM_L2_PERFCOUNTER0_CFG : Register<GCMC_VM_L2_PERFCOUNTER0_CFG, Ip::kGc, 1, 0x3d30> {
+  static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER0_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct GCMC_VM_L2_PERFCOUNTER1_CFG : Register<GCMC_VM_L2_PERFCOUNTER1_CFG, Ip::kGc, 1, 0x3d31> {
+  static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER1_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct GCMC_VM_L2_PERFCOUNTER2_CFG : Register<GCMC_VM_L2_PERFCOUNTER2_CFG, Ip::kGc, 1, 0x3d32> {
+  static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER2_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct GCMC_VM_L2_PERFCOUNTER3_CFG : Register<GCMC_VM_L2_PERFCOUNTER3_CFG, Ip::kGc, 1, 0x3d33> {
+  static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER3_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct GCMC_VM_L2_PERFCOUNTER4_CFG : Register<GCMC_VM_L2_PERFCOUNTER4_CFG, Ip::kGc, 1, 0x3d34> {
+  static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER4_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct GCMC_VM_L2_PERFCOUNTER5_CFG : Register<GCMC_VM_L2_PERFCOUNTER5_CFG, Ip::kGc, 1, 0x3d35> {
+  static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER5_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct GCMC_VM_L2_PERFCOUNTER6_CFG : Register<GCMC_VM_L2_PERFCOUNTER6_CFG, Ip::kGc, 1, 0x3d36> {
+  static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER6_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct GCMC_VM_L2_PERFCOUNTER7_CFG : Register<GCMC_VM_L2_PERFCOUNTER7_CFG, Ip::kGc, 1, 0x3d37> {
+  static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER7_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct GCMC_VM_L2_PERFCOUNTER_HI : Register<GCMC_VM_L2_PERFCOUNTER_HI, Ip::kGc, 1, 0x34e5> {
+  static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER_HI";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"COUNTER_HI", 0xffff, 0}, {"COMPARE_VALUE", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(counter_hi, 0xffff, 0)
+  BAREGPU_REG_FIELD(compare_value, 0xffff0000, 16)
+};
+struct GCMC_VM_L2_PERFCOUNTER_LO : Register<GCMC_VM_L2_PERFCOUNTER_LO, Ip::kGc, 1, 0x34e4> {
+  static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER_LO";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"COUNTER_LO", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(counter_lo, 0xffffffff, 0)
+};
+struct GCMC_VM_L2_PERFCOUNTER_RSLT_CNTL : Register<GCMC_VM_L2_PERFCOUNTER_RSLT_CNTL, Ip::kGc, 1, 0x3d38> {
+  static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER_RSLT_CNTL";
+  static constexpr std::array<FieldSpec, 6> kFields{{{"PERF_COUNTER_SELECT", 0xf, 0}, {"START_TRIGGER", 0xff00, 8}, {"STOP_TRIGGER", 0xff0000, 16}, {"ENABLE_ANY", 0x1000000, 24}, {"CLEAR_ALL", 0x2000000, 25}, {"STOP_ALL_ON_SATURATE", 0x4000000, 26}}};
+  BAREGPU_REG_FIELD(perf_counter_select, 0xf, 0)
+  BAREGPU_REG_FIELD(start_trigger, 0xff00, 8)
+  BAREGPU_REG_FIELD(stop_trigger, 0xff0000, 16)
+  BAREGPU_REG_FIELD(enable_any, 0x1000000, 24)
+  BAREGPU_REG_FIELD(clear_all, 0x2000000, 25)
+  BAREGPU_REG_FIELD(stop_all_on_saturate, 0x4000000, 26)
+};
+struct GCMC_VM_LOCAL_FB_ADDRESS_END : Register<GCMC_VM_LOCAL_FB_ADDRESS_END, Ip::kGc, 0, 0x15b3> {
+  static constexpr char kName[] = "GCMC_VM_LOCAL_FB_ADDRESS_END";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(address, 0xfffff, 0)
+};
+struct GCMC_VM_LOCAL_FB_ADDRESS_LOCK_CNTL : Register<GCMC_VM_LOCAL_FB_ADDRESS_LOCK_CNTL, Ip::kGc, 0, 0x15b4> {
+  static constexpr char kName[] = "GCMC_VM_LOCAL_FB_ADDRESS_LOCK_CNTL";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOCK", 0x1, 0}}};
+  BAREGPU_REG_FIELD(lock, 0x1, 0)
+};
+struct GCMC_VM_LOCAL_FB_ADDRESS_START : Register<GCMC_VM_LOCAL_FB_ADDRESS_START, Ip::kGc, 0, 0x15b2> {
+  static constexpr char kName[] = "GCMC_VM_LOCAL_FB_ADDRESS_START";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(address, 0xfffff, 0)
+};
+struct GCMC_VM_LOCAL_SYSMEM_ADDRESS_END : Register<GCMC_VM_LOCAL_SYSMEM_ADDRESS_END, Ip::kGc, 0, 0x15b0> {
+  static constexpr char kName[] = "GCMC_VM_LOCAL_SYSMEM_ADDRESS_END";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(address, 0xfffff, 0)
+};
+struct GCMC_VM_LOCAL_SYSMEM_ADDRESS_START : Register<GCMC_VM_LOCAL_SYSMEM_ADDRESS_START, Ip::kGc, 0, 0x15af> {
+  static constexpr char kName[] = "GCMC_VM_LOCAL_SYSMEM_ADDRESS_START";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(address, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_BASE_HI_0 : Register<GCMC_VM_MARC_BASE_HI_0, Ip::kGc, 1, 0x5e58> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_0";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_0", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_base_hi_0, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_BASE_HI_1 : Register<GCMC_VM_MARC_BASE_HI_1, Ip::kGc, 1, 0x5e59> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_1";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_1", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_base_hi_1, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_BASE_HI_10 : Register<GCMC_VM_MARC_BASE_HI_10, Ip::kGc, 1, 0x5e62> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_10";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_10", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_base_hi_10, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_BASE_HI_11 : Register<GCMC_VM_MARC_BASE_HI_11, Ip::kGc, 1, 0x5e63> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_11";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_11", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_base_hi_11, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_BASE_HI_12 : Register<GCMC_VM_MARC_BASE_HI_12, Ip::kGc, 1, 0x5e64> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_12";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_12", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_base_hi_12, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_BASE_HI_13 : Register<GCMC_VM_MARC_BASE_HI_13, Ip::kGc, 1, 0x5e65> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_13";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_13", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_base_hi_13, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_BASE_HI_14 : Register<GCMC_VM_MARC_BASE_HI_14, Ip::kGc, 1, 0x5e66> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_14";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_14", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_base_hi_14, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_BASE_HI_15 : Register<GCMC_VM_MARC_BASE_HI_15, Ip::kGc, 1, 0x5e67> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_15";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_15", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_base_hi_15, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_BASE_HI_2 : Register<GCMC_VM_MARC_BASE_HI_2, Ip::kGc, 1, 0x5e5a> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_2";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_2", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_base_hi_2, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_BASE_HI_3 : Register<GCMC_VM_MARC_BASE_HI_3, Ip::kGc, 1, 0x5e5b> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_3";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_3", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_base_hi_3, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_BASE_HI_4 : Register<GCMC_VM_MARC_BASE_HI_4, Ip::kGc, 1, 0x5e5c> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_4";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_4", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_base_hi_4, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_BASE_HI_5 : Register<GCMC_VM_MARC_BASE_HI_5, Ip::kGc, 1, 0x5e5d> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_5";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_5", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_base_hi_5, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_BASE_HI_6 : Register<GCMC_VM_MARC_BASE_HI_6, Ip::kGc, 1, 0x5e5e> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_6";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_6", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_base_hi_6, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_BASE_HI_7 : Register<GCMC_VM_MARC_BASE_HI_7, Ip::kGc, 1, 0x5e5f> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_7";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_7", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_base_hi_7, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_BASE_HI_8 : Register<GCMC_VM_MARC_BASE_HI_8, Ip::kGc, 1, 0x5e60> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_8";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_8", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_base_hi_8, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_BASE_HI_9 : Register<GCMC_VM_MARC_BASE_HI_9, Ip::kGc, 1, 0x5e61> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_9";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_9", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_base_hi_9, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_BASE_LO_0 : Register<GCMC_VM_MARC_BASE_LO_0, Ip::kGc, 1, 0x5e48> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_0";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_0", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_base_lo_0, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_BASE_LO_1 : Register<GCMC_VM_MARC_BASE_LO_1, Ip::kGc, 1, 0x5e49> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_1";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_1", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_base_lo_1, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_BASE_LO_10 : Register<GCMC_VM_MARC_BASE_LO_10, Ip::kGc, 1, 0x5e52> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_10";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_10", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_base_lo_10, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_BASE_LO_11 : Register<GCMC_VM_MARC_BASE_LO_11, Ip::kGc, 1, 0x5e53> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_11";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_11", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_base_lo_11, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_BASE_LO_12 : Register<GCMC_VM_MARC_BASE_LO_12, Ip::kGc, 1, 0x5e54> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_12";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_12", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_base_lo_12, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_BASE_LO_13 : Register<GCMC_VM_MARC_BASE_LO_13, Ip::kGc, 1, 0x5e55> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_13";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_13", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_base_lo_13, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_BASE_LO_14 : Register<GCMC_VM_MARC_BASE_LO_14, Ip::kGc, 1, 0x5e56> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_14";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_14", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_base_lo_14, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_BASE_LO_15 : Register<GCMC_VM_MARC_BASE_LO_15, Ip::kGc, 1, 0x5e57> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_15";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_15", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_base_lo_15, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_BASE_LO_2 : Register<GCMC_VM_MARC_BASE_LO_2, Ip::kGc, 1, 0x5e4a> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_2";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_2", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_base_lo_2, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_BASE_LO_3 : Register<GCMC_VM_MARC_BASE_LO_3, Ip::kGc, 1, 0x5e4b> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_3";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_3", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_base_lo_3, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_BASE_LO_4 : Register<GCMC_VM_MARC_BASE_LO_4, Ip::kGc, 1, 0x5e4c> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_4";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_4", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_base_lo_4, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_BASE_LO_5 : Register<GCMC_VM_MARC_BASE_LO_5, Ip::kGc, 1, 0x5e4d> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_5";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_5", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_base_lo_5, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_BASE_LO_6 : Register<GCMC_VM_MARC_BASE_LO_6, Ip::kGc, 1, 0x5e4e> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_6";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_6", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_base_lo_6, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_BASE_LO_7 : Register<GCMC_VM_MARC_BASE_LO_7, Ip::kGc, 1, 0x5e4f> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_7";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_7", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_base_lo_7, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_BASE_LO_8 : Register<GCMC_VM_MARC_BASE_LO_8, Ip::kGc, 1, 0x5e50> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_8";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_8", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_base_lo_8, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_BASE_LO_9 : Register<GCMC_VM_MARC_BASE_LO_9, Ip::kGc, 1, 0x5e51> {
+  static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_9";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_9", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_base_lo_9, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_LEN_HI_0 : Register<GCMC_VM_MARC_LEN_HI_0, Ip::kGc, 1, 0x5e98> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_0";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_0", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_len_hi_0, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_LEN_HI_1 : Register<GCMC_VM_MARC_LEN_HI_1, Ip::kGc, 1, 0x5e99> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_1";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_1", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_len_hi_1, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_LEN_HI_10 : Register<GCMC_VM_MARC_LEN_HI_10, Ip::kGc, 1, 0x5ea2> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_10";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_10", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_len_hi_10, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_LEN_HI_11 : Register<GCMC_VM_MARC_LEN_HI_11, Ip::kGc, 1, 0x5ea3> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_11";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_11", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_len_hi_11, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_LEN_HI_12 : Register<GCMC_VM_MARC_LEN_HI_12, Ip::kGc, 1, 0x5ea4> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_12";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_12", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_len_hi_12, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_LEN_HI_13 : Register<GCMC_VM_MARC_LEN_HI_13, Ip::kGc, 1, 0x5ea5> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_13";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_13", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_len_hi_13, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_LEN_HI_14 : Register<GCMC_VM_MARC_LEN_HI_14, Ip::kGc, 1, 0x5ea6> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_14";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_14", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_len_hi_14, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_LEN_HI_15 : Register<GCMC_VM_MARC_LEN_HI_15, Ip::kGc, 1, 0x5ea7> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_15";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_15", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_len_hi_15, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_LEN_HI_2 : Register<GCMC_VM_MARC_LEN_HI_2, Ip::kGc, 1, 0x5e9a> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_2";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_2", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_len_hi_2, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_LEN_HI_3 : Register<GCMC_VM_MARC_LEN_HI_3, Ip::kGc, 1, 0x5e9b> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_3";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_3", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_len_hi_3, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_LEN_HI_4 : Register<GCMC_VM_MARC_LEN_HI_4, Ip::kGc, 1, 0x5e9c> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_4";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_4", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_len_hi_4, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_LEN_HI_5 : Register<GCMC_VM_MARC_LEN_HI_5, Ip::kGc, 1, 0x5e9d> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_5";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_5", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_len_hi_5, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_LEN_HI_6 : Register<GCMC_VM_MARC_LEN_HI_6, Ip::kGc, 1, 0x5e9e> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_6";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_6", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_len_hi_6, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_LEN_HI_7 : Register<GCMC_VM_MARC_LEN_HI_7, Ip::kGc, 1, 0x5e9f> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_7";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_7", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_len_hi_7, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_LEN_HI_8 : Register<GCMC_VM_MARC_LEN_HI_8, Ip::kGc, 1, 0x5ea0> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_8";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_8", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_len_hi_8, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_LEN_HI_9 : Register<GCMC_VM_MARC_LEN_HI_9, Ip::kGc, 1, 0x5ea1> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_9";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_9", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_len_hi_9, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_LEN_LO_0 : Register<GCMC_VM_MARC_LEN_LO_0, Ip::kGc, 1, 0x5e88> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_0";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_0", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_len_lo_0, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_LEN_LO_1 : Register<GCMC_VM_MARC_LEN_LO_1, Ip::kGc, 1, 0x5e89> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_1";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_1", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_len_lo_1, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_LEN_LO_10 : Register<GCMC_VM_MARC_LEN_LO_10, Ip::kGc, 1, 0x5e92> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_10";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_10", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_len_lo_10, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_LEN_LO_11 : Register<GCMC_VM_MARC_LEN_LO_11, Ip::kGc, 1, 0x5e93> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_11";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_11", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_len_lo_11, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_LEN_LO_12 : Register<GCMC_VM_MARC_LEN_LO_12, Ip::kGc, 1, 0x5e94> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_12";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_12", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_len_lo_12, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_LEN_LO_13 : Register<GCMC_VM_MARC_LEN_LO_13, Ip::kGc, 1, 0x5e95> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_13";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_13", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_len_lo_13, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_LEN_LO_14 : Register<GCMC_VM_MARC_LEN_LO_14, Ip::kGc, 1, 0x5e96> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_14";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_14", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_len_lo_14, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_LEN_LO_15 : Register<GCMC_VM_MARC_LEN_LO_15, Ip::kGc, 1, 0x5e97> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_15";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_15", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_len_lo_15, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_LEN_LO_2 : Register<GCMC_VM_MARC_LEN_LO_2, Ip::kGc, 1, 0x5e8a> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_2";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_2", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_len_lo_2, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_LEN_LO_3 : Register<GCMC_VM_MARC_LEN_LO_3, Ip::kGc, 1, 0x5e8b> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_3";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_3", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_len_lo_3, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_LEN_LO_4 : Register<GCMC_VM_MARC_LEN_LO_4, Ip::kGc, 1, 0x5e8c> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_4";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_4", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_len_lo_4, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_LEN_LO_5 : Register<GCMC_VM_MARC_LEN_LO_5, Ip::kGc, 1, 0x5e8d> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_5";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_5", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_len_lo_5, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_LEN_LO_6 : Register<GCMC_VM_MARC_LEN_LO_6, Ip::kGc, 1, 0x5e8e> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_6";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_6", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_len_lo_6, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_LEN_LO_7 : Register<GCMC_VM_MARC_LEN_LO_7, Ip::kGc, 1, 0x5e8f> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_7";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_7", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_len_lo_7, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_LEN_LO_8 : Register<GCMC_VM_MARC_LEN_LO_8, Ip::kGc, 1, 0x5e90> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_8";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_8", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_len_lo_8, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_LEN_LO_9 : Register<GCMC_VM_MARC_LEN_LO_9, Ip::kGc, 1, 0x5e91> {
+  static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_9";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_9", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_len_lo_9, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_PFVF_MAPPING_0 : Register<GCMC_VM_MARC_PFVF_MAPPING_0, Ip::kGc, 1, 0x5ea8> {
+  static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_0";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
+  BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
+  BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
+};
+struct GCMC_VM_MARC_PFVF_MAPPING_1 : Register<GCMC_VM_MARC_PFVF_MAPPING_1, Ip::kGc, 1, 0x5ea9> {
+  static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_1";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
+  BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
+  BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
+};
+struct GCMC_VM_MARC_PFVF_MAPPING_10 : Register<GCMC_VM_MARC_PFVF_MAPPING_10, Ip::kGc, 1, 0x5eb2> {
+  static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_10";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
+  BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
+  BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
+};
+struct GCMC_VM_MARC_PFVF_MAPPING_11 : Register<GCMC_VM_MARC_PFVF_MAPPING_11, Ip::kGc, 1, 0x5eb3> {
+  static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_11";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
+  BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
+  BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
+};
+struct GCMC_VM_MARC_PFVF_MAPPING_12 : Register<GCMC_VM_MARC_PFVF_MAPPING_12, Ip::kGc, 1, 0x5eb4> {
+  static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_12";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
+  BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
+  BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
+};
+struct GCMC_VM_MARC_PFVF_MAPPING_13 : Register<GCMC_VM_MARC_PFVF_MAPPING_13, Ip::kGc, 1, 0x5eb5> {
+  static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_13";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
+  BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
+  BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
+};
+struct GCMC_VM_MARC_PFVF_MAPPING_14 : Register<GCMC_VM_MARC_PFVF_MAPPING_14, Ip::kGc, 1, 0x5eb6> {
+  static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_14";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
+  BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
+  BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
+};
+struct GCMC_VM_MARC_PFVF_MAPPING_15 : Register<GCMC_VM_MARC_PFVF_MAPPING_15, Ip::kGc, 1, 0x5eb7> {
+  static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_15";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
+  BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
+  BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
+};
+struct GCMC_VM_MARC_PFVF_MAPPING_2 : Register<GCMC_VM_MARC_PFVF_MAPPING_2, Ip::kGc, 1, 0x5eaa> {
+  static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_2";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
+  BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
+  BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
+};
+struct GCMC_VM_MARC_PFVF_MAPPING_3 : Register<GCMC_VM_MARC_PFVF_MAPPING_3, Ip::kGc, 1, 0x5eab> {
+  static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_3";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
+  BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
+  BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
+};
+struct GCMC_VM_MARC_PFVF_MAPPING_4 : Register<GCMC_VM_MARC_PFVF_MAPPING_4, Ip::kGc, 1, 0x5eac> {
+  static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_4";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
+  BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
+  BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
+};
+struct GCMC_VM_MARC_PFVF_MAPPING_5 : Register<GCMC_VM_MARC_PFVF_MAPPING_5, Ip::kGc, 1, 0x5ead> {
+  static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_5";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
+  BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
+  BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
+};
+struct GCMC_VM_MARC_PFVF_MAPPING_6 : Register<GCMC_VM_MARC_PFVF_MAPPING_6, Ip::kGc, 1, 0x5eae> {
+  static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_6";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
+  BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
+  BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
+};
+struct GCMC_VM_MARC_PFVF_MAPPING_7 : Register<GCMC_VM_MARC_PFVF_MAPPING_7, Ip::kGc, 1, 0x5eaf> {
+  static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_7";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
+  BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
+  BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
+};
+struct GCMC_VM_MARC_PFVF_MAPPING_8 : Register<GCMC_VM_MARC_PFVF_MAPPING_8, Ip::kGc, 1, 0x5eb0> {
+  static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_8";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
+  BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
+  BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
+};
+struct GCMC_VM_MARC_PFVF_MAPPING_9 : Register<GCMC_VM_MARC_PFVF_MAPPING_9, Ip::kGc, 1, 0x5eb1> {
+  static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_9";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
+  BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
+  BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
+};
+struct GCMC_VM_MARC_RELOC_HI_0 : Register<GCMC_VM_MARC_RELOC_HI_0, Ip::kGc, 1, 0x5e78> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_0";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_0", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_reloc_hi_0, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_RELOC_HI_1 : Register<GCMC_VM_MARC_RELOC_HI_1, Ip::kGc, 1, 0x5e79> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_1";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_1", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_reloc_hi_1, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_RELOC_HI_10 : Register<GCMC_VM_MARC_RELOC_HI_10, Ip::kGc, 1, 0x5e82> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_10";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_10", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_reloc_hi_10, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_RELOC_HI_11 : Register<GCMC_VM_MARC_RELOC_HI_11, Ip::kGc, 1, 0x5e83> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_11";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_11", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_reloc_hi_11, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_RELOC_HI_12 : Register<GCMC_VM_MARC_RELOC_HI_12, Ip::kGc, 1, 0x5e84> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_12";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_12", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_reloc_hi_12, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_RELOC_HI_13 : Register<GCMC_VM_MARC_RELOC_HI_13, Ip::kGc, 1, 0x5e85> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_13";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_13", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_reloc_hi_13, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_RELOC_HI_14 : Register<GCMC_VM_MARC_RELOC_HI_14, Ip::kGc, 1, 0x5e86> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_14";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_14", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_reloc_hi_14, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_RELOC_HI_15 : Register<GCMC_VM_MARC_RELOC_HI_15, Ip::kGc, 1, 0x5e87> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_15";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_15", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_reloc_hi_15, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_RELOC_HI_2 : Register<GCMC_VM_MARC_RELOC_HI_2, Ip::kGc, 1, 0x5e7a> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_2";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_2", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_reloc_hi_2, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_RELOC_HI_3 : Register<GCMC_VM_MARC_RELOC_HI_3, Ip::kGc, 1, 0x5e7b> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_3";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_3", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_reloc_hi_3, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_RELOC_HI_4 : Register<GCMC_VM_MARC_RELOC_HI_4, Ip::kGc, 1, 0x5e7c> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_4";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_4", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_reloc_hi_4, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_RELOC_HI_5 : Register<GCMC_VM_MARC_RELOC_HI_5, Ip::kGc, 1, 0x5e7d> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_5";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_5", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_reloc_hi_5, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_RELOC_HI_6 : Register<GCMC_VM_MARC_RELOC_HI_6, Ip::kGc, 1, 0x5e7e> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_6";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_6", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_reloc_hi_6, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_RELOC_HI_7 : Register<GCMC_VM_MARC_RELOC_HI_7, Ip::kGc, 1, 0x5e7f> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_7";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_7", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_reloc_hi_7, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_RELOC_HI_8 : Register<GCMC_VM_MARC_RELOC_HI_8, Ip::kGc, 1, 0x5e80> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_8";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_8", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_reloc_hi_8, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_RELOC_HI_9 : Register<GCMC_VM_MARC_RELOC_HI_9, Ip::kGc, 1, 0x5e81> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_9";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_9", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(marc_reloc_hi_9, 0xfffff, 0)
+};
+struct GCMC_VM_MARC_RELOC_LO_0 : Register<GCMC_VM_MARC_RELOC_LO_0, Ip::kGc, 1, 0x5e68> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_0";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_0", 0x1, 0}, {"MARC_READONLY_0", 0x2, 1}, {"MARC_RELOC_LO_0", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_enable_0, 0x1, 0)
+  BAREGPU_REG_FIELD(marc_readonly_0, 0x2, 1)
+  BAREGPU_REG_FIELD(marc_reloc_lo_0, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_RELOC_LO_1 : Register<GCMC_VM_MARC_RELOC_LO_1, Ip::kGc, 1, 0x5e69> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_1";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_1", 0x1, 0}, {"MARC_READONLY_1", 0x2, 1}, {"MARC_RELOC_LO_1", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_enable_1, 0x1, 0)
+  BAREGPU_REG_FIELD(marc_readonly_1, 0x2, 1)
+  BAREGPU_REG_FIELD(marc_reloc_lo_1, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_RELOC_LO_10 : Register<GCMC_VM_MARC_RELOC_LO_10, Ip::kGc, 1, 0x5e72> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_10";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_10", 0x1, 0}, {"MARC_READONLY_10", 0x2, 1}, {"MARC_RELOC_LO_10", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_enable_10, 0x1, 0)
+  BAREGPU_REG_FIELD(marc_readonly_10, 0x2, 1)
+  BAREGPU_REG_FIELD(marc_reloc_lo_10, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_RELOC_LO_11 : Register<GCMC_VM_MARC_RELOC_LO_11, Ip::kGc, 1, 0x5e73> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_11";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_11", 0x1, 0}, {"MARC_READONLY_11", 0x2, 1}, {"MARC_RELOC_LO_11", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_enable_11, 0x1, 0)
+  BAREGPU_REG_FIELD(marc_readonly_11, 0x2, 1)
+  BAREGPU_REG_FIELD(marc_reloc_lo_11, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_RELOC_LO_12 : Register<GCMC_VM_MARC_RELOC_LO_12, Ip::kGc, 1, 0x5e74> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_12";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_12", 0x1, 0}, {"MARC_READONLY_12", 0x2, 1}, {"MARC_RELOC_LO_12", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_enable_12, 0x1, 0)
+  BAREGPU_REG_FIELD(marc_readonly_12, 0x2, 1)
+  BAREGPU_REG_FIELD(marc_reloc_lo_12, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_RELOC_LO_13 : Register<GCMC_VM_MARC_RELOC_LO_13, Ip::kGc, 1, 0x5e75> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_13";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_13", 0x1, 0}, {"MARC_READONLY_13", 0x2, 1}, {"MARC_RELOC_LO_13", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_enable_13, 0x1, 0)
+  BAREGPU_REG_FIELD(marc_readonly_13, 0x2, 1)
+  BAREGPU_REG_FIELD(marc_reloc_lo_13, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_RELOC_LO_14 : Register<GCMC_VM_MARC_RELOC_LO_14, Ip::kGc, 1, 0x5e76> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_14";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_14", 0x1, 0}, {"MARC_READONLY_14", 0x2, 1}, {"MARC_RELOC_LO_14", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_enable_14, 0x1, 0)
+  BAREGPU_REG_FIELD(marc_readonly_14, 0x2, 1)
+  BAREGPU_REG_FIELD(marc_reloc_lo_14, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_RELOC_LO_15 : Register<GCMC_VM_MARC_RELOC_LO_15, Ip::kGc, 1, 0x5e77> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_15";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_15", 0x1, 0}, {"MARC_READONLY_15", 0x2, 1}, {"MARC_RELOC_LO_15", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_enable_15, 0x1, 0)
+  BAREGPU_REG_FIELD(marc_readonly_15, 0x2, 1)
+  BAREGPU_REG_FIELD(marc_reloc_lo_15, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_RELOC_LO_2 : Register<GCMC_VM_MARC_RELOC_LO_2, Ip::kGc, 1, 0x5e6a> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_2";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_2", 0x1, 0}, {"MARC_READONLY_2", 0x2, 1}, {"MARC_RELOC_LO_2", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_enable_2, 0x1, 0)
+  BAREGPU_REG_FIELD(marc_readonly_2, 0x2, 1)
+  BAREGPU_REG_FIELD(marc_reloc_lo_2, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_RELOC_LO_3 : Register<GCMC_VM_MARC_RELOC_LO_3, Ip::kGc, 1, 0x5e6b> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_3";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_3", 0x1, 0}, {"MARC_READONLY_3", 0x2, 1}, {"MARC_RELOC_LO_3", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_enable_3, 0x1, 0)
+  BAREGPU_REG_FIELD(marc_readonly_3, 0x2, 1)
+  BAREGPU_REG_FIELD(marc_reloc_lo_3, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_RELOC_LO_4 : Register<GCMC_VM_MARC_RELOC_LO_4, Ip::kGc, 1, 0x5e6c> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_4";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_4", 0x1, 0}, {"MARC_READONLY_4", 0x2, 1}, {"MARC_RELOC_LO_4", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_enable_4, 0x1, 0)
+  BAREGPU_REG_FIELD(marc_readonly_4, 0x2, 1)
+  BAREGPU_REG_FIELD(marc_reloc_lo_4, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_RELOC_LO_5 : Register<GCMC_VM_MARC_RELOC_LO_5, Ip::kGc, 1, 0x5e6d> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_5";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_5", 0x1, 0}, {"MARC_READONLY_5", 0x2, 1}, {"MARC_RELOC_LO_5", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_enable_5, 0x1, 0)
+  BAREGPU_REG_FIELD(marc_readonly_5, 0x2, 1)
+  BAREGPU_REG_FIELD(marc_reloc_lo_5, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_RELOC_LO_6 : Register<GCMC_VM_MARC_RELOC_LO_6, Ip::kGc, 1, 0x5e6e> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_6";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_6", 0x1, 0}, {"MARC_READONLY_6", 0x2, 1}, {"MARC_RELOC_LO_6", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_enable_6, 0x1, 0)
+  BAREGPU_REG_FIELD(marc_readonly_6, 0x2, 1)
+  BAREGPU_REG_FIELD(marc_reloc_lo_6, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_RELOC_LO_7 : Register<GCMC_VM_MARC_RELOC_LO_7, Ip::kGc, 1, 0x5e6f> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_7";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_7", 0x1, 0}, {"MARC_READONLY_7", 0x2, 1}, {"MARC_RELOC_LO_7", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_enable_7, 0x1, 0)
+  BAREGPU_REG_FIELD(marc_readonly_7, 0x2, 1)
+  BAREGPU_REG_FIELD(marc_reloc_lo_7, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_RELOC_LO_8 : Register<GCMC_VM_MARC_RELOC_LO_8, Ip::kGc, 1, 0x5e70> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_8";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_8", 0x1, 0}, {"MARC_READONLY_8", 0x2, 1}, {"MARC_RELOC_LO_8", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_enable_8, 0x1, 0)
+  BAREGPU_REG_FIELD(marc_readonly_8, 0x2, 1)
+  BAREGPU_REG_FIELD(marc_reloc_lo_8, 0xfffff000, 12)
+};
+struct GCMC_VM_MARC_RELOC_LO_9 : Register<GCMC_VM_MARC_RELOC_LO_9, Ip::kGc, 1, 0x5e71> {
+  static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_9";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_9", 0x1, 0}, {"MARC_READONLY_9", 0x2, 1}, {"MARC_RELOC_LO_9", 0xfffff000, 12}}};
+  BAREGPU_REG_FIELD(marc_enable_9, 0x1, 0)
+  BAREGPU_REG_FIELD(marc_readonly_9, 0x2, 1)
+  BAREGPU_REG_FIELD(marc_reloc_lo_9, 0xfffff000, 12)
 };
 struct GCMC_VM_MX_L1_TLB_CNTL : Register<GCMC_VM_MX_L1_TLB_CNTL, Ip::kGc, 0, 0x167f> {
   static constexpr char kName[] = "GCMC_VM_MX_L1_TLB_CNTL";
@@ -1769,6 +3033,27 @@ struct GCMC_VM_MX_L1_TLB_CNTL : Register<GCMC_VM_MX_L1_TLB_CNTL, Ip::kGc, 0, 0x1
   BAREGPU_REG_FIELD(enable_advanced_driver_model, 0x40, 6)
   BAREGPU_REG_FIELD(eco_bits, 0x780, 7)
   BAREGPU_REG_FIELD(mtype, 0x3800, 11)
+};
+struct GCMC_VM_NB_LOWER_TOP_OF_DRAM2 : Register<GCMC_VM_NB_LOWER_TOP_OF_DRAM2, Ip::kGc, 0, 0x15a5> {
+  static constexpr char kName[] = "GCMC_VM_NB_LOWER_TOP_OF_DRAM2";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE", 0x1, 0}, {"LOWER_TOM2", 0xff800000, 23}}};
+  BAREGPU_REG_FIELD(enable, 0x1, 0)
+  BAREGPU_REG_FIELD(lower_tom2, 0xff800000, 23)
+};
+struct GCMC_VM_NB_TOP_OF_DRAM_SLOT1 : Register<GCMC_VM_NB_TOP_OF_DRAM_SLOT1, Ip::kGc, 0, 0x15a4> {
+  static constexpr char kName[] = "GCMC_VM_NB_TOP_OF_DRAM_SLOT1";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"TOP_OF_DRAM", 0xff800000, 23}}};
+  BAREGPU_REG_FIELD(top_of_dram, 0xff800000, 23)
+};
+struct GCMC_VM_NB_UPPER_TOP_OF_DRAM2 : Register<GCMC_VM_NB_UPPER_TOP_OF_DRAM2, Ip::kGc, 0, 0x15a6> {
+  static constexpr char kName[] = "GCMC_VM_NB_UPPER_TOP_OF_DRAM2";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"UPPER_TOM2", 0xfff, 0}}};
+  BAREGPU_REG_FIELD(upper_tom2, 0xfff, 0)
+};
+struct GCMC_VM_STEERING : Register<GCMC_VM_STEERING, Ip::kGc, 0, 0x15aa> {
+  static constexpr char kName[] = "GCMC_VM_STEERING";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DEFAULT_STEERING", 0x3, 0}}};
+  BAREGPU_REG_FIELD(default_steering, 0x3, 0)
 };
 struct GCMC_VM_SYSTEM_APERTURE_DEFAULT_ADDR_LSB : Register<GCMC_VM_SYSTEM_APERTURE_DEFAULT_ADDR_LSB, Ip::kGc, 0, 0x15a8> {
   static constexpr char kName[] = "GCMC_VM_SYSTEM_APERTURE_DEFAULT_ADDR_LSB";
@@ -1843,6 +3128,324 @@ struct GCVM_CONTEXT0_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT0_PAGE_TA
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
+struct GCVM_CONTEXT10_CNTL : Register<GCVM_CONTEXT10_CNTL, Ip::kGc, 0, 0x1692> {
+  static constexpr char kName[] = "GCVM_CONTEXT10_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct GCVM_CONTEXT10_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT10_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x1708> {
+  static constexpr char kName[] = "GCVM_CONTEXT10_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT10_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT10_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x1707> {
+  static constexpr char kName[] = "GCVM_CONTEXT10_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT10_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT10_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x1748> {
+  static constexpr char kName[] = "GCVM_CONTEXT10_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT10_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT10_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x1747> {
+  static constexpr char kName[] = "GCVM_CONTEXT10_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT10_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT10_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x1728> {
+  static constexpr char kName[] = "GCVM_CONTEXT10_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT10_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT10_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x1727> {
+  static constexpr char kName[] = "GCVM_CONTEXT10_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT11_CNTL : Register<GCVM_CONTEXT11_CNTL, Ip::kGc, 0, 0x1693> {
+  static constexpr char kName[] = "GCVM_CONTEXT11_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct GCVM_CONTEXT11_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT11_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x170a> {
+  static constexpr char kName[] = "GCVM_CONTEXT11_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT11_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT11_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x1709> {
+  static constexpr char kName[] = "GCVM_CONTEXT11_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT11_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT11_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x174a> {
+  static constexpr char kName[] = "GCVM_CONTEXT11_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT11_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT11_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x1749> {
+  static constexpr char kName[] = "GCVM_CONTEXT11_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT11_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT11_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x172a> {
+  static constexpr char kName[] = "GCVM_CONTEXT11_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT11_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT11_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x1729> {
+  static constexpr char kName[] = "GCVM_CONTEXT11_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT12_CNTL : Register<GCVM_CONTEXT12_CNTL, Ip::kGc, 0, 0x1694> {
+  static constexpr char kName[] = "GCVM_CONTEXT12_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct GCVM_CONTEXT12_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT12_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x170c> {
+  static constexpr char kName[] = "GCVM_CONTEXT12_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT12_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT12_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x170b> {
+  static constexpr char kName[] = "GCVM_CONTEXT12_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT12_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT12_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x174c> {
+  static constexpr char kName[] = "GCVM_CONTEXT12_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT12_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT12_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x174b> {
+  static constexpr char kName[] = "GCVM_CONTEXT12_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT12_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT12_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x172c> {
+  static constexpr char kName[] = "GCVM_CONTEXT12_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT12_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT12_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x172b> {
+  static constexpr char kName[] = "GCVM_CONTEXT12_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT13_CNTL : Register<GCVM_CONTEXT13_CNTL, Ip::kGc, 0, 0x1695> {
+  static constexpr char kName[] = "GCVM_CONTEXT13_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct GCVM_CONTEXT13_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT13_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x170e> {
+  static constexpr char kName[] = "GCVM_CONTEXT13_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT13_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT13_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x170d> {
+  static constexpr char kName[] = "GCVM_CONTEXT13_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT13_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT13_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x174e> {
+  static constexpr char kName[] = "GCVM_CONTEXT13_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT13_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT13_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x174d> {
+  static constexpr char kName[] = "GCVM_CONTEXT13_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT13_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT13_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x172e> {
+  static constexpr char kName[] = "GCVM_CONTEXT13_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT13_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT13_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x172d> {
+  static constexpr char kName[] = "GCVM_CONTEXT13_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT14_CNTL : Register<GCVM_CONTEXT14_CNTL, Ip::kGc, 0, 0x1696> {
+  static constexpr char kName[] = "GCVM_CONTEXT14_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct GCVM_CONTEXT14_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT14_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x1710> {
+  static constexpr char kName[] = "GCVM_CONTEXT14_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT14_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT14_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x170f> {
+  static constexpr char kName[] = "GCVM_CONTEXT14_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT14_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT14_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x1750> {
+  static constexpr char kName[] = "GCVM_CONTEXT14_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT14_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT14_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x174f> {
+  static constexpr char kName[] = "GCVM_CONTEXT14_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT14_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT14_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x1730> {
+  static constexpr char kName[] = "GCVM_CONTEXT14_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT14_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT14_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x172f> {
+  static constexpr char kName[] = "GCVM_CONTEXT14_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT15_CNTL : Register<GCVM_CONTEXT15_CNTL, Ip::kGc, 0, 0x1697> {
+  static constexpr char kName[] = "GCVM_CONTEXT15_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct GCVM_CONTEXT15_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT15_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x1712> {
+  static constexpr char kName[] = "GCVM_CONTEXT15_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT15_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT15_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x1711> {
+  static constexpr char kName[] = "GCVM_CONTEXT15_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT15_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT15_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x1752> {
+  static constexpr char kName[] = "GCVM_CONTEXT15_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT15_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT15_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x1751> {
+  static constexpr char kName[] = "GCVM_CONTEXT15_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT15_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT15_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x1732> {
+  static constexpr char kName[] = "GCVM_CONTEXT15_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT15_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT15_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x1731> {
+  static constexpr char kName[] = "GCVM_CONTEXT15_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
 struct GCVM_CONTEXT1_CNTL : Register<GCVM_CONTEXT1_CNTL, Ip::kGc, 0, 0x1689> {
   static constexpr char kName[] = "GCVM_CONTEXT1_CNTL";
   static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
@@ -1893,6 +3496,430 @@ struct GCVM_CONTEXT1_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT1_PAGE_TA
 };
 struct GCVM_CONTEXT1_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT1_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x1715> {
   static constexpr char kName[] = "GCVM_CONTEXT1_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT2_CNTL : Register<GCVM_CONTEXT2_CNTL, Ip::kGc, 0, 0x168a> {
+  static constexpr char kName[] = "GCVM_CONTEXT2_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct GCVM_CONTEXT2_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT2_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x16f8> {
+  static constexpr char kName[] = "GCVM_CONTEXT2_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT2_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT2_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x16f7> {
+  static constexpr char kName[] = "GCVM_CONTEXT2_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT2_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT2_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x1738> {
+  static constexpr char kName[] = "GCVM_CONTEXT2_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT2_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT2_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x1737> {
+  static constexpr char kName[] = "GCVM_CONTEXT2_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT2_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT2_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x1718> {
+  static constexpr char kName[] = "GCVM_CONTEXT2_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT2_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT2_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x1717> {
+  static constexpr char kName[] = "GCVM_CONTEXT2_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT3_CNTL : Register<GCVM_CONTEXT3_CNTL, Ip::kGc, 0, 0x168b> {
+  static constexpr char kName[] = "GCVM_CONTEXT3_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct GCVM_CONTEXT3_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT3_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x16fa> {
+  static constexpr char kName[] = "GCVM_CONTEXT3_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT3_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT3_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x16f9> {
+  static constexpr char kName[] = "GCVM_CONTEXT3_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT3_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT3_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x173a> {
+  static constexpr char kName[] = "GCVM_CONTEXT3_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT3_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT3_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x1739> {
+  static constexpr char kName[] = "GCVM_CONTEXT3_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT3_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT3_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x171a> {
+  static constexpr char kName[] = "GCVM_CONTEXT3_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT3_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT3_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x1719> {
+  static constexpr char kName[] = "GCVM_CONTEXT3_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT4_CNTL : Register<GCVM_CONTEXT4_CNTL, Ip::kGc, 0, 0x168c> {
+  static constexpr char kName[] = "GCVM_CONTEXT4_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct GCVM_CONTEXT4_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT4_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x16fc> {
+  static constexpr char kName[] = "GCVM_CONTEXT4_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT4_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT4_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x16fb> {
+  static constexpr char kName[] = "GCVM_CONTEXT4_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT4_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT4_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x173c> {
+  static constexpr char kName[] = "GCVM_CONTEXT4_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT4_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT4_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x173b> {
+  static constexpr char kName[] = "GCVM_CONTEXT4_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT4_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT4_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x171c> {
+  static constexpr char kName[] = "GCVM_CONTEXT4_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT4_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT4_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x171b> {
+  static constexpr char kName[] = "GCVM_CONTEXT4_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT5_CNTL : Register<GCVM_CONTEXT5_CNTL, Ip::kGc, 0, 0x168d> {
+  static constexpr char kName[] = "GCVM_CONTEXT5_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct GCVM_CONTEXT5_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT5_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x16fe> {
+  static constexpr char kName[] = "GCVM_CONTEXT5_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT5_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT5_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x16fd> {
+  static constexpr char kName[] = "GCVM_CONTEXT5_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT5_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT5_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x173e> {
+  static constexpr char kName[] = "GCVM_CONTEXT5_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT5_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT5_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x173d> {
+  static constexpr char kName[] = "GCVM_CONTEXT5_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT5_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT5_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x171e> {
+  static constexpr char kName[] = "GCVM_CONTEXT5_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT5_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT5_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x171d> {
+  static constexpr char kName[] = "GCVM_CONTEXT5_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT6_CNTL : Register<GCVM_CONTEXT6_CNTL, Ip::kGc, 0, 0x168e> {
+  static constexpr char kName[] = "GCVM_CONTEXT6_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct GCVM_CONTEXT6_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT6_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x1700> {
+  static constexpr char kName[] = "GCVM_CONTEXT6_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT6_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT6_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x16ff> {
+  static constexpr char kName[] = "GCVM_CONTEXT6_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT6_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT6_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x1740> {
+  static constexpr char kName[] = "GCVM_CONTEXT6_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT6_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT6_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x173f> {
+  static constexpr char kName[] = "GCVM_CONTEXT6_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT6_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT6_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x1720> {
+  static constexpr char kName[] = "GCVM_CONTEXT6_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT6_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT6_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x171f> {
+  static constexpr char kName[] = "GCVM_CONTEXT6_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT7_CNTL : Register<GCVM_CONTEXT7_CNTL, Ip::kGc, 0, 0x168f> {
+  static constexpr char kName[] = "GCVM_CONTEXT7_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct GCVM_CONTEXT7_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT7_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x1702> {
+  static constexpr char kName[] = "GCVM_CONTEXT7_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT7_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT7_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x1701> {
+  static constexpr char kName[] = "GCVM_CONTEXT7_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT7_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT7_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x1742> {
+  static constexpr char kName[] = "GCVM_CONTEXT7_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT7_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT7_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x1741> {
+  static constexpr char kName[] = "GCVM_CONTEXT7_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT7_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT7_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x1722> {
+  static constexpr char kName[] = "GCVM_CONTEXT7_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT7_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT7_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x1721> {
+  static constexpr char kName[] = "GCVM_CONTEXT7_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT8_CNTL : Register<GCVM_CONTEXT8_CNTL, Ip::kGc, 0, 0x1690> {
+  static constexpr char kName[] = "GCVM_CONTEXT8_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct GCVM_CONTEXT8_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT8_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x1704> {
+  static constexpr char kName[] = "GCVM_CONTEXT8_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT8_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT8_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x1703> {
+  static constexpr char kName[] = "GCVM_CONTEXT8_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT8_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT8_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x1744> {
+  static constexpr char kName[] = "GCVM_CONTEXT8_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT8_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT8_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x1743> {
+  static constexpr char kName[] = "GCVM_CONTEXT8_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT8_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT8_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x1724> {
+  static constexpr char kName[] = "GCVM_CONTEXT8_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT8_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT8_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x1723> {
+  static constexpr char kName[] = "GCVM_CONTEXT8_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT9_CNTL : Register<GCVM_CONTEXT9_CNTL, Ip::kGc, 0, 0x1691> {
+  static constexpr char kName[] = "GCVM_CONTEXT9_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct GCVM_CONTEXT9_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT9_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x1706> {
+  static constexpr char kName[] = "GCVM_CONTEXT9_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT9_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT9_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x1705> {
+  static constexpr char kName[] = "GCVM_CONTEXT9_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT9_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT9_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x1746> {
+  static constexpr char kName[] = "GCVM_CONTEXT9_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT9_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT9_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x1745> {
+  static constexpr char kName[] = "GCVM_CONTEXT9_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct GCVM_CONTEXT9_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT9_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x1726> {
+  static constexpr char kName[] = "GCVM_CONTEXT9_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct GCVM_CONTEXT9_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT9_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x1725> {
+  static constexpr char kName[] = "GCVM_CONTEXT9_PAGE_TABLE_START_ADDR_LO32";
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
@@ -2313,6 +4340,16 @@ struct GCVM_L2_PROTECTION_FAULT_DEFAULT_ADDR_LO32 : Register<GCVM_L2_PROTECTION_
   static constexpr char kName[] = "GCVM_L2_PROTECTION_FAULT_DEFAULT_ADDR_LO32";
   static constexpr std::array<FieldSpec, 1> kFields{{{"PHYSICAL_PAGE_ADDR_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(physical_page_addr_lo32, 0xffffffff, 0)
+};
+struct GCVM_L2_PROTECTION_FAULT_MM_CNTL3 : Register<GCVM_L2_PROTECTION_FAULT_MM_CNTL3, Ip::kGc, 0, 0x15c6> {
+  static constexpr char kName[] = "GCVM_L2_PROTECTION_FAULT_MM_CNTL3";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"VML1_READ_CLIENT_ID_NO_RETRY_FAULT_INTERRUPT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(vml1_read_client_id_no_retry_fault_interrupt, 0xffffffff, 0)
+};
+struct GCVM_L2_PROTECTION_FAULT_MM_CNTL4 : Register<GCVM_L2_PROTECTION_FAULT_MM_CNTL4, Ip::kGc, 0, 0x15c7> {
+  static constexpr char kName[] = "GCVM_L2_PROTECTION_FAULT_MM_CNTL4";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"VML1_WRITE_CLIENT_ID_NO_RETRY_FAULT_INTERRUPT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(vml1_write_client_id_no_retry_fault_interrupt, 0xffffffff, 0)
 };
 struct GCVM_L2_PROTECTION_FAULT_STATUS : Register<GCVM_L2_PROTECTION_FAULT_STATUS, Ip::kGc, 0, 0x15c8> {
   static constexpr char kName[] = "GCVM_L2_PROTECTION_FAULT_STATUS";
@@ -2887,6 +4924,35 @@ struct RLC_CSIB_LENGTH : Register<RLC_CSIB_LENGTH, Ip::kGc, 1, 0x989> {
   static constexpr std::array<FieldSpec, 1> kFields{{{"LENGTH", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(length, 0xffffffff, 0)
 };
+struct RLC_GPM_STAT : Register<RLC_GPM_STAT, Ip::kGc, 1, 0x4e6b> {
+  static constexpr char kName[] = "RLC_GPM_STAT";
+  static constexpr std::array<FieldSpec, 25> kFields{{{"RLC_BUSY", 0x1, 0}, {"GFX_POWER_STATUS", 0x2, 1}, {"GFX_CLOCK_STATUS", 0x4, 2}, {"GFX_LS_STATUS", 0x8, 3}, {"GFX_PIPELINE_POWER_STATUS", 0x10, 4}, {"CNTX_IDLE_BEING_PROCESSED", 0x20, 5}, {"CNTX_BUSY_BEING_PROCESSED", 0x40, 6}, {"GFX_IDLE_BEING_PROCESSED", 0x80, 7}, {"CMP_BUSY_BEING_PROCESSED", 0x100, 8}, {"SAVING_REGISTERS", 0x200, 9}, {"RESTORING_REGISTERS", 0x400, 10}, {"GFX3D_BLOCKS_CHANGING_POWER_STATE", 0x800, 11}, {"CMP_BLOCKS_CHANGING_POWER_STATE", 0x1000, 12}, {"STATIC_WGP_POWERING_UP", 0x2000, 13}, {"STATIC_WGP_POWERING_DOWN", 0x4000, 14}, {"DYN_WGP_POWERING_UP", 0x8000, 15}, {"DYN_WGP_POWERING_DOWN", 0x10000, 16}, {"ABORTED_PD_SEQUENCE", 0x20000, 17}, {"CMP_power_status", 0x40000, 18}, {"GFX_LS_STATUS_3D", 0x80000, 19}, {"GFX_CLOCK_STATUS_3D", 0x100000, 20}, {"MGCG_OVERRIDE_STATUS", 0x200000, 21}, {"RLC_EXEC_ROM_CODE", 0x400000, 22}, {"FGCG_OVERRIDE_STATUS", 0x800000, 23}, {"PG_ERROR_STATUS", 0xff000000, 24}}};
+  BAREGPU_REG_FIELD(rlc_busy, 0x1, 0)
+  BAREGPU_REG_FIELD(gfx_power_status, 0x2, 1)
+  BAREGPU_REG_FIELD(gfx_clock_status, 0x4, 2)
+  BAREGPU_REG_FIELD(gfx_ls_status, 0x8, 3)
+  BAREGPU_REG_FIELD(gfx_pipeline_power_status, 0x10, 4)
+  BAREGPU_REG_FIELD(cntx_idle_being_processed, 0x20, 5)
+  BAREGPU_REG_FIELD(cntx_busy_being_processed, 0x40, 6)
+  BAREGPU_REG_FIELD(gfx_idle_being_processed, 0x80, 7)
+  BAREGPU_REG_FIELD(cmp_busy_being_processed, 0x100, 8)
+  BAREGPU_REG_FIELD(saving_registers, 0x200, 9)
+  BAREGPU_REG_FIELD(restoring_registers, 0x400, 10)
+  BAREGPU_REG_FIELD(gfx3d_blocks_changing_power_state, 0x800, 11)
+  BAREGPU_REG_FIELD(cmp_blocks_changing_power_state, 0x1000, 12)
+  BAREGPU_REG_FIELD(static_wgp_powering_up, 0x2000, 13)
+  BAREGPU_REG_FIELD(static_wgp_powering_down, 0x4000, 14)
+  BAREGPU_REG_FIELD(dyn_wgp_powering_up, 0x8000, 15)
+  BAREGPU_REG_FIELD(dyn_wgp_powering_down, 0x10000, 16)
+  BAREGPU_REG_FIELD(aborted_pd_sequence, 0x20000, 17)
+  BAREGPU_REG_FIELD(cmp_power_status, 0x40000, 18)
+  BAREGPU_REG_FIELD(gfx_ls_status_3d, 0x80000, 19)
+  BAREGPU_REG_FIELD(gfx_clock_status_3d, 0x100000, 20)
+  BAREGPU_REG_FIELD(mgcg_override_status, 0x200000, 21)
+  BAREGPU_REG_FIELD(rlc_exec_rom_code, 0x400000, 22)
+  BAREGPU_REG_FIELD(fgcg_override_status, 0x800000, 23)
+  BAREGPU_REG_FIELD(pg_error_status, 0xff000000, 24)
+};
 struct RLC_GPM_THREAD_ENABLE : Register<RLC_GPM_THREAD_ENABLE, Ip::kGc, 1, 0x4c45> {
   static constexpr char kName[] = "RLC_GPM_THREAD_ENABLE";
   static constexpr std::array<FieldSpec, 5> kFields{{{"THREAD0_ENABLE", 0x1, 0}, {"THREAD1_ENABLE", 0x2, 1}, {"THREAD2_ENABLE", 0x4, 2}, {"THREAD3_ENABLE", 0x8, 3}, {"RESERVED", 0xfffffff0, 4}}};
@@ -3038,6 +5104,19 @@ struct RLC_SRM_CNTL : Register<RLC_SRM_CNTL, Ip::kGc, 1, 0x4c80> {
   BAREGPU_REG_FIELD(auto_incr_addr, 0x2, 1)
   BAREGPU_REG_FIELD(reserved, 0xfffffffc, 2)
 };
+struct RLC_STAT : Register<RLC_STAT, Ip::kGc, 1, 0x4c04> {
+  static constexpr char kName[] = "RLC_STAT";
+  static constexpr std::array<FieldSpec, 9> kFields{{{"RLC_BUSY", 0x1, 0}, {"RLC_SRM_BUSY", 0x2, 1}, {"RLC_GPM_BUSY", 0x4, 2}, {"RLC_SPM_BUSY", 0x8, 3}, {"MC_BUSY", 0x10, 4}, {"RLC_THREAD_0_BUSY", 0x20, 5}, {"RLC_THREAD_1_BUSY", 0x40, 6}, {"RLC_THREAD_2_BUSY", 0x80, 7}, {"RESERVED", 0xffffff00, 8}}};
+  BAREGPU_REG_FIELD(rlc_busy, 0x1, 0)
+  BAREGPU_REG_FIELD(rlc_srm_busy, 0x2, 1)
+  BAREGPU_REG_FIELD(rlc_gpm_busy, 0x4, 2)
+  BAREGPU_REG_FIELD(rlc_spm_busy, 0x8, 3)
+  BAREGPU_REG_FIELD(mc_busy, 0x10, 4)
+  BAREGPU_REG_FIELD(rlc_thread_0_busy, 0x20, 5)
+  BAREGPU_REG_FIELD(rlc_thread_1_busy, 0x40, 6)
+  BAREGPU_REG_FIELD(rlc_thread_2_busy, 0x80, 7)
+  BAREGPU_REG_FIELD(reserved, 0xffffff00, 8)
+};
 struct RLC_UTCL1_STATUS : Register<RLC_UTCL1_STATUS, Ip::kGc, 1, 0x4cd4> {
   static constexpr char kName[] = "RLC_UTCL1_STATUS";
   static constexpr std::array<FieldSpec, 10> kFields{{{"FAULT_DETECTED", 0x1, 0}, {"RETRY_DETECTED", 0x2, 1}, {"PRT_DETECTED", 0x4, 2}, {"RESERVED", 0xf8, 3}, {"FAULT_UTCL1ID", 0x3f00, 8}, {"RESERVED_1", 0xc000, 14}, {"RETRY_UTCL1ID", 0x3f0000, 16}, {"RESERVED_2", 0xc00000, 22}, {"PRT_UTCL1ID", 0x3f000000, 24}, {"RESERVED_3", 0xc0000000, 30}}};
@@ -3078,6 +5157,26 @@ struct SCRATCH_REG3 : Register<SCRATCH_REG3, Ip::kGc, 1, 0x2043> {
   static constexpr char kName[] = "SCRATCH_REG3";
   static constexpr std::array<FieldSpec, 1> kFields{{{"SCRATCH_REG3", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(scratch_reg3, 0xffffffff, 0)
+};
+struct SCRATCH_REG4 : Register<SCRATCH_REG4, Ip::kGc, 1, 0x2044> {
+  static constexpr char kName[] = "SCRATCH_REG4";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"SCRATCH_REG4", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(scratch_reg4, 0xffffffff, 0)
+};
+struct SCRATCH_REG5 : Register<SCRATCH_REG5, Ip::kGc, 1, 0x2045> {
+  static constexpr char kName[] = "SCRATCH_REG5";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"SCRATCH_REG5", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(scratch_reg5, 0xffffffff, 0)
+};
+struct SCRATCH_REG6 : Register<SCRATCH_REG6, Ip::kGc, 1, 0x2046> {
+  static constexpr char kName[] = "SCRATCH_REG6";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"SCRATCH_REG6", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(scratch_reg6, 0xffffffff, 0)
+};
+struct SCRATCH_REG7 : Register<SCRATCH_REG7, Ip::kGc, 1, 0x2047> {
+  static constexpr char kName[] = "SCRATCH_REG7";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"SCRATCH_REG7", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(scratch_reg7, 0xffffffff, 0)
 };
 struct SDMA0_BROADCAST_UCODE_ADDR : Register<SDMA0_BROADCAST_UCODE_ADDR, Ip::kGc, 1, 0x5886> {
   static constexpr char kName[] = "SDMA0_BROADCAST_UCODE_ADDR";
@@ -3135,6 +5234,12 @@ struct SDMA0_CNTL : Register<SDMA0_CNTL, Ip::kGc, 0, 0x1c> {
   BAREGPU_REG_FIELD(ib_preempt_int_enable, 0x40000000, 30)
   BAREGPU_REG_FIELD(rb_preempt_int_enable, 0x80000000, 31)
 };
+struct SDMA0_ERROR_LOG : Register<SDMA0_ERROR_LOG, Ip::kGc, 0, 0x50> {
+  static constexpr char kName[] = "SDMA0_ERROR_LOG";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"OVERRIDE", 0xffff, 0}, {"STATUS", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(override, 0xffff, 0)
+  BAREGPU_REG_FIELD(status, 0xffff0000, 16)
+};
 struct SDMA0_F32_CNTL : Register<SDMA0_F32_CNTL, Ip::kGc, 1, 0x589a> {
   static constexpr char kName[] = "SDMA0_F32_CNTL";
   static constexpr std::array<FieldSpec, 9> kFields{{{"HALT", 0x1, 0}, {"TH0_CHECKSUM_CLR", 0x100, 8}, {"TH0_RESET", 0x200, 9}, {"TH0_ENABLE", 0x400, 10}, {"TH1_CHECKSUM_CLR", 0x1000, 12}, {"TH1_RESET", 0x2000, 13}, {"TH1_ENABLE", 0x4000, 14}, {"TH0_PRIORITY", 0xff0000, 16}, {"TH1_PRIORITY", 0xff000000, 24}}};
@@ -3156,10 +5261,25 @@ struct SDMA0_FREEZE : Register<SDMA0_FREEZE, Ip::kGc, 0, 0x2b> {
   BAREGPU_REG_FIELD(frozen, 0x20, 5)
   BAREGPU_REG_FIELD(f32_freeze, 0x40, 6)
 };
+struct SDMA0_GB_ADDR_CONFIG : Register<SDMA0_GB_ADDR_CONFIG, Ip::kGc, 0, 0x1e> {
+  static constexpr char kName[] = "SDMA0_GB_ADDR_CONFIG";
+  static constexpr std::array<FieldSpec, 6> kFields{{{"NUM_PIPES", 0x7, 0}, {"PIPE_INTERLEAVE_SIZE", 0x38, 3}, {"MAX_COMPRESSED_FRAGS", 0xc0, 6}, {"NUM_PKRS", 0x700, 8}, {"NUM_SHADER_ENGINES", 0x180000, 19}, {"NUM_RB_PER_SE", 0xc000000, 26}}};
+  BAREGPU_REG_FIELD(num_pipes, 0x7, 0)
+  BAREGPU_REG_FIELD(pipe_interleave_size, 0x38, 3)
+  BAREGPU_REG_FIELD(max_compressed_frags, 0xc0, 6)
+  BAREGPU_REG_FIELD(num_pkrs, 0x700, 8)
+  BAREGPU_REG_FIELD(num_shader_engines, 0x180000, 19)
+  BAREGPU_REG_FIELD(num_rb_per_se, 0xc000000, 26)
+};
 struct SDMA0_INT_STATUS : Register<SDMA0_INT_STATUS, Ip::kGc, 0, 0x70> {
   static constexpr char kName[] = "SDMA0_INT_STATUS";
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
+};
+struct SDMA0_PROGRAM : Register<SDMA0_PROGRAM, Ip::kGc, 0, 0x24> {
+  static constexpr char kName[] = "SDMA0_PROGRAM";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"STREAM", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(stream, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE0_CONTEXT_STATUS : Register<SDMA0_QUEUE0_CONTEXT_STATUS, Ip::kGc, 0, 0x91> {
   static constexpr char kName[] = "SDMA0_QUEUE0_CONTEXT_STATUS";
@@ -3174,6 +5294,16 @@ struct SDMA0_QUEUE0_CONTEXT_STATUS : Register<SDMA0_QUEUE0_CONTEXT_STATUS, Ip::k
   BAREGPU_REG_FIELD(rptr_wb_idle, 0x800, 11)
   BAREGPU_REG_FIELD(wptr_update_pending, 0x1000, 12)
   BAREGPU_REG_FIELD(wptr_update_fail_count, 0xff0000, 16)
+};
+struct SDMA0_QUEUE0_CSA_ADDR_HI : Register<SDMA0_QUEUE0_CSA_ADDR_HI, Ip::kGc, 0, 0xad> {
+  static constexpr char kName[] = "SDMA0_QUEUE0_CSA_ADDR_HI";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
+};
+struct SDMA0_QUEUE0_CSA_ADDR_LO : Register<SDMA0_QUEUE0_CSA_ADDR_LO, Ip::kGc, 0, 0xac> {
+  static constexpr char kName[] = "SDMA0_QUEUE0_CSA_ADDR_LO";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
+  BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
 };
 struct SDMA0_QUEUE0_DOORBELL : Register<SDMA0_QUEUE0_DOORBELL, Ip::kGc, 0, 0x92> {
   static constexpr char kName[] = "SDMA0_QUEUE0_DOORBELL";
@@ -3225,6 +5355,11 @@ struct SDMA0_QUEUE0_IB_RPTR : Register<SDMA0_QUEUE0_IB_RPTR, Ip::kGc, 0, 0x8b> {
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0x3ffffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0x3ffffc, 2)
 };
+struct SDMA0_QUEUE0_IB_SIZE : Register<SDMA0_QUEUE0_IB_SIZE, Ip::kGc, 0, 0x8f> {
+  static constexpr char kName[] = "SDMA0_QUEUE0_IB_SIZE";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(size, 0xfffff, 0)
+};
 struct SDMA0_QUEUE0_IB_SUB_REMAIN : Register<SDMA0_QUEUE0_IB_SUB_REMAIN, Ip::kGc, 0, 0xaf> {
   static constexpr char kName[] = "SDMA0_QUEUE0_IB_SUB_REMAIN";
   static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0x3fff, 0}}};
@@ -3252,6 +5387,16 @@ struct SDMA0_QUEUE0_PREEMPT : Register<SDMA0_QUEUE0_PREEMPT, Ip::kGc, 0, 0xb0> {
   static constexpr char kName[] = "SDMA0_QUEUE0_PREEMPT";
   static constexpr std::array<FieldSpec, 1> kFields{{{"IB_PREEMPT", 0x1, 0}}};
   BAREGPU_REG_FIELD(ib_preempt, 0x1, 0)
+};
+struct SDMA0_QUEUE0_RB_AQL_CNTL : Register<SDMA0_QUEUE0_RB_AQL_CNTL, Ip::kGc, 0, 0xb4> {
+  static constexpr char kName[] = "SDMA0_QUEUE0_RB_AQL_CNTL";
+  static constexpr std::array<FieldSpec, 6> kFields{{{"AQL_ENABLE", 0x1, 0}, {"AQL_PACKET_SIZE", 0xfe, 1}, {"PACKET_STEP", 0xff00, 8}, {"MIDCMD_PREEMPT_ENABLE", 0x10000, 16}, {"MIDCMD_PREEMPT_DATA_RESTORE", 0x20000, 17}, {"OVERLAP_ENABLE", 0x40000, 18}}};
+  BAREGPU_REG_FIELD(aql_enable, 0x1, 0)
+  BAREGPU_REG_FIELD(aql_packet_size, 0xfe, 1)
+  BAREGPU_REG_FIELD(packet_step, 0xff00, 8)
+  BAREGPU_REG_FIELD(midcmd_preempt_enable, 0x10000, 16)
+  BAREGPU_REG_FIELD(midcmd_preempt_data_restore, 0x20000, 17)
+  BAREGPU_REG_FIELD(overlap_enable, 0x40000, 18)
 };
 struct SDMA0_QUEUE0_RB_BASE : Register<SDMA0_QUEUE0_RB_BASE, Ip::kGc, 0, 0x81> {
   static constexpr char kName[] = "SDMA0_QUEUE0_RB_BASE";
@@ -3322,6 +5467,19 @@ struct SDMA0_QUEUE0_RB_WPTR_POLL_ADDR_LO : Register<SDMA0_QUEUE0_RB_WPTR_POLL_AD
   static constexpr char kName[] = "SDMA0_QUEUE0_RB_WPTR_POLL_ADDR_LO";
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
+};
+struct SDMA0_QUEUE0_SCHEDULE_CNTL : Register<SDMA0_QUEUE0_SCHEDULE_CNTL, Ip::kGc, 0, 0xae> {
+  static constexpr char kName[] = "SDMA0_QUEUE0_SCHEDULE_CNTL";
+  static constexpr std::array<FieldSpec, 4> kFields{{{"GLOBAL_ID", 0x3, 0}, {"PROCESS_ID", 0x1c, 2}, {"LOCAL_ID", 0xc0, 6}, {"CONTEXT_QUANTUM", 0xff00, 8}}};
+  BAREGPU_REG_FIELD(global_id, 0x3, 0)
+  BAREGPU_REG_FIELD(process_id, 0x1c, 2)
+  BAREGPU_REG_FIELD(local_id, 0xc0, 6)
+  BAREGPU_REG_FIELD(context_quantum, 0xff00, 8)
+};
+struct SDMA0_QUEUE0_SKIP_CNTL : Register<SDMA0_QUEUE0_SKIP_CNTL, Ip::kGc, 0, 0x90> {
+  static constexpr char kName[] = "SDMA0_QUEUE0_SKIP_CNTL";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"SKIP_COUNT", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(skip_count, 0xfffff, 0)
 };
 struct SDMA0_QUEUE1_DOORBELL : Register<SDMA0_QUEUE1_DOORBELL, Ip::kGc, 0, 0xea> {
   static constexpr char kName[] = "SDMA0_QUEUE1_DOORBELL";
@@ -3823,6 +5981,29 @@ struct SDMA0_WATCHDOG_CNTL : Register<SDMA0_WATCHDOG_CNTL, Ip::kGc, 0, 0x2e> {
   BAREGPU_REG_FIELD(queue_hang_count, 0xff, 0)
   BAREGPU_REG_FIELD(cmd_timeout_count, 0xff00, 8)
 };
+struct SDMA1_CHICKEN_BITS : Register<SDMA1_CHICKEN_BITS, Ip::kGc, 0, 0x61d> {
+  static constexpr char kName[] = "SDMA1_CHICKEN_BITS";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"STALL_ON_TRANS_FULL_ENABLE", 0x2, 1}, {"STALL_ON_NO_FREE_DATA_BUFFER_ENABLE", 0x4, 2}, {"SRBM_POLL_RETRYING", 0x20, 5}, {"RD_BURST", 0xc0, 6}, {"WR_BURST", 0x300, 8}, {"COMBINE_256B_WAIT_CYCLE", 0x3c00, 10}, {"WR_COMBINE_256B_ENABLE", 0x4000, 14}, {"RD_COMBINE_256B_ENABLE", 0x8000, 15}, {"COPY_OVERLAP_ENABLE", 0x10000, 16}, {"RAW_CHECK_ENABLE", 0x20000, 17}, {"T2L_256B_ENABLE", 0x40000, 18}, {"SOFT_OVERRIDE_GCR_FGCG", 0x80000, 19}, {"SOFT_OVERRIDE_GRBM_FGCG", 0x100000, 20}, {"SOFT_OVERRIDE_CH_FGCG", 0x200000, 21}, {"SOFT_OVERRIDE_UTCL2_INVREQ_FGCG", 0x400000, 22}, {"SOFT_OVERRIDE_UTCL1_FGCG", 0x800000, 23}, {"CG_STATUS_OUTPUT", 0x1000000, 24}, {"SW_FREEZE_ENABLE", 0x2000000, 25}, {"RESERVED", 0xfc000000, 26}}};
+  BAREGPU_REG_FIELD(stall_on_trans_full_enable, 0x2, 1)
+  BAREGPU_REG_FIELD(stall_on_no_free_data_buffer_enable, 0x4, 2)
+  BAREGPU_REG_FIELD(srbm_poll_retrying, 0x20, 5)
+  BAREGPU_REG_FIELD(rd_burst, 0xc0, 6)
+  BAREGPU_REG_FIELD(wr_burst, 0x300, 8)
+  BAREGPU_REG_FIELD(combine_256b_wait_cycle, 0x3c00, 10)
+  BAREGPU_REG_FIELD(wr_combine_256b_enable, 0x4000, 14)
+  BAREGPU_REG_FIELD(rd_combine_256b_enable, 0x8000, 15)
+  BAREGPU_REG_FIELD(copy_overlap_enable, 0x10000, 16)
+  BAREGPU_REG_FIELD(raw_check_enable, 0x20000, 17)
+  BAREGPU_REG_FIELD(t2l_256b_enable, 0x40000, 18)
+  BAREGPU_REG_FIELD(soft_override_gcr_fgcg, 0x80000, 19)
+  BAREGPU_REG_FIELD(soft_override_grbm_fgcg, 0x100000, 20)
+  BAREGPU_REG_FIELD(soft_override_ch_fgcg, 0x200000, 21)
+  BAREGPU_REG_FIELD(soft_override_utcl2_invreq_fgcg, 0x400000, 22)
+  BAREGPU_REG_FIELD(soft_override_utcl1_fgcg, 0x800000, 23)
+  BAREGPU_REG_FIELD(cg_status_output, 0x1000000, 24)
+  BAREGPU_REG_FIELD(sw_freeze_enable, 0x2000000, 25)
+  BAREGPU_REG_FIELD(reserved, 0xfc000000, 26)
+};
 struct SDMA1_CNTL : Register<SDMA1_CNTL, Ip::kGc, 0, 0x61c> {
   static constexpr char kName[] = "SDMA1_CNTL";
   static constexpr std::array<FieldSpec, 18> kFields{{{"TRAP_ENABLE", 0x1, 0}, {"SEM_WAIT_INT_ENABLE", 0x4, 2}, {"DATA_SWAP_ENABLE", 0x8, 3}, {"FENCE_SWAP_ENABLE", 0x10, 4}, {"MIDCMD_PREEMPT_ENABLE", 0x20, 5}, {"PIO_DONE_ACK_ENABLE", 0x40, 6}, {"TMZ_MIDCMD_PREEMPT_ENABLE", 0x100, 8}, {"MIDCMD_EXPIRE_ENABLE", 0x200, 9}, {"CP_MES_INT_ENABLE", 0x400, 10}, {"PAGE_RETRY_TIMEOUT_INT_ENABLE", 0x800, 11}, {"PAGE_NULL_INT_ENABLE", 0x1000, 12}, {"PAGE_FAULT_INT_ENABLE", 0x2000, 13}, {"CH_PERFCNT_ENABLE", 0x10000, 16}, {"MIDCMD_WORLDSWITCH_ENABLE", 0x20000, 17}, {"CTXEMPTY_INT_ENABLE", 0x10000000, 28}, {"FROZEN_INT_ENABLE", 0x20000000, 29}, {"IB_PREEMPT_INT_ENABLE", 0x40000000, 30}, {"RB_PREEMPT_INT_ENABLE", 0x80000000, 31}}};
@@ -3845,6 +6026,12 @@ struct SDMA1_CNTL : Register<SDMA1_CNTL, Ip::kGc, 0, 0x61c> {
   BAREGPU_REG_FIELD(ib_preempt_int_enable, 0x40000000, 30)
   BAREGPU_REG_FIELD(rb_preempt_int_enable, 0x80000000, 31)
 };
+struct SDMA1_ERROR_LOG : Register<SDMA1_ERROR_LOG, Ip::kGc, 0, 0x650> {
+  static constexpr char kName[] = "SDMA1_ERROR_LOG";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"OVERRIDE", 0xffff, 0}, {"STATUS", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(override, 0xffff, 0)
+  BAREGPU_REG_FIELD(status, 0xffff0000, 16)
+};
 struct SDMA1_F32_CNTL : Register<SDMA1_F32_CNTL, Ip::kGc, 1, 0x58ba> {
   static constexpr char kName[] = "SDMA1_F32_CNTL";
   static constexpr std::array<FieldSpec, 9> kFields{{{"HALT", 0x1, 0}, {"TH0_CHECKSUM_CLR", 0x100, 8}, {"TH0_RESET", 0x200, 9}, {"TH0_ENABLE", 0x400, 10}, {"TH1_CHECKSUM_CLR", 0x1000, 12}, {"TH1_RESET", 0x2000, 13}, {"TH1_ENABLE", 0x4000, 14}, {"TH0_PRIORITY", 0xff0000, 16}, {"TH1_PRIORITY", 0xff000000, 24}}};
@@ -3858,16 +6045,76 @@ struct SDMA1_F32_CNTL : Register<SDMA1_F32_CNTL, Ip::kGc, 1, 0x58ba> {
   BAREGPU_REG_FIELD(th0_priority, 0xff0000, 16)
   BAREGPU_REG_FIELD(th1_priority, 0xff000000, 24)
 };
+struct SDMA1_GB_ADDR_CONFIG : Register<SDMA1_GB_ADDR_CONFIG, Ip::kGc, 0, 0x61e> {
+  static constexpr char kName[] = "SDMA1_GB_ADDR_CONFIG";
+  static constexpr std::array<FieldSpec, 6> kFields{{{"NUM_PIPES", 0x7, 0}, {"PIPE_INTERLEAVE_SIZE", 0x38, 3}, {"MAX_COMPRESSED_FRAGS", 0xc0, 6}, {"NUM_PKRS", 0x700, 8}, {"NUM_SHADER_ENGINES", 0x180000, 19}, {"NUM_RB_PER_SE", 0xc000000, 26}}};
+  BAREGPU_REG_FIELD(num_pipes, 0x7, 0)
+  BAREGPU_REG_FIELD(pipe_interleave_size, 0x38, 3)
+  BAREGPU_REG_FIELD(max_compressed_frags, 0xc0, 6)
+  BAREGPU_REG_FIELD(num_pkrs, 0x700, 8)
+  BAREGPU_REG_FIELD(num_shader_engines, 0x180000, 19)
+  BAREGPU_REG_FIELD(num_rb_per_se, 0xc000000, 26)
+};
+struct SDMA1_PROGRAM : Register<SDMA1_PROGRAM, Ip::kGc, 0, 0x624> {
+  static constexpr char kName[] = "SDMA1_PROGRAM";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"STREAM", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(stream, 0xffffffff, 0)
+};
+struct SDMA1_QUEUE0_CONTEXT_STATUS : Register<SDMA1_QUEUE0_CONTEXT_STATUS, Ip::kGc, 0, 0x691> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_CONTEXT_STATUS";
+  static constexpr std::array<FieldSpec, 10> kFields{{{"SELECTED", 0x1, 0}, {"USE_IB", 0x2, 1}, {"IDLE", 0x4, 2}, {"EXPIRED", 0x8, 3}, {"EXCEPTION", 0x70, 4}, {"CTXSW_ABLE", 0x80, 7}, {"PREEMPT_DISABLE", 0x400, 10}, {"RPTR_WB_IDLE", 0x800, 11}, {"WPTR_UPDATE_PENDING", 0x1000, 12}, {"WPTR_UPDATE_FAIL_COUNT", 0xff0000, 16}}};
+  BAREGPU_REG_FIELD(selected, 0x1, 0)
+  BAREGPU_REG_FIELD(use_ib, 0x2, 1)
+  BAREGPU_REG_FIELD(idle, 0x4, 2)
+  BAREGPU_REG_FIELD(expired, 0x8, 3)
+  BAREGPU_REG_FIELD(exception, 0x70, 4)
+  BAREGPU_REG_FIELD(ctxsw_able, 0x80, 7)
+  BAREGPU_REG_FIELD(preempt_disable, 0x400, 10)
+  BAREGPU_REG_FIELD(rptr_wb_idle, 0x800, 11)
+  BAREGPU_REG_FIELD(wptr_update_pending, 0x1000, 12)
+  BAREGPU_REG_FIELD(wptr_update_fail_count, 0xff0000, 16)
+};
+struct SDMA1_QUEUE0_CSA_ADDR_HI : Register<SDMA1_QUEUE0_CSA_ADDR_HI, Ip::kGc, 0, 0x6ad> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_CSA_ADDR_HI";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
+};
+struct SDMA1_QUEUE0_CSA_ADDR_LO : Register<SDMA1_QUEUE0_CSA_ADDR_LO, Ip::kGc, 0, 0x6ac> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_CSA_ADDR_LO";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
+  BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
+};
 struct SDMA1_QUEUE0_DOORBELL : Register<SDMA1_QUEUE0_DOORBELL, Ip::kGc, 0, 0x692> {
   static constexpr char kName[] = "SDMA1_QUEUE0_DOORBELL";
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE", 0x10000000, 28}, {"CAPTURED", 0x40000000, 30}}};
   BAREGPU_REG_FIELD(enable, 0x10000000, 28)
   BAREGPU_REG_FIELD(captured, 0x40000000, 30)
 };
+struct SDMA1_QUEUE0_DOORBELL_LOG : Register<SDMA1_QUEUE0_DOORBELL_LOG, Ip::kGc, 0, 0x6a9> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_DOORBELL_LOG";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"BE_ERROR", 0x1, 0}, {"DATA", 0xfffffffc, 2}}};
+  BAREGPU_REG_FIELD(be_error, 0x1, 0)
+  BAREGPU_REG_FIELD(data, 0xfffffffc, 2)
+};
 struct SDMA1_QUEUE0_DOORBELL_OFFSET : Register<SDMA1_QUEUE0_DOORBELL_OFFSET, Ip::kGc, 0, 0x6ab> {
   static constexpr char kName[] = "SDMA1_QUEUE0_DOORBELL_OFFSET";
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0xffffffc, 2)
+};
+struct SDMA1_QUEUE0_DUMMY_REG : Register<SDMA1_QUEUE0_DUMMY_REG, Ip::kGc, 0, 0x6b1> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_DUMMY_REG";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DUMMY", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(dummy, 0xffffffff, 0)
+};
+struct SDMA1_QUEUE0_IB_BASE_HI : Register<SDMA1_QUEUE0_IB_BASE_HI, Ip::kGc, 0, 0x68e> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_IB_BASE_HI";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
+};
+struct SDMA1_QUEUE0_IB_BASE_LO : Register<SDMA1_QUEUE0_IB_BASE_LO, Ip::kGc, 0, 0x68d> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_IB_BASE_LO";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffe0, 5}}};
+  BAREGPU_REG_FIELD(addr, 0xffffffe0, 5)
 };
 struct SDMA1_QUEUE0_IB_CNTL : Register<SDMA1_QUEUE0_IB_CNTL, Ip::kGc, 0, 0x68a> {
   static constexpr char kName[] = "SDMA1_QUEUE0_IB_CNTL";
@@ -3877,10 +6124,45 @@ struct SDMA1_QUEUE0_IB_CNTL : Register<SDMA1_QUEUE0_IB_CNTL, Ip::kGc, 0, 0x68a> 
   BAREGPU_REG_FIELD(switch_inside_ib, 0x100, 8)
   BAREGPU_REG_FIELD(cmd_vmid, 0xf0000, 16)
 };
+struct SDMA1_QUEUE0_IB_OFFSET : Register<SDMA1_QUEUE0_IB_OFFSET, Ip::kGc, 0, 0x68c> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_IB_OFFSET";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0x3ffffc, 2}}};
+  BAREGPU_REG_FIELD(offset, 0x3ffffc, 2)
+};
+struct SDMA1_QUEUE0_IB_RPTR : Register<SDMA1_QUEUE0_IB_RPTR, Ip::kGc, 0, 0x68b> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_IB_RPTR";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0x3ffffc, 2}}};
+  BAREGPU_REG_FIELD(offset, 0x3ffffc, 2)
+};
+struct SDMA1_QUEUE0_IB_SIZE : Register<SDMA1_QUEUE0_IB_SIZE, Ip::kGc, 0, 0x68f> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_IB_SIZE";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(size, 0xfffff, 0)
+};
+struct SDMA1_QUEUE0_IB_SUB_REMAIN : Register<SDMA1_QUEUE0_IB_SUB_REMAIN, Ip::kGc, 0, 0x6af> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_IB_SUB_REMAIN";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0x3fff, 0}}};
+  BAREGPU_REG_FIELD(size, 0x3fff, 0)
+};
 struct SDMA1_QUEUE0_MINOR_PTR_UPDATE : Register<SDMA1_QUEUE0_MINOR_PTR_UPDATE, Ip::kGc, 0, 0x6b5> {
   static constexpr char kName[] = "SDMA1_QUEUE0_MINOR_PTR_UPDATE";
   static constexpr std::array<FieldSpec, 1> kFields{{{"ENABLE", 0x1, 0}}};
   BAREGPU_REG_FIELD(enable, 0x1, 0)
+};
+struct SDMA1_QUEUE0_PREEMPT : Register<SDMA1_QUEUE0_PREEMPT, Ip::kGc, 0, 0x6b0> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_PREEMPT";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"IB_PREEMPT", 0x1, 0}}};
+  BAREGPU_REG_FIELD(ib_preempt, 0x1, 0)
+};
+struct SDMA1_QUEUE0_RB_AQL_CNTL : Register<SDMA1_QUEUE0_RB_AQL_CNTL, Ip::kGc, 0, 0x6b4> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_RB_AQL_CNTL";
+  static constexpr std::array<FieldSpec, 6> kFields{{{"AQL_ENABLE", 0x1, 0}, {"AQL_PACKET_SIZE", 0xfe, 1}, {"PACKET_STEP", 0xff00, 8}, {"MIDCMD_PREEMPT_ENABLE", 0x10000, 16}, {"MIDCMD_PREEMPT_DATA_RESTORE", 0x20000, 17}, {"OVERLAP_ENABLE", 0x40000, 18}}};
+  BAREGPU_REG_FIELD(aql_enable, 0x1, 0)
+  BAREGPU_REG_FIELD(aql_packet_size, 0xfe, 1)
+  BAREGPU_REG_FIELD(packet_step, 0xff00, 8)
+  BAREGPU_REG_FIELD(midcmd_preempt_enable, 0x10000, 16)
+  BAREGPU_REG_FIELD(midcmd_preempt_data_restore, 0x20000, 17)
+  BAREGPU_REG_FIELD(overlap_enable, 0x40000, 18)
 };
 struct SDMA1_QUEUE0_RB_BASE : Register<SDMA1_QUEUE0_RB_BASE, Ip::kGc, 0, 0x681> {
   static constexpr char kName[] = "SDMA1_QUEUE0_RB_BASE";
@@ -3906,6 +6188,11 @@ struct SDMA1_QUEUE0_RB_CNTL : Register<SDMA1_QUEUE0_RB_CNTL, Ip::kGc, 0, 0x680> 
   BAREGPU_REG_FIELD(rptr_writeback_timer, 0x1f0000, 16)
   BAREGPU_REG_FIELD(rb_priv, 0x800000, 23)
   BAREGPU_REG_FIELD(rb_vmid, 0xf000000, 24)
+};
+struct SDMA1_QUEUE0_RB_PREEMPT : Register<SDMA1_QUEUE0_RB_PREEMPT, Ip::kGc, 0, 0x6b6> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_RB_PREEMPT";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PREEMPT_REQ", 0x1, 0}}};
+  BAREGPU_REG_FIELD(preempt_req, 0x1, 0)
 };
 struct SDMA1_QUEUE0_RB_RPTR : Register<SDMA1_QUEUE0_RB_RPTR, Ip::kGc, 0, 0x683> {
   static constexpr char kName[] = "SDMA1_QUEUE0_RB_RPTR";
@@ -3946,6 +6233,19 @@ struct SDMA1_QUEUE0_RB_WPTR_POLL_ADDR_LO : Register<SDMA1_QUEUE0_RB_WPTR_POLL_AD
   static constexpr char kName[] = "SDMA1_QUEUE0_RB_WPTR_POLL_ADDR_LO";
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
+};
+struct SDMA1_QUEUE0_SCHEDULE_CNTL : Register<SDMA1_QUEUE0_SCHEDULE_CNTL, Ip::kGc, 0, 0x6ae> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_SCHEDULE_CNTL";
+  static constexpr std::array<FieldSpec, 4> kFields{{{"GLOBAL_ID", 0x3, 0}, {"PROCESS_ID", 0x1c, 2}, {"LOCAL_ID", 0xc0, 6}, {"CONTEXT_QUANTUM", 0xff00, 8}}};
+  BAREGPU_REG_FIELD(global_id, 0x3, 0)
+  BAREGPU_REG_FIELD(process_id, 0x1c, 2)
+  BAREGPU_REG_FIELD(local_id, 0xc0, 6)
+  BAREGPU_REG_FIELD(context_quantum, 0xff00, 8)
+};
+struct SDMA1_QUEUE0_SKIP_CNTL : Register<SDMA1_QUEUE0_SKIP_CNTL, Ip::kGc, 0, 0x690> {
+  static constexpr char kName[] = "SDMA1_QUEUE0_SKIP_CNTL";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"SKIP_COUNT", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(skip_count, 0xfffff, 0)
 };
 struct SDMA1_QUEUE1_DOORBELL : Register<SDMA1_QUEUE1_DOORBELL, Ip::kGc, 0, 0x6ea> {
   static constexpr char kName[] = "SDMA1_QUEUE1_DOORBELL";
@@ -4041,6 +6341,11 @@ struct SDMA1_RLC_CGCG_CTRL : Register<SDMA1_RLC_CGCG_CTRL, Ip::kGc, 0, 0x65c> {
   static constexpr std::array<FieldSpec, 2> kFields{{{"CGCG_INT_ENABLE", 0x2, 1}, {"CGCG_IDLE_HYSTERESIS", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(cgcg_int_enable, 0x2, 1)
   BAREGPU_REG_FIELD(cgcg_idle_hysteresis, 0xffff0000, 16)
+};
+struct SDMA1_SEM_WAIT_FAIL_TIMER_CNTL : Register<SDMA1_SEM_WAIT_FAIL_TIMER_CNTL, Ip::kGc, 0, 0x622> {
+  static constexpr char kName[] = "SDMA1_SEM_WAIT_FAIL_TIMER_CNTL";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"TIMER", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(timer, 0xffffffff, 0)
 };
 struct SDMA1_STATUS_REG : Register<SDMA1_STATUS_REG, Ip::kGc, 0, 0x625> {
   static constexpr char kName[] = "SDMA1_STATUS_REG";

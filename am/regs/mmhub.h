@@ -57,6 +57,26 @@ struct MMMC_VM_AGP_TOP : Register<MMMC_VM_AGP_TOP, Ip::kMmhub, 0, 0x8ee> {
   static constexpr std::array<FieldSpec, 1> kFields{{{"AGP_TOP", 0xffffff, 0}}};
   BAREGPU_REG_FIELD(agp_top, 0xffffff, 0)
 };
+struct MMMC_VM_APT_CNTL : Register<MMMC_VM_APT_CNTL, Ip::kMmhub, 0, 0x8e1> {
+  static constexpr char kName[] = "MMMC_VM_APT_CNTL";
+  static constexpr std::array<FieldSpec, 6> kFields{{{"FORCE_MTYPE_UC", 0x1, 0}, {"DIRECT_SYSTEM_EN", 0x2, 1}, {"FRAG_APT_INTXN_MODE", 0xc, 2}, {"CHECK_IS_LOCAL", 0x10, 4}, {"CAP_FRAG_SIZE_2M", 0x20, 5}, {"LOCAL_SYSMEM_APERTURE_CNTL", 0xc0, 6}}};
+  BAREGPU_REG_FIELD(force_mtype_uc, 0x1, 0)
+  BAREGPU_REG_FIELD(direct_system_en, 0x2, 1)
+  BAREGPU_REG_FIELD(frag_apt_intxn_mode, 0xc, 2)
+  BAREGPU_REG_FIELD(check_is_local, 0x10, 4)
+  BAREGPU_REG_FIELD(cap_frag_size_2m, 0x20, 5)
+  BAREGPU_REG_FIELD(local_sysmem_aperture_cntl, 0xc0, 6)
+};
+struct MMMC_VM_CACHEABLE_DRAM_ADDRESS_END : Register<MMMC_VM_CACHEABLE_DRAM_ADDRESS_END, Ip::kMmhub, 0, 0x8de> {
+  static constexpr char kName[] = "MMMC_VM_CACHEABLE_DRAM_ADDRESS_END";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(address, 0xfffff, 0)
+};
+struct MMMC_VM_CACHEABLE_DRAM_ADDRESS_START : Register<MMMC_VM_CACHEABLE_DRAM_ADDRESS_START, Ip::kMmhub, 0, 0x8dd> {
+  static constexpr char kName[] = "MMMC_VM_CACHEABLE_DRAM_ADDRESS_START";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(address, 0xfffff, 0)
+};
 struct MMMC_VM_FB_LOCATION_BASE : Register<MMMC_VM_FB_LOCATION_BASE, Ip::kMmhub, 0, 0x8ec> {
   static constexpr char kName[] = "MMMC_VM_FB_LOCATION_BASE";
   static constexpr std::array<FieldSpec, 1> kFields{{{"FB_BASE", 0xffffff, 0}}};
@@ -67,10 +87,332 @@ struct MMMC_VM_FB_LOCATION_TOP : Register<MMMC_VM_FB_LOCATION_TOP, Ip::kMmhub, 0
   static constexpr std::array<FieldSpec, 1> kFields{{{"FB_TOP", 0xffffff, 0}}};
   BAREGPU_REG_FIELD(fb_top, 0xffffff, 0)
 };
+struct MMMC_VM_FB_NOALLOC_CNTL : Register<MMMC_VM_FB_NOALLOC_CNTL, Ip::kMmhub, 0, 0x8e8> {
+  static constexpr char kName[] = "MMMC_VM_FB_NOALLOC_CNTL";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"LOCAL_FB_NOALLOC_NOPTE", 0x1, 0}, {"REMOTE_FB_NOALLOC_NOPTE", 0x2, 1}, {"ROUTER_ATCL2_NOALLOC", 0x4, 2}, {"ROUTER_GPA_MODE2_NOALLOC", 0x8, 3}, {"ROUTER_GPA_MODE3_NOALLOC", 0x10, 4}}};
+  BAREGPU_REG_FIELD(local_fb_noalloc_nopte, 0x1, 0)
+  BAREGPU_REG_FIELD(remote_fb_noalloc_nopte, 0x2, 1)
+  BAREGPU_REG_FIELD(router_atcl2_noalloc, 0x4, 2)
+  BAREGPU_REG_FIELD(router_gpa_mode2_noalloc, 0x8, 3)
+  BAREGPU_REG_FIELD(router_gpa_mode3_noalloc, 0x10, 4)
+};
 struct MMMC_VM_FB_OFFSET : Register<MMMC_VM_FB_OFFSET, Ip::kMmhub, 0, 0x8d7> {
   static constexpr char kName[] = "MMMC_VM_FB_OFFSET";
   static constexpr std::array<FieldSpec, 1> kFields{{{"FB_OFFSET", 0xffffff, 0}}};
   BAREGPU_REG_FIELD(fb_offset, 0xffffff, 0)
+};
+struct MMMC_VM_FB_SIZE_OFFSET_VF0 : Register<MMMC_VM_FB_SIZE_OFFSET_VF0, Ip::kMmhub, 0, 0x84c> {
+  static constexpr char kName[] = "MMMC_VM_FB_SIZE_OFFSET_VF0";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct MMMC_VM_FB_SIZE_OFFSET_VF1 : Register<MMMC_VM_FB_SIZE_OFFSET_VF1, Ip::kMmhub, 0, 0x84d> {
+  static constexpr char kName[] = "MMMC_VM_FB_SIZE_OFFSET_VF1";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct MMMC_VM_FB_SIZE_OFFSET_VF10 : Register<MMMC_VM_FB_SIZE_OFFSET_VF10, Ip::kMmhub, 0, 0x856> {
+  static constexpr char kName[] = "MMMC_VM_FB_SIZE_OFFSET_VF10";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct MMMC_VM_FB_SIZE_OFFSET_VF11 : Register<MMMC_VM_FB_SIZE_OFFSET_VF11, Ip::kMmhub, 0, 0x857> {
+  static constexpr char kName[] = "MMMC_VM_FB_SIZE_OFFSET_VF11";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct MMMC_VM_FB_SIZE_OFFSET_VF12 : Register<MMMC_VM_FB_SIZE_OFFSET_VF12, Ip::kMmhub, 0, 0x858> {
+  static constexpr char kName[] = "MMMC_VM_FB_SIZE_OFFSET_VF12";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct MMMC_VM_FB_SIZE_OFFSET_VF13 : Register<MMMC_VM_FB_SIZE_OFFSET_VF13, Ip::kMmhub, 0, 0x859> {
+  static constexpr char kName[] = "MMMC_VM_FB_SIZE_OFFSET_VF13";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct MMMC_VM_FB_SIZE_OFFSET_VF14 : Register<MMMC_VM_FB_SIZE_OFFSET_VF14, Ip::kMmhub, 0, 0x85a> {
+  static constexpr char kName[] = "MMMC_VM_FB_SIZE_OFFSET_VF14";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct MMMC_VM_FB_SIZE_OFFSET_VF15 : Register<MMMC_VM_FB_SIZE_OFFSET_VF15, Ip::kMmhub, 0, 0x85b> {
+  static constexpr char kName[] = "MMMC_VM_FB_SIZE_OFFSET_VF15";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct MMMC_VM_FB_SIZE_OFFSET_VF2 : Register<MMMC_VM_FB_SIZE_OFFSET_VF2, Ip::kMmhub, 0, 0x84e> {
+  static constexpr char kName[] = "MMMC_VM_FB_SIZE_OFFSET_VF2";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct MMMC_VM_FB_SIZE_OFFSET_VF3 : Register<MMMC_VM_FB_SIZE_OFFSET_VF3, Ip::kMmhub, 0, 0x84f> {
+  static constexpr char kName[] = "MMMC_VM_FB_SIZE_OFFSET_VF3";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct MMMC_VM_FB_SIZE_OFFSET_VF4 : Register<MMMC_VM_FB_SIZE_OFFSET_VF4, Ip::kMmhub, 0, 0x850> {
+  static constexpr char kName[] = "MMMC_VM_FB_SIZE_OFFSET_VF4";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct MMMC_VM_FB_SIZE_OFFSET_VF5 : Register<MMMC_VM_FB_SIZE_OFFSET_VF5, Ip::kMmhub, 0, 0x851> {
+  static constexpr char kName[] = "MMMC_VM_FB_SIZE_OFFSET_VF5";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct MMMC_VM_FB_SIZE_OFFSET_VF6 : Register<MMMC_VM_FB_SIZE_OFFSET_VF6, Ip::kMmhub, 0, 0x852> {
+  static constexpr char kName[] = "MMMC_VM_FB_SIZE_OFFSET_VF6";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct MMMC_VM_FB_SIZE_OFFSET_VF7 : Register<MMMC_VM_FB_SIZE_OFFSET_VF7, Ip::kMmhub, 0, 0x853> {
+  static constexpr char kName[] = "MMMC_VM_FB_SIZE_OFFSET_VF7";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct MMMC_VM_FB_SIZE_OFFSET_VF8 : Register<MMMC_VM_FB_SIZE_OFFSET_VF8, Ip::kMmhub, 0, 0x854> {
+  static constexpr char kName[] = "MMMC_VM_FB_SIZE_OFFSET_VF8";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct MMMC_VM_FB_SIZE_OFFSET_VF9 : Register<MMMC_VM_FB_SIZE_OFFSET_VF9, Ip::kMmhub, 0, 0x855> {
+  static constexpr char kName[] = "MMMC_VM_FB_SIZE_OFFSET_VF9";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
+  BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
+};
+struct MMMC_VM_L2_PERFCOUNTER0_CFG : Register<MMMC_VM_L2_PERFCOUNTER0_CFG, Ip::kMmhub, 0, 0x824> {
+  static constexpr char kName[] = "MMMC_VM_L2_PERFCOUNTER0_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct MMMC_VM_L2_PERFCOUNTER1_CFG : Register<MMMC_VM_L2_PERFCOUNTER1_CFG, Ip::kMmhub, 0, 0x825> {
+  static constexpr char kName[] = "MMMC_VM_L2_PERFCOUNTER1_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct MMMC_VM_L2_PERFCOUNTER2_CFG : Register<MMMC_VM_L2_PERFCOUNTER2_CFG, Ip::kMmhub, 0, 0x826> {
+  static constexpr char kName[] = "MMMC_VM_L2_PERFCOUNTER2_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct MMMC_VM_L2_PERFCOUNTER3_CFG : Register<MMMC_VM_L2_PERFCOUNTER3_CFG, Ip::kMmhub, 0, 0x827> {
+  static constexpr char kName[] = "MMMC_VM_L2_PERFCOUNTER3_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct MMMC_VM_L2_PERFCOUNTER4_CFG : Register<MMMC_VM_L2_PERFCOUNTER4_CFG, Ip::kMmhub, 0, 0x828> {
+  static constexpr char kName[] = "MMMC_VM_L2_PERFCOUNTER4_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct MMMC_VM_L2_PERFCOUNTER5_CFG : Register<MMMC_VM_L2_PERFCOUNTER5_CFG, Ip::kMmhub, 0, 0x829> {
+  static constexpr char kName[] = "MMMC_VM_L2_PERFCOUNTER5_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct MMMC_VM_L2_PERFCOUNTER6_CFG : Register<MMMC_VM_L2_PERFCOUNTER6_CFG, Ip::kMmhub, 0, 0x82a> {
+  static constexpr char kName[] = "MMMC_VM_L2_PERFCOUNTER6_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct MMMC_VM_L2_PERFCOUNTER7_CFG : Register<MMMC_VM_L2_PERFCOUNTER7_CFG, Ip::kMmhub, 0, 0x82b> {
+  static constexpr char kName[] = "MMMC_VM_L2_PERFCOUNTER7_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct MMMC_VM_L2_PERFCOUNTER_HI : Register<MMMC_VM_L2_PERFCOUNTER_HI, Ip::kMmhub, 0, 0x839> {
+  static constexpr char kName[] = "MMMC_VM_L2_PERFCOUNTER_HI";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"COUNTER_HI", 0xffff, 0}, {"COMPARE_VALUE", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(counter_hi, 0xffff, 0)
+  BAREGPU_REG_FIELD(compare_value, 0xffff0000, 16)
+};
+struct MMMC_VM_L2_PERFCOUNTER_LO : Register<MMMC_VM_L2_PERFCOUNTER_LO, Ip::kMmhub, 0, 0x838> {
+  static constexpr char kName[] = "MMMC_VM_L2_PERFCOUNTER_LO";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"COUNTER_LO", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(counter_lo, 0xffffffff, 0)
+};
+struct MMMC_VM_L2_PERFCOUNTER_RSLT_CNTL : Register<MMMC_VM_L2_PERFCOUNTER_RSLT_CNTL, Ip::kMmhub, 0, 0x82c> {
+  static constexpr char kName[] = "MMMC_VM_L2_PERFCOUNTER_RSLT_CNTL";
+  static constexpr std::array<FieldSpec, 6> kFields{{{"PERF_COUNTER_SELECT", 0xf, 0}, {"START_TRIGGER", 0xff00, 8}, {"STOP_TRIGGER", 0xff0000, 16}, {"ENABLE_ANY", 0x1000000, 24}, {"CLEAR_ALL", 0x2000000, 25}, {"STOP_ALL_ON_SATURATE", 0x4000000, 26}}};
+  BAREGPU_REG_FIELD(perf_counter_select, 0xf, 0)
+  BAREGPU_REG_FIELD(start_trigger, 0xff00, 8)
+  BAREGPU_REG_FIELD(stop_trigger, 0xff0000, 16)
+  BAREGPU_REG_FIELD(enable_any, 0x1000000, 24)
+  BAREGPU_REG_FIELD(clear_all, 0x2000000, 25)
+  BAREGPU_REG_FIELD(stop_all_on_saturate, 0x4000000, 26)
+};
+struct MMMC_VM_LOCAL_FB_ADDRESS_END : Register<MMMC_VM_LOCAL_FB_ADDRESS_END, Ip::kMmhub, 0, 0x8e3> {
+  static constexpr char kName[] = "MMMC_VM_LOCAL_FB_ADDRESS_END";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(address, 0xfffff, 0)
+};
+struct MMMC_VM_LOCAL_FB_ADDRESS_LOCK_CNTL : Register<MMMC_VM_LOCAL_FB_ADDRESS_LOCK_CNTL, Ip::kMmhub, 0, 0x8e4> {
+  static constexpr char kName[] = "MMMC_VM_LOCAL_FB_ADDRESS_LOCK_CNTL";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOCK", 0x1, 0}}};
+  BAREGPU_REG_FIELD(lock, 0x1, 0)
+};
+struct MMMC_VM_LOCAL_FB_ADDRESS_START : Register<MMMC_VM_LOCAL_FB_ADDRESS_START, Ip::kMmhub, 0, 0x8e2> {
+  static constexpr char kName[] = "MMMC_VM_LOCAL_FB_ADDRESS_START";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(address, 0xfffff, 0)
+};
+struct MMMC_VM_LOCAL_SYSMEM_ADDRESS_END : Register<MMMC_VM_LOCAL_SYSMEM_ADDRESS_END, Ip::kMmhub, 0, 0x8e0> {
+  static constexpr char kName[] = "MMMC_VM_LOCAL_SYSMEM_ADDRESS_END";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(address, 0xfffff, 0)
+};
+struct MMMC_VM_LOCAL_SYSMEM_ADDRESS_START : Register<MMMC_VM_LOCAL_SYSMEM_ADDRESS_START, Ip::kMmhub, 0, 0x8df> {
+  static constexpr char kName[] = "MMMC_VM_LOCAL_SYSMEM_ADDRESS_START";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xfffff, 0}}};
+  BAREGPU_REG_FIELD(address, 0xfffff, 0)
+};
+struct MMMC_VM_MX_L1_PERFCOUNTER0_CFG : Register<MMMC_VM_MX_L1_PERFCOUNTER0_CFG, Ip::kMmhub, 0, 0x59c> {
+  static constexpr char kName[] = "MMMC_VM_MX_L1_PERFCOUNTER0_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct MMMC_VM_MX_L1_PERFCOUNTER1_CFG : Register<MMMC_VM_MX_L1_PERFCOUNTER1_CFG, Ip::kMmhub, 0, 0x59d> {
+  static constexpr char kName[] = "MMMC_VM_MX_L1_PERFCOUNTER1_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct MMMC_VM_MX_L1_PERFCOUNTER2_CFG : Register<MMMC_VM_MX_L1_PERFCOUNTER2_CFG, Ip::kMmhub, 0, 0x59e> {
+  static constexpr char kName[] = "MMMC_VM_MX_L1_PERFCOUNTER2_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct MMMC_VM_MX_L1_PERFCOUNTER3_CFG : Register<MMMC_VM_MX_L1_PERFCOUNTER3_CFG, Ip::kMmhub, 0, 0x59f> {
+  static constexpr char kName[] = "MMMC_VM_MX_L1_PERFCOUNTER3_CFG";
+  static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
+  BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
+  BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
+  BAREGPU_REG_FIELD(perf_mode, 0xf000000, 24)
+  BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+  BAREGPU_REG_FIELD(clear, 0x20000000, 29)
+};
+struct MMMC_VM_MX_L1_PERFCOUNTER_HI : Register<MMMC_VM_MX_L1_PERFCOUNTER_HI, Ip::kMmhub, 0, 0x5a5> {
+  static constexpr char kName[] = "MMMC_VM_MX_L1_PERFCOUNTER_HI";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"COUNTER_HI", 0xffff, 0}, {"COMPARE_VALUE", 0xffff0000, 16}}};
+  BAREGPU_REG_FIELD(counter_hi, 0xffff, 0)
+  BAREGPU_REG_FIELD(compare_value, 0xffff0000, 16)
+};
+struct MMMC_VM_MX_L1_PERFCOUNTER_LO : Register<MMMC_VM_MX_L1_PERFCOUNTER_LO, Ip::kMmhub, 0, 0x5a4> {
+  static constexpr char kName[] = "MMMC_VM_MX_L1_PERFCOUNTER_LO";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"COUNTER_LO", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(counter_lo, 0xffffffff, 0)
+};
+struct MMMC_VM_MX_L1_PERFCOUNTER_RSLT_CNTL : Register<MMMC_VM_MX_L1_PERFCOUNTER_RSLT_CNTL, Ip::kMmhub, 0, 0x5a0> {
+  static constexpr char kName[] = "MMMC_VM_MX_L1_PERFCOUNTER_RSLT_CNTL";
+  static constexpr std::array<FieldSpec, 6> kFields{{{"PERF_COUNTER_SELECT", 0xf, 0}, {"START_TRIGGER", 0xff00, 8}, {"STOP_TRIGGER", 0xff0000, 16}, {"ENABLE_ANY", 0x1000000, 24}, {"CLEAR_ALL", 0x2000000, 25}, {"STOP_ALL_ON_SATURATE", 0x4000000, 26}}};
+  BAREGPU_REG_FIELD(perf_counter_select, 0xf, 0)
+  BAREGPU_REG_FIELD(start_trigger, 0xff00, 8)
+  BAREGPU_REG_FIELD(stop_trigger, 0xff0000, 16)
+  BAREGPU_REG_FIELD(enable_any, 0x1000000, 24)
+  BAREGPU_REG_FIELD(clear_all, 0x2000000, 25)
+  BAREGPU_REG_FIELD(stop_all_on_saturate, 0x4000000, 26)
+};
+struct MMMC_VM_MX_L1_TLB0_STATUS : Register<MMMC_VM_MX_L1_TLB0_STATUS, Ip::kMmhub, 0, 0x586> {
+  static constexpr char kName[] = "MMMC_VM_MX_L1_TLB0_STATUS";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"BUSY", 0x1, 0}, {"FOUND_PARITY_ERRORS", 0x2, 1}, {"FOUND_APERTURE_FAULTS", 0x4, 2}}};
+  BAREGPU_REG_FIELD(busy, 0x1, 0)
+  BAREGPU_REG_FIELD(found_parity_errors, 0x2, 1)
+  BAREGPU_REG_FIELD(found_aperture_faults, 0x4, 2)
+};
+struct MMMC_VM_MX_L1_TLB1_STATUS : Register<MMMC_VM_MX_L1_TLB1_STATUS, Ip::kMmhub, 0, 0x587> {
+  static constexpr char kName[] = "MMMC_VM_MX_L1_TLB1_STATUS";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"BUSY", 0x1, 0}, {"FOUND_PARITY_ERRORS", 0x2, 1}, {"FOUND_APERTURE_FAULTS", 0x4, 2}}};
+  BAREGPU_REG_FIELD(busy, 0x1, 0)
+  BAREGPU_REG_FIELD(found_parity_errors, 0x2, 1)
+  BAREGPU_REG_FIELD(found_aperture_faults, 0x4, 2)
+};
+struct MMMC_VM_MX_L1_TLB2_STATUS : Register<MMMC_VM_MX_L1_TLB2_STATUS, Ip::kMmhub, 0, 0x588> {
+  static constexpr char kName[] = "MMMC_VM_MX_L1_TLB2_STATUS";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"BUSY", 0x1, 0}, {"FOUND_PARITY_ERRORS", 0x2, 1}, {"FOUND_APERTURE_FAULTS", 0x4, 2}}};
+  BAREGPU_REG_FIELD(busy, 0x1, 0)
+  BAREGPU_REG_FIELD(found_parity_errors, 0x2, 1)
+  BAREGPU_REG_FIELD(found_aperture_faults, 0x4, 2)
+};
+struct MMMC_VM_MX_L1_TLB3_STATUS : Register<MMMC_VM_MX_L1_TLB3_STATUS, Ip::kMmhub, 0, 0x589> {
+  static constexpr char kName[] = "MMMC_VM_MX_L1_TLB3_STATUS";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"BUSY", 0x1, 0}, {"FOUND_PARITY_ERRORS", 0x2, 1}, {"FOUND_APERTURE_FAULTS", 0x4, 2}}};
+  BAREGPU_REG_FIELD(busy, 0x1, 0)
+  BAREGPU_REG_FIELD(found_parity_errors, 0x2, 1)
+  BAREGPU_REG_FIELD(found_aperture_faults, 0x4, 2)
+};
+struct MMMC_VM_MX_L1_TLB4_STATUS : Register<MMMC_VM_MX_L1_TLB4_STATUS, Ip::kMmhub, 0, 0x58a> {
+  static constexpr char kName[] = "MMMC_VM_MX_L1_TLB4_STATUS";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"BUSY", 0x1, 0}, {"FOUND_PARITY_ERRORS", 0x2, 1}, {"FOUND_APERTURE_FAULTS", 0x4, 2}}};
+  BAREGPU_REG_FIELD(busy, 0x1, 0)
+  BAREGPU_REG_FIELD(found_parity_errors, 0x2, 1)
+  BAREGPU_REG_FIELD(found_aperture_faults, 0x4, 2)
+};
+struct MMMC_VM_MX_L1_TLB5_STATUS : Register<MMMC_VM_MX_L1_TLB5_STATUS, Ip::kMmhub, 0, 0x58b> {
+  static constexpr char kName[] = "MMMC_VM_MX_L1_TLB5_STATUS";
+  static constexpr std::array<FieldSpec, 3> kFields{{{"BUSY", 0x1, 0}, {"FOUND_PARITY_ERRORS", 0x2, 1}, {"FOUND_APERTURE_FAULTS", 0x4, 2}}};
+  BAREGPU_REG_FIELD(busy, 0x1, 0)
+  BAREGPU_REG_FIELD(found_parity_errors, 0x2, 1)
+  BAREGPU_REG_FIELD(found_aperture_faults, 0x4, 2)
 };
 struct MMMC_VM_MX_L1_TLB_CNTL : Register<MMMC_VM_MX_L1_TLB_CNTL, Ip::kMmhub, 0, 0x8f3> {
   static constexpr char kName[] = "MMMC_VM_MX_L1_TLB_CNTL";
@@ -81,6 +423,11 @@ struct MMMC_VM_MX_L1_TLB_CNTL : Register<MMMC_VM_MX_L1_TLB_CNTL, Ip::kMmhub, 0, 
   BAREGPU_REG_FIELD(enable_advanced_driver_model, 0x40, 6)
   BAREGPU_REG_FIELD(eco_bits, 0x780, 7)
   BAREGPU_REG_FIELD(mtype, 0x3800, 11)
+};
+struct MMMC_VM_STEERING : Register<MMMC_VM_STEERING, Ip::kMmhub, 0, 0x8da> {
+  static constexpr char kName[] = "MMMC_VM_STEERING";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"DEFAULT_STEERING", 0x3, 0}}};
+  BAREGPU_REG_FIELD(default_steering, 0x3, 0)
 };
 struct MMMC_VM_SYSTEM_APERTURE_DEFAULT_ADDR_LSB : Register<MMMC_VM_SYSTEM_APERTURE_DEFAULT_ADDR_LSB, Ip::kMmhub, 0, 0x8d8> {
   static constexpr char kName[] = "MMMC_VM_SYSTEM_APERTURE_DEFAULT_ADDR_LSB";
@@ -155,6 +502,324 @@ struct MMVM_CONTEXT0_PAGE_TABLE_START_ADDR_LO32 : Register<MMVM_CONTEXT0_PAGE_TA
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
+struct MMVM_CONTEXT10_CNTL : Register<MMVM_CONTEXT10_CNTL, Ip::kMmhub, 0, 0x74a> {
+  static constexpr char kName[] = "MMVM_CONTEXT10_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct MMVM_CONTEXT10_PAGE_TABLE_BASE_ADDR_HI32 : Register<MMVM_CONTEXT10_PAGE_TABLE_BASE_ADDR_HI32, Ip::kMmhub, 0, 0x7c0> {
+  static constexpr char kName[] = "MMVM_CONTEXT10_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT10_PAGE_TABLE_BASE_ADDR_LO32 : Register<MMVM_CONTEXT10_PAGE_TABLE_BASE_ADDR_LO32, Ip::kMmhub, 0, 0x7bf> {
+  static constexpr char kName[] = "MMVM_CONTEXT10_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT10_PAGE_TABLE_END_ADDR_HI32 : Register<MMVM_CONTEXT10_PAGE_TABLE_END_ADDR_HI32, Ip::kMmhub, 0, 0x800> {
+  static constexpr char kName[] = "MMVM_CONTEXT10_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT10_PAGE_TABLE_END_ADDR_LO32 : Register<MMVM_CONTEXT10_PAGE_TABLE_END_ADDR_LO32, Ip::kMmhub, 0, 0x7ff> {
+  static constexpr char kName[] = "MMVM_CONTEXT10_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT10_PAGE_TABLE_START_ADDR_HI32 : Register<MMVM_CONTEXT10_PAGE_TABLE_START_ADDR_HI32, Ip::kMmhub, 0, 0x7e0> {
+  static constexpr char kName[] = "MMVM_CONTEXT10_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT10_PAGE_TABLE_START_ADDR_LO32 : Register<MMVM_CONTEXT10_PAGE_TABLE_START_ADDR_LO32, Ip::kMmhub, 0, 0x7df> {
+  static constexpr char kName[] = "MMVM_CONTEXT10_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT11_CNTL : Register<MMVM_CONTEXT11_CNTL, Ip::kMmhub, 0, 0x74b> {
+  static constexpr char kName[] = "MMVM_CONTEXT11_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct MMVM_CONTEXT11_PAGE_TABLE_BASE_ADDR_HI32 : Register<MMVM_CONTEXT11_PAGE_TABLE_BASE_ADDR_HI32, Ip::kMmhub, 0, 0x7c2> {
+  static constexpr char kName[] = "MMVM_CONTEXT11_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT11_PAGE_TABLE_BASE_ADDR_LO32 : Register<MMVM_CONTEXT11_PAGE_TABLE_BASE_ADDR_LO32, Ip::kMmhub, 0, 0x7c1> {
+  static constexpr char kName[] = "MMVM_CONTEXT11_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT11_PAGE_TABLE_END_ADDR_HI32 : Register<MMVM_CONTEXT11_PAGE_TABLE_END_ADDR_HI32, Ip::kMmhub, 0, 0x802> {
+  static constexpr char kName[] = "MMVM_CONTEXT11_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT11_PAGE_TABLE_END_ADDR_LO32 : Register<MMVM_CONTEXT11_PAGE_TABLE_END_ADDR_LO32, Ip::kMmhub, 0, 0x801> {
+  static constexpr char kName[] = "MMVM_CONTEXT11_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT11_PAGE_TABLE_START_ADDR_HI32 : Register<MMVM_CONTEXT11_PAGE_TABLE_START_ADDR_HI32, Ip::kMmhub, 0, 0x7e2> {
+  static constexpr char kName[] = "MMVM_CONTEXT11_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT11_PAGE_TABLE_START_ADDR_LO32 : Register<MMVM_CONTEXT11_PAGE_TABLE_START_ADDR_LO32, Ip::kMmhub, 0, 0x7e1> {
+  static constexpr char kName[] = "MMVM_CONTEXT11_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT12_CNTL : Register<MMVM_CONTEXT12_CNTL, Ip::kMmhub, 0, 0x74c> {
+  static constexpr char kName[] = "MMVM_CONTEXT12_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct MMVM_CONTEXT12_PAGE_TABLE_BASE_ADDR_HI32 : Register<MMVM_CONTEXT12_PAGE_TABLE_BASE_ADDR_HI32, Ip::kMmhub, 0, 0x7c4> {
+  static constexpr char kName[] = "MMVM_CONTEXT12_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT12_PAGE_TABLE_BASE_ADDR_LO32 : Register<MMVM_CONTEXT12_PAGE_TABLE_BASE_ADDR_LO32, Ip::kMmhub, 0, 0x7c3> {
+  static constexpr char kName[] = "MMVM_CONTEXT12_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT12_PAGE_TABLE_END_ADDR_HI32 : Register<MMVM_CONTEXT12_PAGE_TABLE_END_ADDR_HI32, Ip::kMmhub, 0, 0x804> {
+  static constexpr char kName[] = "MMVM_CONTEXT12_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT12_PAGE_TABLE_END_ADDR_LO32 : Register<MMVM_CONTEXT12_PAGE_TABLE_END_ADDR_LO32, Ip::kMmhub, 0, 0x803> {
+  static constexpr char kName[] = "MMVM_CONTEXT12_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT12_PAGE_TABLE_START_ADDR_HI32 : Register<MMVM_CONTEXT12_PAGE_TABLE_START_ADDR_HI32, Ip::kMmhub, 0, 0x7e4> {
+  static constexpr char kName[] = "MMVM_CONTEXT12_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT12_PAGE_TABLE_START_ADDR_LO32 : Register<MMVM_CONTEXT12_PAGE_TABLE_START_ADDR_LO32, Ip::kMmhub, 0, 0x7e3> {
+  static constexpr char kName[] = "MMVM_CONTEXT12_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT13_CNTL : Register<MMVM_CONTEXT13_CNTL, Ip::kMmhub, 0, 0x74d> {
+  static constexpr char kName[] = "MMVM_CONTEXT13_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct MMVM_CONTEXT13_PAGE_TABLE_BASE_ADDR_HI32 : Register<MMVM_CONTEXT13_PAGE_TABLE_BASE_ADDR_HI32, Ip::kMmhub, 0, 0x7c6> {
+  static constexpr char kName[] = "MMVM_CONTEXT13_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT13_PAGE_TABLE_BASE_ADDR_LO32 : Register<MMVM_CONTEXT13_PAGE_TABLE_BASE_ADDR_LO32, Ip::kMmhub, 0, 0x7c5> {
+  static constexpr char kName[] = "MMVM_CONTEXT13_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT13_PAGE_TABLE_END_ADDR_HI32 : Register<MMVM_CONTEXT13_PAGE_TABLE_END_ADDR_HI32, Ip::kMmhub, 0, 0x806> {
+  static constexpr char kName[] = "MMVM_CONTEXT13_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT13_PAGE_TABLE_END_ADDR_LO32 : Register<MMVM_CONTEXT13_PAGE_TABLE_END_ADDR_LO32, Ip::kMmhub, 0, 0x805> {
+  static constexpr char kName[] = "MMVM_CONTEXT13_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT13_PAGE_TABLE_START_ADDR_HI32 : Register<MMVM_CONTEXT13_PAGE_TABLE_START_ADDR_HI32, Ip::kMmhub, 0, 0x7e6> {
+  static constexpr char kName[] = "MMVM_CONTEXT13_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT13_PAGE_TABLE_START_ADDR_LO32 : Register<MMVM_CONTEXT13_PAGE_TABLE_START_ADDR_LO32, Ip::kMmhub, 0, 0x7e5> {
+  static constexpr char kName[] = "MMVM_CONTEXT13_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT14_CNTL : Register<MMVM_CONTEXT14_CNTL, Ip::kMmhub, 0, 0x74e> {
+  static constexpr char kName[] = "MMVM_CONTEXT14_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct MMVM_CONTEXT14_PAGE_TABLE_BASE_ADDR_HI32 : Register<MMVM_CONTEXT14_PAGE_TABLE_BASE_ADDR_HI32, Ip::kMmhub, 0, 0x7c8> {
+  static constexpr char kName[] = "MMVM_CONTEXT14_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT14_PAGE_TABLE_BASE_ADDR_LO32 : Register<MMVM_CONTEXT14_PAGE_TABLE_BASE_ADDR_LO32, Ip::kMmhub, 0, 0x7c7> {
+  static constexpr char kName[] = "MMVM_CONTEXT14_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT14_PAGE_TABLE_END_ADDR_HI32 : Register<MMVM_CONTEXT14_PAGE_TABLE_END_ADDR_HI32, Ip::kMmhub, 0, 0x808> {
+  static constexpr char kName[] = "MMVM_CONTEXT14_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT14_PAGE_TABLE_END_ADDR_LO32 : Register<MMVM_CONTEXT14_PAGE_TABLE_END_ADDR_LO32, Ip::kMmhub, 0, 0x807> {
+  static constexpr char kName[] = "MMVM_CONTEXT14_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT14_PAGE_TABLE_START_ADDR_HI32 : Register<MMVM_CONTEXT14_PAGE_TABLE_START_ADDR_HI32, Ip::kMmhub, 0, 0x7e8> {
+  static constexpr char kName[] = "MMVM_CONTEXT14_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT14_PAGE_TABLE_START_ADDR_LO32 : Register<MMVM_CONTEXT14_PAGE_TABLE_START_ADDR_LO32, Ip::kMmhub, 0, 0x7e7> {
+  static constexpr char kName[] = "MMVM_CONTEXT14_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT15_CNTL : Register<MMVM_CONTEXT15_CNTL, Ip::kMmhub, 0, 0x74f> {
+  static constexpr char kName[] = "MMVM_CONTEXT15_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct MMVM_CONTEXT15_PAGE_TABLE_BASE_ADDR_HI32 : Register<MMVM_CONTEXT15_PAGE_TABLE_BASE_ADDR_HI32, Ip::kMmhub, 0, 0x7ca> {
+  static constexpr char kName[] = "MMVM_CONTEXT15_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT15_PAGE_TABLE_BASE_ADDR_LO32 : Register<MMVM_CONTEXT15_PAGE_TABLE_BASE_ADDR_LO32, Ip::kMmhub, 0, 0x7c9> {
+  static constexpr char kName[] = "MMVM_CONTEXT15_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT15_PAGE_TABLE_END_ADDR_HI32 : Register<MMVM_CONTEXT15_PAGE_TABLE_END_ADDR_HI32, Ip::kMmhub, 0, 0x80a> {
+  static constexpr char kName[] = "MMVM_CONTEXT15_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT15_PAGE_TABLE_END_ADDR_LO32 : Register<MMVM_CONTEXT15_PAGE_TABLE_END_ADDR_LO32, Ip::kMmhub, 0, 0x809> {
+  static constexpr char kName[] = "MMVM_CONTEXT15_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT15_PAGE_TABLE_START_ADDR_HI32 : Register<MMVM_CONTEXT15_PAGE_TABLE_START_ADDR_HI32, Ip::kMmhub, 0, 0x7ea> {
+  static constexpr char kName[] = "MMVM_CONTEXT15_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT15_PAGE_TABLE_START_ADDR_LO32 : Register<MMVM_CONTEXT15_PAGE_TABLE_START_ADDR_LO32, Ip::kMmhub, 0, 0x7e9> {
+  static constexpr char kName[] = "MMVM_CONTEXT15_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
 struct MMVM_CONTEXT1_CNTL : Register<MMVM_CONTEXT1_CNTL, Ip::kMmhub, 0, 0x741> {
   static constexpr char kName[] = "MMVM_CONTEXT1_CNTL";
   static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
@@ -205,6 +870,430 @@ struct MMVM_CONTEXT1_PAGE_TABLE_START_ADDR_HI32 : Register<MMVM_CONTEXT1_PAGE_TA
 };
 struct MMVM_CONTEXT1_PAGE_TABLE_START_ADDR_LO32 : Register<MMVM_CONTEXT1_PAGE_TABLE_START_ADDR_LO32, Ip::kMmhub, 0, 0x7cd> {
   static constexpr char kName[] = "MMVM_CONTEXT1_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT2_CNTL : Register<MMVM_CONTEXT2_CNTL, Ip::kMmhub, 0, 0x742> {
+  static constexpr char kName[] = "MMVM_CONTEXT2_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct MMVM_CONTEXT2_PAGE_TABLE_BASE_ADDR_HI32 : Register<MMVM_CONTEXT2_PAGE_TABLE_BASE_ADDR_HI32, Ip::kMmhub, 0, 0x7b0> {
+  static constexpr char kName[] = "MMVM_CONTEXT2_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT2_PAGE_TABLE_BASE_ADDR_LO32 : Register<MMVM_CONTEXT2_PAGE_TABLE_BASE_ADDR_LO32, Ip::kMmhub, 0, 0x7af> {
+  static constexpr char kName[] = "MMVM_CONTEXT2_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT2_PAGE_TABLE_END_ADDR_HI32 : Register<MMVM_CONTEXT2_PAGE_TABLE_END_ADDR_HI32, Ip::kMmhub, 0, 0x7f0> {
+  static constexpr char kName[] = "MMVM_CONTEXT2_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT2_PAGE_TABLE_END_ADDR_LO32 : Register<MMVM_CONTEXT2_PAGE_TABLE_END_ADDR_LO32, Ip::kMmhub, 0, 0x7ef> {
+  static constexpr char kName[] = "MMVM_CONTEXT2_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT2_PAGE_TABLE_START_ADDR_HI32 : Register<MMVM_CONTEXT2_PAGE_TABLE_START_ADDR_HI32, Ip::kMmhub, 0, 0x7d0> {
+  static constexpr char kName[] = "MMVM_CONTEXT2_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT2_PAGE_TABLE_START_ADDR_LO32 : Register<MMVM_CONTEXT2_PAGE_TABLE_START_ADDR_LO32, Ip::kMmhub, 0, 0x7cf> {
+  static constexpr char kName[] = "MMVM_CONTEXT2_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT3_CNTL : Register<MMVM_CONTEXT3_CNTL, Ip::kMmhub, 0, 0x743> {
+  static constexpr char kName[] = "MMVM_CONTEXT3_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct MMVM_CONTEXT3_PAGE_TABLE_BASE_ADDR_HI32 : Register<MMVM_CONTEXT3_PAGE_TABLE_BASE_ADDR_HI32, Ip::kMmhub, 0, 0x7b2> {
+  static constexpr char kName[] = "MMVM_CONTEXT3_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT3_PAGE_TABLE_BASE_ADDR_LO32 : Register<MMVM_CONTEXT3_PAGE_TABLE_BASE_ADDR_LO32, Ip::kMmhub, 0, 0x7b1> {
+  static constexpr char kName[] = "MMVM_CONTEXT3_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT3_PAGE_TABLE_END_ADDR_HI32 : Register<MMVM_CONTEXT3_PAGE_TABLE_END_ADDR_HI32, Ip::kMmhub, 0, 0x7f2> {
+  static constexpr char kName[] = "MMVM_CONTEXT3_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT3_PAGE_TABLE_END_ADDR_LO32 : Register<MMVM_CONTEXT3_PAGE_TABLE_END_ADDR_LO32, Ip::kMmhub, 0, 0x7f1> {
+  static constexpr char kName[] = "MMVM_CONTEXT3_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT3_PAGE_TABLE_START_ADDR_HI32 : Register<MMVM_CONTEXT3_PAGE_TABLE_START_ADDR_HI32, Ip::kMmhub, 0, 0x7d2> {
+  static constexpr char kName[] = "MMVM_CONTEXT3_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT3_PAGE_TABLE_START_ADDR_LO32 : Register<MMVM_CONTEXT3_PAGE_TABLE_START_ADDR_LO32, Ip::kMmhub, 0, 0x7d1> {
+  static constexpr char kName[] = "MMVM_CONTEXT3_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT4_CNTL : Register<MMVM_CONTEXT4_CNTL, Ip::kMmhub, 0, 0x744> {
+  static constexpr char kName[] = "MMVM_CONTEXT4_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct MMVM_CONTEXT4_PAGE_TABLE_BASE_ADDR_HI32 : Register<MMVM_CONTEXT4_PAGE_TABLE_BASE_ADDR_HI32, Ip::kMmhub, 0, 0x7b4> {
+  static constexpr char kName[] = "MMVM_CONTEXT4_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT4_PAGE_TABLE_BASE_ADDR_LO32 : Register<MMVM_CONTEXT4_PAGE_TABLE_BASE_ADDR_LO32, Ip::kMmhub, 0, 0x7b3> {
+  static constexpr char kName[] = "MMVM_CONTEXT4_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT4_PAGE_TABLE_END_ADDR_HI32 : Register<MMVM_CONTEXT4_PAGE_TABLE_END_ADDR_HI32, Ip::kMmhub, 0, 0x7f4> {
+  static constexpr char kName[] = "MMVM_CONTEXT4_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT4_PAGE_TABLE_END_ADDR_LO32 : Register<MMVM_CONTEXT4_PAGE_TABLE_END_ADDR_LO32, Ip::kMmhub, 0, 0x7f3> {
+  static constexpr char kName[] = "MMVM_CONTEXT4_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT4_PAGE_TABLE_START_ADDR_HI32 : Register<MMVM_CONTEXT4_PAGE_TABLE_START_ADDR_HI32, Ip::kMmhub, 0, 0x7d4> {
+  static constexpr char kName[] = "MMVM_CONTEXT4_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT4_PAGE_TABLE_START_ADDR_LO32 : Register<MMVM_CONTEXT4_PAGE_TABLE_START_ADDR_LO32, Ip::kMmhub, 0, 0x7d3> {
+  static constexpr char kName[] = "MMVM_CONTEXT4_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT5_CNTL : Register<MMVM_CONTEXT5_CNTL, Ip::kMmhub, 0, 0x745> {
+  static constexpr char kName[] = "MMVM_CONTEXT5_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct MMVM_CONTEXT5_PAGE_TABLE_BASE_ADDR_HI32 : Register<MMVM_CONTEXT5_PAGE_TABLE_BASE_ADDR_HI32, Ip::kMmhub, 0, 0x7b6> {
+  static constexpr char kName[] = "MMVM_CONTEXT5_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT5_PAGE_TABLE_BASE_ADDR_LO32 : Register<MMVM_CONTEXT5_PAGE_TABLE_BASE_ADDR_LO32, Ip::kMmhub, 0, 0x7b5> {
+  static constexpr char kName[] = "MMVM_CONTEXT5_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT5_PAGE_TABLE_END_ADDR_HI32 : Register<MMVM_CONTEXT5_PAGE_TABLE_END_ADDR_HI32, Ip::kMmhub, 0, 0x7f6> {
+  static constexpr char kName[] = "MMVM_CONTEXT5_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT5_PAGE_TABLE_END_ADDR_LO32 : Register<MMVM_CONTEXT5_PAGE_TABLE_END_ADDR_LO32, Ip::kMmhub, 0, 0x7f5> {
+  static constexpr char kName[] = "MMVM_CONTEXT5_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT5_PAGE_TABLE_START_ADDR_HI32 : Register<MMVM_CONTEXT5_PAGE_TABLE_START_ADDR_HI32, Ip::kMmhub, 0, 0x7d6> {
+  static constexpr char kName[] = "MMVM_CONTEXT5_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT5_PAGE_TABLE_START_ADDR_LO32 : Register<MMVM_CONTEXT5_PAGE_TABLE_START_ADDR_LO32, Ip::kMmhub, 0, 0x7d5> {
+  static constexpr char kName[] = "MMVM_CONTEXT5_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT6_CNTL : Register<MMVM_CONTEXT6_CNTL, Ip::kMmhub, 0, 0x746> {
+  static constexpr char kName[] = "MMVM_CONTEXT6_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct MMVM_CONTEXT6_PAGE_TABLE_BASE_ADDR_HI32 : Register<MMVM_CONTEXT6_PAGE_TABLE_BASE_ADDR_HI32, Ip::kMmhub, 0, 0x7b8> {
+  static constexpr char kName[] = "MMVM_CONTEXT6_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT6_PAGE_TABLE_BASE_ADDR_LO32 : Register<MMVM_CONTEXT6_PAGE_TABLE_BASE_ADDR_LO32, Ip::kMmhub, 0, 0x7b7> {
+  static constexpr char kName[] = "MMVM_CONTEXT6_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT6_PAGE_TABLE_END_ADDR_HI32 : Register<MMVM_CONTEXT6_PAGE_TABLE_END_ADDR_HI32, Ip::kMmhub, 0, 0x7f8> {
+  static constexpr char kName[] = "MMVM_CONTEXT6_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT6_PAGE_TABLE_END_ADDR_LO32 : Register<MMVM_CONTEXT6_PAGE_TABLE_END_ADDR_LO32, Ip::kMmhub, 0, 0x7f7> {
+  static constexpr char kName[] = "MMVM_CONTEXT6_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT6_PAGE_TABLE_START_ADDR_HI32 : Register<MMVM_CONTEXT6_PAGE_TABLE_START_ADDR_HI32, Ip::kMmhub, 0, 0x7d8> {
+  static constexpr char kName[] = "MMVM_CONTEXT6_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT6_PAGE_TABLE_START_ADDR_LO32 : Register<MMVM_CONTEXT6_PAGE_TABLE_START_ADDR_LO32, Ip::kMmhub, 0, 0x7d7> {
+  static constexpr char kName[] = "MMVM_CONTEXT6_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT7_CNTL : Register<MMVM_CONTEXT7_CNTL, Ip::kMmhub, 0, 0x747> {
+  static constexpr char kName[] = "MMVM_CONTEXT7_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct MMVM_CONTEXT7_PAGE_TABLE_BASE_ADDR_HI32 : Register<MMVM_CONTEXT7_PAGE_TABLE_BASE_ADDR_HI32, Ip::kMmhub, 0, 0x7ba> {
+  static constexpr char kName[] = "MMVM_CONTEXT7_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT7_PAGE_TABLE_BASE_ADDR_LO32 : Register<MMVM_CONTEXT7_PAGE_TABLE_BASE_ADDR_LO32, Ip::kMmhub, 0, 0x7b9> {
+  static constexpr char kName[] = "MMVM_CONTEXT7_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT7_PAGE_TABLE_END_ADDR_HI32 : Register<MMVM_CONTEXT7_PAGE_TABLE_END_ADDR_HI32, Ip::kMmhub, 0, 0x7fa> {
+  static constexpr char kName[] = "MMVM_CONTEXT7_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT7_PAGE_TABLE_END_ADDR_LO32 : Register<MMVM_CONTEXT7_PAGE_TABLE_END_ADDR_LO32, Ip::kMmhub, 0, 0x7f9> {
+  static constexpr char kName[] = "MMVM_CONTEXT7_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT7_PAGE_TABLE_START_ADDR_HI32 : Register<MMVM_CONTEXT7_PAGE_TABLE_START_ADDR_HI32, Ip::kMmhub, 0, 0x7da> {
+  static constexpr char kName[] = "MMVM_CONTEXT7_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT7_PAGE_TABLE_START_ADDR_LO32 : Register<MMVM_CONTEXT7_PAGE_TABLE_START_ADDR_LO32, Ip::kMmhub, 0, 0x7d9> {
+  static constexpr char kName[] = "MMVM_CONTEXT7_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT8_CNTL : Register<MMVM_CONTEXT8_CNTL, Ip::kMmhub, 0, 0x748> {
+  static constexpr char kName[] = "MMVM_CONTEXT8_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct MMVM_CONTEXT8_PAGE_TABLE_BASE_ADDR_HI32 : Register<MMVM_CONTEXT8_PAGE_TABLE_BASE_ADDR_HI32, Ip::kMmhub, 0, 0x7bc> {
+  static constexpr char kName[] = "MMVM_CONTEXT8_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT8_PAGE_TABLE_BASE_ADDR_LO32 : Register<MMVM_CONTEXT8_PAGE_TABLE_BASE_ADDR_LO32, Ip::kMmhub, 0, 0x7bb> {
+  static constexpr char kName[] = "MMVM_CONTEXT8_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT8_PAGE_TABLE_END_ADDR_HI32 : Register<MMVM_CONTEXT8_PAGE_TABLE_END_ADDR_HI32, Ip::kMmhub, 0, 0x7fc> {
+  static constexpr char kName[] = "MMVM_CONTEXT8_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT8_PAGE_TABLE_END_ADDR_LO32 : Register<MMVM_CONTEXT8_PAGE_TABLE_END_ADDR_LO32, Ip::kMmhub, 0, 0x7fb> {
+  static constexpr char kName[] = "MMVM_CONTEXT8_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT8_PAGE_TABLE_START_ADDR_HI32 : Register<MMVM_CONTEXT8_PAGE_TABLE_START_ADDR_HI32, Ip::kMmhub, 0, 0x7dc> {
+  static constexpr char kName[] = "MMVM_CONTEXT8_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT8_PAGE_TABLE_START_ADDR_LO32 : Register<MMVM_CONTEXT8_PAGE_TABLE_START_ADDR_LO32, Ip::kMmhub, 0, 0x7db> {
+  static constexpr char kName[] = "MMVM_CONTEXT8_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT9_CNTL : Register<MMVM_CONTEXT9_CNTL, Ip::kMmhub, 0, 0x749> {
+  static constexpr char kName[] = "MMVM_CONTEXT9_CNTL";
+  static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
+  BAREGPU_REG_FIELD(enable_context, 0x1, 0)
+  BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
+  BAREGPU_REG_FIELD(page_table_block_size, 0x78, 3)
+  BAREGPU_REG_FIELD(retry_permission_or_invalid_page_fault, 0x80, 7)
+  BAREGPU_REG_FIELD(retry_other_fault, 0x100, 8)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_interrupt, 0x200, 9)
+  BAREGPU_REG_FIELD(range_protection_fault_enable_default, 0x400, 10)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_interrupt, 0x800, 11)
+  BAREGPU_REG_FIELD(dummy_page_protection_fault_enable_default, 0x1000, 12)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_interrupt, 0x2000, 13)
+  BAREGPU_REG_FIELD(pde0_protection_fault_enable_default, 0x4000, 14)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_interrupt, 0x8000, 15)
+  BAREGPU_REG_FIELD(valid_protection_fault_enable_default, 0x10000, 16)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_interrupt, 0x20000, 17)
+  BAREGPU_REG_FIELD(read_protection_fault_enable_default, 0x40000, 18)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_interrupt, 0x80000, 19)
+  BAREGPU_REG_FIELD(write_protection_fault_enable_default, 0x100000, 20)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_interrupt, 0x200000, 21)
+  BAREGPU_REG_FIELD(execute_protection_fault_enable_default, 0x400000, 22)
+};
+struct MMVM_CONTEXT9_PAGE_TABLE_BASE_ADDR_HI32 : Register<MMVM_CONTEXT9_PAGE_TABLE_BASE_ADDR_HI32, Ip::kMmhub, 0, 0x7be> {
+  static constexpr char kName[] = "MMVM_CONTEXT9_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT9_PAGE_TABLE_BASE_ADDR_LO32 : Register<MMVM_CONTEXT9_PAGE_TABLE_BASE_ADDR_LO32, Ip::kMmhub, 0, 0x7bd> {
+  static constexpr char kName[] = "MMVM_CONTEXT9_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT9_PAGE_TABLE_END_ADDR_HI32 : Register<MMVM_CONTEXT9_PAGE_TABLE_END_ADDR_HI32, Ip::kMmhub, 0, 0x7fe> {
+  static constexpr char kName[] = "MMVM_CONTEXT9_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT9_PAGE_TABLE_END_ADDR_LO32 : Register<MMVM_CONTEXT9_PAGE_TABLE_END_ADDR_LO32, Ip::kMmhub, 0, 0x7fd> {
+  static constexpr char kName[] = "MMVM_CONTEXT9_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
+};
+struct MMVM_CONTEXT9_PAGE_TABLE_START_ADDR_HI32 : Register<MMVM_CONTEXT9_PAGE_TABLE_START_ADDR_HI32, Ip::kMmhub, 0, 0x7de> {
+  static constexpr char kName[] = "MMVM_CONTEXT9_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
+  BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
+};
+struct MMVM_CONTEXT9_PAGE_TABLE_START_ADDR_LO32 : Register<MMVM_CONTEXT9_PAGE_TABLE_START_ADDR_LO32, Ip::kMmhub, 0, 0x7dd> {
+  static constexpr char kName[] = "MMVM_CONTEXT9_PAGE_TABLE_START_ADDR_LO32";
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
@@ -646,6 +1735,16 @@ struct MMVM_L2_PROTECTION_FAULT_DEFAULT_ADDR_LO32 : Register<MMVM_L2_PROTECTION_
   static constexpr char kName[] = "MMVM_L2_PROTECTION_FAULT_DEFAULT_ADDR_LO32";
   static constexpr std::array<FieldSpec, 1> kFields{{{"PHYSICAL_PAGE_ADDR_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(physical_page_addr_lo32, 0xffffffff, 0)
+};
+struct MMVM_L2_PROTECTION_FAULT_MM_CNTL3 : Register<MMVM_L2_PROTECTION_FAULT_MM_CNTL3, Ip::kMmhub, 0, 0x70a> {
+  static constexpr char kName[] = "MMVM_L2_PROTECTION_FAULT_MM_CNTL3";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"VML1_READ_CLIENT_ID_NO_RETRY_FAULT_INTERRUPT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(vml1_read_client_id_no_retry_fault_interrupt, 0xffffffff, 0)
+};
+struct MMVM_L2_PROTECTION_FAULT_MM_CNTL4 : Register<MMVM_L2_PROTECTION_FAULT_MM_CNTL4, Ip::kMmhub, 0, 0x70b> {
+  static constexpr char kName[] = "MMVM_L2_PROTECTION_FAULT_MM_CNTL4";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"VML1_WRITE_CLIENT_ID_NO_RETRY_FAULT_INTERRUPT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(vml1_write_client_id_no_retry_fault_interrupt, 0xffffffff, 0)
 };
 struct MMVM_L2_PROTECTION_FAULT_STATUS : Register<MMVM_L2_PROTECTION_FAULT_STATUS, Ip::kMmhub, 0, 0x70c> {
   static constexpr char kName[] = "MMVM_L2_PROTECTION_FAULT_STATUS";

@@ -10,6 +10,11 @@
 
 namespace am::regs::mp0 {
 
+struct MP0_SMN_C2PMSG_100 : Register<MP0_SMN_C2PMSG_100, Ip::kMp0, 0, 0xa4> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_100";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
 struct MP0_SMN_C2PMSG_101 : Register<MP0_SMN_C2PMSG_101, Ip::kMp0, 0, 0xa5> {
   static constexpr char kName[] = "MP0_SMN_C2PMSG_101";
   static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
@@ -25,8 +30,18 @@ struct MP0_SMN_C2PMSG_103 : Register<MP0_SMN_C2PMSG_103, Ip::kMp0, 0, 0xa7> {
   static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(content, 0xffffffff, 0)
 };
+struct MP0_SMN_C2PMSG_32 : Register<MP0_SMN_C2PMSG_32, Ip::kMp0, 0, 0x60> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_32";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
 struct MP0_SMN_C2PMSG_33 : Register<MP0_SMN_C2PMSG_33, Ip::kMp0, 0, 0x61> {
   static constexpr char kName[] = "MP0_SMN_C2PMSG_33";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_34 : Register<MP0_SMN_C2PMSG_34, Ip::kMp0, 0, 0x62> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_34";
   static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(content, 0xffffffff, 0)
 };
@@ -40,8 +55,138 @@ struct MP0_SMN_C2PMSG_36 : Register<MP0_SMN_C2PMSG_36, Ip::kMp0, 0, 0x64> {
   static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(content, 0xffffffff, 0)
 };
+struct MP0_SMN_C2PMSG_37 : Register<MP0_SMN_C2PMSG_37, Ip::kMp0, 0, 0x65> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_37";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_38 : Register<MP0_SMN_C2PMSG_38, Ip::kMp0, 0, 0x66> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_38";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_39 : Register<MP0_SMN_C2PMSG_39, Ip::kMp0, 0, 0x67> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_39";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_40 : Register<MP0_SMN_C2PMSG_40, Ip::kMp0, 0, 0x68> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_40";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_41 : Register<MP0_SMN_C2PMSG_41, Ip::kMp0, 0, 0x69> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_41";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_42 : Register<MP0_SMN_C2PMSG_42, Ip::kMp0, 0, 0x6a> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_42";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_43 : Register<MP0_SMN_C2PMSG_43, Ip::kMp0, 0, 0x6b> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_43";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_44 : Register<MP0_SMN_C2PMSG_44, Ip::kMp0, 0, 0x6c> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_44";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_45 : Register<MP0_SMN_C2PMSG_45, Ip::kMp0, 0, 0x6d> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_45";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_46 : Register<MP0_SMN_C2PMSG_46, Ip::kMp0, 0, 0x6e> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_46";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_47 : Register<MP0_SMN_C2PMSG_47, Ip::kMp0, 0, 0x6f> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_47";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_48 : Register<MP0_SMN_C2PMSG_48, Ip::kMp0, 0, 0x70> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_48";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_49 : Register<MP0_SMN_C2PMSG_49, Ip::kMp0, 0, 0x71> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_49";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_50 : Register<MP0_SMN_C2PMSG_50, Ip::kMp0, 0, 0x72> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_50";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_51 : Register<MP0_SMN_C2PMSG_51, Ip::kMp0, 0, 0x73> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_51";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_52 : Register<MP0_SMN_C2PMSG_52, Ip::kMp0, 0, 0x74> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_52";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_53 : Register<MP0_SMN_C2PMSG_53, Ip::kMp0, 0, 0x75> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_53";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_54 : Register<MP0_SMN_C2PMSG_54, Ip::kMp0, 0, 0x76> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_54";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_55 : Register<MP0_SMN_C2PMSG_55, Ip::kMp0, 0, 0x77> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_55";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_56 : Register<MP0_SMN_C2PMSG_56, Ip::kMp0, 0, 0x78> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_56";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_57 : Register<MP0_SMN_C2PMSG_57, Ip::kMp0, 0, 0x79> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_57";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
 struct MP0_SMN_C2PMSG_58 : Register<MP0_SMN_C2PMSG_58, Ip::kMp0, 0, 0x7a> {
   static constexpr char kName[] = "MP0_SMN_C2PMSG_58";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_59 : Register<MP0_SMN_C2PMSG_59, Ip::kMp0, 0, 0x7b> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_59";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_60 : Register<MP0_SMN_C2PMSG_60, Ip::kMp0, 0, 0x7c> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_60";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_61 : Register<MP0_SMN_C2PMSG_61, Ip::kMp0, 0, 0x7d> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_61";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_62 : Register<MP0_SMN_C2PMSG_62, Ip::kMp0, 0, 0x7e> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_62";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_63 : Register<MP0_SMN_C2PMSG_63, Ip::kMp0, 0, 0x7f> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_63";
   static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(content, 0xffffffff, 0)
 };
@@ -50,8 +195,23 @@ struct MP0_SMN_C2PMSG_64 : Register<MP0_SMN_C2PMSG_64, Ip::kMp0, 0, 0x80> {
   static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(content, 0xffffffff, 0)
 };
+struct MP0_SMN_C2PMSG_65 : Register<MP0_SMN_C2PMSG_65, Ip::kMp0, 0, 0x81> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_65";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_66 : Register<MP0_SMN_C2PMSG_66, Ip::kMp0, 0, 0x82> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_66";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
 struct MP0_SMN_C2PMSG_67 : Register<MP0_SMN_C2PMSG_67, Ip::kMp0, 0, 0x83> {
   static constexpr char kName[] = "MP0_SMN_C2PMSG_67";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_68 : Register<MP0_SMN_C2PMSG_68, Ip::kMp0, 0, 0x84> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_68";
   static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(content, 0xffffffff, 0)
 };
@@ -70,13 +230,143 @@ struct MP0_SMN_C2PMSG_71 : Register<MP0_SMN_C2PMSG_71, Ip::kMp0, 0, 0x87> {
   static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(content, 0xffffffff, 0)
 };
+struct MP0_SMN_C2PMSG_72 : Register<MP0_SMN_C2PMSG_72, Ip::kMp0, 0, 0x88> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_72";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
 struct MP0_SMN_C2PMSG_73 : Register<MP0_SMN_C2PMSG_73, Ip::kMp0, 0, 0x89> {
   static constexpr char kName[] = "MP0_SMN_C2PMSG_73";
   static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(content, 0xffffffff, 0)
 };
+struct MP0_SMN_C2PMSG_74 : Register<MP0_SMN_C2PMSG_74, Ip::kMp0, 0, 0x8a> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_74";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_75 : Register<MP0_SMN_C2PMSG_75, Ip::kMp0, 0, 0x8b> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_75";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_76 : Register<MP0_SMN_C2PMSG_76, Ip::kMp0, 0, 0x8c> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_76";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_77 : Register<MP0_SMN_C2PMSG_77, Ip::kMp0, 0, 0x8d> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_77";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_78 : Register<MP0_SMN_C2PMSG_78, Ip::kMp0, 0, 0x8e> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_78";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_79 : Register<MP0_SMN_C2PMSG_79, Ip::kMp0, 0, 0x8f> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_79";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_80 : Register<MP0_SMN_C2PMSG_80, Ip::kMp0, 0, 0x90> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_80";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
 struct MP0_SMN_C2PMSG_81 : Register<MP0_SMN_C2PMSG_81, Ip::kMp0, 0, 0x91> {
   static constexpr char kName[] = "MP0_SMN_C2PMSG_81";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_82 : Register<MP0_SMN_C2PMSG_82, Ip::kMp0, 0, 0x92> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_82";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_83 : Register<MP0_SMN_C2PMSG_83, Ip::kMp0, 0, 0x93> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_83";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_84 : Register<MP0_SMN_C2PMSG_84, Ip::kMp0, 0, 0x94> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_84";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_85 : Register<MP0_SMN_C2PMSG_85, Ip::kMp0, 0, 0x95> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_85";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_86 : Register<MP0_SMN_C2PMSG_86, Ip::kMp0, 0, 0x96> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_86";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_87 : Register<MP0_SMN_C2PMSG_87, Ip::kMp0, 0, 0x97> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_87";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_88 : Register<MP0_SMN_C2PMSG_88, Ip::kMp0, 0, 0x98> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_88";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_89 : Register<MP0_SMN_C2PMSG_89, Ip::kMp0, 0, 0x99> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_89";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_90 : Register<MP0_SMN_C2PMSG_90, Ip::kMp0, 0, 0x9a> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_90";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_91 : Register<MP0_SMN_C2PMSG_91, Ip::kMp0, 0, 0x9b> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_91";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_92 : Register<MP0_SMN_C2PMSG_92, Ip::kMp0, 0, 0x9c> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_92";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_93 : Register<MP0_SMN_C2PMSG_93, Ip::kMp0, 0, 0x9d> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_93";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_94 : Register<MP0_SMN_C2PMSG_94, Ip::kMp0, 0, 0x9e> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_94";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_95 : Register<MP0_SMN_C2PMSG_95, Ip::kMp0, 0, 0x9f> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_95";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_96 : Register<MP0_SMN_C2PMSG_96, Ip::kMp0, 0, 0xa0> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_96";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_97 : Register<MP0_SMN_C2PMSG_97, Ip::kMp0, 0, 0xa1> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_97";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_98 : Register<MP0_SMN_C2PMSG_98, Ip::kMp0, 0, 0xa2> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_98";
+  static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
+  BAREGPU_REG_FIELD(content, 0xffffffff, 0)
+};
+struct MP0_SMN_C2PMSG_99 : Register<MP0_SMN_C2PMSG_99, Ip::kMp0, 0, 0xa3> {
+  static constexpr char kName[] = "MP0_SMN_C2PMSG_99";
   static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(content, 0xffffffff, 0)
 };

@@ -30,6 +30,14 @@ struct IH_CLK_CTRL : Register<IH_CLK_CTRL, Ip::kOsssys, 0, 0xdb> {
   BAREGPU_REG_FIELD(dyn_clk_soft_override, 0x40000000, 30)
   BAREGPU_REG_FIELD(reg_clk_soft_override, 0x80000000, 31)
 };
+struct IH_CNTL : Register<IH_CNTL, Ip::kOsssys, 0, 0xc0> {
+  static constexpr char kName[] = "IH_CNTL";
+  static constexpr std::array<FieldSpec, 4> kFields{{{"WPTR_WRITEBACK_TIMER", 0x1f, 0}, {"IH_IDLE_HYSTERESIS_CNTL", 0xc0, 6}, {"IH_FIFO_HIGHWATER", 0x7f00, 8}, {"MC_WR_CLEAN_CNT", 0x1f00000, 20}}};
+  BAREGPU_REG_FIELD(wptr_writeback_timer, 0x1f, 0)
+  BAREGPU_REG_FIELD(ih_idle_hysteresis_cntl, 0xc0, 6)
+  BAREGPU_REG_FIELD(ih_fifo_highwater, 0x7f00, 8)
+  BAREGPU_REG_FIELD(mc_wr_clean_cnt, 0x1f00000, 20)
+};
 struct IH_CNTL2 : Register<IH_CNTL2, Ip::kOsssys, 0, 0xc1> {
   static constexpr char kName[] = "IH_CNTL2";
   static constexpr std::array<FieldSpec, 2> kFields{{{"SELF_IV_FORCE_WPTR_UPDATE_TIMEOUT", 0x1f, 0}, {"SELF_IV_FORCE_WPTR_UPDATE_ENABLE", 0x100, 8}}};
@@ -47,6 +55,42 @@ struct IH_DOORBELL_RPTR_RING1 : Register<IH_DOORBELL_RPTR_RING1, Ip::kOsssys, 0,
   static constexpr std::array<FieldSpec, 2> kFields{{{"OFFSET", 0x3ffffff, 0}, {"ENABLE", 0x10000000, 28}}};
   BAREGPU_REG_FIELD(offset, 0x3ffffff, 0)
   BAREGPU_REG_FIELD(enable, 0x10000000, 28)
+};
+struct IH_INT_FLAGS : Register<IH_INT_FLAGS, Ip::kOsssys, 0, 0xdc> {
+  static constexpr char kName[] = "IH_INT_FLAGS";
+  static constexpr std::array<FieldSpec, 32> kFields{{{"CLIENT_0_FLAG", 0x1, 0}, {"CLIENT_1_FLAG", 0x2, 1}, {"CLIENT_2_FLAG", 0x4, 2}, {"CLIENT_3_FLAG", 0x8, 3}, {"CLIENT_4_FLAG", 0x10, 4}, {"CLIENT_5_FLAG", 0x20, 5}, {"CLIENT_6_FLAG", 0x40, 6}, {"CLIENT_7_FLAG", 0x80, 7}, {"CLIENT_8_FLAG", 0x100, 8}, {"CLIENT_9_FLAG", 0x200, 9}, {"CLIENT_10_FLAG", 0x400, 10}, {"CLIENT_11_FLAG", 0x800, 11}, {"CLIENT_12_FLAG", 0x1000, 12}, {"CLIENT_13_FLAG", 0x2000, 13}, {"CLIENT_14_FLAG", 0x4000, 14}, {"CLIENT_15_FLAG", 0x8000, 15}, {"CLIENT_16_FLAG", 0x10000, 16}, {"CLIENT_17_FLAG", 0x20000, 17}, {"CLIENT_18_FLAG", 0x40000, 18}, {"CLIENT_19_FLAG", 0x80000, 19}, {"CLIENT_20_FLAG", 0x100000, 20}, {"CLIENT_21_FLAG", 0x200000, 21}, {"CLIENT_22_FLAG", 0x400000, 22}, {"CLIENT_23_FLAG", 0x800000, 23}, {"CLIENT_24_FLAG", 0x1000000, 24}, {"CLIENT_25_FLAG", 0x2000000, 25}, {"CLIENT_26_FLAG", 0x4000000, 26}, {"CLIENT_27_FLAG", 0x8000000, 27}, {"CLIENT_28_FLAG", 0x10000000, 28}, {"CLIENT_29_FLAG", 0x20000000, 29}, {"CLIENT_30_FLAG", 0x40000000, 30}, {"CLIENT_31_FLAG", 0x80000000, 31}}};
+  BAREGPU_REG_FIELD(client_0_flag, 0x1, 0)
+  BAREGPU_REG_FIELD(client_1_flag, 0x2, 1)
+  BAREGPU_REG_FIELD(client_2_flag, 0x4, 2)
+  BAREGPU_REG_FIELD(client_3_flag, 0x8, 3)
+  BAREGPU_REG_FIELD(client_4_flag, 0x10, 4)
+  BAREGPU_REG_FIELD(client_5_flag, 0x20, 5)
+  BAREGPU_REG_FIELD(client_6_flag, 0x40, 6)
+  BAREGPU_REG_FIELD(client_7_flag, 0x80, 7)
+  BAREGPU_REG_FIELD(client_8_flag, 0x100, 8)
+  BAREGPU_REG_FIELD(client_9_flag, 0x200, 9)
+  BAREGPU_REG_FIELD(client_10_flag, 0x400, 10)
+  BAREGPU_REG_FIELD(client_11_flag, 0x800, 11)
+  BAREGPU_REG_FIELD(client_12_flag, 0x1000, 12)
+  BAREGPU_REG_FIELD(client_13_flag, 0x2000, 13)
+  BAREGPU_REG_FIELD(client_14_flag, 0x4000, 14)
+  BAREGPU_REG_FIELD(client_15_flag, 0x8000, 15)
+  BAREGPU_REG_FIELD(client_16_flag, 0x10000, 16)
+  BAREGPU_REG_FIELD(client_17_flag, 0x20000, 17)
+  BAREGPU_REG_FIELD(client_18_flag, 0x40000, 18)
+  BAREGPU_REG_FIELD(client_19_flag, 0x80000, 19)
+  BAREGPU_REG_FIELD(client_20_flag, 0x100000, 20)
+  BAREGPU_REG_FIELD(client_21_flag, 0x200000, 21)
+  BAREGPU_REG_FIELD(client_22_flag, 0x400000, 22)
+  BAREGPU_REG_FIELD(client_23_flag, 0x800000, 23)
+  BAREGPU_REG_FIELD(client_24_flag, 0x1000000, 24)
+  BAREGPU_REG_FIELD(client_25_flag, 0x2000000, 25)
+  BAREGPU_REG_FIELD(client_26_flag, 0x4000000, 26)
+  BAREGPU_REG_FIELD(client_27_flag, 0x8000000, 27)
+  BAREGPU_REG_FIELD(client_28_flag, 0x10000000, 28)
+  BAREGPU_REG_FIELD(client_29_flag, 0x20000000, 29)
+  BAREGPU_REG_FIELD(client_30_flag, 0x40000000, 30)
+  BAREGPU_REG_FIELD(client_31_flag, 0x80000000, 31)
 };
 struct IH_INT_FLOOD_CNTL : Register<IH_INT_FLOOD_CNTL, Ip::kOsssys, 0, 0xd5> {
   static constexpr char kName[] = "IH_INT_FLOOD_CNTL";
@@ -145,6 +189,16 @@ struct IH_RB_RPTR_RING1 : Register<IH_RB_RPTR_RING1, Ip::kOsssys, 0, 0x8f> {
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0x3fffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0x3fffc, 2)
 };
+struct IH_RB_STATUS : Register<IH_RB_STATUS, Ip::kOsssys, 0, 0xd4> {
+  static constexpr char kName[] = "IH_RB_STATUS";
+  static constexpr std::array<FieldSpec, 6> kFields{{{"RB_FULL", 0x1, 0}, {"RB_FULL_DRAIN", 0x2, 1}, {"RB_OVERFLOW", 0x4, 2}, {"RB1_FULL", 0x10, 4}, {"RB1_FULL_DRAIN", 0x20, 5}, {"RB1_OVERFLOW", 0x40, 6}}};
+  BAREGPU_REG_FIELD(rb_full, 0x1, 0)
+  BAREGPU_REG_FIELD(rb_full_drain, 0x2, 1)
+  BAREGPU_REG_FIELD(rb_overflow, 0x4, 2)
+  BAREGPU_REG_FIELD(rb1_full, 0x10, 4)
+  BAREGPU_REG_FIELD(rb1_full_drain, 0x20, 5)
+  BAREGPU_REG_FIELD(rb1_overflow, 0x40, 6)
+};
 struct IH_RB_WPTR : Register<IH_RB_WPTR, Ip::kOsssys, 0, 0x84> {
   static constexpr char kName[] = "IH_RB_WPTR";
   static constexpr std::array<FieldSpec, 4> kFields{{{"RB_OVERFLOW", 0x1, 0}, {"OFFSET", 0x3fffc, 2}, {"RB_LEFT_NONE", 0x40000, 18}, {"RB_MAY_OVERFLOW", 0x80000, 19}}};
@@ -182,6 +236,31 @@ struct IH_RING1_CLIENT_CFG_INDEX : Register<IH_RING1_CLIENT_CFG_INDEX, Ip::kOsss
   static constexpr char kName[] = "IH_RING1_CLIENT_CFG_INDEX";
   static constexpr std::array<FieldSpec, 1> kFields{{{"INDEX", 0x7, 0}}};
   BAREGPU_REG_FIELD(index, 0x7, 0)
+};
+struct IH_STATUS : Register<IH_STATUS, Ip::kOsssys, 0, 0xc2> {
+  static constexpr char kName[] = "IH_STATUS";
+  static constexpr std::array<FieldSpec, 21> kFields{{{"IDLE", 0x1, 0}, {"INPUT_IDLE", 0x2, 1}, {"BUFFER_IDLE", 0x4, 2}, {"RB_FULL", 0x8, 3}, {"RB_FULL_DRAIN", 0x10, 4}, {"RB_OVERFLOW", 0x20, 5}, {"MC_WR_IDLE", 0x40, 6}, {"MC_WR_STALL", 0x80, 7}, {"MC_WR_CLEAN_PENDING", 0x100, 8}, {"MC_WR_CLEAN_STALL", 0x200, 9}, {"BIF_INTERRUPT_LINE", 0x400, 10}, {"SWITCH_READY", 0x800, 11}, {"RB1_FULL", 0x1000, 12}, {"RB1_FULL_DRAIN", 0x2000, 13}, {"RB1_OVERFLOW", 0x4000, 14}, {"SELF_INT_GEN_IDLE", 0x40000, 18}, {"RETRY_INT_CAM_IDLE", 0x80000, 19}, {"ZSTATES_FENCE", 0x100000, 20}, {"IH_BUFFER_MEM_POWER_GATED", 0x200000, 21}, {"IH_RETRY_INT_CAM_MEM_POWER_GATED", 0x400000, 22}, {"IH_PASID_LUT_MEM_POWER_GATED", 0x800000, 23}}};
+  BAREGPU_REG_FIELD(idle, 0x1, 0)
+  BAREGPU_REG_FIELD(input_idle, 0x2, 1)
+  BAREGPU_REG_FIELD(buffer_idle, 0x4, 2)
+  BAREGPU_REG_FIELD(rb_full, 0x8, 3)
+  BAREGPU_REG_FIELD(rb_full_drain, 0x10, 4)
+  BAREGPU_REG_FIELD(rb_overflow, 0x20, 5)
+  BAREGPU_REG_FIELD(mc_wr_idle, 0x40, 6)
+  BAREGPU_REG_FIELD(mc_wr_stall, 0x80, 7)
+  BAREGPU_REG_FIELD(mc_wr_clean_pending, 0x100, 8)
+  BAREGPU_REG_FIELD(mc_wr_clean_stall, 0x200, 9)
+  BAREGPU_REG_FIELD(bif_interrupt_line, 0x400, 10)
+  BAREGPU_REG_FIELD(switch_ready, 0x800, 11)
+  BAREGPU_REG_FIELD(rb1_full, 0x1000, 12)
+  BAREGPU_REG_FIELD(rb1_full_drain, 0x2000, 13)
+  BAREGPU_REG_FIELD(rb1_overflow, 0x4000, 14)
+  BAREGPU_REG_FIELD(self_int_gen_idle, 0x40000, 18)
+  BAREGPU_REG_FIELD(retry_int_cam_idle, 0x80000, 19)
+  BAREGPU_REG_FIELD(zstates_fence, 0x100000, 20)
+  BAREGPU_REG_FIELD(ih_buffer_mem_power_gated, 0x200000, 21)
+  BAREGPU_REG_FIELD(ih_retry_int_cam_mem_power_gated, 0x400000, 22)
+  BAREGPU_REG_FIELD(ih_pasid_lut_mem_power_gated, 0x800000, 23)
 };
 struct IH_STORM_CLIENT_LIST_CNTL : Register<IH_STORM_CLIENT_LIST_CNTL, Ip::kOsssys, 0, 0xda> {
   static constexpr char kName[] = "IH_STORM_CLIENT_LIST_CNTL";

@@ -77,27 +77,23 @@ class Navi31::RegisterBar : public pci::MmioHandler {
   NbioModel& nbio_;
 };
 
-// BAR2: doorbells. Plain storage until the engines that ring on them attach; nothing lands while the driver has
-// not enabled the doorbell aperture.
+// BAR2: doorbells. Nothing lands while the driver has not enabled the doorbell aperture; what lands goes to the
+// router, which wakes the engine whose queue owns the slot.
 class Navi31::DoorbellBar : public pci::MmioHandler {
  public:
-  explicit DoorbellBar(NbioModel& nbio) : nbio_(nbio), slots_(kDoorbellBarSize / 4) {}
-  uint32_t Read32(uint64_t offset) override {
-    return std::atomic_ref<uint32_t>(slots_[offset / 4]).load(std::memory_order_acquire);
-  }
+  DoorbellBar(NbioModel& nbio, DoorbellRouter& router) : nbio_(nbio), router_(router) {}
+  uint32_t Read32(uint64_t offset) override { return router_.Read(offset / 4); }
   void Write32(uint64_t offset, uint32_t value) override {
     if (!nbio_.doorbell_aperture_enabled()) {
-      dropped_.fetch_add(1, std::memory_order_acq_rel);
+      router_.CountDropped();
       return;
     }
-    std::atomic_ref<uint32_t>(slots_[offset / 4]).store(value, std::memory_order_release);
+    router_.Write(offset / 4, value);
   }
-  uint64_t dropped() const { return dropped_.load(std::memory_order_acquire); }
 
  private:
   NbioModel& nbio_;
-  std::vector<uint32_t> slots_;
-  std::atomic<uint64_t> dropped_{0};
+  DoorbellRouter& router_;
 };
 
 absl::StatusOr<std::unique_ptr<Navi31>> Navi31::Open(const std::string& name, const Navi31Config& config) {
@@ -106,9 +102,10 @@ absl::StatusOr<std::unique_ptr<Navi31>> Navi31::Open(const std::string& name, co
         absl::StrFormat("%s: BAR0 of %#x bytes and VRAM of %#x bytes: BAR0 must be a power of two, VRAM whole MiB",
                         name, config.bar0_size, config.vram_size));
   }
-  ASSIGN_OR_RETURN(
-      std::unique_ptr<PersistentState> state,
-      PersistentState::Open(name, {{"vram", config.vram_size}, {"regs", kRegisterSpaceDwords * sizeof(uint32_t)}}));
+  ASSIGN_OR_RETURN(std::unique_ptr<PersistentState> state,
+                   PersistentState::Open(name, {{"vram", config.vram_size},
+                                                {"regs", kRegisterSpaceDwords * sizeof(uint32_t)},
+                                                {"model", sizeof(ModelState)}}));
   return std::unique_ptr<Navi31>(new Navi31(name, config, std::move(state)));
 }
 
@@ -120,11 +117,17 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
       state_(std::move(state)),
       registers_(std::span<uint32_t>(reinterpret_cast<uint32_t*>(state_->region(1).data()),
                                      state_->region(1).size() / sizeof(uint32_t))),
+      model_state_(*reinterpret_cast<ModelState*>(state_->region(2).data())),
       bases_(Navi31Bases()),
+      doorbells_(kDoorbellBarSize / 4),
+      firmware_(model_state_),
+      gmc_(registers_, bases_, vram(), dma(), ih_, errors_),
+      ih_(registers_, bases_, gmc_, doorbells_, clock_, errors_, [this] { RaiseInterrupt(0); }),
+      context_{registers_, bases_, gmc_, ih_, doorbells_, clock_, firmware_, errors_, model_state_},
       smu_(registers_, bases_),
       nbio_(registers_, bases_),
       register_bar_(std::make_unique<RegisterBar>(registers_, nbio_)),
-      doorbell_bar_(std::make_unique<DoorbellBar>(nbio_)) {
+      doorbell_bar_(std::make_unique<DoorbellBar>(nbio_, doorbells_)) {
   const uint64_t visible = std::min(config.bar0_size, config.vram_size);
   AddMemoryBar(0, vram().subspan(0, visible), config.bar0_size, /*is_64bit=*/true, /*prefetchable=*/true);
   AddRegisterBar(2, kDoorbellBarSize, /*is_64bit=*/true, doorbell_bar_.get());
@@ -136,10 +139,10 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
   if (state_->cold()) PowerOnDefaults();
 }
 
-uint64_t Navi31::dropped_doorbells() const { return doorbell_bar_->dropped(); }
-
 void Navi31::Mode1Reset() {
   (void)state_->Clear(1);
+  (void)state_->Clear(2);  // every model's internal state, the loaded firmware with it
+  gmc_.Reset();
   smu_.Reset();
   PowerOnDefaults();
 }
@@ -180,6 +183,7 @@ void Navi31::PowerOnDefaults() {
     nbio->Write(regs::nbio::RCC_DEV0_EPF0_RCC_CONFIG_MEMSIZE{}.set_raw(
         static_cast<uint32_t>(config_.vram_size / base::MiB(1))));
   }
+  gmc_.PowerOnDefaults();
   // The IP discovery binary, which the GPU's firmware places at the top of VRAM at power-on.
   const std::vector<uint8_t> discovery = BuildNavi31Discovery();
   std::memcpy(vram().data() + config_.vram_size - kDiscoveryOffsetFromTop, discovery.data(), discovery.size());

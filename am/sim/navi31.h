@@ -10,6 +10,14 @@
 
 #include "absl/status/statusor.h"
 #include "am/regs/ip_bases.h"
+#include "am/sim/device_errors.h"
+#include "am/sim/doorbell_router.h"
+#include "am/sim/gmc_model.h"
+#include "am/sim/gpu_clock.h"
+#include "am/sim/ih_model.h"
+#include "am/sim/loaded_firmware.h"
+#include "am/sim/model_context.h"
+#include "am/sim/model_state.h"
 #include "am/sim/nbio_model.h"
 #include "am/sim/persistent_state.h"
 #include "am/sim/register_file.h"
@@ -49,8 +57,14 @@ class Navi31 final : public pci::sim::VirtualDevice {
   std::span<uint8_t> vram() const { return state_->region(0); }
   SmuModel& smu() { return smu_; }
   NbioModel& nbio() { return nbio_; }
-  // Doorbell writes the device dropped because the driver had not enabled the doorbell aperture.
-  uint64_t dropped_doorbells() const;
+  GmcModel& gmc() { return gmc_; }
+  IhModel& ih() { return ih_; }
+  DoorbellRouter& doorbells() { return doorbells_; }
+  LoadedFirmware& firmware() { return firmware_; }
+  DeviceErrorLog& errors() { return errors_; }
+  const GpuClock& clock() const { return clock_; }
+  // Doorbell writes that were lost: the driver had not enabled the doorbell aperture, or a drop was injected.
+  uint64_t dropped_doorbells() const { return doorbells_.dropped(); }
 
  private:
   class RegisterBar;
@@ -66,7 +80,15 @@ class Navi31 final : public pci::sim::VirtualDevice {
   Navi31Config config_;
   std::unique_ptr<PersistentState> state_;
   RegisterFile registers_;
+  ModelState& model_state_;
   regs::IpBases bases_;
+  GpuClock clock_;
+  DoorbellRouter doorbells_;
+  LoadedFirmware firmware_;
+  DeviceErrorLog errors_;
+  GmcModel gmc_;
+  IhModel ih_;
+  ModelContext context_;
   SmuModel smu_;
   NbioModel nbio_;
   std::unique_ptr<RegisterBar> register_bar_;

@@ -33,6 +33,8 @@ CONSTANTS = [
      [r"^PPCLK_", r"^SMU13_0_0_DRIVER_IF_VERSION$", r"^TABLE_", r"^FEATURE_"], True),
     ("ih_constants.h", "include/soc15_ih_clientid.h", "ih", [r"^SOC15_IH_CLIENTID_", r"^SOC21_IH_CLIENTID_"], True),
     ("gfx_srcid_constants.h", "include/ivsrcid/gfx/irqsrcs_gfx_11_0_0.h", "ih", [r"^GFX_11_0_0__SRCID__"], True),
+    ("vmc_srcid_constants.h", "include/ivsrcid/vmc/irqsrcs_vmc_1_0.h", "ih", [r"^VMC_1_0__SRCID__", r"^UTCL2_1_0__SRCID__"],
+     True),
     ("vm_constants.h", "amdgpu/amdgpu_vm.h", "vm", [r"^AMDGPU_(PTE|PDE|MTYPE)_"], False),
 ]
 

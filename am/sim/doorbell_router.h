@@ -1,0 +1,61 @@
+// BAR2, the doorbell aperture: the driver writes a queue's write pointer to its doorbell and the engine that owns
+// that doorbell wakes. Engines subscribe to the dword index their queue registers name (CP_HQD_PQ_DOORBELL_CONTROL
+// .DOORBELL_OFFSET, SDMA0_QUEUE0_DOORBELL_OFFSET.OFFSET); a 64-bit doorbell covers that dword and the next.
+// Writes land only while the driver has enabled the aperture (NBIO's RCC_DOORBELL_APER_EN); the router keeps the
+// last value written to every slot, which is what an engine reads when it wakes.
+#ifndef BAREGPU_AM_SIM_DOORBELL_ROUTER_H_
+#define BAREGPU_AM_SIM_DOORBELL_ROUTER_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "base/mutex.h"
+
+namespace am::sim {
+
+class DoorbellRouter {
+ public:
+  using Listener = std::function<void()>;
+
+  explicit DoorbellRouter(uint64_t slots) : slots_(slots) {}
+
+  // A write from BAR2 (dword index). Stores the value, then wakes the listeners of that slot.
+  void Write(uint64_t index, uint32_t value);
+  uint32_t Read(uint64_t index) const;
+  // The 64-bit doorbell at `index` (low dword) and `index + 1` (high dword).
+  uint64_t Read64(uint64_t index) const;
+
+  // `listener` runs (on the writer's thread; it must only wake the engine) after each write to slot `index` or,
+  // when `is_64bit`, `index + 1`. Returns a token for Unsubscribe. An index outside the aperture never fires.
+  int Subscribe(uint64_t index, bool is_64bit, Listener listener);
+  void Unsubscribe(int token);
+
+  // Fault injection: the next `count` doorbell writes are lost on the way (no store, no wake-up).
+  void InjectDrop(uint64_t count) { drop_.store(count, std::memory_order_release); }
+  uint64_t dropped() const { return dropped_.load(std::memory_order_acquire); }
+  // A write the aperture refused (the NBIO aperture was disabled); counted with the injected drops.
+  void CountDropped() { dropped_.fetch_add(1, std::memory_order_acq_rel); }
+
+ private:
+  struct Subscription {
+    int token;
+    uint64_t index;
+    bool is_64bit;
+    std::shared_ptr<Listener> listener;
+  };
+
+  std::vector<std::atomic<uint32_t>> slots_;
+  mutable base::Mutex mu_;
+  std::vector<Subscription> subscriptions_ ABSL_GUARDED_BY(mu_);
+  int next_token_ ABSL_GUARDED_BY(mu_) = 1;
+  std::atomic<uint64_t> drop_{0};
+  std::atomic<uint64_t> dropped_{0};
+};
+
+}  // namespace am::sim
+
+#endif  // BAREGPU_AM_SIM_DOORBELL_ROUTER_H_

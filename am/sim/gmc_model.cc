@@ -1,0 +1,455 @@
+#include "am/sim/gmc_model.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "am/regs/database.h"
+#include "am/regs/gc.h"
+#include "am/regs/ih_constants.h"
+#include "am/regs/vm.h"
+#include "am/regs/vmc_srcid_constants.h"
+#include "base/status_macros.h"
+
+namespace am::sim {
+namespace {
+
+// Field layouts are the same in both hubs' headers (gc_11_0_0_sh_mask.h and mmhub_3_0_0_sh_mask.h); the GC
+// structs decode both.
+using ContextCntl = regs::gc::GCVM_CONTEXT0_CNTL;
+using InvalidateReq = regs::gc::GCVM_INVALIDATE_ENG17_REQ;
+using InvalidateAck = regs::gc::GCVM_INVALIDATE_ENG17_ACK;
+using FaultStatus = regs::gc::GCVM_L2_PROTECTION_FAULT_STATUS;
+using FaultCntl = regs::gc::GCVM_L2_PROTECTION_FAULT_CNTL;
+
+// Register units, as gfxhub_v3_0 / mmhub_v3_0 write them.
+constexpr int kFbShift = 24;        // FB_LOCATION_BASE/TOP, FB_OFFSET, AGP_BASE/BOT/TOP
+constexpr int kApertureShift = 18;  // SYSTEM_APERTURE_LOW/HIGH_ADDR
+constexpr int kPageShift = 12;      // context start/end, default address (LSB), fault address (LO32)
+constexpr int kHighShift = 44;      // the _HI32 / _MSB halves of page numbers
+constexpr uint64_t kPageSize = uint64_t{1} << kPageShift;
+
+// amdgpu_vm.h / amdgpu_vm_pt.c: 8-byte entries; 9 address bits per directory level; a PTE holds its page address
+// in bits 47:12, a PDE its table address in bits 47:6.
+constexpr int kDirectoryBits = 9;
+constexpr uint64_t kPteAddressMask = 0x0000'ffff'ffff'f000;
+constexpr uint64_t kPdeAddressMask = 0x0000'ffff'ffff'ffc0;
+constexpr int kMaxDepth = 3;  // PDB2, PDB1, PDB0 above the page table
+
+// gmc_v11_0_process_interrupt: src_data[1] bits 3:0 hold address bits 47:44, bit 5 says the access was a write.
+constexpr uint32_t kFaultSrcDataAddressHighMask = 0xf;
+constexpr uint32_t kFaultSrcDataWrite = 0x20;
+
+// L2_PROTECTION_FAULT_STATUS.PERMISSION_FAULTS: one bit per protection the access violated, in the order the
+// context's *_PROTECTION_FAULT_ENABLE bits list them (valid, read, write, execute). WALKER_ERROR 1: the walk hit an
+// invalid directory entry. Which code the hardware uses for which case is not public; this is the model's choice.
+constexpr uint32_t kPermissionValid = 1 << 0;
+constexpr uint32_t kPermissionRead = 1 << 1;
+constexpr uint32_t kPermissionWrite = 1 << 2;
+constexpr uint32_t kWalkerInvalidPde = 1;
+
+const char* HubName(Hub hub) { return hub == Hub::kGc ? "gfxhub" : "mmhub"; }
+
+}  // namespace
+
+GmcModel::GmcModel(RegisterFile& registers, const regs::IpBases& bases, std::span<uint8_t> vram,
+                   pci::sim::DmaSpace& dma, InterruptSink& interrupts, DeviceErrorLog& errors)
+    : registers_(registers), bases_(bases), vram_(vram), dma_(dma), interrupts_(interrupts), errors_(errors) {
+  gc_.regs = ResolveRegisters(Hub::kGc);
+  mm_.regs = ResolveRegisters(Hub::kMm);
+  AttachHooks(Hub::kGc);
+  AttachHooks(Hub::kMm);
+}
+
+GmcModel::HubRegisters GmcModel::ResolveRegisters(Hub hub) const {
+  const regs::Ip ip = hub == Hub::kGc ? regs::Ip::kGc : regs::Ip::kMmhub;
+  const std::string mc = hub == Hub::kGc ? "GCMC_VM_" : "MMMC_VM_";
+  const std::string vm = hub == Hub::kGc ? "GCVM_" : "MMVM_";
+  auto address = [&](const std::string& name) -> uint64_t {
+    auto info = regs::Lookup(name, ip);
+    if (!info.ok()) return UINT64_MAX;
+    auto resolved = bases_.Resolve(ip, 0, info->segment(), info->offset());
+    return resolved.ok() ? *resolved : UINT64_MAX;
+  };
+  HubRegisters r;
+  r.fb_base = address(mc + "FB_LOCATION_BASE");
+  r.fb_top = address(mc + "FB_LOCATION_TOP");
+  r.fb_offset = address(mc + "FB_OFFSET");
+  r.agp_base = address(mc + "AGP_BASE");
+  r.agp_bot = address(mc + "AGP_BOT");
+  r.agp_top = address(mc + "AGP_TOP");
+  r.aperture_low = address(mc + "SYSTEM_APERTURE_LOW_ADDR");
+  r.aperture_high = address(mc + "SYSTEM_APERTURE_HIGH_ADDR");
+  r.default_lsb = address(mc + "SYSTEM_APERTURE_DEFAULT_ADDR_LSB");
+  r.default_msb = address(mc + "SYSTEM_APERTURE_DEFAULT_ADDR_MSB");
+  for (int i = 0; i < kContexts; ++i) {
+    const std::string context = absl::StrFormat("%sCONTEXT%d_", vm, i);
+    r.cntl[i] = address(context + "CNTL");
+    r.base_lo[i] = address(context + "PAGE_TABLE_BASE_ADDR_LO32");
+    r.base_hi[i] = address(context + "PAGE_TABLE_BASE_ADDR_HI32");
+    r.start_lo[i] = address(context + "PAGE_TABLE_START_ADDR_LO32");
+    r.start_hi[i] = address(context + "PAGE_TABLE_START_ADDR_HI32");
+    r.end_lo[i] = address(context + "PAGE_TABLE_END_ADDR_LO32");
+    r.end_hi[i] = address(context + "PAGE_TABLE_END_ADDR_HI32");
+  }
+  for (int e = 0; e < kInvalidateEngines; ++e) {
+    const std::string engine = absl::StrFormat("%sINVALIDATE_ENG%d_", vm, e);
+    r.sem[e] = address(engine + "SEM");
+    r.req[e] = address(engine + "REQ");
+    r.ack[e] = address(engine + "ACK");
+  }
+  r.fault_status = address(vm + "L2_PROTECTION_FAULT_STATUS");
+  r.fault_addr_lo = address(vm + "L2_PROTECTION_FAULT_ADDR_LO32");
+  r.fault_addr_hi = address(vm + "L2_PROTECTION_FAULT_ADDR_HI32");
+  r.fault_cntl = address(vm + "L2_PROTECTION_FAULT_CNTL");
+  return r;
+}
+
+void GmcModel::AttachHooks(Hub hub) {
+  HubState& h = state(hub);
+  const char* name = hub == Hub::kGc ? "gmc.gfxhub" : "gmc.mmhub";
+  for (int e = 0; e < kInvalidateEngines; ++e) {
+    // A read that finds the semaphore free takes it and returns 1 (gmc_v11_0_flush_gpu_tlb: "a read return value
+    // of 1 means semaphore acquire"); writing 0 releases it.
+    registers_.OnRead(h.regs.sem[e], name, [&h, e](uint32_t) -> uint32_t {
+      bool expected = false;
+      return h.sem_held[e].compare_exchange_strong(expected, true, std::memory_order_acq_rel) ? 1 : 0;
+    });
+    registers_.OnWrite(h.regs.sem[e], name, [&h, e](uint32_t value) {
+      if ((value & 1) == 0) h.sem_held[e].store(false, std::memory_order_release);
+    });
+    registers_.OnWrite(h.regs.req[e], name, [this, &h, e](uint32_t value) {
+      const InvalidateReq request = InvalidateReq{}.set_raw(value);
+      const uint32_t vmids = request.per_vmid_invalidate_req();
+      const uint64_t ack_address = h.regs.ack[e];
+      registers_.Poke(ack_address, registers_.Peek(ack_address) & ~vmids);
+      {
+        base::MutexLock lock(&h.mu);
+        for (int vmid = 0; vmid < kContexts; ++vmid) {
+          if (vmids & (1u << vmid)) h.tlb[vmid].clear();
+        }
+      }
+      if (request.clear_protection_fault_status_addr()) {
+        registers_.Poke(h.regs.fault_status, 0);
+        registers_.Poke(h.regs.fault_addr_lo, 0);
+        registers_.Poke(h.regs.fault_addr_hi, 0);
+      }
+      // The ack comes only after the translations are gone.
+      if (!h.lose_ack.load(std::memory_order_acquire)) {
+        registers_.Poke(ack_address,
+                        registers_.Peek(ack_address) | InvalidateAck{}.per_vmid_invalidate_ack(vmids).raw());
+      }
+    });
+  }
+  registers_.OnWrite(h.regs.fault_cntl, name, [this, &h](uint32_t value) {
+    FaultCntl cntl = FaultCntl{}.set_raw(value);
+    if (cntl.clear_protection_fault_status_addr()) {
+      registers_.Poke(h.regs.fault_status, 0);
+      registers_.Poke(h.regs.fault_addr_lo, 0);
+      registers_.Poke(h.regs.fault_addr_hi, 0);
+      // The clear is a pulse: the bit does not stay set, so the driver's next read-modify-write clears again.
+      registers_.Poke(h.regs.fault_cntl, cntl.clear_protection_fault_status_addr(0).raw());
+    }
+  });
+}
+
+void GmcModel::PowerOnDefaults() {
+  const uint64_t fb_top = kFbStart + vram_.size() - 1;
+  for (Hub hub : {Hub::kGc, Hub::kMm}) {
+    const HubRegisters& r = state(hub).regs;
+    registers_.Poke(r.fb_base, static_cast<uint32_t>(kFbStart >> kFbShift));
+    registers_.Poke(r.fb_top, static_cast<uint32_t>(fb_top >> kFbShift));
+    registers_.Poke(r.fb_offset, 0);
+  }
+}
+
+void GmcModel::Reset() {
+  for (Hub hub : {Hub::kGc, Hub::kMm}) {
+    HubState& h = state(hub);
+    base::MutexLock lock(&h.mu);
+    for (auto& tlb : h.tlb) tlb.clear();
+    for (auto& sem : h.sem_held) sem.store(false);
+  }
+}
+
+void GmcModel::InjectLostInvalidateAck(Hub hub, bool enabled) {
+  state(hub).lose_ack.store(enabled, std::memory_order_release);
+}
+
+void GmcModel::InjectPageFault(const MemoryClient& client, uint64_t address) {
+  (void)RaiseFault(client, address, Access::kWrite, Fault{FaultKind::kInvalid, "injected page fault"});
+}
+
+size_t GmcModel::tlb_entries(Hub hub) const {
+  const HubState& h = hub == Hub::kGc ? gc_ : mm_;
+  base::ReaderMutexLock lock(&h.mu);
+  size_t count = 0;
+  for (const auto& tlb : h.tlb) count += tlb.size();
+  return count;
+}
+
+uint64_t GmcModel::Reg64(uint64_t lo, uint64_t hi) const {
+  return (uint64_t{registers_.Peek(hi)} << 32) | registers_.Peek(lo);
+}
+
+std::span<uint8_t> GmcModel::HostView(bool system, uint64_t physical, uint64_t length, bool write) {
+  if (!system) {
+    if (physical >= vram_.size() || length > vram_.size() - physical) return {};
+    return vram_.subspan(physical, length);
+  }
+  uint8_t* host = dma_.Translate(physical, length);
+  if (host == nullptr) {
+    dma_.RecordFault(pci::sim::DmaFault{physical, length, write, !dma_.bus_master()});
+    return {};
+  }
+  return {host, length};
+}
+
+absl::StatusOr<uint64_t> GmcModel::ReadEntry(uint64_t table, bool system, uint64_t index) {
+  const uint64_t address = table + index * sizeof(uint64_t);
+  std::span<uint8_t> view = HostView(system, address, sizeof(uint64_t), false);
+  if (view.empty()) {
+    return absl::OutOfRangeError(absl::StrFormat("page-table entry at %s address %#x is outside %s",
+                                                 system ? "system" : "VRAM", address,
+                                                 system ? "the driver's DMA memory" : "VRAM"));
+  }
+  return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(view.data())).load(std::memory_order_acquire);
+}
+
+absl::StatusOr<GmcModel::TlbEntry> GmcModel::Walk(HubState& hub, uint32_t vmid, uint64_t address, Fault& fault) {
+  const ContextCntl cntl = ContextCntl{}.set_raw(registers_.Peek(hub.regs.cntl[vmid]));
+  const uint64_t start = Reg64(hub.regs.start_lo[vmid], hub.regs.start_hi[vmid]) << kPageShift;
+  const uint64_t end = (Reg64(hub.regs.end_lo[vmid], hub.regs.end_hi[vmid]) << kPageShift) | (kPageSize - 1);
+  if (!cntl.enable_context() || address < start || address > end) {
+    fault = {FaultKind::kRange, absl::StrFormat("address outside VM context %d (%s, range %#x..%#x)", vmid,
+                                                cntl.enable_context() ? "enabled" : "disabled", start, end)};
+    return absl::OutOfRangeError(fault.why);
+  }
+  page_walks_.fetch_add(1, std::memory_order_relaxed);
+  const int depth = static_cast<int>(cntl.page_table_depth());
+  const int page_table_bits = kDirectoryBits + static_cast<int>(cntl.page_table_block_size());
+  const uint64_t relative = address - start;
+  const uint64_t base = Reg64(hub.regs.base_lo[vmid], hub.regs.base_hi[vmid]);
+  uint64_t table = base & kPteAddressMask;
+  bool system = (base & regs::vm::AMDGPU_PTE_SYSTEM) != 0;
+
+  for (int level = depth - 1; level >= 0; --level) {  // level 2 = PDB2 ... 0 = PDB0
+    const int shift = kPageShift + page_table_bits + kDirectoryBits * level;
+    const uint64_t index = level == depth - 1 ? relative >> shift : (relative >> shift) & ((1u << kDirectoryBits) - 1);
+    auto pde = ReadEntry(table, system, index);
+    if (!pde.ok()) {
+      fault = {FaultKind::kPde, absl::StrFormat("PDB%d: %s", level, pde.status().message())};
+      return absl::OutOfRangeError(fault.why);
+    }
+    if ((*pde & regs::vm::AMDGPU_PTE_VALID) == 0) {
+      fault = {FaultKind::kPde,
+               absl::StrFormat("PDB%d entry %d at %#x is not valid (%#x)", level, index, table + index * 8, *pde)};
+      return absl::NotFoundError(fault.why);
+    }
+    if (*pde & regs::vm::AMDGPU_PDE_PTE) {  // a directory entry used as a huge-page PTE
+      const uint64_t size = uint64_t{1} << shift;
+      return TlbEntry{size, *pde & kPteAddressMask & ~(size - 1), *pde};
+    }
+    table = *pde & kPdeAddressMask;
+    system = (*pde & regs::vm::AMDGPU_PTE_SYSTEM) != 0;
+  }
+
+  const uint64_t index =
+      depth == 0 ? relative >> kPageShift : (relative >> kPageShift) & ((uint64_t{1} << page_table_bits) - 1);
+  auto pte = ReadEntry(table, system, index);
+  if (!pte.ok()) {
+    fault = {FaultKind::kPde, absl::StrFormat("PTB: %s", pte.status().message())};
+    return absl::OutOfRangeError(fault.why);
+  }
+  if ((*pte & regs::vm::AMDGPU_PTE_VALID) == 0) {
+    fault = {FaultKind::kInvalid, absl::StrFormat("PTE %d at %#x is not valid (%#x)", index, table + index * 8, *pte)};
+    return absl::NotFoundError(fault.why);
+  }
+  // A fragment promises that 2^FRAG pages around this one are physically contiguous: the TLB holds all of it.
+  const uint64_t size = kPageSize << regs::vm::PteFragmentOf(*pte);
+  const uint64_t offset_in_fragment = (address & (size - 1)) & ~(kPageSize - 1);
+  return TlbEntry{size, (*pte & kPteAddressMask) - offset_in_fragment, *pte};
+}
+
+absl::StatusOr<GmcModel::Translation> GmcModel::Translate(const MemoryClient& client, uint64_t address, Access access) {
+  HubState& hub = state(client.hub);
+  const HubRegisters& r = hub.regs;
+  if (client.vmid >= kContexts) {
+    return RaiseFault(client, address, access, {FaultKind::kRange, absl::StrFormat("vmid %d", client.vmid)});
+  }
+  if (client.vmid == 0) {
+    // The system aperture: physical FB and AGP ranges for context 0, outside its page table.
+    const uint64_t aperture_low = uint64_t{registers_.Peek(r.aperture_low)} << kApertureShift;
+    const uint64_t aperture_high =
+        (uint64_t{registers_.Peek(r.aperture_high)} << kApertureShift) | ((uint64_t{1} << kApertureShift) - 1);
+    const uint64_t fb_low = uint64_t{registers_.Peek(r.fb_base) & 0xffffff} << kFbShift;
+    const uint64_t fb_high = (uint64_t{registers_.Peek(r.fb_top) & 0xffffff} << kFbShift) | 0xffffff;
+    const uint64_t agp_low = uint64_t{registers_.Peek(r.agp_bot) & 0xffffff} << kFbShift;
+    const uint64_t agp_high = (uint64_t{registers_.Peek(r.agp_top) & 0xffffff} << kFbShift) | 0xffffff;
+    if (address >= aperture_low && address <= aperture_high) {
+      if (address >= fb_low && address <= fb_high) {
+        const uint64_t fb_offset = uint64_t{registers_.Peek(r.fb_offset) & 0xffffff} << kFbShift;
+        return Translation{address - fb_low + fb_offset, fb_high - address + 1, false};
+      }
+      if (registers_.Peek(r.agp_top) >= registers_.Peek(r.agp_bot) && address >= agp_low && address <= agp_high) {
+        const uint64_t agp_base = uint64_t{registers_.Peek(r.agp_base) & 0xffffff} << kFbShift;
+        return Translation{address - agp_low + agp_base, agp_high - address + 1, true};
+      }
+    }
+  }
+  {
+    base::ReaderMutexLock lock(&hub.mu);
+    const auto& tlb = hub.tlb[client.vmid];
+    auto it = tlb.upper_bound(address);
+    if (it != tlb.begin()) {
+      --it;
+      if (address - it->first < it->second.size) {
+        const uint64_t flags = it->second.flags;
+        const bool denied = access == Access::kWrite ? !(flags & regs::vm::AMDGPU_PTE_WRITEABLE)
+                                                     : !(flags & regs::vm::AMDGPU_PTE_READABLE);
+        if (!denied) {
+          return Translation{it->second.physical + (address - it->first), it->first + it->second.size - address,
+                             (flags & regs::vm::AMDGPU_PTE_SYSTEM) != 0};
+        }
+      }
+    }
+  }
+  Fault fault{};
+  auto entry = Walk(hub, client.vmid, address, fault);
+  if (!entry.ok()) return RaiseFault(client, address, access, fault);
+  const bool writeable = (entry->flags & regs::vm::AMDGPU_PTE_WRITEABLE) != 0;
+  const bool readable = (entry->flags & regs::vm::AMDGPU_PTE_READABLE) != 0;
+  if (access == Access::kWrite ? !writeable : !readable) {
+    return RaiseFault(
+        client, address, access,
+        {access == Access::kWrite ? FaultKind::kWrite : FaultKind::kRead,
+         absl::StrFormat("page is not %s (PTE flags %#x)", access == Access::kWrite ? "writeable" : "readable",
+                         entry->flags & ~kPteAddressMask)});
+  }
+  const uint64_t va = address & ~(entry->size - 1);
+  {
+    base::MutexLock lock(&hub.mu);
+    hub.tlb[client.vmid][va] = *entry;
+  }
+  return Translation{entry->physical + (address - va), va + entry->size - address,
+                     (entry->flags & regs::vm::AMDGPU_PTE_SYSTEM) != 0};
+}
+
+absl::StatusOr<std::span<uint8_t>> GmcModel::Map(const MemoryClient& client, uint64_t address, uint64_t length,
+                                                 Access access) {
+  if (length == 0) return absl::InvalidArgumentError(absl::StrFormat("%s: empty access at %#x", client.name, address));
+  const bool write = access == Access::kWrite;
+  if (client.bus_address) {
+    std::span<uint8_t> view =
+        HostView(true, address, std::min<uint64_t>(length, kPageSize - address % kPageSize), write);
+    if (view.empty()) {
+      errors_.Report(client.name, absl::StrFormat("DMA %s of bus address %#x outside the driver's DMA memory",
+                                                  write ? "write" : "read", address));
+      return absl::PermissionDeniedError(
+          absl::StrFormat("%s: bus address %#x is not DMA memory of this device", client.name, address));
+    }
+    return view;
+  }
+  ASSIGN_OR_RETURN(Translation translation, Translate(client, address, access));
+  const uint64_t piece = std::min(length, translation.contiguous);
+  std::span<uint8_t> view = HostView(translation.system, translation.physical, piece, write);
+  if (view.empty() && translation.system && piece > kPageSize - translation.physical % kPageSize) {
+    // The range may straddle two DMA buffers that happen to be adjacent in the page table: take one page.
+    view = HostView(true, translation.physical, kPageSize - translation.physical % kPageSize, write);
+  }
+  if (view.empty()) {
+    const std::string why =
+        translation.system
+            ? absl::StrFormat("system address %#x is not DMA memory of this device (IOMMU fault)", translation.physical)
+            : absl::StrFormat("VRAM address %#x is beyond VRAM (%#x bytes)", translation.physical, vram_.size());
+    errors_.Report(client.name, absl::StrFormat("%s %#x: %s", write ? "write" : "read", address, why));
+    return absl::PermissionDeniedError(absl::StrFormat("%s: %s", client.name, why));
+  }
+  return view;
+}
+
+absl::Status GmcModel::RaiseFault(const MemoryClient& client, uint64_t address, Access access, const Fault& fault) {
+  faults_.fetch_add(1, std::memory_order_acq_rel);
+  HubState& hub = state(client.hub);
+  const HubRegisters& r = hub.regs;
+  const bool write = access == Access::kWrite;
+  const uint32_t vmid = std::min<uint32_t>(client.vmid, kContexts - 1);
+
+  FaultStatus status = FaultStatus{}.set_raw(registers_.Peek(r.fault_status));
+  const FaultCntl cntl = FaultCntl{}.set_raw(registers_.Peek(r.fault_cntl));
+  if (status.raw() != 0 && !cntl.allow_subsequent_protection_fault_status_addr_updates()) {
+    registers_.Poke(r.fault_status, status.more_faults(1).raw());
+  } else {
+    uint32_t permission = 0, walker = 0, mapping = 0;
+    switch (fault.kind) {
+      case FaultKind::kRange:
+        mapping = 1;
+        break;
+      case FaultKind::kPde:
+        walker = kWalkerInvalidPde;
+        break;
+      case FaultKind::kInvalid:
+        permission = kPermissionValid;
+        break;
+      case FaultKind::kRead:
+        permission = kPermissionRead;
+        break;
+      case FaultKind::kWrite:
+        permission = kPermissionWrite;
+        break;
+      case FaultKind::kDma:
+        mapping = 1;
+        break;
+    }
+    status = FaultStatus{}
+                 .more_faults(status.raw() != 0)
+                 .walker_error(walker)
+                 .permission_faults(permission)
+                 .mapping_error(mapping)
+                 .cid(client.fault_cid)
+                 .rw(write)
+                 .vmid(vmid);
+    registers_.Poke(r.fault_status, status.raw());
+    registers_.Poke(r.fault_addr_lo, static_cast<uint32_t>(address >> kPageShift));
+    registers_.Poke(r.fault_addr_hi, static_cast<uint32_t>(address >> kHighShift));
+  }
+
+  const ContextCntl context = ContextCntl{}.set_raw(registers_.Peek(r.cntl[vmid]));
+  bool interrupt = false;
+  switch (fault.kind) {
+    case FaultKind::kRange:
+      interrupt = context.range_protection_fault_enable_interrupt();
+      break;
+    case FaultKind::kPde:
+      interrupt = context.pde0_protection_fault_enable_interrupt();
+      break;
+    case FaultKind::kInvalid:
+      interrupt = context.valid_protection_fault_enable_interrupt();
+      break;
+    case FaultKind::kRead:
+      interrupt = context.read_protection_fault_enable_interrupt();
+      break;
+    case FaultKind::kWrite:
+      interrupt = context.write_protection_fault_enable_interrupt();
+      break;
+    case FaultKind::kDma:
+      interrupt = false;
+      break;
+  }
+  if (interrupt) {
+    InterruptEntry entry;
+    entry.client_id = client.hub == Hub::kGc ? regs::ih::SOC21_IH_CLIENTID_GFX : regs::ih::SOC21_IH_CLIENTID_VMC;
+    entry.source_id = client.hub == Hub::kGc ? regs::ih::UTCL2_1_0__SRCID__FAULT : regs::ih::VMC_1_0__SRCID__VM_FAULT;
+    entry.vmid = vmid;
+    entry.vmid_type = client.hub == Hub::kMm;
+    entry.src_data[0] = static_cast<uint32_t>(address >> kPageShift);
+    entry.src_data[1] = static_cast<uint32_t>((address >> kHighShift) & kFaultSrcDataAddressHighMask) |
+                        (write ? kFaultSrcDataWrite : 0);
+    interrupts_.Post(entry);
+  }
+  const std::string message = absl::StrFormat("%s %s fault at %#x (vmid %d, %s): %s", HubName(client.hub),
+                                              write ? "write" : "read", address, vmid, client.name, fault.why);
+  errors_.Report("gmc", message);
+  return absl::PermissionDeniedError(message);
+}
+
+}  // namespace am::sim

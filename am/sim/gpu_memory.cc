@@ -1,0 +1,53 @@
+#include "am/sim/gpu_memory.h"
+
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+
+namespace am::sim {
+namespace {
+
+template <typename T>
+absl::StatusOr<T*> MapAligned(GpuMemory& memory, const MemoryClient& client, uint64_t address, Access access) {
+  if (address % sizeof(T) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: address %#x is not %d-byte aligned", client.name, address, sizeof(T)));
+  }
+  ASSIGN_OR_RETURN(std::span<uint8_t> view, memory.Map(client, address, sizeof(T), access));
+  // An aligned item never crosses a page, so one piece holds it.
+  return reinterpret_cast<T*>(view.data());
+}
+
+}  // namespace
+
+absl::Status ReadMemory(GpuMemory& memory, const MemoryClient& client, uint64_t address, std::span<uint8_t> out) {
+  while (!out.empty()) {
+    ASSIGN_OR_RETURN(std::span<uint8_t> view, memory.Map(client, address, out.size(), Access::kRead));
+    std::memcpy(out.data(), view.data(), view.size());
+    out = out.subspan(view.size());
+    address += view.size();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status WriteMemory(GpuMemory& memory, const MemoryClient& client, uint64_t address,
+                         std::span<const uint8_t> data) {
+  while (!data.empty()) {
+    ASSIGN_OR_RETURN(std::span<uint8_t> view, memory.Map(client, address, data.size(), Access::kWrite));
+    std::memcpy(view.data(), data.data(), view.size());
+    data = data.subspan(view.size());
+    address += view.size();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint32_t*> MapDword(GpuMemory& memory, const MemoryClient& client, uint64_t address, Access access) {
+  return MapAligned<uint32_t>(memory, client, address, access);
+}
+
+absl::StatusOr<uint64_t*> MapQword(GpuMemory& memory, const MemoryClient& client, uint64_t address, Access access) {
+  return MapAligned<uint64_t>(memory, client, address, access);
+}
+
+}  // namespace am::sim

@@ -1,0 +1,52 @@
+// Memory as a GPU engine reaches it: through a hub (GCHUB for GFX, compute and SDMA; MMHUB for the PSP and the IH)
+// and one of its VM contexts. The GMC model implements it (page-table walk, TLB, apertures, faults); engine
+// models only ever see host views of what the translation allowed, so an engine can never reach memory the
+// driver did not map for it.
+#ifndef BAREGPU_AM_SIM_GPU_MEMORY_H_
+#define BAREGPU_AM_SIM_GPU_MEMORY_H_
+
+#include <cstdint>
+#include <span>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace am::sim {
+
+enum class Hub : uint8_t { kGc, kMm };
+enum class Access : uint8_t { kRead, kWrite };
+
+// Who accesses memory: the hub and VM context the access goes through, and the UTCL2 client id the GMC reports
+// in its fault status register (L2_PROTECTION_FAULT_STATUS.CID) if the access faults. `bus_address` marks an
+// engine programmed with a physical bus address rather than a GPU address (the IH ring with IH_RB_CNTL.MC_SPACE
+// set to the physical space): it bypasses the page tables but still only reaches DMA memory the driver owns.
+struct MemoryClient {
+  Hub hub = Hub::kGc;
+  uint32_t vmid = 0;
+  uint32_t fault_cid = 0;
+  const char* name = "";
+  bool bus_address = false;
+};
+
+class GpuMemory {
+ public:
+  virtual ~GpuMemory() = default;
+  // Translates [address, address + length) for `client` and returns a host view of its first physically
+  // contiguous piece: never empty, at most `length` bytes. A translation that fails is a fault: the GMC latches
+  // it in its fault registers, posts the fault interrupt, and the error names the address and the reason.
+  virtual absl::StatusOr<std::span<uint8_t>> Map(const MemoryClient& client, uint64_t address, uint64_t length,
+                                                 Access access) = 0;
+};
+
+// Whole-range helpers over Map. A fault part-way leaves the bytes before it moved (as on the hardware).
+absl::Status ReadMemory(GpuMemory& memory, const MemoryClient& client, uint64_t address, std::span<uint8_t> out);
+absl::Status WriteMemory(GpuMemory& memory, const MemoryClient& client, uint64_t address,
+                         std::span<const uint8_t> data);
+// Naturally aligned 32/64-bit locations, for polls, fences and atomics: use with std::atomic_ref. An unaligned
+// address is an error (the engines' packet formats all require alignment).
+absl::StatusOr<uint32_t*> MapDword(GpuMemory& memory, const MemoryClient& client, uint64_t address, Access access);
+absl::StatusOr<uint64_t*> MapQword(GpuMemory& memory, const MemoryClient& client, uint64_t address, Access access);
+
+}  // namespace am::sim
+
+#endif  // BAREGPU_AM_SIM_GPU_MEMORY_H_

@@ -1,0 +1,39 @@
+// The boundary between the command processor and the shader cores: DISPATCH_DIRECT hands the compute state the
+// driver programmed (SET_SH_REG into COMPUTE_* registers) to an executor, which runs the kernel's waves. The ISA
+// interpreter (issue 7) implements it; until then the device has none, and a dispatch is a device error rather
+// than a kernel that pretends to have run.
+#ifndef BAREGPU_AM_SIM_SHADER_EXECUTOR_H_
+#define BAREGPU_AM_SIM_SHADER_EXECUTOR_H_
+
+#include <array>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "am/sim/gpu_memory.h"
+
+namespace am::sim {
+
+// The COMPUTE_* shader registers (gc_11_0_0_offset.h) at the moment of the dispatch.
+struct DispatchState {
+  uint64_t program_address = 0;  // COMPUTE_PGM_LO/HI, in bytes (the registers hold it >> 8)
+  uint32_t pgm_rsrc1 = 0, pgm_rsrc2 = 0, pgm_rsrc3 = 0;
+  std::array<uint32_t, 16> user_data{};  // COMPUTE_USER_DATA_0..15
+  std::array<uint32_t, 3> start{};       // COMPUTE_START_X/Y/Z
+  std::array<uint32_t, 3> num_thread{};  // COMPUTE_NUM_THREAD_X/Y/Z (workgroup size)
+  std::array<uint32_t, 3> dimensions{};  // DISPATCH_DIRECT dim_x/y/z (workgroups)
+  uint32_t dispatch_initiator = 0;       // COMPUTE_DISPATCH_INITIATOR
+  uint32_t tmpring_size = 0;             // COMPUTE_TMPRING_SIZE
+  uint32_t resource_limits = 0;          // COMPUTE_RESOURCE_LIMITS
+  MemoryClient memory;                   // the queue's hub and VM context
+};
+
+class ShaderExecutor {
+ public:
+  virtual ~ShaderExecutor() = default;
+  // Runs every workgroup of the dispatch to completion. An error is a device error (the queue stops).
+  virtual absl::Status Dispatch(const DispatchState& state, GpuMemory& memory) = 0;
+};
+
+}  // namespace am::sim
+
+#endif  // BAREGPU_AM_SIM_SHADER_EXECUTOR_H_

@@ -1,0 +1,311 @@
+// The virtual Navi31's memory controller, driven as a driver drives it: registers through BAR5, page tables written
+// into VRAM through BAR0, system memory from the device's DMA allocator. An engine's view is the GpuMemory
+// interface the GMC gives the engine models.
+#include "am/sim/gmc_model.h"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "am/regs/gc.h"
+#include "am/regs/ih_constants.h"
+#include "am/regs/mmhub.h"
+#include "am/regs/osssys.h"
+#include "am/regs/register_space.h"
+#include "am/regs/vm.h"
+#include "am/regs/vmc_srcid_constants.h"
+#include "am/sim/navi31.h"
+#include "am/sim/persistent_state.h"
+#include "gtest/gtest.h"
+#include "pci/open.h"
+#include "tests/am/sim/bar5.h"
+#include "tests/am/sim/sim_state_dir.h"
+
+namespace am::sim {
+namespace {
+
+auto* const kStateDir = testing::RegisterSimStateDir();
+
+using ::am::sim::testing::Bar5;
+using Gc = regs::IpRegisters<regs::Ip::kGc, Bar5>;
+using Mmhub = regs::IpRegisters<regs::Ip::kMmhub, Bar5>;
+using Osssys = regs::IpRegisters<regs::Ip::kOsssys, Bar5>;
+namespace vm = regs::vm;
+
+constexpr uint64_t kPte = vm::AMDGPU_PTE_VALID | vm::AMDGPU_PTE_READABLE | vm::AMDGPU_PTE_WRITEABLE;
+constexpr uint64_t kPde = vm::AMDGPU_PTE_VALID;
+constexpr MemoryClient kSdma{Hub::kGc, 1, 0x42, "test-engine"};
+
+class GmcModelTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Each test starts from a powered-off device (the state would otherwise carry over from the last test).
+    ASSERT_TRUE(PersistentState::PowerCycle("sim:navi31:gmc").ok());
+    auto device = pci::Open("sim:navi31:gmc");
+    ASSERT_TRUE(device.ok()) << device.status();
+    device_ = std::move(*device);
+    bar5_.emplace(*device_->MapMmio(5));
+    gc_.emplace(*Gc::Create(*bar5_, Navi31Bases()));
+    mmhub_.emplace(*Mmhub::Create(*bar5_, Navi31Bases()));
+    osssys_.emplace(*Osssys::Create(*bar5_, Navi31Bases()));
+    vram_ = *device_->MapMemory(0);
+    ASSERT_TRUE(device_->SetBusMaster(true).ok());
+  }
+  Navi31& navi31() { return static_cast<Navi31&>(*device_); }
+  GpuMemory& memory() { return navi31().gmc(); }
+
+  void WriteQword(uint64_t vram_offset, uint64_t value) { std::memcpy(vram_.data() + vram_offset, &value, 8); }
+
+  // A four-level page table for context `vmid` of GCHUB (depth 3, block size 0: PDB2/PDB1/PDB0/PTB, 9 bits each,
+  // as amdgpu programs VMIDs 1-15), its tables at kTables in VRAM. Returns the PTB's VRAM offset for `va`.
+  uint64_t BuildFourLevel(uint32_t vmid, uint64_t va) {
+    const uint64_t pdb2 = kTables, pdb1 = kTables + 0x1000, pdb0 = kTables + 0x2000, ptb = kTables + 0x3000;
+    WriteQword(pdb2 + ((va >> 39) & 0x1ff) * 8, pdb1 | kPde);
+    WriteQword(pdb1 + ((va >> 30) & 0x1ff) * 8, pdb0 | kPde);
+    WriteQword(pdb0 + ((va >> 21) & 0x1ff) * 8, ptb | kPde);
+    ProgramContext(vmid, /*depth=*/3, pdb2, 0, (uint64_t{1} << 48) - 1);
+    return ptb;
+  }
+  void ProgramContext(uint32_t vmid, uint32_t depth, uint64_t base, uint64_t start, uint64_t end) {
+    const uint64_t stride = regs::gc::GCVM_CONTEXT1_CNTL::kOffset - regs::gc::GCVM_CONTEXT0_CNTL::kOffset;
+    const uint64_t base_stride = regs::gc::GCVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_LO32::kOffset -
+                                 regs::gc::GCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32::kOffset;
+    auto at = [&](auto reg, uint64_t step) {
+      return *Navi31Bases().Resolve(regs::Ip::kGc, 0, decltype(reg)::kSegment, decltype(reg)::kOffset + vmid * step);
+    };
+    bar5_->WriteDword(at(regs::gc::GCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32{}, base_stride),
+                      static_cast<uint32_t>(base));
+    bar5_->WriteDword(at(regs::gc::GCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_HI32{}, base_stride), base >> 32);
+    bar5_->WriteDword(at(regs::gc::GCVM_CONTEXT0_PAGE_TABLE_START_ADDR_LO32{}, base_stride), start >> 12);
+    bar5_->WriteDword(at(regs::gc::GCVM_CONTEXT0_PAGE_TABLE_START_ADDR_HI32{}, base_stride), start >> 44);
+    bar5_->WriteDword(at(regs::gc::GCVM_CONTEXT0_PAGE_TABLE_END_ADDR_LO32{}, base_stride), end >> 12);
+    bar5_->WriteDword(at(regs::gc::GCVM_CONTEXT0_PAGE_TABLE_END_ADDR_HI32{}, base_stride), end >> 44);
+    bar5_->WriteDword(at(regs::gc::GCVM_CONTEXT0_CNTL{}, stride), regs::gc::GCVM_CONTEXT0_CNTL{}
+                                                                      .enable_context(1)
+                                                                      .page_table_depth(depth)
+                                                                      .valid_protection_fault_enable_interrupt(1)
+                                                                      .range_protection_fault_enable_interrupt(1)
+                                                                      .write_protection_fault_enable_interrupt(1)
+                                                                      .read_protection_fault_enable_interrupt(1)
+                                                                      .pde0_protection_fault_enable_interrupt(1)
+                                                                      .raw());
+  }
+  // The MMHUB system aperture covering the FB, as mmhub_v3_0_init_system_aperture_regs programs it.
+  void ProgramMmhubAperture() {
+    const uint64_t fb_start = uint64_t{mmhub_->Read<regs::mmhub::MMMC_VM_FB_LOCATION_BASE>().fb_base()} << 24;
+    const uint64_t fb_end = (uint64_t{mmhub_->Read<regs::mmhub::MMMC_VM_FB_LOCATION_TOP>().fb_top()} << 24) | 0xffffff;
+    mmhub_->Write(regs::mmhub::MMMC_VM_SYSTEM_APERTURE_LOW_ADDR{}.set_raw(fb_start >> 18));
+    mmhub_->Write(regs::mmhub::MMMC_VM_SYSTEM_APERTURE_HIGH_ADDR{}.set_raw(fb_end >> 18));
+  }
+  // IH ring 0 in VRAM at kIhRing (through the MMHUB FB aperture), write-back at kIhWptr.
+  void EnableIhRing(uint32_t size_log2_dwords) {
+    ProgramMmhubAperture();
+    const uint64_t ring = GmcModel::kFbStart + kIhRing;
+    osssys_->Write(regs::osssys::IH_RB_BASE{}.set_raw(static_cast<uint32_t>(ring >> 8)));
+    osssys_->Write(regs::osssys::IH_RB_BASE_HI{}.set_raw(static_cast<uint32_t>(ring >> 40)));
+    osssys_->Write(regs::osssys::IH_RB_WPTR_ADDR_LO{}.set_raw(static_cast<uint32_t>(GmcModel::kFbStart + kIhWptr)));
+    osssys_->Write(regs::osssys::IH_RB_WPTR_ADDR_HI{}.set_raw((GmcModel::kFbStart + kIhWptr) >> 32));
+    osssys_->Write(regs::osssys::IH_RB_CNTL{}
+                       .rb_enable(1)
+                       .rb_size(size_log2_dwords)
+                       .wptr_writeback_enable(1)
+                       .wptr_overflow_enable(1)
+                       .enable_intr(1)
+                       .mc_space(4));
+  }
+  std::array<uint32_t, 8> IhEntry(int index) {
+    std::array<uint32_t, 8> entry;
+    std::memcpy(entry.data(), vram_.data() + kIhRing + index * 32, 32);
+    return entry;
+  }
+
+  static constexpr uint64_t kTables = 0x100000;
+  static constexpr uint64_t kIhRing = 0x200000;
+  static constexpr uint64_t kIhWptr = 0x210000;
+  static constexpr uint64_t kData = 0x400000;
+
+  std::unique_ptr<pci::Device> device_;
+  std::optional<Bar5> bar5_;
+  std::optional<Gc> gc_;
+  std::optional<Mmhub> mmhub_;
+  std::optional<Osssys> osssys_;
+  std::span<uint8_t> vram_;
+};
+
+TEST_F(GmcModelTest, FbLocationIsSetAtPowerOn) {
+  const uint64_t vram = navi31().config().vram_size;
+  EXPECT_EQ(uint64_t{mmhub_->Read<regs::mmhub::MMMC_VM_FB_LOCATION_BASE>().fb_base()} << 24, GmcModel::kFbStart);
+  EXPECT_EQ(uint64_t{mmhub_->Read<regs::mmhub::MMMC_VM_FB_LOCATION_TOP>().fb_top()} << 24,
+            (GmcModel::kFbStart + vram - 1) & ~uint64_t{0xffffff});
+  EXPECT_EQ(uint64_t{gc_->Read<regs::gc::GCMC_VM_FB_LOCATION_BASE>().fb_base()} << 24, GmcModel::kFbStart);
+}
+
+TEST_F(GmcModelTest, SystemApertureReachesVramOnlyOnceProgrammed) {
+  const MemoryClient psp{Hub::kMm, 0, 0, "psp"};
+  std::memcpy(vram_.data() + kData, "vram", 4);
+  EXPECT_FALSE(memory().Map(psp, GmcModel::kFbStart + kData, 4, Access::kRead).ok());  // aperture not yet set
+  ProgramMmhubAperture();
+  auto view = memory().Map(psp, GmcModel::kFbStart + kData, 4, Access::kRead);
+  ASSERT_TRUE(view.ok()) << view.status();
+  EXPECT_EQ(std::memcmp(view->data(), "vram", 4), 0);
+  EXPECT_EQ(view->data(), vram_.data() + kData);
+}
+
+TEST_F(GmcModelTest, FourLevelWalkToVramAndSystemPages) {
+  const uint64_t va = 0x7f12'3456'7000;
+  const uint64_t ptb = BuildFourLevel(1, va);
+  WriteQword(ptb + ((va >> 12) & 0x1ff) * 8, kData | kPte);
+  auto dma = device_->AllocDma(4096);
+  ASSERT_TRUE(dma.ok());
+  WriteQword(ptb + (((va >> 12) + 1) & 0x1ff) * 8, (*dma)->device_address(0) | kPte | vm::AMDGPU_PTE_SYSTEM);
+
+  const char message[] = "through the page tables";
+  ASSERT_TRUE(WriteMemory(memory(), kSdma, va + 0x10, std::span(reinterpret_cast<const uint8_t*>(message), 8)).ok());
+  EXPECT_EQ(std::memcmp(vram_.data() + kData + 0x10, message, 8), 0);
+  ASSERT_TRUE(WriteMemory(memory(), kSdma, va + 0x1000, std::span(reinterpret_cast<const uint8_t*>(message), 8)).ok());
+  EXPECT_EQ(std::memcmp((*dma)->cpu(), message, 8), 0);
+  EXPECT_EQ(navi31().gmc().page_walks(), 2u);
+}
+
+TEST_F(GmcModelTest, SystemPteToAnUnmappedBusAddressFaultsWithoutTouchingMemory) {
+  const uint64_t va = 0x10'0000'0000;
+  const uint64_t ptb = BuildFourLevel(1, va);
+  // A bus address the driver never allocated: the IOMMU would refuse it.
+  WriteQword(ptb + ((va >> 12) & 0x1ff) * 8, 0x7777'0000'0000 | kPte | vm::AMDGPU_PTE_SYSTEM);
+  const uint64_t dma_faults = navi31().dma_space().fault_count();
+  auto view = memory().Map(kSdma, va, 64, Access::kWrite);
+  EXPECT_EQ(view.status().code(), absl::StatusCode::kPermissionDenied) << view.status();
+  EXPECT_EQ(navi31().dma_space().fault_count(), dma_faults + 1);
+  EXPECT_EQ(navi31().dma_space().last_fault()->address, 0x7777'0000'0000u);
+}
+
+TEST_F(GmcModelTest, PdeAsPteMapsA2MiBPage) {
+  const uint64_t va = 0x4000'0000;  // 1 GiB
+  const uint64_t pdb2 = kTables, pdb1 = kTables + 0x1000, pdb0 = kTables + 0x2000;
+  WriteQword(pdb2 + ((va >> 39) & 0x1ff) * 8, pdb1 | kPde);
+  WriteQword(pdb1 + ((va >> 30) & 0x1ff) * 8, pdb0 | kPde);
+  WriteQword(pdb0 + ((va >> 21) & 0x1ff) * 8, 0x600000 | kPte | vm::AMDGPU_PDE_PTE);
+  ProgramContext(2, 3, pdb2, 0, (uint64_t{1} << 48) - 1);
+  const MemoryClient client{Hub::kGc, 2, 0, "test"};
+  auto view = memory().Map(client, va + 0x12345, 0x200000, Access::kRead);
+  ASSERT_TRUE(view.ok()) << view.status();
+  EXPECT_EQ(view->data(), vram_.data() + 0x600000 + 0x12345);
+  EXPECT_EQ(view->size(), 0x200000u - 0x12345);  // one piece up to the end of the huge page
+}
+
+TEST_F(GmcModelTest, FragmentTranslatesTheWholeBlockFromOnePte) {
+  const uint64_t va = 0x20'0000;
+  const uint64_t ptb = BuildFourLevel(1, va);
+  // A 64 KiB fragment (FRAG 4): the PTE of the first page vouches for all 16; the others are left invalid, and
+  // the hardware never reads them once the fragment is in its TLB.
+  WriteQword(ptb + ((va >> 12) & 0x1ff) * 8, kData | kPte | vm::PteFragment(4));
+  ASSERT_TRUE(memory().Map(kSdma, va, 4, Access::kRead).ok());
+  auto view = memory().Map(kSdma, va + 0x5000, 4, Access::kRead);
+  ASSERT_TRUE(view.ok()) << view.status();
+  EXPECT_EQ(view->data(), vram_.data() + kData + 0x5000);
+  EXPECT_EQ(navi31().gmc().page_walks(), 1u);
+}
+
+TEST_F(GmcModelTest, TlbIsStaleUntilInvalidatedThroughEngine17) {
+  const uint64_t va = 0x30'0000;
+  const uint64_t ptb = BuildFourLevel(1, va);
+  const uint64_t pte_at = ptb + ((va >> 12) & 0x1ff) * 8;
+  WriteQword(pte_at, kData | kPte);
+  ASSERT_EQ(memory().Map(kSdma, va, 4, Access::kRead)->data(), vram_.data() + kData);
+  WriteQword(pte_at, (kData + 0x1000) | kPte);  // remap without telling the hardware
+  EXPECT_EQ(memory().Map(kSdma, va, 4, Access::kRead)->data(), vram_.data() + kData);
+
+  // gmc_v11_0_flush_gpu_tlb's sequence (semaphore as on MMHUB; GC's engine 17 works the same).
+  EXPECT_EQ(gc_->Read<regs::gc::GCVM_INVALIDATE_ENG17_SEM>().semaphore(), 1u);  // acquired
+  EXPECT_EQ(gc_->Read<regs::gc::GCVM_INVALIDATE_ENG17_SEM>().semaphore(), 0u);  // held: a second reader waits
+  gc_->Write(
+      regs::gc::GCVM_INVALIDATE_ENG17_REQ{}.per_vmid_invalidate_req(1 << 1).invalidate_l2_ptes(1).invalidate_l1_ptes(
+          1));
+  EXPECT_EQ(gc_->Read<regs::gc::GCVM_INVALIDATE_ENG17_ACK>().per_vmid_invalidate_ack(), 1u << 1);
+  gc_->Write(regs::gc::GCVM_INVALIDATE_ENG17_SEM{}.semaphore(0));
+  EXPECT_EQ(gc_->Read<regs::gc::GCVM_INVALIDATE_ENG17_SEM>().semaphore(), 1u);  // free again
+  gc_->Write(regs::gc::GCVM_INVALIDATE_ENG17_SEM{}.semaphore(0));
+
+  EXPECT_EQ(memory().Map(kSdma, va, 4, Access::kRead)->data(), vram_.data() + kData + 0x1000);
+}
+
+TEST_F(GmcModelTest, InjectedLostAckNeverAcknowledges) {
+  navi31().gmc().InjectLostInvalidateAck(Hub::kMm, true);
+  mmhub_->Write(regs::mmhub::MMVM_INVALIDATE_ENG17_REQ{}.per_vmid_invalidate_req(1));
+  EXPECT_EQ(mmhub_->Read<regs::mmhub::MMVM_INVALIDATE_ENG17_ACK>().per_vmid_invalidate_ack(), 0u);
+  navi31().gmc().InjectLostInvalidateAck(Hub::kMm, false);
+  mmhub_->Write(regs::mmhub::MMVM_INVALIDATE_ENG17_REQ{}.per_vmid_invalidate_req(1));
+  EXPECT_EQ(mmhub_->Read<regs::mmhub::MMVM_INVALIDATE_ENG17_ACK>().per_vmid_invalidate_ack(), 1u);
+}
+
+TEST_F(GmcModelTest, InvalidPteLatchesFaultRegistersAndPostsUtcl2Interrupt) {
+  EnableIhRing(10);
+  const uint64_t va = 0x1234'5000;
+  BuildFourLevel(1, va);  // PTE left zero: not valid
+  auto view = memory().Map(kSdma, va + 8, 4, Access::kWrite);
+  EXPECT_FALSE(view.ok());
+
+  auto status = gc_->Read<regs::gc::GCVM_L2_PROTECTION_FAULT_STATUS>();
+  EXPECT_EQ(status.vmid(), 1u);
+  EXPECT_EQ(status.cid(), 0x42u);
+  EXPECT_EQ(status.rw(), 1u);
+  EXPECT_NE(status.permission_faults(), 0u);
+  EXPECT_EQ(status.more_faults(), 0u);
+  EXPECT_EQ(gc_->Read<regs::gc::GCVM_L2_PROTECTION_FAULT_ADDR_LO32>().raw(), va >> 12);
+
+  ASSERT_EQ(navi31().ih().delivered(), 1u);
+  const std::array<uint32_t, 8> entry = IhEntry(0);
+  EXPECT_EQ(entry[0] & 0xff, regs::ih::SOC21_IH_CLIENTID_GFX);
+  EXPECT_EQ((entry[0] >> 8) & 0xff, regs::ih::UTCL2_1_0__SRCID__FAULT);
+  EXPECT_EQ((entry[0] >> 24) & 0xf, 1u);  // vmid
+  EXPECT_EQ(entry[0] >> 31, 0u);          // GFX hub
+  EXPECT_EQ(entry[4], va >> 12);
+  EXPECT_EQ(entry[5] & 0x20, 0x20u);  // write
+
+  // A second fault only adds MORE_FAULTS; the driver's clear (gmc_v11_0_process_interrupt) resets the latch.
+  EXPECT_FALSE(memory().Map(kSdma, va + 0x100, 4, Access::kRead).ok());
+  EXPECT_EQ(gc_->Read<regs::gc::GCVM_L2_PROTECTION_FAULT_STATUS>().more_faults(), 1u);
+  EXPECT_EQ(gc_->Read<regs::gc::GCVM_L2_PROTECTION_FAULT_ADDR_LO32>().raw(), va >> 12);
+  gc_->Modify<regs::gc::GCVM_L2_PROTECTION_FAULT_CNTL>([](auto& r) { r.clear_protection_fault_status_addr(1); });
+  EXPECT_EQ(gc_->Read<regs::gc::GCVM_L2_PROTECTION_FAULT_STATUS>().raw(), 0u);
+  EXPECT_EQ(gc_->Read<regs::gc::GCVM_L2_PROTECTION_FAULT_CNTL>().clear_protection_fault_status_addr(), 0u);
+}
+
+TEST_F(GmcModelTest, ReadOnlyPageRefusesWrites) {
+  const uint64_t va = 0x50'0000;
+  const uint64_t ptb = BuildFourLevel(1, va);
+  WriteQword(ptb + ((va >> 12) & 0x1ff) * 8, kData | vm::AMDGPU_PTE_VALID | vm::AMDGPU_PTE_READABLE);
+  EXPECT_TRUE(memory().Map(kSdma, va, 4, Access::kRead).ok());
+  EXPECT_FALSE(memory().Map(kSdma, va, 4, Access::kWrite).ok());  // also from the TLB
+  EXPECT_EQ(gc_->Read<regs::gc::GCVM_L2_PROTECTION_FAULT_STATUS>().rw(), 1u);
+}
+
+TEST_F(GmcModelTest, FlatContextZeroLikeTheGart) {
+  // gfxhub_v3_0_init_gart_aperture_regs: context 0, depth 0, one table of PTEs for [gart_start, gart_end].
+  const uint64_t gart_start = 0x7fff'0000'0000;
+  WriteQword(kTables + 3 * 8, kData | kPte);
+  ProgramContext(0, 0, kTables, gart_start, gart_start + 0xfff'ffff);
+  const MemoryClient client{Hub::kGc, 0, 0, "test"};
+  auto view = memory().Map(client, gart_start + 0x3000 + 0x40, 4, Access::kRead);
+  ASSERT_TRUE(view.ok()) << view.status();
+  EXPECT_EQ(view->data(), vram_.data() + kData + 0x40);
+  EXPECT_FALSE(memory().Map(client, gart_start - 0x1000, 4, Access::kRead).ok());  // below the range
+}
+
+TEST_F(GmcModelTest, InjectedPageFaultOnMmhubPostsVmcEntry) {
+  EnableIhRing(10);
+  ProgramContext(0, 0, kTables, 0, 0);  // GC context 0 only; the MMHUB context 0 interrupt enables are off
+  navi31().gmc().InjectPageFault({Hub::kMm, 0, 7, "injected"}, 0x1000);
+  EXPECT_EQ(mmhub_->Read<regs::mmhub::MMVM_L2_PROTECTION_FAULT_STATUS>().cid(), 7u);
+  EXPECT_EQ(navi31().ih().delivered(), 0u);  // interrupts not enabled for that context
+  mmhub_->Write(regs::mmhub::MMVM_CONTEXT0_CNTL{}.valid_protection_fault_enable_interrupt(1));
+  navi31().gmc().InjectPageFault({Hub::kMm, 0, 7, "injected"}, 0x2000);
+  ASSERT_EQ(navi31().ih().delivered(), 1u);
+  EXPECT_EQ(IhEntry(0)[0] & 0xff, regs::ih::SOC21_IH_CLIENTID_VMC);
+  EXPECT_EQ((IhEntry(0)[0] >> 8) & 0xff, regs::ih::VMC_1_0__SRCID__VM_FAULT);
+  EXPECT_EQ(IhEntry(0)[0] >> 31, 1u);  // MM hub
+}
+
+}  // namespace
+}  // namespace am::sim
