@@ -9,6 +9,9 @@
 
 #include "absl/strings/str_format.h"
 #include "am/discovery.h"
+#include "am/regs/gfx_srcid_constants.h"
+#include "am/regs/ih_constants.h"
+#include "am/regs/nbif_srcid_constants.h"
 #include "am/regs/nbio.h"
 #include "am/regs/register_space.h"
 #include "am/sim/discovery_table.h"
@@ -124,7 +127,7 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
       gmc_(registers_, bases_, vram(), dma(), ih_, errors_),
       ih_(registers_, bases_, gmc_, doorbells_, clock_, errors_, [this] { RaiseInterrupt(0); }),
       context_{registers_, bases_, gmc_, ih_, doorbells_, clock_, firmware_, errors_, model_state_},
-      smu_(registers_, bases_),
+      smu_(registers_, bases_, &model_state_, &gmc_),
       nbio_(registers_, bases_),
       register_bar_(std::make_unique<RegisterBar>(registers_, nbio_)),
       doorbell_bar_(std::make_unique<DoorbellBar>(nbio_, doorbells_)) {
@@ -137,6 +140,22 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
   AttachIndirectAccess();
   smu_.set_mode1_reset_handler([this] { Mode1Reset(); });
   if (state_->cold()) PowerOnDefaults();
+}
+
+void Navi31::InjectRasInterrupt(RasEvent event) {
+  InterruptEntry entry;
+  switch (event) {
+    case RasEvent::kCpEccError:
+      entry.client_id = regs::ih::SOC21_IH_CLIENTID_GRBM_CP;
+      entry.source_id = regs::ih::GFX_11_0_0__SRCID__CP_ECC_ERROR;
+      break;
+    case RasEvent::kAthubErrorEvent:
+      entry.client_id = regs::ih::SOC21_IH_CLIENTID_BIF;
+      entry.source_id = regs::ih::NBIF_7_4__SRCID__ERREVENT_ATHUB_INTERRUPT;
+      break;
+  }
+  errors_.Report("ras", event == RasEvent::kCpEccError ? "injected CP ECC error" : "injected ATHUB error event");
+  ih_.Post(entry);
 }
 
 void Navi31::Mode1Reset() {

@@ -37,6 +37,12 @@ struct Navi31Config {
   static Navi31Config FromEnvironment();
 };
 
+// The RAS/ECC interrupts the model can be told to raise (each as Linux registers it for Navi31).
+enum class RasEvent {
+  kCpEccError,       // GRBM_CP client, GFX_11_0_0__SRCID__CP_ECC_ERROR (gfx_v11_0)
+  kAthubErrorEvent,  // BIF client, NBIF_7_4__SRCID__ERREVENT_ATHUB_INTERRUPT (nbio_v4_3 RAS error event)
+};
+
 class Navi31 final : public pci::sim::VirtualDevice {
  public:
   static constexpr uint16_t kDeviceId = 0x744c;  // Navi 31 [Radeon RX 7900 XT/7900 XTX] (PCI ID database)
@@ -63,6 +69,8 @@ class Navi31 final : public pci::sim::VirtualDevice {
   LoadedFirmware& firmware() { return firmware_; }
   DeviceErrorLog& errors() { return errors_; }
   const GpuClock& clock() const { return clock_; }
+  // Fault injection: an uncorrectable-error interrupt, as the RAS hardware would post it.
+  void InjectRasInterrupt(RasEvent event);
   // Doorbell writes that were lost: the driver had not enabled the doorbell aperture, or a drop was injected.
   uint64_t dropped_doorbells() const { return doorbells_.dropped(); }
 

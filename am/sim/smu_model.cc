@@ -4,6 +4,7 @@
 
 #include "am/regs/mp1.h"
 #include "am/regs/smu_constants.h"
+#include "am/regs/smu_tables.h"
 
 namespace am::sim {
 namespace {
@@ -37,34 +38,32 @@ const std::array<std::vector<uint32_t>, regs::smu::PPCLK_COUNT>& SmuModel::DpmLe
   return *levels;
 }
 
-SmuModel::SmuModel(RegisterFile& registers, const regs::IpBases& bases) : registers_(registers) {
+SmuModel::SmuModel(RegisterFile& registers, const regs::IpBases& bases, ModelState* state, GpuMemory* memory)
+    : registers_(registers),
+      memory_(memory),
+      own_state_(state == nullptr ? std::make_unique<ModelState>() : nullptr),
+      state_(StateBlock<State>((state != nullptr ? *state : *own_state_).smu)) {
   message_register_ = RegisterAddress<regs::mp1::MP1_SMN_C2PMSG_66>(bases);
   argument_register_ = RegisterAddress<regs::mp1::MP1_SMN_C2PMSG_82>(bases);
   response_register_ = RegisterAddress<regs::mp1::MP1_SMN_C2PMSG_90>(bases);
   registers_.OnWrite(message_register_, "smu", [this](uint32_t message) { OnMessage(message); });
-  Reset();
 }
 
 void SmuModel::Reset() {
   base::MutexLock lock(&mu_);
-  firmware_version_.reset();
+  state_ = State{};
   no_response_ = false;
-  allowed_features_ = enabled_features_ = 0;
-  driver_table_high_ = 0;
-  driver_table_low_.reset();
-  for (uint32_t clock = 0; clock < smu::PPCLK_COUNT; ++clock) {
-    soft_limits_[clock] = {DpmLevels()[clock].front(), DpmLevels()[clock].back()};
-  }
 }
 
 void SmuModel::FirmwareLoaded(uint32_t version) {
   base::MutexLock lock(&mu_);
-  firmware_version_ = version;
+  state_.firmware_loaded = 1;
+  state_.firmware_version = version;
 }
 
 bool SmuModel::alive() const {
   base::MutexLock lock(&mu_);
-  return firmware_version_.has_value();
+  return state_.firmware_loaded != 0;
 }
 
 void SmuModel::InjectNoResponse(bool enabled) {
@@ -74,25 +73,61 @@ void SmuModel::InjectNoResponse(bool enabled) {
 
 uint64_t SmuModel::enabled_features() const {
   base::MutexLock lock(&mu_);
-  return enabled_features_;
+  return state_.enabled_features;
+}
+
+uint32_t SmuModel::metrics_transfers() const {
+  base::MutexLock lock(&mu_);
+  return state_.metrics_counter;
 }
 
 std::optional<uint64_t> SmuModel::driver_table_address() const {
   base::MutexLock lock(&mu_);
-  if (!driver_table_low_) return std::nullopt;
-  return (uint64_t{driver_table_high_} << 32) | *driver_table_low_;
+  if (!state_.driver_table_set) return std::nullopt;
+  return (uint64_t{state_.driver_table_high} << 32) | state_.driver_table_low;
+}
+
+std::pair<uint32_t, uint32_t> SmuModel::Limits(uint32_t clock) const {
+  const std::vector<uint32_t>& levels = DpmLevels()[clock];
+  return {state_.soft_min_mhz[clock] != 0 ? state_.soft_min_mhz[clock] : levels.front(),
+          state_.soft_max_mhz[clock] != 0 ? state_.soft_max_mhz[clock] : levels.back()};
 }
 
 std::pair<uint32_t, uint32_t> SmuModel::soft_limits_mhz(uint32_t clock) const {
   base::MutexLock lock(&mu_);
-  return clock < smu::PPCLK_COUNT ? soft_limits_[clock] : std::pair<uint32_t, uint32_t>{0, 0};
+  return clock < smu::PPCLK_COUNT ? Limits(clock) : std::pair<uint32_t, uint32_t>{0, 0};
+}
+
+// The metrics table at the driver table: clocks at their current soft maximum (the device is idle at the top of
+// its allowed range), and plausible idle readings of an RX 7900 XTX (not measured from a board).
+uint32_t SmuModel::TransferMetrics() {
+  constexpr uint16_t kIdleEdgeCelsius = 40, kIdleHotspotCelsius = 45, kIdleSocketWatts = 20;
+  if (memory_ == nullptr || !state_.driver_table_set) return smu::PPSMC_Result_CmdRejectedPrereq;
+  regs::smu::SmuMetricsExternal table{};
+  regs::smu::SmuMetrics& metrics = table.SmuMetrics;
+  for (uint32_t clock = 0; clock < smu::PPCLK_COUNT; ++clock) metrics.CurrClock[clock] = Limits(clock).second;
+  metrics.AverageGfxclkFrequencyTarget = static_cast<uint16_t>(Limits(smu::PPCLK_GFXCLK).second);
+  metrics.AverageGfxclkFrequencyPreDs = metrics.AverageGfxclkFrequencyPostDs = metrics.AverageGfxclkFrequencyTarget;
+  metrics.AverageMemclkFrequencyPreDs = metrics.AverageMemclkFrequencyPostDs =
+      static_cast<uint16_t>(Limits(smu::PPCLK_UCLK).second);
+  metrics.AverageFclkFrequencyPreDs = metrics.AverageFclkFrequencyPostDs =
+      static_cast<uint16_t>(Limits(smu::PPCLK_FCLK).second);
+  metrics.AvgTemperature[smu::TEMP_EDGE] = kIdleEdgeCelsius;
+  metrics.AvgTemperature[smu::TEMP_HOTSPOT] = kIdleHotspotCelsius;
+  metrics.AverageSocketPower = kIdleSocketWatts;
+  metrics.MetricsCounter = ++state_.metrics_counter;
+  const uint64_t address = (uint64_t{state_.driver_table_high} << 32) | state_.driver_table_low;
+  const MemoryClient client{Hub::kMm, 0, 0, "smu"};
+  absl::Status written =
+      WriteMemory(*memory_, client, address, std::span(reinterpret_cast<const uint8_t*>(&table), sizeof(table)));
+  return written.ok() ? smu::PPSMC_Result_OK : smu::PPSMC_Result_Failed;
 }
 
 void SmuModel::OnMessage(uint32_t message) {
   if (message == smu::PPSMC_MSG_Mode1Reset) {
     {
       base::MutexLock lock(&mu_);
-      if (!firmware_version_ || no_response_) return;
+      if (!state_.firmware_loaded || no_response_) return;
     }
     // The reset takes the SMU down with the rest of the chip: no answer is written (Linux waits a fixed time).
     if (mode1_reset_) mode1_reset_();
@@ -101,7 +136,7 @@ void SmuModel::OnMessage(uint32_t message) {
   Reply reply;
   {
     base::MutexLock lock(&mu_);
-    if (!firmware_version_ || no_response_) return;
+    if (!state_.firmware_loaded || no_response_) return;
     reply = Execute(message, registers_.Peek(argument_register_));
   }
   if (reply.output) registers_.Poke(argument_register_, *reply.output);
@@ -115,30 +150,31 @@ SmuModel::Reply SmuModel::Execute(uint32_t message, uint32_t argument) {
     case smu::PPSMC_MSG_TestMessage:
       return {smu::PPSMC_Result_OK, argument + 1};
     case smu::PPSMC_MSG_GetSmuVersion:
-      return {smu::PPSMC_Result_OK, *firmware_version_};
+      return {smu::PPSMC_Result_OK, state_.firmware_version};
     case smu::PPSMC_MSG_GetDriverIfVersion:
       return {smu::PPSMC_Result_OK, smu::SMU13_0_0_DRIVER_IF_VERSION};
     case smu::PPSMC_MSG_SetAllowedFeaturesMaskLow:
-      allowed_features_ = (allowed_features_ & ~uint64_t{0xffffffff}) | argument;
+      state_.allowed_features = (state_.allowed_features & ~uint64_t{0xffffffff}) | argument;
       return ok;
     case smu::PPSMC_MSG_SetAllowedFeaturesMaskHigh:
-      allowed_features_ = (allowed_features_ & 0xffffffff) | (uint64_t{argument} << 32);
+      state_.allowed_features = (state_.allowed_features & 0xffffffff) | (uint64_t{argument} << 32);
       return ok;
     case smu::PPSMC_MSG_EnableAllSmuFeatures:
-      enabled_features_ = allowed_features_;
+      state_.enabled_features = state_.allowed_features;
       return ok;
     case smu::PPSMC_MSG_DisableAllSmuFeatures:
-      enabled_features_ = 0;
+      state_.enabled_features = 0;
       return ok;
     case smu::PPSMC_MSG_GetRunningSmuFeaturesLow:
-      return {smu::PPSMC_Result_OK, static_cast<uint32_t>(enabled_features_)};
+      return {smu::PPSMC_Result_OK, static_cast<uint32_t>(state_.enabled_features)};
     case smu::PPSMC_MSG_GetRunningSmuFeaturesHigh:
-      return {smu::PPSMC_Result_OK, static_cast<uint32_t>(enabled_features_ >> 32)};
+      return {smu::PPSMC_Result_OK, static_cast<uint32_t>(state_.enabled_features >> 32)};
     case smu::PPSMC_MSG_SetDriverDramAddrHigh:
-      driver_table_high_ = argument;
+      state_.driver_table_high = argument;
       return ok;
     case smu::PPSMC_MSG_SetDriverDramAddrLow:
-      driver_table_low_ = argument;
+      state_.driver_table_low = argument;
+      state_.driver_table_set = 1;
       return ok;
     case smu::PPSMC_MSG_GetDpmFreqByIndex: {
       const uint32_t clock = ClockOf(argument);
@@ -163,14 +199,16 @@ SmuModel::Reply SmuModel::Execute(uint32_t message, uint32_t argument) {
       const std::vector<uint32_t>& levels = DpmLevels()[clock];
       // The firmware clamps a request into the clock's DPM range.
       const uint32_t mhz = std::clamp(ValueOf(argument), levels.front(), levels.back());
-      auto& [low, high] = soft_limits_[clock];
-      (message == smu::PPSMC_MSG_SetSoftMinByFreq ? low : high) = mhz;
+      (message == smu::PPSMC_MSG_SetSoftMinByFreq ? state_.soft_min_mhz : state_.soft_max_mhz)[clock] = mhz;
       return ok;
     }
-    case smu::PPSMC_MSG_TransferTableSmu2Dram:
-      // Needs the driver table address and a memory path to it (GMC model); refused until both exist.
-      if (!driver_table_low_ || argument >= smu::TABLE_COUNT) return {smu::PPSMC_Result_CmdRejectedPrereq, {}};
-      return failed;
+    case smu::PPSMC_MSG_TransferTableSmu2Dram: {
+      // smu_cmn_update_table: table id in bits 15:0, an argument in 31:16. Only the metrics table is modelled;
+      // the others (pptable, watermarks, ...) fail as a table the firmware cannot produce.
+      const uint32_t table = argument & 0xffff;
+      if (table != smu::TABLE_SMU_METRICS) return failed;
+      return {TransferMetrics(), std::nullopt};
+    }
     default:
       return {smu::PPSMC_Result_UnknownCmd, std::nullopt};
   }

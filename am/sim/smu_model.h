@@ -4,19 +4,25 @@
 // smu_v13_0_0_ppsmc.h, clock and feature ids from smu13_driver_if_v13_0_0.h (am/regs/smu*_constants.h).
 //
 // Until the PSP has loaded the SMU's firmware (pmfw), nothing answers: the response register stays 0 and the
-// driver's wait times out, as on the hardware.
+// driver's wait times out, as on the hardware. Its state (firmware, features, driver table, clock limits) is kept
+// in the device's persistent model state, so a second process finds the SMU as the first left it.
+// TransferTableSmu2Dram writes the metrics table (SmuMetricsExternal_t) to the driver table's MC address through
+// the MMHUB.
 #ifndef BAREGPU_AM_SIM_SMU_MODEL_H_
 #define BAREGPU_AM_SIM_SMU_MODEL_H_
 
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "am/regs/ip_bases.h"
 #include "am/regs/smu_driver_if_constants.h"
+#include "am/sim/gpu_memory.h"
+#include "am/sim/model_state.h"
 #include "am/sim/register_file.h"
 #include "base/mutex.h"
 
@@ -24,7 +30,10 @@ namespace am::sim {
 
 class SmuModel {
  public:
-  SmuModel(RegisterFile& registers, const regs::IpBases& bases);
+  // Without `state` the model keeps its state to itself (tests of the mailbox alone); without `memory`
+  // TransferTableSmu2Dram has no path to the driver table and fails.
+  SmuModel(RegisterFile& registers, const regs::IpBases& bases, ModelState* state = nullptr,
+           GpuMemory* memory = nullptr);
 
   // The PSP loaded SMU firmware of this version: the mailbox comes alive.
   void FirmwareLoaded(uint32_t version);
@@ -39,6 +48,7 @@ class SmuModel {
 
   // For tests and tools.
   uint64_t enabled_features() const;
+  uint32_t metrics_transfers() const;
   std::optional<uint64_t> driver_table_address() const;
   std::pair<uint32_t, uint32_t> soft_limits_mhz(uint32_t clock) const;
 
@@ -51,21 +61,34 @@ class SmuModel {
     uint32_t result;
     std::optional<uint32_t> output;
   };
+  // Kept in ModelState::smu; all zeros is the power-on state (a zero clock limit means the DPM range's end).
+  struct State {
+    uint32_t firmware_loaded;
+    uint32_t firmware_version;
+    uint64_t allowed_features;
+    uint64_t enabled_features;
+    uint32_t driver_table_high;
+    uint32_t driver_table_low;
+    uint32_t driver_table_set;
+    uint32_t metrics_counter;
+    uint32_t soft_min_mhz[regs::smu::PPCLK_COUNT];
+    uint32_t soft_max_mhz[regs::smu::PPCLK_COUNT];
+  };
+
   void OnMessage(uint32_t message);
   Reply Execute(uint32_t message, uint32_t argument) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  uint32_t TransferMetrics() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::pair<uint32_t, uint32_t> Limits(uint32_t clock) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   RegisterFile& registers_;
+  GpuMemory* memory_;
   uint64_t message_register_ = 0, argument_register_ = 0, response_register_ = 0;
   std::function<void()> mode1_reset_;
 
   mutable base::Mutex mu_;
-  std::optional<uint32_t> firmware_version_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<ModelState> own_state_;
+  State& state_ ABSL_GUARDED_BY(mu_);
   bool no_response_ ABSL_GUARDED_BY(mu_) = false;
-  uint64_t allowed_features_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t enabled_features_ ABSL_GUARDED_BY(mu_) = 0;
-  uint32_t driver_table_high_ ABSL_GUARDED_BY(mu_) = 0;
-  std::optional<uint32_t> driver_table_low_ ABSL_GUARDED_BY(mu_);
-  std::array<std::pair<uint32_t, uint32_t>, regs::smu::PPCLK_COUNT> soft_limits_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace am::sim

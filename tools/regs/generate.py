@@ -49,6 +49,7 @@ STRUCT_HEADERS = [
     "include/soc21_enum.h",
     "include/ivsrcid/gfx/irqsrcs_gfx_11_0_0.h",
     "include/ivsrcid/vmc/irqsrcs_vmc_1_0.h",
+    "include/ivsrcid/nbio/irqsrcs_nbif_7_4.h",
     "amdgpu/psp_gfx_if.h",
     "amdgpu/nvd.h",
     "amdgpu/sdma_v6_0_0_pkt_open.h",

@@ -30,11 +30,13 @@ CONSTANTS = [
     ("smu_constants.h", "pm/swsmu/inc/pmfw_if/smu_v13_0_0_ppsmc.h", "smu",
      [r"^PPSMC_", r"^PPS_", r"^DEBUGSMC_", r"^SMU_13_0_0_"], True),
     ("smu_driver_if_constants.h", "pm/swsmu/inc/pmfw_if/smu13_driver_if_v13_0_0.h", "smu",
-     [r"^PPCLK_", r"^SMU13_0_0_DRIVER_IF_VERSION$", r"^TABLE_", r"^FEATURE_"], True),
+     [r"^PPCLK_", r"^SMU13_0_0_DRIVER_IF_VERSION$", r"^TABLE_", r"^FEATURE_", r"^TEMP_", r"^SVI_PLANE_",
+      r"^THROTTLER_COUNT$", r"^D3HOT_SEQUENCE_COUNT$"], True),
     ("ih_constants.h", "include/soc15_ih_clientid.h", "ih", [r"^SOC15_IH_CLIENTID_", r"^SOC21_IH_CLIENTID_"], True),
     ("gfx_srcid_constants.h", "include/ivsrcid/gfx/irqsrcs_gfx_11_0_0.h", "ih", [r"^GFX_11_0_0__SRCID__"], True),
     ("vmc_srcid_constants.h", "include/ivsrcid/vmc/irqsrcs_vmc_1_0.h", "ih", [r"^VMC_1_0__SRCID__", r"^UTCL2_1_0__SRCID__"],
      True),
+    ("nbif_srcid_constants.h", "include/ivsrcid/nbio/irqsrcs_nbif_7_4.h", "ih", [r"^NBIF_7_4__SRCID__"], True),
     ("vm_constants.h", "amdgpu/amdgpu_vm.h", "vm", [r"^AMDGPU_(PTE|PDE|MTYPE)_"], False),
 ]
 
@@ -75,6 +77,8 @@ LAYOUTS = [
     ("struct psp_gfx_rb_frame", "amdgpu/psp_gfx_if.h"),
     ("struct v11_compute_mqd", "include/v11_structs.h"),
     ("struct v11_sdma_mqd", "include/v11_structs.h"),
+    ("SmuMetrics_t", "pm/swsmu/inc/pmfw_if/smu13_driver_if_v13_0_0.h"),
+    ("SmuMetricsExternal_t", "pm/swsmu/inc/pmfw_if/smu13_driver_if_v13_0_0.h"),
 ]
 
 # What the kernel's own headers would give the amdgpu headers; only types and attributes, no facts.
@@ -154,10 +158,15 @@ def struct_members(text, ctype):
     kind = ctype.split()[0] if " " in ctype else r"(?:struct|union)"
     clean = re.sub(r"^\s*#.*$", "", strip_comments(text), flags=re.M)
     m = re.search(r"\b%s\s+%s\s*\{" % (kind, re.escape(name)), clean)
-    if not m:
-        raise ValueError("%s not found" % ctype)
-    body, _ = matching_body(clean, m.end() - 1)
-    return parse_members(body)
+    if m:
+        body, _ = matching_body(clean, m.end() - 1)
+        return parse_members(body)
+    # A typedef of an anonymous structure: typedef struct { ... } Name;
+    for t in re.finditer(r"\btypedef\s+(?:struct|union)\s*\{", clean):
+        body, end = matching_body(clean, t.end() - 1)
+        if re.match(r"\s*%s\s*;" % re.escape(name), clean[end + 1:]):
+            return parse_members(body)
+    raise ValueError("%s not found" % ctype)
 
 
 def matching_body(text, open_at):

@@ -6,7 +6,10 @@
 
 #include <cstring>
 
+#include "am/regs/gfx_srcid_constants.h"
+#include "am/regs/ih_constants.h"
 #include "am/regs/mmhub.h"
+#include "am/regs/nbif_srcid_constants.h"
 #include "am/regs/osssys.h"
 #include "am/regs/register_space.h"
 #include "am/sim/navi31.h"
@@ -163,6 +166,16 @@ TEST_F(IhModelTest, RptrFromTheDoorbellWhenEnabled) {
   navi31().doorbells().Write(0x30, 96);  // the driver's rptr update through its doorbell
   navi31().ih().Post(InterruptEntry{});
   EXPECT_EQ(navi31().ih().delivered(), 4u);
+}
+
+TEST_F(IhModelTest, InjectedRasEventsArriveAsTheirInterrupts) {
+  Enable(10);
+  navi31().InjectRasInterrupt(RasEvent::kCpEccError);
+  navi31().InjectRasInterrupt(RasEvent::kAthubErrorEvent);
+  EXPECT_EQ(Entry(0)[0] & 0xffff, regs::ih::SOC21_IH_CLIENTID_GRBM_CP | regs::ih::GFX_11_0_0__SRCID__CP_ECC_ERROR << 8);
+  EXPECT_EQ(Entry(1)[0] & 0xffff,
+            regs::ih::SOC21_IH_CLIENTID_BIF | regs::ih::NBIF_7_4__SRCID__ERREVENT_ATHUB_INTERRUPT << 8);
+  EXPECT_EQ(navi31().errors().errors().size(), 2u);
 }
 
 }  // namespace

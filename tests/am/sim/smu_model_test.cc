@@ -6,8 +6,10 @@
 #include "am/regs/mp1.h"
 #include "am/regs/register_space.h"
 #include "am/regs/smu_constants.h"
+#include "am/regs/smu_tables.h"
 #include "am/sim/navi31.h"
 #include "gtest/gtest.h"
+#include "tests/am/sim/model_fixture.h"
 
 namespace am::sim {
 namespace {
@@ -120,6 +122,45 @@ TEST_F(SmuModelTest, Mode1ResetGoesToTheDeviceWithoutAnAnswer) {
   EXPECT_EQ(Send(smu::PPSMC_MSG_Mode1Reset).response, 0u);
   EXPECT_EQ(resets, 1);
   EXPECT_FALSE(model_.alive());  // the firmware must be loaded again after a reset
+}
+
+// TransferTableSmu2Dram writes SmuMetricsExternal_t to the driver table through the MMHUB; the state the driver set
+// survives a new model on the same persistent state (a second process).
+TEST(SmuModelWithMemoryTest, MetricsTableLandsAtTheDriverTableAndStateIsPersistent) {
+  testing::ModelFixture fixture;
+  constexpr uint64_t kDriverTable = 0x80'0010'0000;
+  std::span<uint8_t> table = fixture.memory().Place(kDriverTable, sizeof(regs::smu::SmuMetricsExternal));
+  auto mp1 = fixture.Regs<regs::Ip::kMp1>();
+  auto send = [&](uint32_t message, uint32_t argument) {
+    mp1.Write(regs::mp1::MP1_SMN_C2PMSG_90{}.set_raw(0));
+    mp1.Write(regs::mp1::MP1_SMN_C2PMSG_82{}.set_raw(argument));
+    mp1.Write(regs::mp1::MP1_SMN_C2PMSG_66{}.set_raw(message));
+    return mp1.Read<regs::mp1::MP1_SMN_C2PMSG_90>().raw();
+  };
+  {
+    SmuModel model(fixture.registers(), fixture.bases(), &fixture.state(), &fixture.memory());
+    model.FirmwareLoaded(0x00504e00);
+    EXPECT_EQ(send(smu::PPSMC_MSG_TransferTableSmu2Dram, smu::TABLE_SMU_METRICS), smu::PPSMC_Result_CmdRejectedPrereq);
+    EXPECT_EQ(send(smu::PPSMC_MSG_SetDriverDramAddrHigh, kDriverTable >> 32), smu::PPSMC_Result_OK);
+    EXPECT_EQ(send(smu::PPSMC_MSG_SetDriverDramAddrLow, static_cast<uint32_t>(kDriverTable)), smu::PPSMC_Result_OK);
+    EXPECT_EQ(send(smu::PPSMC_MSG_SetSoftMaxByFreq, smu::PPCLK_GFXCLK << 16 | 1500), smu::PPSMC_Result_OK);
+    EXPECT_EQ(send(smu::PPSMC_MSG_TransferTableSmu2Dram, smu::TABLE_SMU_METRICS), smu::PPSMC_Result_OK);
+    EXPECT_EQ(send(smu::PPSMC_MSG_TransferTableSmu2Dram, smu::TABLE_PPTABLE), smu::PPSMC_Result_Failed);
+  }
+  regs::smu::SmuMetricsExternal metrics;
+  std::memcpy(&metrics, table.data(), sizeof(metrics));
+  EXPECT_EQ(metrics.SmuMetrics.CurrClock[smu::PPCLK_GFXCLK], 1500u);
+  EXPECT_EQ(metrics.SmuMetrics.AverageGfxclkFrequencyTarget, 1500u);
+  EXPECT_EQ(metrics.SmuMetrics.MetricsCounter, 1u);
+  EXPECT_GT(metrics.SmuMetrics.AvgTemperature[smu::TEMP_EDGE], 0u);
+
+  SmuModel reopened(fixture.registers(), fixture.bases(), &fixture.state(), &fixture.memory());
+  EXPECT_TRUE(reopened.alive());
+  EXPECT_EQ(reopened.driver_table_address(), kDriverTable);
+  EXPECT_EQ(reopened.soft_limits_mhz(smu::PPCLK_GFXCLK).second, 1500u);
+  EXPECT_EQ(send(smu::PPSMC_MSG_TransferTableSmu2Dram, smu::TABLE_SMU_METRICS), smu::PPSMC_Result_OK);
+  std::memcpy(&metrics, table.data(), sizeof(metrics));
+  EXPECT_EQ(metrics.SmuMetrics.MetricsCounter, 2u);
 }
 
 }  // namespace
