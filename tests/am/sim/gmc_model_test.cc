@@ -21,6 +21,7 @@
 #include "pci/open.h"
 #include "tests/am/sim/bar5.h"
 #include "tests/am/sim/sim_state_dir.h"
+#include "tests/am/sim/vm_context.h"
 
 namespace am::sim {
 namespace {
@@ -68,28 +69,7 @@ class GmcModelTest : public ::testing::Test {
     return ptb;
   }
   void ProgramContext(uint32_t vmid, uint32_t depth, uint64_t base, uint64_t start, uint64_t end) {
-    const uint64_t stride = regs::gc::GCVM_CONTEXT1_CNTL::kOffset - regs::gc::GCVM_CONTEXT0_CNTL::kOffset;
-    const uint64_t base_stride = regs::gc::GCVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_LO32::kOffset -
-                                 regs::gc::GCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32::kOffset;
-    auto at = [&](auto reg, uint64_t step) {
-      return *Navi31Bases().Resolve(regs::Ip::kGc, 0, decltype(reg)::kSegment, decltype(reg)::kOffset + vmid * step);
-    };
-    bar5_->WriteDword(at(regs::gc::GCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32{}, base_stride),
-                      static_cast<uint32_t>(base));
-    bar5_->WriteDword(at(regs::gc::GCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_HI32{}, base_stride), base >> 32);
-    bar5_->WriteDword(at(regs::gc::GCVM_CONTEXT0_PAGE_TABLE_START_ADDR_LO32{}, base_stride), start >> 12);
-    bar5_->WriteDword(at(regs::gc::GCVM_CONTEXT0_PAGE_TABLE_START_ADDR_HI32{}, base_stride), start >> 44);
-    bar5_->WriteDword(at(regs::gc::GCVM_CONTEXT0_PAGE_TABLE_END_ADDR_LO32{}, base_stride), end >> 12);
-    bar5_->WriteDword(at(regs::gc::GCVM_CONTEXT0_PAGE_TABLE_END_ADDR_HI32{}, base_stride), end >> 44);
-    bar5_->WriteDword(at(regs::gc::GCVM_CONTEXT0_CNTL{}, stride), regs::gc::GCVM_CONTEXT0_CNTL{}
-                                                                      .enable_context(1)
-                                                                      .page_table_depth(depth)
-                                                                      .valid_protection_fault_enable_interrupt(1)
-                                                                      .range_protection_fault_enable_interrupt(1)
-                                                                      .write_protection_fault_enable_interrupt(1)
-                                                                      .read_protection_fault_enable_interrupt(1)
-                                                                      .pde0_protection_fault_enable_interrupt(1)
-                                                                      .raw());
+    testing::ProgramGcContext(*bar5_, vmid, depth, base, start, end);
   }
   // The MMHUB system aperture covering the FB, as mmhub_v3_0_init_system_aperture_regs programs it.
   void ProgramMmhubAperture() {
