@@ -190,6 +190,18 @@ void Navi31::AttachIndirectAccess() {
       std::memcpy(vram().data() + (address & ~uint64_t{3}), &value, 4);
     }
   });
+  // The RSMU index/data pair (nbio_v4_3_get_pcie_index_offset / _data_offset): the driver's path to registers
+  // beyond BAR5 (amdgpu_device_indirect_rreg/wreg), a byte address in the index.
+  const uint64_t rsmu_index = RegisterAddress<regs::nbio::BIF_BX_PF0_RSMU_INDEX>(bases_);
+  const uint64_t rsmu_data = RegisterAddress<regs::nbio::BIF_BX_PF0_RSMU_DATA>(bases_);
+  registers_.OnRead(rsmu_data, "nbio", [this, rsmu_index](uint32_t) -> uint32_t {
+    const uint64_t address = registers_.Peek(rsmu_index) / 4;
+    return address < registers_.size_dwords() ? registers_.ReadDword(address) : pci::Mmio::kUnclaimedRead;
+  });
+  registers_.OnWrite(rsmu_data, "nbio", [this, rsmu_index](uint32_t value) {
+    const uint64_t address = registers_.Peek(rsmu_index) / 4;
+    if (address < registers_.size_dwords()) registers_.WriteDword(address, value);
+  });
 }
 
 Navi31::~Navi31() = default;

@@ -123,5 +123,22 @@ TEST(Navi31Test, SmuMode1ResetReturnsRegistersToPowerOnAndKeepsVram) {
   EXPECT_TRUE(ReadDiscovery(**device).ok());                  // the discovery binary is there again
 }
 
+// Registers beyond BAR5's 1 MiB (GC's fourth segment lies at dword 0x2402c00) are reached through the RSMU
+// index/data pair, as amdgpu_device_indirect_rreg/wreg do with nbio_v4_3's pcie index/data offsets.
+TEST(Navi31Test, RegistersBeyondBar5AreReachedThroughRsmuIndexData) {
+  auto device = pci::Open("sim:navi31:rsmu");
+  ASSERT_TRUE(device.ok()) << device.status();
+  Bar5 bar5(*(*device)->MapMmio(5));
+  auto nbio = *regs::IpRegisters<regs::Ip::kNbio, Bar5>::Create(bar5, Navi31Bases());
+  const uint64_t far_dword = *Navi31Bases().Resolve(regs::Ip::kGc, 0, 3, 0x10);
+  ASSERT_GE(far_dword * 4, Navi31::kRegisterBarSize);
+  nbio.Write(regs::nbio::BIF_BX_PF0_RSMU_INDEX{}.set_raw(static_cast<uint32_t>(far_dword * 4)));
+  nbio.Write(regs::nbio::BIF_BX_PF0_RSMU_DATA{}.set_raw(0xfeedf00d));
+  EXPECT_EQ(static_cast<Navi31&>(**device).registers().Peek(far_dword), 0xfeedf00du);
+  nbio.Write(regs::nbio::BIF_BX_PF0_RSMU_INDEX{}.set_raw(0));
+  nbio.Write(regs::nbio::BIF_BX_PF0_RSMU_INDEX{}.set_raw(static_cast<uint32_t>(far_dword * 4)));
+  EXPECT_EQ(nbio.Read<regs::nbio::BIF_BX_PF0_RSMU_DATA>().raw(), 0xfeedf00du);
+}
+
 }  // namespace
 }  // namespace am::sim
