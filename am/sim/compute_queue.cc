@@ -1,0 +1,239 @@
+#include "am/sim/compute_queue.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "am/regs/gfx_srcid_constants.h"
+
+namespace am::sim {
+namespace {
+
+namespace gc = regs::gc;
+
+// CP_HQD_PQ_RPTR and the report are 32-bit dword offsets into the ring, so the largest ring whose offsets they
+// can hold is 2^31 dwords: QUEUE_SIZE 30.
+constexpr uint32_t kMaxQueueSize = 30;
+// How often a queue with CP_PQ_WPTR_POLL_CNTL.EN re-reads its write-pointer address while idle.
+constexpr std::chrono::milliseconds kWptrPollPeriod{1};
+
+}  // namespace
+
+ComputeQueue::ComputeQueue(const ModelContext& context, ShaderExecutor* executor, HqdId id, HqdRegisters hqd,
+                           Hooks hooks)
+    : context_(context),
+      executor_(executor),
+      id_(id),
+      hqd_(hqd),
+      hooks_(std::move(hooks)),
+      poll_cntl_address_(RegisterAddress<gc::CP_PQ_WPTR_POLL_CNTL>(context.bases)) {
+  const auto doorbell = hqd_.Get<gc::CP_HQD_PQ_DOORBELL_CONTROL>();
+  if (doorbell.doorbell_en()) {
+    doorbell_token_ = context_.doorbells.Subscribe(doorbell.doorbell_offset(), /*is_64bit=*/true, [signals = signals_] {
+      std::lock_guard lock(signals->mu);
+      signals->doorbell_rung = true;
+      signals->cv.notify_all();
+    });
+  }
+  thread_ = std::thread([this] { Run(); });
+}
+
+ComputeQueue::~ComputeQueue() {
+  {
+    std::lock_guard lock(mu_);
+    if (stop_ == Stop::kNone) stop_ = Stop::kShutdown;
+    cv_.notify_all();
+  }
+  thread_.join();
+  if (doorbell_token_ != 0) context_.doorbells.Unsubscribe(doorbell_token_);
+}
+
+void ComputeQueue::RequestDequeue() {
+  std::lock_guard lock(mu_);
+  if (stop_ == Stop::kNone) stop_ = Stop::kDequeue;
+  cv_.notify_all();
+}
+
+void ComputeQueue::Wake(bool wptr_register_written) {
+  std::lock_guard lock(mu_);
+  if (wptr_register_written) wptr_written_ = true;
+  cv_.notify_all();
+}
+
+void ComputeQueue::InjectHang() {
+  std::lock_guard lock(mu_);
+  hung_ = true;
+  cv_.notify_all();
+}
+
+bool ComputeQueue::Backoff(std::chrono::microseconds delay) {
+  std::unique_lock lock(mu_);
+  if (stop_ != Stop::kNone) return false;
+  if (delay.count() > 0) cv_.wait_for(lock, delay);
+  return stop_ == Stop::kNone;
+}
+
+bool ComputeQueue::polling() const {
+  const auto poll = gc::CP_PQ_WPTR_POLL_CNTL::FromRaw(context_.registers.Peek(poll_cntl_address_));
+  return poll.en() &&
+         (hqd_.Get<gc::CP_HQD_PQ_WPTR_POLL_ADDR>().raw() | hqd_.Get<gc::CP_HQD_PQ_WPTR_POLL_ADDR_HI>().raw());
+}
+
+bool ComputeQueue::UpdateWptr(Pm4Engine& engine) {
+  const auto doorbell = hqd_.Get<gc::CP_HQD_PQ_DOORBELL_CONTROL>();
+  uint64_t wptr = wptr_;
+  if (signals_->doorbell_rung) {
+    signals_->doorbell_rung = false;
+    if (doorbell_token_ != 0 && hooks_.doorbell_routed(doorbell.doorbell_offset())) {
+      wptr = context_.doorbells.Read64(doorbell.doorbell_offset());
+    }
+  }
+  if (wptr_written_) {
+    wptr_written_ = false;
+    wptr = hqd_.Get<gc::CP_HQD_PQ_WPTR_LO>().raw() | (uint64_t{hqd_.Get<gc::CP_HQD_PQ_WPTR_HI>().raw()} << 32);
+  }
+  if (polling()) {
+    const uint64_t address = (hqd_.Get<gc::CP_HQD_PQ_WPTR_POLL_ADDR>().raw() & ~7u) |
+                             (uint64_t{hqd_.Get<gc::CP_HQD_PQ_WPTR_POLL_ADDR_HI>().raw()} << 32);
+    absl::StatusOr<uint64_t*> polled = MapQword(context_.memory, {Hub::kGc, 0, 5, "mec"}, address, Access::kRead);
+    if (!polled.ok()) {
+      engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
+                   absl::StrFormat("write-pointer poll: %s", polled.status().message()));
+      return false;
+    }
+    wptr = std::atomic_ref<uint64_t>(**polled).load(std::memory_order_acquire);
+  }
+  if (wptr != wptr_) {
+    wptr_ = wptr;
+    hqd_.Set(gc::CP_HQD_PQ_WPTR_LO::FromRaw(static_cast<uint32_t>(wptr)));
+    hqd_.Set(gc::CP_HQD_PQ_WPTR_HI::FromRaw(static_cast<uint32_t>(wptr >> 32)));
+  }
+  return true;
+}
+
+bool ComputeQueue::ReadRing(uint32_t offset, std::span<uint32_t> out, Pm4Engine& engine) {
+  const MemoryClient client{Hub::kGc, hqd_.Get<gc::CP_HQD_VMID>().vmid(), 5, "mec"};
+  while (!out.empty()) {
+    const uint32_t piece = std::min<uint64_t>(out.size(), ring_dwords_ - offset);
+    const uint64_t address = ring_base_ + uint64_t{offset} * 4;
+    absl::Status read = ReadMemory(context_.memory, client, address,
+                                   std::span<uint8_t>(reinterpret_cast<uint8_t*>(out.data()), piece * 4));
+    if (!read.ok()) {
+      engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
+                   absl::StrFormat("reading the ring at %#x (dword %d): %s", address, offset, read.message()));
+      return false;
+    }
+    out = out.subspan(piece);
+    offset = (offset + piece) & (ring_dwords_ - 1);
+  }
+  return true;
+}
+
+void ComputeQueue::PublishRptr(Pm4Engine& engine) {
+  hqd_.Set(gc::CP_HQD_PQ_RPTR::FromRaw(rptr_));
+  const auto control = hqd_.Get<gc::CP_HQD_PQ_CONTROL>();
+  const uint64_t report = (hqd_.Get<gc::CP_HQD_PQ_RPTR_REPORT_ADDR>().raw() & ~3u) |
+                          (uint64_t{hqd_.Get<gc::CP_HQD_PQ_RPTR_REPORT_ADDR_HI>().raw()} << 32);
+  if (control.no_update_rptr() || report == 0) return;
+  const MemoryClient client{Hub::kGc, hqd_.Get<gc::CP_HQD_VMID>().vmid(), 5, "mec"};
+  absl::StatusOr<uint32_t*> dword = MapDword(context_.memory, client, report, Access::kWrite);
+  if (!dword.ok()) {
+    engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF, absl::StrFormat("rptr report: %s", dword.status().message()));
+    faulted_ = true;
+    return;
+  }
+  std::atomic_ref<uint32_t>(**dword).store(rptr_, std::memory_order_release);
+}
+
+void ComputeQueue::Run() {
+  Pm4Engine engine(context_, executor_, id_, hqd_.Get<gc::CP_HQD_VMID>().vmid(),
+                   [this](std::chrono::microseconds delay) { return Backoff(delay); });
+  if (hooks_.kiq) {
+    engine.set_kiq_handler([this, &engine](std::span<const uint32_t> packet) { return hooks_.kiq(packet, engine); });
+  }
+  const auto control = hqd_.Get<gc::CP_HQD_PQ_CONTROL>();
+  ring_base_ = (hqd_.Get<gc::CP_HQD_PQ_BASE>().raw() | (uint64_t{hqd_.Get<gc::CP_HQD_PQ_BASE_HI>().raw()} << 32)) << 8;
+  std::unique_lock lock(mu_);
+  if (control.queue_size() > kMaxQueueSize) {
+    engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_PM4_PKT_RSVD_BIT_ERROR,
+                 absl::StrFormat("CP_HQD_PQ_CONTROL.QUEUE_SIZE %d asks for a ring of 2^%d dwords; at most %d (2^%d "
+                                 "dwords) fits the 32-bit read pointer",
+                                 control.queue_size(), control.queue_size() + 1, kMaxQueueSize, kMaxQueueSize + 1));
+    faulted_ = true;
+  } else {
+    ring_dwords_ = 1u << (control.queue_size() + 1);
+  }
+  rptr_ = hqd_.Get<gc::CP_HQD_PQ_RPTR>().raw() & (ring_dwords_ - 1);
+  wptr_ = hqd_.Get<gc::CP_HQD_PQ_WPTR_LO>().raw() | (uint64_t{hqd_.Get<gc::CP_HQD_PQ_WPTR_HI>().raw()} << 32);
+  std::vector<uint32_t> packet;
+  uint32_t incomplete_packet = 0;  // dwords the packet at rptr needs, once the ring holds only part of it
+  while (stop_ == Stop::kNone) {
+    if (hung_ || faulted_ || !hooks_.mec_running()) {
+      cv_.wait(lock);
+      continue;
+    }
+    if (!UpdateWptr(engine)) {
+      faulted_ = true;
+      continue;
+    }
+    const uint32_t pending = (static_cast<uint32_t>(wptr_) - rptr_) & (ring_dwords_ - 1);
+    if (pending_skip_ > 0 && pending > 0) {
+      const uint32_t skip = std::min(pending_skip_, pending);
+      rptr_ = (rptr_ + skip) & (ring_dwords_ - 1);
+      pending_skip_ -= skip;
+      PublishRptr(engine);
+      continue;
+    }
+    if (pending == 0 || pending_skip_ > 0 || incomplete_packet > pending) {
+      if (polling()) {
+        cv_.wait_for(lock, kWptrPollPeriod);
+      } else {
+        cv_.wait(lock);
+      }
+      continue;
+    }
+    lock.unlock();
+    uint32_t header = 0;
+    bool ok = ReadRing(rptr_, std::span<uint32_t>(&header, 1), engine);
+    absl::StatusOr<uint32_t> size = ok ? Pm4PacketDwords(header) : absl::StatusOr<uint32_t>(0u);
+    if (ok && !size.ok()) {
+      engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_BAD_OPCODE_ERROR,
+                   absl::StrFormat("ring dword %d: %s", rptr_, size.status().message()));
+      ok = false;
+    } else if (ok && *size > ring_dwords_) {
+      engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_BAD_OPCODE_ERROR,
+                   absl::StrFormat("ring dword %d: packet %#010x of %d dwords is larger than the ring (%d dwords)",
+                                   rptr_, header, *size, ring_dwords_));
+      ok = false;
+    }
+    if (ok && *size > pending) {
+      // The driver has not written the rest of the packet yet (or not moved wptr past it): wait for it.
+      lock.lock();
+      incomplete_packet = *size;
+      continue;
+    }
+    Pm4Engine::Result result;
+    if (ok) {
+      incomplete_packet = 0;
+      packet.resize(*size);
+      ok = ReadRing(rptr_, packet, engine);
+      if (ok) result = engine.ExecuteRingPacket(packet);
+    }
+    lock.lock();
+    if (!ok || result.status == Pm4Engine::Status::kFault) {
+      faulted_ = true;
+      continue;
+    }
+    if (result.status == Pm4Engine::Status::kStopped) continue;
+    rptr_ = (rptr_ + *size) & (ring_dwords_ - 1);
+    pending_skip_ = result.skip_dwords;
+    PublishRptr(engine);
+  }
+  if (stop_ == Stop::kDequeue) {
+    // The queue is off the MEC: what gfx_v11_0 and tinygrad poll CP_HQD_ACTIVE for.
+    hqd_.Set(gc::CP_HQD_ACTIVE::FromRaw(0));
+  }
+  finished_.store(true, std::memory_order_release);
+}
+
+}  // namespace am::sim

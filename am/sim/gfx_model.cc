@@ -1,0 +1,396 @@
+#include "am/sim/gfx_model.h"
+
+#include <atomic>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "am/regs/gc.h"
+#include "am/regs/gfx_srcid_constants.h"
+#include "am/regs/mqd.h"
+#include "am/regs/psp_constants.h"
+#include "am/sim/discovery_table.h"
+
+namespace am::sim {
+namespace {
+
+namespace gc = regs::gc;
+namespace pm4 = regs::pm4;
+
+constexpr uint32_t kHqdActive = gc::CP_HQD_ACTIVE::kOffset - HqdRegisters::kFirst;
+constexpr uint32_t kHqdDequeueRequest = gc::CP_HQD_DEQUEUE_REQUEST::kOffset - HqdRegisters::kFirst;
+constexpr uint32_t kHqdWptrLo = gc::CP_HQD_PQ_WPTR_LO::kOffset - HqdRegisters::kFirst;
+constexpr uint32_t kHqdWptrHi = gc::CP_HQD_PQ_WPTR_HI::kOffset - HqdRegisters::kFirst;
+
+// The RS64 MEC firmware and each pipe's stack (psp_gfx_if.h GFX_FW_TYPE_RS64_MEC*, what gc_11_0_0_mec.bin
+// provides), which the PSP must have loaded for the MEC to run a pipe.
+constexpr uint32_t kMecStack[GfxModel::kPipes] = {
+    regs::psp::GFX_FW_TYPE_RS64_MEC_P0_STACK, regs::psp::GFX_FW_TYPE_RS64_MEC_P1_STACK,
+    regs::psp::GFX_FW_TYPE_RS64_MEC_P2_STACK, regs::psp::GFX_FW_TYPE_RS64_MEC_P3_STACK};
+
+// RLC_CP_SCHEDULERS.scheduler0 as gfx_v11_0_kiq_setting writes it: (me << 5) | (pipe << 3) | queue, then bit 7.
+constexpr uint32_t kKiqEnable = 0x80;
+
+// MAP_QUEUES / UNMAP_QUEUES dword 1 fields, from the nvd.h PACKET3_MAP_QUEUES_*(x) shifts and the widths up to the
+// next field.
+struct MapQueuesControl {
+  uint32_t raw;
+  uint32_t queue_sel() const { return (raw >> 4) & 3; }
+  uint32_t queue() const { return (raw >> 13) & 7; }
+  uint32_t pipe() const { return (raw >> 16) & 3; }
+  uint32_t me() const { return (raw >> 18) & 3; }
+  uint32_t engine_sel() const { return (raw >> 26) & 7; }
+  uint32_t num_queues() const { return (raw >> 29) & 7; }
+  uint32_t action() const { return raw & 3; }  // UNMAP_QUEUES
+};
+constexpr uint32_t DoorbellOffsetField(uint32_t dword) { return (dword >> 2) & 0x3ffffff; }
+
+// amdgpu's enum amdgpu_unmap_queues_action.
+constexpr uint32_t kPreemptQueues = 0, kResetQueues = 1, kPreemptQueuesNoUnmap = 3;
+
+}  // namespace
+
+GfxModel::GfxModel(const ModelContext& context, ShaderExecutor* executor)
+    : context_(context),
+      executor_(executor),
+      state_(StateBlock<State>(context.state.gfx)),
+      grbm_gfx_cntl_(RegisterAddress<gc::GRBM_GFX_CNTL>(context.bases)),
+      rlc_safe_mode_(RegisterAddress<gc::RLC_SAFE_MODE>(context.bases)),
+      rlc_cp_schedulers_(RegisterAddress<gc::RLC_CP_SCHEDULERS>(context.bases)),
+      mec_rs64_cntl_(RegisterAddress<gc::CP_MEC_RS64_CNTL>(context.bases)),
+      mec_doorbell_lower_(RegisterAddress<gc::CP_MEC_DOORBELL_RANGE_LOWER>(context.bases)),
+      mec_doorbell_upper_(RegisterAddress<gc::CP_MEC_DOORBELL_RANGE_UPPER>(context.bases)),
+      hqd_first_(RegisterAddress<gc::CP_MQD_BASE_ADDR>(context.bases)) {
+  RegisterFile& registers = context_.registers;
+  for (uint32_t i = 0; i < HqdRegisters::kCount; ++i) {
+    registers.OnRead(hqd_first_ + i, "gfx", [this, i](uint32_t stored) {
+      const std::optional<HqdId> id = Selected();
+      return id ? Bank(*id).Read(i) : stored;
+    });
+    registers.OnWrite(hqd_first_ + i, "gfx", [this, i](uint32_t value) { OnHqdWrite(i, value); });
+  }
+
+  // SH_MEM_CONFIG / SH_MEM_BASES: one per VMID, selected by GRBM_GFX_CNTL.VMID.
+  auto selected_vmid = [this] { return gc::GRBM_GFX_CNTL::FromRaw(context_.registers.Peek(grbm_gfx_cntl_)).vmid(); };
+  for (auto [address, bank] : {std::pair{RegisterAddress<gc::SH_MEM_CONFIG>(context.bases), state_.sh_mem_config},
+                               std::pair{RegisterAddress<gc::SH_MEM_BASES>(context.bases), state_.sh_mem_bases}}) {
+    registers.OnRead(address, "gfx", [bank, selected_vmid](uint32_t) {
+      return std::atomic_ref<uint32_t>(bank[selected_vmid()]).load(std::memory_order_acquire);
+    });
+    registers.OnWrite(address, "gfx", [bank, selected_vmid](uint32_t value) {
+      std::atomic_ref<uint32_t>(bank[selected_vmid()]).store(value, std::memory_order_release);
+    });
+  }
+
+  registers.OnWrite(RegisterAddress<gc::GRBM_GFX_INDEX>(context.bases), "gfx", [this](uint32_t value) {
+    const auto index = gc::GRBM_GFX_INDEX::FromRaw(value);
+    const Navi31GcConfig config;
+    if ((!index.se_broadcast_writes() && index.se_index() >= config.num_se) ||
+        (!index.sa_broadcast_writes() && index.sa_index() >= config.num_sa_per_se)) {
+      context_.errors.Report(
+          "gfx", absl::StrFormat("GRBM_GFX_INDEX %#010x selects SE %d SA %d; this GPU has %d SEs of %d SAs (gc_info)",
+                                 value, index.se_index(), index.sa_index(), config.num_se, config.num_sa_per_se));
+    }
+  });
+
+  // BOOTLOAD_COMPLETE is the RLC's report that its autoload (started by the PSP) brought the CP firmware up.
+  registers.OnRead(RegisterAddress<gc::RLC_RLCS_BOOTLOAD_STATUS>(context.bases), "rlc", [this](uint32_t stored) {
+    return gc::RLC_RLCS_BOOTLOAD_STATUS::FromRaw(stored)
+        .bootload_complete(context_.firmware.rlc_autoloaded() ? 1 : 0)
+        .raw();
+  });
+  registers.OnWrite(rlc_safe_mode_, "rlc", [this](uint32_t value) {
+    auto request = gc::RLC_SAFE_MODE::FromRaw(value);
+    if (!request.cmd()) return;
+    if (!context_.firmware.rlc_autoloaded()) {
+      context_.errors.Report("rlc", absl::StrFormat("RLC_SAFE_MODE request %#x while the RLC is not running (no RLC "
+                                                    "autoload yet): CMD is never acknowledged",
+                                                    value));
+      return;
+    }
+    context_.registers.Poke(rlc_safe_mode_, request.cmd(0).raw());
+  });
+
+  for (uint64_t address : {mec_rs64_cntl_, RegisterAddress<gc::CP_MEC_CNTL>(context.bases),
+                           RegisterAddress<gc::CP_PQ_WPTR_POLL_CNTL>(context.bases)}) {
+    registers.OnWrite(address, "mec", [this](uint32_t) { WakeAll(); });
+  }
+
+  registers.OnRead(RegisterAddress<gc::CP_MES_MTIME_LO>(context.bases), "gfx",
+                   [this](uint32_t) { return static_cast<uint32_t>(context_.clock.Now()); });
+  registers.OnRead(RegisterAddress<gc::CP_MES_MTIME_HI>(context.bases), "gfx",
+                   [this](uint32_t) { return static_cast<uint32_t>(context_.clock.Now() >> 32); });
+
+  // A queue a previous process left active carries on from its registers.
+  for (uint32_t pipe = 0; pipe < kPipes; ++pipe) {
+    for (uint32_t queue = 0; queue < kQueuesPerPipe; ++queue) {
+      const HqdId id{kMec, pipe, queue};
+      if (Bank(id).Get<gc::CP_HQD_ACTIVE>().active()) Activate(id);
+    }
+  }
+}
+
+GfxModel::~GfxModel() {
+  std::vector<std::unique_ptr<ComputeQueue>> queues;
+  {
+    std::lock_guard lock(queues_mu_);
+    for (auto& pipe : queues_) {
+      for (auto& queue : pipe) queues.push_back(std::move(queue));
+    }
+  }
+  // Destroying a queue stops its thread and leaves its HQD active, for the next process to pick up.
+  queues.clear();
+}
+
+std::optional<HqdId> GfxModel::Selected() const {
+  const auto cntl = gc::GRBM_GFX_CNTL::FromRaw(context_.registers.Peek(grbm_gfx_cntl_));
+  if (cntl.meid() != kMec || cntl.pipeid() >= kPipes || cntl.queueid() >= kQueuesPerPipe) return std::nullopt;
+  return HqdId{cntl.meid(), cntl.pipeid(), cntl.queueid()};
+}
+
+uint32_t GfxModel::ShMemConfig(uint32_t vmid) const {
+  return vmid < kVmids ? std::atomic_ref<uint32_t>(state_.sh_mem_config[vmid]).load() : 0;
+}
+
+uint32_t GfxModel::ShMemBases(uint32_t vmid) const {
+  return vmid < kVmids ? std::atomic_ref<uint32_t>(state_.sh_mem_bases[vmid]).load() : 0;
+}
+
+void GfxModel::OnHqdWrite(uint32_t index, uint32_t value) {
+  const std::optional<HqdId> id = Selected();
+  if (!id) {
+    if (index == kHqdActive && (value & 1)) {
+      const auto cntl = gc::GRBM_GFX_CNTL::FromRaw(context_.registers.Peek(grbm_gfx_cntl_));
+      context_.errors.Report(
+          "mec", absl::StrFormat("CP_HQD_ACTIVE=1 with GRBM_GFX_CNTL selecting me%d pipe%d queue%d: GC 11.0.0 has "
+                                 "compute HQDs on me%d, pipes 0-%d, queues 0-%d only; nothing runs",
+                                 cntl.meid(), cntl.pipeid(), cntl.queueid(), kMec, kPipes - 1, kQueuesPerPipe - 1));
+    }
+    return;
+  }
+  Bank(*id).Write(index, value);
+  switch (index) {
+    case kHqdActive:
+      if (value & 1) {
+        Activate(*id);
+      } else {
+        Deactivate(*id);
+      }
+      return;
+    case kHqdDequeueRequest:
+      if (gc::CP_HQD_DEQUEUE_REQUEST::FromRaw(value).dequeue_req() != 0) {
+        std::lock_guard lock(queues_mu_);
+        if (ComputeQueue* queue = queues_[id->pipe][id->queue].get()) queue->RequestDequeue();
+      }
+      return;
+    case kHqdWptrLo:
+    case kHqdWptrHi: {
+      std::lock_guard lock(queues_mu_);
+      if (ComputeQueue* queue = queues_[id->pipe][id->queue].get()) queue->Wake(/*wptr_register_written=*/true);
+      return;
+    }
+  }
+}
+
+bool GfxModel::Activate(const HqdId& id) {
+  const char* missing = nullptr;
+  if (!context_.firmware.Has(regs::psp::GFX_FW_TYPE_RS64_MEC)) {
+    missing = "the RS64 MEC firmware (GFX_FW_TYPE_RS64_MEC) is not loaded";
+  } else if (!context_.firmware.Has(kMecStack[id.pipe])) {
+    missing = "the pipe's RS64 MEC stack (GFX_FW_TYPE_RS64_MEC_Pn_STACK) is not loaded";
+  } else if (!context_.firmware.rlc_autoloaded()) {
+    missing = "the RLC autoload that starts the CP firmware has not run";
+  }
+  if (missing != nullptr) {
+    context_.errors.Report("mec",
+                           absl::StrFormat("%s: CP_HQD_ACTIVE=1 but %s; no engine runs the queue", id.Name(), missing));
+    return false;
+  }
+  std::unique_ptr<ComputeQueue> previous;
+  {
+    std::lock_guard lock(queues_mu_);
+    std::unique_ptr<ComputeQueue>& slot = queues_[id.pipe][id.queue];
+    if (slot && !slot->finished()) return true;  // already running: activating again changes nothing
+    previous = std::move(slot);
+  }
+  previous.reset();  // a dequeued queue's thread has ended; this only joins it
+  ComputeQueue::Hooks hooks;
+  hooks.mec_running = [this, pipe = id.pipe] { return MecRunning(pipe); };
+  hooks.doorbell_routed = [this](uint64_t index) { return DoorbellRouted(index); };
+  if (IsKiq(id)) {
+    hooks.kiq = [this](std::span<const uint32_t> packet, Pm4Engine& engine) {
+      return ExecuteKiqPacket(packet, engine);
+    };
+  }
+  auto queue = std::make_unique<ComputeQueue>(context_, executor_, id, Bank(id), std::move(hooks));
+  std::lock_guard lock(queues_mu_);
+  queues_[id.pipe][id.queue] = std::move(queue);
+  return true;
+}
+
+void GfxModel::Deactivate(const HqdId& id) {
+  std::unique_ptr<ComputeQueue> queue;
+  {
+    std::lock_guard lock(queues_mu_);
+    queue = std::move(queues_[id.pipe][id.queue]);
+  }
+  queue.reset();  // stops at the packet boundary and joins
+}
+
+bool GfxModel::MecRunning(uint32_t pipe) const {
+  const auto rs64 = gc::CP_MEC_RS64_CNTL::FromRaw(context_.registers.Peek(mec_rs64_cntl_));
+  const uint32_t active[] = {rs64.mec_pipe0_active(), rs64.mec_pipe1_active(), rs64.mec_pipe2_active(),
+                             rs64.mec_pipe3_active()};
+  const uint32_t reset[] = {rs64.mec_pipe0_reset(), rs64.mec_pipe1_reset(), rs64.mec_pipe2_reset(),
+                            rs64.mec_pipe3_reset()};
+  // CP_MEC_CNTL is the F32 MEC's control; its ME1 halt bit stops MEC1 as well.
+  const auto f32 = gc::CP_MEC_CNTL::FromRaw(context_.registers.Peek(RegisterAddress<gc::CP_MEC_CNTL>(context_.bases)));
+  return !rs64.mec_halt() && !f32.mec_me1_halt() && active[pipe] && !reset[pipe];
+}
+
+bool GfxModel::DoorbellRouted(uint64_t dword_index) const {
+  // The range registers hold byte offsets into the doorbell BAR (gfx_v11_0_kiq_init_register: index * 2 << 2 for
+  // a 64-bit doorbell index); a doorbell outside [LOWER, UPPER] does not reach the MEC.
+  const uint64_t byte = dword_index * 4;
+  const uint64_t lower =
+      gc::CP_MEC_DOORBELL_RANGE_LOWER::FromRaw(context_.registers.Peek(mec_doorbell_lower_)).doorbell_range_lower()
+      << 2;
+  const uint64_t upper =
+      gc::CP_MEC_DOORBELL_RANGE_UPPER::FromRaw(context_.registers.Peek(mec_doorbell_upper_)).doorbell_range_upper()
+      << 2;
+  return byte >= lower && byte <= upper;
+}
+
+bool GfxModel::IsKiq(const HqdId& id) const {
+  const uint32_t scheduler = gc::RLC_CP_SCHEDULERS::FromRaw(context_.registers.Peek(rlc_cp_schedulers_)).scheduler0();
+  return (scheduler & kKiqEnable) && scheduler == (kKiqEnable | (id.me << 5) | (id.pipe << 3) | id.queue);
+}
+
+void GfxModel::WakeAll() {
+  std::lock_guard lock(queues_mu_);
+  for (auto& pipe : queues_) {
+    for (auto& queue : pipe) {
+      if (queue) queue->Wake();
+    }
+  }
+}
+
+bool GfxModel::InjectQueueHang(uint32_t pipe, uint32_t queue) {
+  if (pipe >= kPipes || queue >= kQueuesPerPipe) return false;
+  std::lock_guard lock(queues_mu_);
+  ComputeQueue* q = queues_[pipe][queue].get();
+  if (q == nullptr || q->finished()) return false;
+  q->InjectHang();
+  return true;
+}
+
+bool GfxModel::QueueRunning(uint32_t pipe, uint32_t queue) {
+  if (pipe >= kPipes || queue >= kQueuesPerPipe) return false;
+  std::lock_guard lock(queues_mu_);
+  return queues_[pipe][queue] && !queues_[pipe][queue]->finished();
+}
+
+Pm4Engine::Status GfxModel::ExecuteKiqPacket(std::span<const uint32_t> packet, Pm4Engine& engine) {
+  const uint32_t opcode = pm4::Packet3Opcode(packet[0]);
+  auto malformed = [&](const std::string& what) {
+    return engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_BAD_OPCODE_ERROR, what);
+  };
+  switch (opcode) {
+    case pm4::PACKET3_SET_RESOURCES:
+      // gfx11_kiq_set_resources: the queue and GWS/OAC/GDS masks the KIQ may hand out; the model hands out all.
+      if (packet.size() != 8)
+        return malformed(absl::StrFormat("SET_RESOURCES of %d dwords; it takes 8", packet.size()));
+      return Pm4Engine::Status::kDone;
+    case pm4::PACKET3_MAP_QUEUES: {
+      // gfx11_kiq_map_queues: control, doorbell offset, MQD address lo/hi, wptr address lo/hi.
+      if (packet.size() != 7) return malformed(absl::StrFormat("MAP_QUEUES of %d dwords; it takes 7", packet.size()));
+      const MapQueuesControl control{packet[1]};
+      if (control.queue_sel() != 0 || control.num_queues() != 1 || control.engine_sel() != 0 || control.me() != kMec ||
+          control.pipe() >= kPipes || control.queue() >= kQueuesPerPipe) {
+        return malformed(absl::StrFormat(
+            "MAP_QUEUES control %#010x (queue_sel %d, num_queues %d, engine_sel %d, me %d pipe %d queue %d): the "
+            "model maps one compute queue (engine_sel 0) given by me%d, pipe 0-%d, queue 0-%d",
+            packet[1], control.queue_sel(), control.num_queues(), control.engine_sel(), control.me(), control.pipe(),
+            control.queue(), kMec, kPipes - 1, kQueuesPerPipe - 1));
+      }
+      const HqdId target{kMec, control.pipe(), control.queue()};
+      const uint64_t mqd_address = packet[3] | (uint64_t{packet[4]} << 32);
+      regs::V11ComputeMqd mqd;
+      absl::Status read = ReadMemory(context_.memory, {Hub::kGc, engine.vmid(), 5, "mec"}, mqd_address,
+                                     std::span<uint8_t>(reinterpret_cast<uint8_t*>(&mqd), sizeof(mqd)));
+      if (!read.ok()) {
+        return engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
+                            absl::StrFormat("MAP_QUEUES of %s: reading the MQD: %s", target.Name(), read.message()));
+      }
+      {
+        std::lock_guard lock(queues_mu_);
+        const auto& slot = queues_[target.pipe][target.queue];
+        if (slot && !slot->finished()) {
+          return malformed(absl::StrFormat("MAP_QUEUES of %s, which is already mapped", target.Name()));
+        }
+      }
+      const auto* dwords = reinterpret_cast<const uint32_t*>(&mqd);
+      HqdRegisters bank = Bank(target);
+      for (uint32_t i = 0; i < HqdRegisters::kCount; ++i) bank.Write(i, dwords[HqdRegisters::kMqdFirstDword + i]);
+      bank.Set(bank.Get<gc::CP_HQD_PQ_DOORBELL_CONTROL>().doorbell_offset(DoorbellOffsetField(packet[2])));
+      bank.Set(gc::CP_HQD_PQ_WPTR_POLL_ADDR::FromRaw(packet[5]));
+      bank.Set(gc::CP_HQD_PQ_WPTR_POLL_ADDR_HI::FromRaw(packet[6]));
+      bank.Set(gc::CP_HQD_ACTIVE::FromRaw(0).active(1));
+      if (!Activate(target)) {
+        return engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_BAD_OPCODE_ERROR,
+                            absl::StrFormat("MAP_QUEUES of %s: the MEC cannot run it", target.Name()));
+      }
+      return Pm4Engine::Status::kDone;
+    }
+    case pm4::PACKET3_UNMAP_QUEUES: {
+      // gfx11_kiq_unmap_queues: control, doorbell offset, then a fence address and value for
+      // PREEMPT_QUEUES_NO_UNMAP.
+      if (packet.size() != 6) return malformed(absl::StrFormat("UNMAP_QUEUES of %d dwords; it takes 6", packet.size()));
+      const MapQueuesControl control{packet[1]};
+      const uint32_t doorbell = DoorbellOffsetField(packet[2]);
+      if (control.queue_sel() != 0 || control.engine_sel() != 0 ||
+          (control.action() != kPreemptQueues && control.action() != kResetQueues &&
+           control.action() != kPreemptQueuesNoUnmap)) {
+        return malformed(
+            absl::StrFormat("UNMAP_QUEUES control %#010x (action %d, queue_sel %d, engine_sel %d): the "
+                            "model unmaps compute queues by doorbell (queue_sel 0, engine_sel 0) with "
+                            "actions 0, 1 and 3",
+                            packet[1], control.action(), control.queue_sel(), control.engine_sel()));
+      }
+      if (control.action() == kPreemptQueuesNoUnmap) {
+        // Every earlier packet of every queue has run to its end, so the queue is preempted: write the fence.
+        const uint64_t address = packet[3] | (uint64_t{packet[4]} << 32);
+        absl::StatusOr<uint32_t*> fence =
+            MapDword(context_.memory, {Hub::kGc, engine.vmid(), 5, "mec"}, address, Access::kWrite);
+        if (!fence.ok()) {
+          return engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
+                              absl::StrFormat("UNMAP_QUEUES fence: %s", fence.status().message()));
+        }
+        std::atomic_ref<uint32_t>(**fence).store(packet[5], std::memory_order_release);
+        return Pm4Engine::Status::kDone;
+      }
+      std::unique_ptr<ComputeQueue> unmapped;
+      {
+        std::lock_guard lock(queues_mu_);
+        for (auto& pipe : queues_) {
+          for (auto& slot : pipe) {
+            if (slot && !slot->finished() &&
+                !(slot->id().pipe == engine.id().pipe && slot->id().queue == engine.id().queue) &&
+                Bank(slot->id()).Get<gc::CP_HQD_PQ_DOORBELL_CONTROL>().doorbell_offset() == doorbell) {
+              unmapped = std::move(slot);
+            }
+          }
+        }
+      }
+      if (!unmapped) {
+        return malformed(absl::StrFormat("UNMAP_QUEUES of doorbell %#x: no mapped queue has it", doorbell));
+      }
+      unmapped->RequestDequeue();
+      unmapped.reset();  // joins: the queue is off the MEC when the packet completes
+      return Pm4Engine::Status::kDone;
+    }
+  }
+  return malformed(absl::StrFormat("%#x on the KIQ is not modelled (QUERY_STATUS)", opcode));
+}
+
+}  // namespace am::sim

@@ -1,0 +1,352 @@
+// The GFX model through its registers, doorbells and memory: SRBM banking, RLC handshakes, the MEC's firmware and
+// halt gating, queue activation, dequeue, restart by a new process, the KIQ's MAP_QUEUES, and injected faults.
+#include "am/sim/gfx_model.h"
+
+#include "am/regs/ih_constants.h"
+#include "gtest/gtest.h"
+#include "tests/am/sim/mec_fixture.h"
+
+namespace am::sim {
+namespace {
+
+using testing::MecFixture;
+using testing::TestQueue;
+using testing::WaitUntil;
+namespace gc = regs::gc;
+namespace pm4 = regs::pm4;
+
+TEST(GfxModelTest, HqdRegistersAreBankedBySrbmSelect) {
+  MecFixture mec;
+  auto gcr = mec.gc();
+  mec.Select(1, 0, 0);
+  gcr.Write(gc::CP_HQD_PQ_BASE{}.set_raw(0x1111));
+  mec.Select(1, 2, 3);
+  gcr.Write(gc::CP_HQD_PQ_BASE{}.set_raw(0x2222));
+  EXPECT_EQ(gcr.Read<gc::CP_HQD_PQ_BASE>().raw(), 0x2222u);
+  mec.Select(1, 0, 0);
+  EXPECT_EQ(gcr.Read<gc::CP_HQD_PQ_BASE>().raw(), 0x1111u);
+  mec.Select(1, 0, 1);
+  EXPECT_EQ(gcr.Read<gc::CP_HQD_PQ_BASE>().raw(), 0u);
+  // ME 0 (the graphics pipe) has no compute HQD: the register is plain storage there, shared by no queue.
+  mec.Select(0, 0, 0);
+  gcr.Write(gc::CP_HQD_PQ_BASE{}.set_raw(0x3333));
+  mec.Select(1, 2, 3);
+  EXPECT_EQ(gcr.Read<gc::CP_HQD_PQ_BASE>().raw(), 0x2222u);
+  // The banks are the device's state: a new model (a new process) finds them.
+  mec.ReopenModel();
+  auto again = mec.gc();
+  EXPECT_EQ(again.Read<gc::CP_HQD_PQ_BASE>().raw(), 0x2222u);
+}
+
+TEST(GfxModelTest, ShMemRegistersAreBankedByVmid) {
+  MecFixture mec;
+  auto gcr = mec.gc();
+  for (uint32_t vmid = 0; vmid < 16; ++vmid) {
+    mec.Select(0, 0, 0, vmid);
+    gcr.Write(gc::SH_MEM_BASES{}.set_raw(0x10000 * vmid + 2));
+  }
+  mec.Select(0, 0, 0, 7);
+  EXPECT_EQ(gcr.Read<gc::SH_MEM_BASES>().raw(), 0x70002u);
+  EXPECT_EQ(mec.gfx().ShMemBases(3), 0x30002u);
+}
+
+TEST(GfxModelTest, RlcBootloadCompletesOnlyAfterTheAutoload) {
+  MecFixture mec;
+  auto gcr = mec.gc();
+  EXPECT_EQ(gcr.Read<gc::RLC_RLCS_BOOTLOAD_STATUS>().bootload_complete(), 0u);
+  mec.LoadMecFirmware();
+  EXPECT_EQ(gcr.Read<gc::RLC_RLCS_BOOTLOAD_STATUS>().bootload_complete(), 1u);
+}
+
+TEST(GfxModelTest, RlcSafeModeIsAcknowledgedOnlyByARunningRlc) {
+  MecFixture mec;
+  auto gcr = mec.gc();
+  // gfx_v11_0_set_safe_mode: CMD=1, MESSAGE=1, then wait for CMD to read 0.
+  gcr.Write(gc::RLC_SAFE_MODE{}.cmd(1).message(1));
+  EXPECT_EQ(gcr.Read<gc::RLC_SAFE_MODE>().cmd(), 1u);
+  EXPECT_TRUE(mec.ErrorLogged("rlc", "not running")) << mec.Errors();
+
+  mec.LoadMecFirmware();
+  gcr.Write(gc::RLC_SAFE_MODE{}.cmd(1).message(1));
+  EXPECT_EQ(gcr.Read<gc::RLC_SAFE_MODE>().cmd(), 0u);
+  EXPECT_EQ(gcr.Read<gc::RLC_SAFE_MODE>().message(), 1u);
+  gcr.Write(gc::RLC_SAFE_MODE{}.cmd(1).message(0));  // gfx_v11_0_unset_safe_mode
+  EXPECT_EQ(gcr.Read<gc::RLC_SAFE_MODE>().cmd(), 0u);
+}
+
+TEST(GfxModelTest, MesTimeCountsAt100MHz) {
+  MecFixture mec;
+  auto gcr = mec.gc();
+  auto read = [&] {
+    const uint32_t hi = gcr.Read<gc::CP_MES_MTIME_HI>().raw();
+    return (uint64_t{hi} << 32) | gcr.Read<gc::CP_MES_MTIME_LO>().raw();
+  };
+  const auto before_first = std::chrono::steady_clock::now();
+  const uint64_t first = read();
+  const auto after_first = std::chrono::steady_clock::now();
+  ASSERT_TRUE(
+      WaitUntil([&] { return std::chrono::steady_clock::now() - after_first >= std::chrono::milliseconds(20); }));
+  const uint64_t second = read();
+  const auto elapsed_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - before_first).count();
+  // At least 20 ms worth of 10 ns ticks passed between the reads, and no more than the wall time allows.
+  EXPECT_GE(second - first, 2'000'000u - 1);
+  EXPECT_LE(second - first, static_cast<uint64_t>(elapsed_ns) / 10 + 1);
+}
+
+TEST(GfxModelTest, GrbmGfxIndexOutsideTheShaderEnginesIsReported) {
+  MecFixture mec;
+  auto gcr = mec.gc();
+  gcr.Write(gc::GRBM_GFX_INDEX{}.se_index(5).sa_index(1).instance_broadcast_writes(1));
+  EXPECT_TRUE(mec.fixture().errors().errors().empty()) << mec.Errors();
+  gcr.Write(gc::GRBM_GFX_INDEX{}.se_index(6).sa_broadcast_writes(1).instance_broadcast_writes(1));
+  EXPECT_TRUE(mec.ErrorLogged("gfx", "selects SE 6")) << mec.Errors();
+  EXPECT_EQ(gcr.Read<gc::GRBM_GFX_INDEX>().se_index(), 6u);
+}
+
+TEST(GfxModelTest, WithoutMecFirmwareNoEngineRuns) {
+  MecFixture mec;
+  mec.EnableMec();
+  TestQueue q = mec.CreateQueue(0, 0);
+  EXPECT_FALSE(mec.gfx().QueueRunning(0, 0));
+  EXPECT_TRUE(mec.ErrorLogged("mec", "GFX_FW_TYPE_RS64_MEC")) << mec.Errors();
+  EXPECT_TRUE(mec.HqdActive(q));  // the register holds what was written; nothing acts on it
+}
+
+TEST(GfxModelTest, WithoutTheRlcAutoloadNoEngineRuns) {
+  MecFixture mec;
+  mec.fixture().firmware().Load(regs::psp::GFX_FW_TYPE_RS64_MEC, 1);
+  mec.fixture().firmware().Load(regs::psp::GFX_FW_TYPE_RS64_MEC_P0_STACK, 1);
+  mec.EnableMec();
+  mec.CreateQueue(0, 0);
+  EXPECT_FALSE(mec.gfx().QueueRunning(0, 0));
+  EXPECT_TRUE(mec.ErrorLogged("mec", "RLC autoload")) << mec.Errors();
+}
+
+TEST(GfxModelTest, ActivatingAQueueOutsideMec1IsReported) {
+  MecFixture mec;
+  mec.Boot();
+  mec.Select(1, 0, 5);  // GC 11.0.0 has 4 queues per pipe
+  mec.gc().Write(gc::CP_HQD_ACTIVE{}.active(1));
+  EXPECT_TRUE(mec.ErrorLogged("mec", "queues 0-3 only")) << mec.Errors();
+}
+
+TEST(GfxModelTest, DoorbellRunsTheRingAndReportsRptr) {
+  MecFixture mec;
+  mec.Boot();
+  TestQueue q = mec.CreateQueue(1, 2);
+  EXPECT_TRUE(mec.gfx().QueueRunning(1, 2));
+  mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(0), {0xcafe}));
+  ASSERT_TRUE(mec.WaitData(0, 0xcafe));
+  ASSERT_TRUE(mec.WaitIdle(q));
+  EXPECT_EQ(mec.HqdRead(q, RegisterAddress<gc::CP_HQD_PQ_RPTR>(mec.fixture().bases())), q.put_wrapped());
+  EXPECT_EQ(mec.HqdRead(q, RegisterAddress<gc::CP_HQD_PQ_WPTR_LO>(mec.fixture().bases())), q.put);
+}
+
+TEST(GfxModelTest, WptrRegisterWriteAlsoStartsWork) {
+  MecFixture mec;
+  mec.Boot();
+  TestQueue q = mec.CreateQueue(0, 1);
+  auto packet = MecFixture::WriteDataMemory(MecFixture::DataAddress(1), {7});
+  mec.Write(q, packet);
+  mec.Select(1, 0, 1);
+  mec.gc().Write(gc::CP_HQD_PQ_WPTR_LO{}.set_raw(static_cast<uint32_t>(q.put)));
+  mec.Select(0, 0, 0);
+  EXPECT_TRUE(mec.WaitData(1, 7));
+}
+
+TEST(GfxModelTest, WptrPollAddressIsFollowedWhenPollingIsEnabled) {
+  MecFixture mec;
+  mec.Boot();
+  mec.gc().Write(gc::CP_PQ_WPTR_POLL_CNTL{}.en(1).period(1));
+  TestQueue q = mec.CreateQueue(0, 0);
+  mec.Write(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(2), {9}));  // no doorbell
+  EXPECT_TRUE(mec.WaitData(2, 9));
+}
+
+TEST(GfxModelTest, DoorbellOutsideTheMecRangeDoesNotReachTheQueue) {
+  MecFixture mec;
+  mec.Boot();
+  mec.gc().Write(gc::CP_MEC_DOORBELL_RANGE_UPPER{}.doorbell_range_upper(0));  // only byte 0
+  TestQueue q = mec.CreateQueue(0, 0);
+  mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(0), {1}));
+  EXPECT_EQ(q.rptr(), 0u);
+  // With the range covering it again, the next doorbell delivers everything written so far.
+  mec.gc().Write(gc::CP_MEC_DOORBELL_RANGE_UPPER{}.doorbell_range_upper(0xf8 >> 2));
+  mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(1), {2}));
+  ASSERT_TRUE(mec.WaitIdle(q));
+  EXPECT_EQ(mec.Data(0), 1u);
+  EXPECT_EQ(mec.Data(1), 2u);
+}
+
+TEST(GfxModelTest, HaltedMecRunsNothingUntilUnhalted) {
+  MecFixture mec;
+  mec.Boot();
+  TestQueue q = mec.CreateQueue(0, 0);
+  mec.gc().Write(gc::CP_MEC_RS64_CNTL{}.mec_halt(1).mec_pipe0_active(1));  // gfx_v11_0_cp_compute_enable(false)
+  mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(0), {5}));
+  EXPECT_EQ(q.rptr(), 0u);
+  EXPECT_EQ(mec.Data(0), 0u);
+  mec.gc().Write(gc::CP_MEC_RS64_CNTL{}.mec_pipe0_active(1));
+  EXPECT_TRUE(mec.WaitData(0, 5));
+}
+
+TEST(GfxModelTest, DequeueStopsAtAPacketBoundaryAndActiveReadsZero) {
+  MecFixture mec;
+  mec.Boot();
+  TestQueue q = mec.CreateQueue(0, 0);
+  auto reached = MecFixture::WriteDataMemory(MecFixture::DataAddress(0), {1});
+  auto wait = MecFixture::WaitRegMemMemory(MecFixture::DataAddress(1), 3, 0x55);
+  auto after = MecFixture::WriteDataMemory(MecFixture::DataAddress(2), {2});
+  mec.Submit(q, MecFixture::Concat({reached, wait, after}));
+  ASSERT_TRUE(mec.WaitData(0, 1));
+  const uint32_t wait_offset = static_cast<uint32_t>(reached.size());
+  ASSERT_TRUE(mec.WaitRptr(q, wait_offset));
+
+  mec.Dequeue(q);
+  ASSERT_TRUE(WaitUntil([&] { return !mec.HqdActive(q); }));
+  EXPECT_FALSE(mec.gfx().QueueRunning(0, 0));
+  EXPECT_EQ(mec.HqdRead(q, RegisterAddress<gc::CP_HQD_PQ_RPTR>(mec.fixture().bases())), wait_offset);
+  EXPECT_EQ(mec.Data(2), 0u);
+
+  // Mapped again from its registers (Linux writes DEQUEUE_REQUEST back to 0, then activates), the queue resumes
+  // at the unfinished wait.
+  mec.Select(1, 0, 0);
+  mec.gc().Write(gc::CP_HQD_DEQUEUE_REQUEST{}.set_raw(0));
+  mec.gc().Write(gc::CP_HQD_ACTIVE{}.active(1));
+  mec.Select(0, 0, 0);
+  ASSERT_TRUE(mec.gfx().QueueRunning(0, 0));
+  mec.SetData(1, 0x55);
+  EXPECT_TRUE(mec.WaitData(2, 2));
+  EXPECT_TRUE(mec.WaitIdle(q));
+}
+
+TEST(GfxModelTest, WritingActiveZeroStopsTheQueue) {
+  MecFixture mec;
+  mec.Boot();
+  TestQueue q = mec.CreateQueue(0, 0);
+  mec.Submit(q, MecFixture::WaitRegMemMemory(MecFixture::DataAddress(0), 3, 1));
+  mec.Select(1, 0, 0);
+  mec.gc().Write(gc::CP_HQD_ACTIVE{}.active(0));
+  mec.Select(0, 0, 0);
+  EXPECT_FALSE(mec.gfx().QueueRunning(0, 0));
+  EXPECT_EQ(q.rptr(), 0u);
+}
+
+TEST(GfxModelTest, TinygradStyleReprogrammingRestartsTheRing) {
+  MecFixture mec;
+  mec.Boot();
+  TestQueue q = mec.CreateQueue(0, 0);
+  mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(0), {1}));
+  ASSERT_TRUE(mec.WaitIdle(q));
+  // tinygrad's recovery: put_value = 0, then setup_ring again over the running queue (CP_HQD_ACTIVE=0 is part of
+  // the register range it writes, PQ_RPTR and WPTR are 0 in its MQD).
+  TestQueue again = mec.AllocateQueue(0, 0);
+  std::fill(again.ring.begin(), again.ring.end(), 0);
+  mec.ProgramQueue(again);
+  mec.Submit(again, MecFixture::WriteDataMemory(MecFixture::DataAddress(1), {2}));
+  EXPECT_TRUE(mec.WaitData(1, 2));
+  EXPECT_TRUE(mec.WaitIdle(again));
+}
+
+TEST(GfxModelTest, DroppedDoorbellLeavesWorkUntilTheNextDoorbell) {
+  MecFixture mec;
+  mec.Boot();
+  TestQueue q = mec.CreateQueue(0, 0);
+  mec.fixture().doorbells().InjectDrop(2);  // both halves of the 64-bit doorbell write are lost
+  mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(0), {1}));
+  EXPECT_EQ(mec.fixture().doorbells().dropped(), 2u);
+  EXPECT_EQ(q.rptr(), 0u);
+  EXPECT_EQ(mec.Data(0), 0u);
+  mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(1), {2}));
+  ASSERT_TRUE(mec.WaitIdle(q));
+  EXPECT_EQ(mec.Data(0), 1u);
+  EXPECT_EQ(mec.Data(1), 2u);
+}
+
+TEST(GfxModelTest, HungQueueStopsConsumingButAnswersADequeue) {
+  MecFixture mec;
+  mec.Boot();
+  TestQueue q = mec.CreateQueue(0, 3);
+  mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(0), {1}));
+  ASSERT_TRUE(mec.WaitIdle(q));
+  const uint32_t frozen = q.rptr();
+  ASSERT_TRUE(mec.gfx().InjectQueueHang(0, 3));
+  mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(1), {2}));
+  EXPECT_EQ(q.rptr(), frozen);
+  EXPECT_EQ(mec.Data(1), 0u);
+  EXPECT_TRUE(mec.gfx().QueueRunning(0, 3));
+  mec.Dequeue(q);
+  EXPECT_TRUE(WaitUntil([&] { return !mec.HqdActive(q); }));
+  EXPECT_EQ(q.rptr(), frozen);
+  EXPECT_EQ(mec.Data(1), 0u);
+  EXPECT_FALSE(mec.gfx().InjectQueueHang(0, 3));
+}
+
+TEST(GfxModelTest, ANewModelRestartsAQueueLeftActive) {
+  MecFixture mec;
+  mec.Boot();
+  TestQueue q = mec.CreateQueue(2, 1);
+  mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(0), {1}));
+  ASSERT_TRUE(mec.WaitIdle(q));
+  mec.DestroyModel();  // the process exits; the HQD stays active in the device's registers
+  mec.Write(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(1), {2}));
+  mec.ReopenModel();
+  EXPECT_TRUE(mec.gfx().QueueRunning(2, 1));
+  EXPECT_TRUE(mec.HqdActive(q));
+  mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(2), {3}));
+  ASSERT_TRUE(mec.WaitIdle(q));
+  EXPECT_EQ(mec.Data(1), 2u);
+  EXPECT_EQ(mec.Data(2), 3u);
+  EXPECT_EQ(mec.Data(0), 1u);
+}
+
+TEST(GfxModelTest, KiqMapQueuesLoadsTheMqdAndUnmapQueuesDequeues) {
+  MecFixture mec;
+  mec.Boot();
+  // gfx_v11_0_kiq_setting: the KIQ is me1 pipe3 queue0 here; Linux then programs it directly.
+  mec.gc().Write(gc::RLC_CP_SCHEDULERS{}.scheduler0(0x80 | (1 << 5) | (3 << 3) | 0));
+  TestQueue kiq = mec.CreateQueue(3, 0);
+  TestQueue user = mec.AllocateQueue(1, 1);
+  constexpr uint64_t kMqdAddress = 0x40'0000;
+  std::span<uint8_t> mqd_memory = mec.fixture().memory().Place(kMqdAddress, sizeof(regs::V11ComputeMqd));
+  regs::V11ComputeMqd mqd = mec.MqdFor(user);
+  mqd.cp_hqd_pq_doorbell_control = gc::CP_HQD_PQ_DOORBELL_CONTROL{}.doorbell_en(1).raw();  // the packet gives it
+  std::memcpy(mqd_memory.data(), &mqd, sizeof(mqd));
+
+  // gfx11_kiq_map_queues
+  mec.Submit(kiq, {pm4::Packet3(pm4::PACKET3_MAP_QUEUES, 5),
+                   pm4::PACKET3_MAP_QUEUES_QUEUE(1) | pm4::PACKET3_MAP_QUEUES_PIPE(1) | pm4::PACKET3_MAP_QUEUES_ME(1) |
+                       pm4::PACKET3_MAP_QUEUES_NUM_QUEUES(1),
+                   pm4::PACKET3_MAP_QUEUES_DOORBELL_OFFSET(user.doorbell), static_cast<uint32_t>(kMqdAddress),
+                   static_cast<uint32_t>(kMqdAddress >> 32), static_cast<uint32_t>(user.wptr_address),
+                   static_cast<uint32_t>(user.wptr_address >> 32)});
+  ASSERT_TRUE(mec.WaitIdle(kiq)) << mec.Errors();
+  EXPECT_TRUE(mec.gfx().QueueRunning(1, 1));
+  EXPECT_TRUE(mec.HqdActive(user));
+  EXPECT_EQ(mec.HqdRead(user, RegisterAddress<gc::CP_HQD_PQ_BASE>(mec.fixture().bases())),
+            static_cast<uint32_t>(user.ring_address >> 8));
+  mec.Submit(user, MecFixture::WriteDataMemory(MecFixture::DataAddress(0), {0x77}));
+  EXPECT_TRUE(mec.WaitData(0, 0x77));
+
+  // gfx11_kiq_unmap_queues (RESET_QUEUES)
+  mec.Submit(kiq, {pm4::Packet3(pm4::PACKET3_UNMAP_QUEUES, 4),
+                   pm4::PACKET3_UNMAP_QUEUES_ACTION(1) | pm4::PACKET3_UNMAP_QUEUES_NUM_QUEUES(1),
+                   pm4::PACKET3_UNMAP_QUEUES_DOORBELL_OFFSET0(user.doorbell), 0, 0, 0});
+  ASSERT_TRUE(mec.WaitIdle(kiq)) << mec.Errors();
+  EXPECT_FALSE(mec.gfx().QueueRunning(1, 1));
+  EXPECT_FALSE(mec.HqdActive(user));
+}
+
+TEST(GfxModelTest, MapQueuesOnAnOrdinaryQueueIsRefused) {
+  MecFixture mec;
+  mec.Boot();
+  TestQueue q = mec.CreateQueue(0, 0);
+  mec.Submit(q, {pm4::Packet3(pm4::PACKET3_MAP_QUEUES, 5), 0, 0, 0, 0, 0, 0});
+  ASSERT_TRUE(mec.fixture().interrupts().WaitFor(1));
+  EXPECT_TRUE(mec.ErrorLogged("mec", "not the KIQ")) << mec.Errors();
+  EXPECT_EQ(mec.fixture().interrupts().entries()[0].source_id, regs::ih::GFX_11_0_0__SRCID__CP_BAD_OPCODE_ERROR);
+}
+
+}  // namespace
+}  // namespace am::sim
