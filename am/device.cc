@@ -1,0 +1,89 @@
+#include "am/device.h"
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "am/gmc.h"
+#include "am/ih.h"
+#include "am/regs/hw_id_constants.h"
+#include "am/regs/mmhub.h"
+#include "am/soc.h"
+#include "base/status_macros.h"
+
+namespace am {
+namespace {
+
+struct Supported {
+  uint16_t hw_id;
+  uint8_t major, minor;
+};
+// Navi31's blocks (the versions Linux's amdgpu_discovery.c maps to gfx11 dGPU code: gfx_v11_0, gmc_v11_0 with
+// mmhub_v3_0, ih_v6_0, nbio_v4_3, psp_v13_0, smu_v13_0_0, sdma_v6_0, hdp_v6_0).
+constexpr Supported kSupported[] = {
+    {regs::discovery::GC_HWID, 11, 0},   {regs::discovery::MMHUB_HWID, 3, 0}, {regs::discovery::OSSSYS_HWID, 6, 0},
+    {regs::discovery::NBIF_HWID, 4, 3},  {regs::discovery::MP0_HWID, 13, 0},  {regs::discovery::MP1_HWID, 13, 0},
+    {regs::discovery::SDMA0_HWID, 6, 0}, {regs::discovery::HDP_HWID, 6, 0},
+};
+
+}  // namespace
+
+absl::Status CheckSupportedVersions(const Discovery& discovery) {
+  std::vector<std::string> problems;
+  for (const Supported& s : kSupported) {
+    const std::optional<IpVersion> version = discovery.VersionOf(s.hw_id);
+    if (!version) {
+      problems.push_back(absl::StrFormat("%s missing from the discovery table", HwIdName(s.hw_id)));
+    } else if (version->major != s.major || version->minor != s.minor) {
+      problems.push_back(absl::StrFormat("%s %d.%d.%d (baregpu supports %d.%d.x)", HwIdName(s.hw_id), version->major,
+                                         version->minor, version->revision, s.major, s.minor));
+    }
+  }
+  if (problems.empty()) return absl::OkStatus();
+  return absl::UnimplementedError(
+      absl::StrCat("unsupported GPU: ", absl::StrJoin(problems, "; "), " (baregpu drives Navi31 / RX 7900 XTX)"));
+}
+
+absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device> pci) {
+  ASSIGN_OR_RETURN(DeviceDiscovery discovery, ReadDiscovery(*pci));
+  RETURN_IF_ERROR(CheckSupportedVersions(discovery.discovery));
+  std::unique_ptr<Device> device(new Device(std::move(pci), std::move(discovery)));
+  ASSIGN_OR_RETURN(pci::Mmio bar5, device->pci_->MapMmio(5));
+  device->io_ = std::make_unique<RegisterIo>(bar5, device->bases_);
+  ASSIGN_OR_RETURN(std::span<uint8_t> vram, device->pci_->MapMemory(0));
+  ASSIGN_OR_RETURN(device->memory_, MemoryManager::Create(vram, {.vram_size = device->discovery_.vram_size}));
+  auto mmhub = device->Regs<regs::Ip::kMmhub>();
+  device->fb_start_ = uint64_t{mmhub.Read<regs::mmhub::MMMC_VM_FB_LOCATION_BASE>().fb_base()} << 24;
+  RETURN_IF_ERROR(mmhub.status());
+  device->soc_ = std::make_unique<Soc>(*device);
+  device->gmc_ = std::make_unique<Gmc>(*device);
+  device->ih_ = std::make_unique<Ih>(*device);
+  device->blocks_ = {device->soc_.get(), device->gmc_.get(), device->ih_.get()};
+  return device;
+}
+
+Device::Device(std::unique_ptr<pci::Device> pci, DeviceDiscovery discovery)
+    : pci_(std::move(pci)), discovery_(std::move(discovery)), bases_(discovery_.discovery.Bases()) {}
+
+Device::~Device() = default;
+
+absl::Status Device::Run(IpBlock& block, absl::string_view phase, absl::Status (IpBlock::*step)()) {
+  const absl::Time start = absl::Now();
+  absl::Status status = (block.*step)();
+  steps_.push_back({std::string(block.name()), std::string(phase), absl::Now() - start, status});
+  if (!status.ok()) return absl::Status(status.code(), absl::StrCat(block.name(), " ", phase, ": ", status.message()));
+  return absl::OkStatus();
+}
+
+absl::Status Device::Boot() {
+  RETURN_IF_ERROR(pci_->SetBusMaster(true));
+  for (IpBlock* block : blocks_) RETURN_IF_ERROR(Run(*block, "init_sw", &IpBlock::InitSw));
+  for (IpBlock* block : blocks_) RETURN_IF_ERROR(Run(*block, "init_hw", &IpBlock::InitHw));
+  return absl::OkStatus();
+}
+
+absl::Status Device::Fini() {
+  absl::Status result;
+  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) result.Update(Run(**it, "fini_hw", &IpBlock::FiniHw));
+  return result;
+}
+
+}  // namespace am

@@ -1,0 +1,138 @@
+#include "am/ih.h"
+
+#include <bit>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "am/device.h"
+#include "am/gmc.h"
+#include "am/regs/ih_constants.h"
+#include "am/regs/osssys.h"
+#include "am/regs/vmc_srcid_constants.h"
+#include "base/status_macros.h"
+
+namespace am {
+namespace {
+
+namespace osssys = regs::osssys;
+
+constexpr uint32_t kMcSpaceGpuVirtual = 4;  // ih_v6_0_rb_cntl: "use_bus_addr ? 2 : 4"
+constexpr uint32_t kEntryBytes = 32;
+constexpr int kBaseShift = 8;
+
+std::string ClientName(uint32_t client) {
+  switch (client) {
+    case regs::ih::SOC21_IH_CLIENTID_GFX:
+      return "GFX";
+    case regs::ih::SOC21_IH_CLIENTID_VMC:
+      return "VMC";
+    case regs::ih::SOC21_IH_CLIENTID_GRBM_CP:
+      return "GRBM_CP";
+    case regs::ih::SOC21_IH_CLIENTID_RLC:
+      return "RLC";
+    case regs::ih::SOC21_IH_CLIENTID_BIF:
+      return "BIF";
+    case regs::ih::SOC21_IH_CLIENTID_MP0:
+      return "MP0";
+    case regs::ih::SOC21_IH_CLIENTID_MP1:
+      return "MP1";
+    case regs::ih::SOC21_IH_CLIENTID_THM:
+      return "THM";
+    default:
+      return absl::StrFormat("client %#x", client);
+  }
+}
+
+}  // namespace
+
+absl::Status Ih::InitSw() {
+  ASSIGN_OR_RETURN(ring_, device_.memory().AllocBoot(kRingBytes, kRingBytes));
+  ASSIGN_OR_RETURN(wptr_, device_.memory().AllocBoot(4096));
+  return absl::OkStatus();
+}
+
+absl::Status Ih::InitHw() {
+  auto oss = device_.Regs<regs::Ip::kOsssys>();
+  ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
+  std::memset(ring.data(), 0, ring.size());
+  ASSIGN_OR_RETURN(std::span<uint8_t> wptr, device_.memory().CpuView(wptr_, 4));
+  std::memset(wptr.data(), 0, 4);
+  const uint64_t ring_mc = device_.McAddress(ring_);
+  const uint64_t wptr_mc = device_.McAddress(wptr_);
+  oss.Write(osssys::IH_RB_CNTL{}.set_raw(0));
+  oss.Write(osssys::IH_RB_BASE{}.set_raw(static_cast<uint32_t>(ring_mc >> kBaseShift)));
+  oss.Write(osssys::IH_RB_BASE_HI{}.set_raw(static_cast<uint32_t>(ring_mc >> 40) & 0xff));
+  oss.Write(osssys::IH_RB_WPTR_ADDR_LO{}.set_raw(static_cast<uint32_t>(wptr_mc)));
+  oss.Write(osssys::IH_RB_WPTR_ADDR_HI{}.set_raw(static_cast<uint32_t>(wptr_mc >> 32) & 0xffff));
+  oss.Write(osssys::IH_RB_WPTR{}.set_raw(0));
+  oss.Write(osssys::IH_RB_RPTR{}.set_raw(0));
+  oss.Write(osssys::IH_DOORBELL_RPTR{}.enable(0));
+  oss.Write(osssys::IH_RB_CNTL{}
+                .rb_enable(1)
+                .rb_size(std::countr_zero(kRingBytes / 4))
+                .wptr_writeback_enable(1)
+                .wptr_overflow_enable(1)
+                .enable_intr(1)
+                .mc_snoop(1)
+                .mc_space(kMcSpaceGpuVirtual));
+  rptr_ = 0;
+  return oss.status();
+}
+
+absl::Status Ih::FiniHw() {
+  auto oss = device_.Regs<regs::Ip::kOsssys>();
+  oss.Modify<osssys::IH_RB_CNTL>([](auto& r) { r.rb_enable(0).enable_intr(0); });
+  return oss.status();
+}
+
+std::vector<IhEvent> Ih::Drain() {
+  std::vector<IhEvent> events;
+  auto ring = device_.memory().CpuView(ring_, kRingBytes);
+  auto wptr_view = device_.memory().CpuView(wptr_, 4);
+  if (!ring.ok() || !wptr_view.ok()) return events;
+  const osssys::IH_RB_WPTR wptr = osssys::IH_RB_WPTR::FromRaw(
+      std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(wptr_view->data())).load(std::memory_order_acquire));
+  const uint64_t end = (uint64_t{wptr.offset()} << 2) % kRingBytes;
+  while (rptr_ != end) {
+    std::array<uint32_t, 8> dwords;
+    std::memcpy(dwords.data(), ring->data() + rptr_, kEntryBytes);
+    events.push_back(Decode(dwords));
+    rptr_ = (rptr_ + kEntryBytes) % kRingBytes;
+  }
+  auto oss = device_.Regs<regs::Ip::kOsssys>();
+  oss.Write(osssys::IH_RB_RPTR{}.set_raw(static_cast<uint32_t>(rptr_)));
+  overflowed_ = oss.Read<osssys::IH_RB_WPTR>().rb_overflow() != 0;
+  if (overflowed_) {  // ih_v6_0_get_wptr: clear the overflow so that the IH writes again
+    oss.Modify<osssys::IH_RB_CNTL>([](auto& r) { r.wptr_overflow_clear(1); });
+    oss.Modify<osssys::IH_RB_CNTL>([](auto& r) { r.wptr_overflow_clear(0); });
+  }
+  return events;
+}
+
+IhEvent Ih::Decode(const std::array<uint32_t, 8>& dw) {
+  IhEvent e;
+  e.client_id = dw[0] & 0xff;
+  e.source_id = (dw[0] >> 8) & 0xff;
+  e.ring_id = (dw[0] >> 16) & 0xff;
+  e.vmid = (dw[0] >> 24) & 0xf;
+  e.vmid_from_mmhub = (dw[0] >> 31) != 0;
+  e.timestamp = dw[1] | (uint64_t{dw[2] & 0xffff} << 32);
+  e.pasid = dw[3] & 0xffff;
+  e.src_data = {dw[4], dw[5], dw[6], dw[7]};
+  const bool gfx_fault =
+      e.client_id == regs::ih::SOC21_IH_CLIENTID_GFX && e.source_id == regs::ih::UTCL2_1_0__SRCID__FAULT;
+  const bool mm_fault =
+      e.client_id == regs::ih::SOC21_IH_CLIENTID_VMC && e.source_id == regs::ih::VMC_1_0__SRCID__VM_FAULT;
+  if (gfx_fault || mm_fault) {
+    auto fault = device_.gmc().TakeFault(mm_fault ? Hub::kMm : Hub::kGc);
+    e.description = fault.ok() ? absl::StrFormat("%s page fault: %s", ClientName(e.client_id), fault->description)
+                               : absl::StrFormat("%s page fault (status already cleared)", ClientName(e.client_id));
+  } else {
+    e.description =
+        absl::StrFormat("%s source %#x ring %#x vmid %d data %#x %#x %#x %#x", ClientName(e.client_id), e.source_id,
+                        e.ring_id, e.vmid, e.src_data[0], e.src_data[1], e.src_data[2], e.src_data[3]);
+  }
+  return e;
+}
+
+}  // namespace am

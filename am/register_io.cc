@@ -1,0 +1,83 @@
+#include "am/register_io.h"
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "am/regs/database.h"
+#include "am/regs/nbio.h"
+
+namespace am {
+namespace {
+
+template <typename R>
+uint64_t AddressOf(const regs::IpBases& bases) {
+  auto address = bases.Resolve(R::kIp, 0, R::kSegment, R::kOffset);
+  return address.ok() ? *address : UINT64_MAX;
+}
+
+}  // namespace
+
+RegisterIo::RegisterIo(pci::Mmio bar5, const regs::IpBases& bases)
+    : bar5_(bar5),
+      bases_(bases),
+      rsmu_index_(AddressOf<regs::nbio::BIF_BX_PF0_RSMU_INDEX>(bases)),
+      rsmu_data_(AddressOf<regs::nbio::BIF_BX_PF0_RSMU_DATA>(bases)) {}
+
+uint32_t RegisterIo::ReadDword(uint64_t address) {
+  uint32_t value;
+  if (address * 4 < bar5_.size()) {
+    value = bar5_.Read32(address * 4);
+  } else {
+    bar5_.Write32(rsmu_index_ * 4, static_cast<uint32_t>(address * 4));
+    value = bar5_.Read32(rsmu_data_ * 4);
+  }
+  if (tracer_) tracer_(false, address, value);
+  return value;
+}
+
+void RegisterIo::WriteDword(uint64_t address, uint32_t value) {
+  if (address * 4 < bar5_.size()) {
+    bar5_.Write32(address * 4, value);
+  } else {
+    bar5_.Write32(rsmu_index_ * 4, static_cast<uint32_t>(address * 4));
+    bar5_.Write32(rsmu_data_ * 4, value);
+  }
+  if (tracer_) tracer_(true, address, value);
+}
+
+std::string RegisterIo::Describe(bool write, uint64_t address, uint32_t value) const {
+  std::string text = absl::StrFormat("%s ", write ? "W" : "R");
+  const std::vector<regs::AddressMatch> matches = regs::FindByAddress(bases_, address);
+  if (matches.empty()) {
+    absl::StrAppendFormat(&text, "dword %#x = %#010x", address, value);
+    return text;
+  }
+  const regs::RegisterInfo& reg = matches.front().reg;
+  absl::StrAppendFormat(&text, "%s = %#010x", reg.name(), value);
+  for (const regs::DecodedField& field : regs::Decode(reg, value)) {
+    if (reg.field_count() > 1) absl::StrAppendFormat(&text, " %s=%#x", field.field.name, field.value);
+  }
+  return text;
+}
+
+absl::Status RegisterIo::WaitFor(uint64_t address, uint32_t mask, uint32_t expected, absl::Duration timeout,
+                                 absl::string_view what) {
+  const absl::Time deadline = absl::Now() + timeout;
+  uint32_t value = 0;
+  for (;;) {
+    value = ReadDword(address);
+    if ((value & mask) == expected) return absl::OkStatus();
+    if (absl::Now() > deadline) break;
+    std::this_thread::yield();
+  }
+  std::string name = absl::StrFormat("dword %#x", address);
+  if (auto matches = regs::FindByAddress(bases_, address); !matches.empty()) {
+    name = std::string(matches.front().reg.name());
+  }
+  return absl::DeadlineExceededError(
+      absl::StrFormat("timed out after %s waiting for %s: %s & %#x == %#x, last read %#x",
+                      absl::FormatDuration(timeout), what, name, mask, expected, value));
+}
+
+}  // namespace am

@@ -1,0 +1,117 @@
+// The driver's first blocks (SOC, GMC, IH) booting the virtual Navi31, and what they do with its faults.
+#include "am/device.h"
+
+#include "am/gmc.h"
+#include "am/ih.h"
+#include "am/regs/hw_id_constants.h"
+#include "am/sim/navi31.h"
+#include "am/sim/persistent_state.h"
+#include "gtest/gtest.h"
+#include "pci/open.h"
+#include "tests/am/sim/sim_state_dir.h"
+
+namespace am {
+namespace {
+
+auto* const kStateDir = sim::testing::RegisterSimStateDir();
+
+class DeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(sim::PersistentState::PowerCycle("sim:navi31:driver").ok());
+    auto pci = pci::Open("sim:navi31:driver");
+    ASSERT_TRUE(pci.ok()) << pci.status();
+    sim_ = static_cast<sim::Navi31*>(pci->get());
+    auto device = Device::Open(std::move(*pci));
+    ASSERT_TRUE(device.ok()) << device.status();
+    device_ = std::move(*device);
+  }
+
+  sim::Navi31* sim_ = nullptr;  // owned by device_
+  std::unique_ptr<Device> device_;
+};
+
+TEST_F(DeviceTest, BootRunsEveryStepInOrder) {
+  ASSERT_TRUE(device_->Boot().ok());
+  std::vector<std::string> order;
+  for (const BootStep& step : device_->steps()) {
+    EXPECT_TRUE(step.status.ok()) << step.block << " " << step.phase << ": " << step.status;
+    order.push_back(step.block + "." + step.phase);
+  }
+  EXPECT_EQ(order, (std::vector<std::string>{"soc.init_sw", "gmc.init_sw", "ih.init_sw", "soc.init_hw", "gmc.init_hw",
+                                             "ih.init_hw"}));
+  EXPECT_EQ(device_->fb_start(), sim::GmcModel::kFbStart);
+  EXPECT_TRUE(sim_->nbio().doorbell_aperture_enabled());
+}
+
+TEST_F(DeviceTest, ContextZeroTranslatesTheDriversMappingsOnBothHubs) {
+  ASSERT_TRUE(device_->Boot().ok());
+  auto vram = device_->memory().AllocVram(base::MiB(2), base::MiB(2));
+  ASSERT_TRUE(vram.ok());
+  auto va = device_->memory().MapVram(*vram, base::MiB(2));
+  ASSERT_TRUE(va.ok());
+  ASSERT_TRUE(device_->memory().Flush().ok());
+  for (sim::Hub hub : {sim::Hub::kGc, sim::Hub::kMm}) {
+    auto view = sim_->gmc().Map({hub, 0, 0, "test"}, *va + 64, 4, sim::Access::kWrite);
+    ASSERT_TRUE(view.ok()) << view.status();
+    EXPECT_EQ(view->data(), sim_->vram().data() + *vram + 64);
+  }
+  // MC addresses of VRAM go through the system aperture.
+  auto mc = sim_->gmc().Map({sim::Hub::kMm, 0, 0, "test"}, device_->McAddress(*vram), 4, sim::Access::kRead);
+  ASSERT_TRUE(mc.ok()) << mc.status();
+  EXPECT_EQ(mc->data(), sim_->vram().data() + *vram);
+}
+
+TEST_F(DeviceTest, PageFaultsArriveDecodedThroughTheInterruptRing) {
+  ASSERT_TRUE(device_->Boot().ok());
+  const uint64_t unmapped = VaAllocator::kStart + base::GiB(1000);
+  EXPECT_FALSE(sim_->gmc().Map({sim::Hub::kGc, 0, 0x21, "test"}, unmapped, 4, sim::Access::kWrite).ok());
+  std::vector<IhEvent> events = device_->ih().Drain();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_NE(events[0].description.find("page fault"), std::string::npos) << events[0].description;
+  EXPECT_NE(events[0].description.find("client 0x21"), std::string::npos) << events[0].description;
+  EXPECT_NE(events[0].description.find("write"), std::string::npos) << events[0].description;
+  EXPECT_TRUE(device_->ih().Drain().empty());
+  EXPECT_FALSE(device_->gmc().TakeFault(Hub::kGc).ok());  // the drain cleared the latch
+}
+
+TEST_F(DeviceTest, LostInvalidationAckIsATimeoutNamingTheRegister) {
+  ASSERT_TRUE(device_->Boot().ok());
+  sim_->gmc().InjectLostInvalidateAck(sim::Hub::kGc, true);
+  absl::Status flushed = device_->memory().Flush();
+  EXPECT_EQ(flushed.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_NE(flushed.message().find("GCVM_INVALIDATE_ENG17_ACK"), std::string::npos) << flushed;
+  sim_->gmc().InjectLostInvalidateAck(sim::Hub::kGc, false);
+  EXPECT_TRUE(device_->memory().Flush().ok());  // recovers once the ack comes again
+}
+
+TEST_F(DeviceTest, RegisterTraceIsDecodedWithTheDatabase) {
+  std::vector<std::string> trace;
+  device_->io().set_tracer([&](bool write, uint64_t address, uint32_t value) {
+    trace.push_back(device_->io().Describe(write, address, value));
+  });
+  ASSERT_TRUE(device_->Boot().ok());
+  bool found = false;
+  for (const std::string& line : trace) found |= line.rfind("W GCVM_CONTEXT0_CNTL = ", 0) == 0;
+  EXPECT_TRUE(found);
+  EXPECT_NE(device_->io()
+                .Describe(true, *device_->bases().Resolve(regs::Ip::kGc, 0, 0, 0x1688), 7)
+                .find("PAGE_TABLE_DEPTH=0x3"),
+            std::string::npos);
+}
+
+TEST(DeviceVersionsTest, UnsupportedVersionsAreNamed) {
+  Discovery discovery;
+  EXPECT_FALSE(CheckSupportedVersions(discovery).ok());
+  for (uint16_t hw_id :
+       {regs::discovery::GC_HWID, regs::discovery::MMHUB_HWID, regs::discovery::OSSSYS_HWID, regs::discovery::NBIF_HWID,
+        regs::discovery::MP0_HWID, regs::discovery::MP1_HWID, regs::discovery::SDMA0_HWID, regs::discovery::HDP_HWID}) {
+    discovery.ips.push_back({hw_id, 0, {0, 0, 0}, 0, {}});
+  }
+  absl::Status status = CheckSupportedVersions(discovery);
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(status.message().find("GC 0.0.0 (baregpu supports 11.0.x)"), std::string::npos) << status;
+}
+
+}  // namespace
+}  // namespace am
