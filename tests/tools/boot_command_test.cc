@@ -1,0 +1,51 @@
+// `baregpu boot`: the step list, the decoded register trace and the JSON form.
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/am/sim/sim_state_dir.h"
+#include "tests/tools/run_cli.h"
+
+namespace cli {
+namespace {
+
+using ::cli::testing::RunBaregpu;
+
+auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
+
+TEST(BootCommandTest, PrintsEveryStepWithItsOutcome) {
+  auto r = RunBaregpu({"boot", "sim:navi31:boot"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  for (const char* step : {"soc    init_hw", "gmc    init_hw", "ih     init_hw"}) {
+    EXPECT_TRUE(absl::StrContains(r.out, step)) << r.out;
+  }
+  EXPECT_FALSE(absl::StrContains(r.out, "error")) << r.out;
+}
+
+TEST(BootCommandTest, TraceShowsDecodedRegisterAccesses) {
+  auto r = RunBaregpu({"boot", "sim:navi31:trace", "--trace=regs"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "W IH_RB_CNTL = ")) << r.out.substr(0, 2000);
+  EXPECT_TRUE(absl::StrContains(r.out, "RB_ENABLE=0x1")) << r.out.substr(0, 2000);
+  EXPECT_TRUE(absl::StrContains(r.out, "R MMMC_VM_FB_LOCATION_BASE = 0x00008000")) << r.out.substr(0, 2000);
+}
+
+TEST(BootCommandTest, JsonListsTheSteps) {
+  auto r = RunBaregpu({"boot", "sim:navi31:json", "--json"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["booted"].get<bool>());
+  ASSERT_EQ(j["steps"].size(), 6u);
+  EXPECT_EQ(j["steps"][4]["block"], "gmc");
+  EXPECT_EQ(j["steps"][4]["phase"], "init_hw");
+}
+
+TEST(BootCommandTest, BadArgumentsAreUsageErrors) {
+  EXPECT_EQ(RunBaregpu({"boot"}).exit_status, 2);
+  EXPECT_EQ(RunBaregpu({"boot", "sim:navi31:x", "--trace=everything"}).exit_status, 2);
+  auto missing = RunBaregpu({"boot", "sim:nothing"});
+  EXPECT_EQ(missing.exit_status, 1);
+  EXPECT_TRUE(absl::StartsWith(missing.err, "error: ")) << missing.err;
+}
+
+}  // namespace
+}  // namespace cli
