@@ -140,6 +140,8 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
   AttachIndirectAccess();
   smu_.set_mode1_reset_handler([this] { Mode1Reset(); });
   if (state_->cold()) PowerOnDefaults();
+  // After the power-on values: engines that a previous process left running start again from their state.
+  gfx_ = std::make_unique<GfxModel>(context_, nullptr);
 }
 
 void Navi31::InjectRasInterrupt(RasEvent event) {
@@ -159,11 +161,15 @@ void Navi31::InjectRasInterrupt(RasEvent event) {
 }
 
 void Navi31::Mode1Reset() {
+  // The engines stop with the chip; they come back as power-on engines (their register hooks are replaced in
+  // place, at addresses already hooked, so the register file's hook table does not change shape).
+  gfx_.reset();
   (void)state_->Clear(1);
   (void)state_->Clear(2);  // every model's internal state, the loaded firmware with it
   gmc_.Reset();
   smu_.Reset();
   PowerOnDefaults();
+  gfx_ = std::make_unique<GfxModel>(context_, nullptr);
 }
 
 // MM_INDEX/MM_DATA: a window onto VRAM (index bit 31 set) or the register space (clear) through BAR5, the only way
@@ -204,7 +210,9 @@ void Navi31::AttachIndirectAccess() {
   });
 }
 
-Navi31::~Navi31() = default;
+Navi31::~Navi31() {
+  gfx_.reset();  // engine threads stop before anything they use goes away
+}
 
 // What the hardware holds after power-on, before any driver ran.
 void Navi31::PowerOnDefaults() {

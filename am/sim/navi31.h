@@ -12,6 +12,7 @@
 #include "am/regs/ip_bases.h"
 #include "am/sim/device_errors.h"
 #include "am/sim/doorbell_router.h"
+#include "am/sim/gfx_model.h"
 #include "am/sim/gmc_model.h"
 #include "am/sim/gpu_clock.h"
 #include "am/sim/ih_model.h"
@@ -64,6 +65,7 @@ class Navi31 final : public pci::sim::VirtualDevice {
   SmuModel& smu() { return smu_; }
   NbioModel& nbio() { return nbio_; }
   GmcModel& gmc() { return gmc_; }
+  GfxModel& gfx() { return *gfx_; }
   IhModel& ih() { return ih_; }
   DoorbellRouter& doorbells() { return doorbells_; }
   LoadedFirmware& firmware() { return firmware_; }
@@ -99,6 +101,8 @@ class Navi31 final : public pci::sim::VirtualDevice {
   ModelContext context_;
   SmuModel smu_;
   NbioModel nbio_;
+  // Engines last: they run threads that use everything above, and stop first.
+  std::unique_ptr<GfxModel> gfx_;
   std::unique_ptr<RegisterBar> register_bar_;
   std::unique_ptr<DoorbellBar> doorbell_bar_;
 };
