@@ -1,5 +1,5 @@
 // baregpu regs: the AMD register database from the command line. `find` lists registers by part of their name,
-// `decode` splits a value into its fields. (`baregpu regs DEVICE read|write|dump` comes with device access.)
+// `decode` splits a value into its fields; `baregpu regs DEVICE read|write|dump` reads and writes a device's.
 #include <algorithm>
 #include <bit>
 #include <optional>
@@ -16,6 +16,7 @@
 #include "base/status_macros.h"
 #include "tools/cli/command.h"
 #include "tools/cli/json.h"
+#include "tools/cli/regs_device.h"
 
 namespace cli {
 namespace {
@@ -141,24 +142,27 @@ absl::Status RunRegs(Invocation& inv) {
   ASSIGN_OR_RETURN(std::string action, inv.Positional(0, "an action: find or decode"));
   if (action == "find") return RunFind(inv);
   if (action == "decode") return RunDecode(inv);
-  // Anything else names a device: `baregpu regs DEVICE read|write|dump` arrives with device register access.
-  return absl::UnimplementedError(absl::StrCat("'", action,
-                                               "' is not find or decode; reading device registers "
-                                               "(baregpu regs DEVICE read|write|dump) is not implemented yet"));
+  // Anything else names a device.
+  return RunRegsDevice(inv);
 }
 
 BAREGPU_REGISTER_COMMAND(
     kRegsRegistered,
     Command{"regs",
             "look up AMD registers and decode register values",
-            "baregpu regs find PATTERN [--ip=IP] [--json]\n       baregpu regs decode [IP] NAME VALUE [--json]",
+            "baregpu regs find PATTERN [--ip=IP] [--json]\n       baregpu regs decode [IP] NAME VALUE [--json]\n"
+            "       baregpu regs DEVICE read NAME | write NAME=VALUE | write NAME.FIELD=VALUE | dump IP [--json]",
             "The database holds every MMIO register of the Navi31 (RX 7900 XTX) IP blocks gc, mmhub, mp0, mp1,\n"
             "nbio, osssys and hdp, generated from the Linux 6.12 amdgpu headers, with segment (BASE_IDX), dword\n"
             "offset and fields.\n"
             "  find PATTERN       registers whose name contains PATTERN (any case)\n"
             "  decode [IP] NAME VALUE\n"
             "                     every field of VALUE (hex 0x... or decimal); IP is needed only when several\n"
-            "                     blocks have a register of that name",
+            "                     blocks have a register of that name\n"
+            "  DEVICE read NAME   read a register of DEVICE (located through its discovery table), decoded\n"
+            "  DEVICE write NAME=VALUE, DEVICE write NAME.FIELD=VALUE\n"
+            "                     write a register or one field of it (read-modify-write), then read it back\n"
+            "  DEVICE dump IP     every register of one IP block with its value",
             {{"json", false, "print a JSON document"}, {"ip", true, "find: only registers of this IP block"}},
             RunRegs});
 

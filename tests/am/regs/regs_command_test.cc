@@ -5,12 +5,15 @@
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/am/sim/sim_state_dir.h"
 #include "tests/tools/run_cli.h"
 
 namespace cli {
 namespace {
 
 using ::cli::testing::RunBaregpu;
+
+auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
 using ::testing::HasSubstr;
 
 TEST(RegsCommandTest, FindListsIpSegmentAndOffset) {
@@ -119,12 +122,40 @@ TEST(RegsCommandTest, DecodeErrors) {
   }
 }
 
-TEST(RegsCommandTest, DeviceActionsAreReservedWithAClearError) {
-  auto r = RunBaregpu({"regs", "sim:navi31", "dump"});
-  EXPECT_EQ(r.exit_status, 1);
-  EXPECT_THAT(r.err, HasSubstr("not implemented yet"));
-  auto none = RunBaregpu({"regs"});
-  EXPECT_EQ(none.exit_status, 2);
+TEST(RegsCommandTest, DeviceReadWriteAndFieldWrite) {
+  auto write = RunBaregpu({"regs", "sim:navi31:regs", "write", "SCRATCH_REG3=0x1234"});
+  ASSERT_EQ(write.exit_status, 0) << write.err;
+  auto read = RunBaregpu({"regs", "sim:navi31:regs", "read", "SCRATCH_REG3", "--json"});
+  ASSERT_EQ(read.exit_status, 0) << read.err;
+  auto j = nlohmann::json::parse(read.out);
+  EXPECT_EQ(j["value"], "0x00001234");
+  EXPECT_EQ(j["ip"], "gc");
+
+  auto field = RunBaregpu({"regs", "sim:navi31:regs", "write", "IH_RB_CNTL.RB_SIZE=5"});
+  ASSERT_EQ(field.exit_status, 0) << field.err;
+  EXPECT_THAT(field.out, HasSubstr("RB_SIZE = 0x5"));
+  auto other = RunBaregpu({"regs", "sim:navi31:regs", "write", "ih_rb_cntl.mc_space=4"});
+  ASSERT_EQ(other.exit_status, 0) << other.err;
+  EXPECT_THAT(other.out, HasSubstr("RB_SIZE = 0x5"));  // the first field write survived the second
+  EXPECT_THAT(other.out, HasSubstr("MC_SPACE = 0x4"));
+
+  auto dump = RunBaregpu({"regs", "sim:navi31:regs", "dump", "osssys"});
+  ASSERT_EQ(dump.exit_status, 0) << dump.err;
+  EXPECT_THAT(dump.out, HasSubstr("IH_RB_CNTL"));
+}
+
+TEST(RegsCommandTest, DeviceErrorsNameTheProblem) {
+  auto wide = RunBaregpu({"regs", "sim:navi31:regs", "write", "IH_RB_CNTL.RB_SIZE=64"});
+  EXPECT_EQ(wide.exit_status, 2);
+  EXPECT_THAT(wide.err, HasSubstr("does not fit"));
+  auto field = RunBaregpu({"regs", "sim:navi31:regs", "write", "IH_RB_CNTL.NO_SUCH=1"});
+  EXPECT_EQ(field.exit_status, 1);
+  EXPECT_THAT(field.err, HasSubstr("has no field NO_SUCH"));
+  EXPECT_EQ(RunBaregpu({"regs", "sim:navi31:regs", "dump"}).exit_status, 2);
+  EXPECT_EQ(RunBaregpu({"regs", "sim:navi31:regs", "poke", "X"}).exit_status, 2);
+  EXPECT_EQ(RunBaregpu({"regs", "sim:navi31:regs", "write", "SCRATCH_REG3"}).exit_status, 2);
+  EXPECT_EQ(RunBaregpu({"regs", "sim:navi31:regs", "read", "NOT_A_REGISTER"}).exit_status, 1);
+  EXPECT_EQ(RunBaregpu({"regs"}).exit_status, 2);
 }
 
 }  // namespace

@@ -1,0 +1,154 @@
+#include "tools/cli/regs_device.h"
+
+#include <optional>
+#include <ostream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "am/discovery.h"
+#include "am/register_io.h"
+#include "am/regs/database.h"
+#include "base/status_macros.h"
+#include "pci/open.h"
+#include "tools/cli/json.h"
+
+namespace cli {
+namespace {
+
+namespace regs = am::regs;
+
+absl::StatusOr<uint32_t> ParseNumber(const Invocation& inv, absl::string_view text) {
+  uint64_t value = 0;
+  const bool ok = absl::StartsWithIgnoreCase(text, "0x") ? absl::SimpleHexAtoi(text.substr(2), &value)
+                                                         : absl::SimpleAtoi(text, &value);
+  if (!ok || value > 0xffffffff) {
+    return inv.UsageError(absl::StrCat("'", text, "' is not a 32-bit value; write it in hex (0x1f) or decimal"));
+  }
+  return static_cast<uint32_t>(value);
+}
+
+struct Located {
+  regs::RegisterInfo reg;
+  uint64_t address;
+};
+
+absl::StatusOr<Located> Locate(const regs::IpBases& bases, absl::string_view name) {
+  ASSIGN_OR_RETURN(regs::RegisterInfo reg, regs::Lookup(name));
+  auto address = bases.Resolve(reg.ip(), 0, reg.segment(), reg.offset());
+  if (!address.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: this device's discovery table gives %s segment %d no "
+                        "base",
+                        reg.name(), regs::IpName(reg.ip()), reg.segment()));
+  }
+  return Located{reg, *address};
+}
+
+Json AccessJson(const Located& at, uint32_t value) {
+  Json fields = Json::object();
+  for (const regs::DecodedField& d : regs::Decode(at.reg, value)) fields[std::string(d.field.name)] = d.value;
+  return {{"name", std::string(at.reg.name())},
+          {"ip", std::string(regs::IpName(at.reg.ip()))},
+          {"address", Hex(at.address)},
+          {"value", Hex(value, 8)},
+          {"fields", fields}};
+}
+
+void PrintAccess(std::ostream& out, const Located& at, uint32_t value) {
+  out << absl::StrFormat("%s = 0x%08x  (%s, dword %#x)\n", at.reg.name(), value, regs::IpName(at.reg.ip()), at.address);
+  for (const regs::DecodedField& d : regs::Decode(at.reg, value)) {
+    if (at.reg.field_count() > 1) out << absl::StrFormat("  %s = %#x\n", d.field.name, d.value);
+  }
+}
+
+}  // namespace
+
+absl::Status RunRegsDevice(Invocation& inv) {
+  const std::vector<std::string>& args = inv.positional();
+  if (args.size() != 3) {
+    return inv.UsageError("usage: baregpu regs DEVICE read NAME | write NAME=VALUE | write NAME.FIELD=VALUE | dump IP");
+  }
+  const std::string& action = args[1];
+  if (action != "read" && action != "write" && action != "dump") {
+    return inv.UsageError(absl::StrCat("'", action, "' is not read, write or dump"));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, pci::Open(args[0]));
+  ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
+  const regs::IpBases bases = found.discovery.Bases();
+  ASSIGN_OR_RETURN(pci::Mmio bar5, device->MapMmio(5));
+  am::RegisterIo io(bar5, bases);
+
+  if (action == "dump") {
+    ASSIGN_OR_RETURN(regs::Ip ip, regs::ParseIp(args[2]));
+    Json list = Json::array();
+    for (const regs::RegisterInfo& reg : regs::AllRegisters()) {
+      if (reg.ip() != ip) continue;
+      auto address = bases.Resolve(ip, 0, reg.segment(), reg.offset());
+      if (!address.ok()) continue;
+      const uint32_t value = io.ReadDword(*address);
+      if (inv.json()) {
+        list.push_back(AccessJson({reg, *address}, value));
+      } else {
+        inv.out() << absl::StrFormat("%-48s 0x%08x\n", reg.name(), value);
+      }
+    }
+    if (inv.json()) PrintJson(inv.out(), Json{{"device", device->name()}, {"ip", args[2]}, {"registers", list}});
+    return absl::OkStatus();
+  }
+
+  if (action == "read") {
+    ASSIGN_OR_RETURN(Located at, Locate(bases, args[2]));
+    const uint32_t value = io.ReadDword(at.address);
+    if (inv.json()) {
+      PrintJson(inv.out(), AccessJson(at, value));
+    } else {
+      PrintAccess(inv.out(), at, value);
+    }
+    return absl::OkStatus();
+  }
+
+  // write NAME=VALUE or NAME.FIELD=VALUE (a read-modify-write of that field).
+  const size_t equals = args[2].find('=');
+  if (equals == std::string::npos) return inv.UsageError("write takes NAME=VALUE or NAME.FIELD=VALUE");
+  std::string target = args[2].substr(0, equals);
+  ASSIGN_OR_RETURN(uint32_t value, ParseNumber(inv, args[2].substr(equals + 1)));
+  std::optional<std::string> field_name;
+  if (const size_t dot = target.find('.'); dot != std::string::npos) {
+    field_name = target.substr(dot + 1);
+    target = target.substr(0, dot);
+  }
+  ASSIGN_OR_RETURN(Located at, Locate(bases, target));
+  uint32_t raw = value;
+  if (field_name) {
+    std::optional<regs::FieldInfo> field;
+    for (const regs::FieldInfo& f : at.reg.fields()) {
+      if (absl::EqualsIgnoreCase(f.name, *field_name)) field = f;
+    }
+    if (!field) {
+      return absl::NotFoundError(absl::StrFormat("%s has no field %s (`baregpu regs find %s --json` lists them)",
+                                                 at.reg.name(), *field_name, at.reg.name()));
+    }
+    const uint32_t limit = field->mask >> field->shift;
+    if (value > limit) {
+      return inv.UsageError(absl::StrFormat("%s.%s is %d bits wide: %#x does not fit (at most %#x)", at.reg.name(),
+                                            field->name, std::popcount(field->mask), value, limit));
+    }
+    raw = (io.ReadDword(at.address) & ~field->mask) | ((value << field->shift) & field->mask);
+  }
+  io.WriteDword(at.address, raw);
+  const uint32_t now = io.ReadDword(at.address);
+  if (inv.json()) {
+    Json j = AccessJson(at, now);
+    j["written"] = Hex(raw, 8);
+    PrintJson(inv.out(), j);
+  } else {
+    inv.out() << absl::StrFormat("wrote 0x%08x; reads back:\n", raw);
+    PrintAccess(inv.out(), at, now);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace cli
