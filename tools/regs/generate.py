@@ -54,6 +54,7 @@ STRUCT_HEADERS = [
     "amdgpu/nvd.h",
     "amdgpu/sdma_v6_0_0_pkt_open.h",
     "amdgpu/amdgpu_vm.h",
+    "amdgpu/amdgpu_psp.h",
     "pm/swsmu/inc/pmfw_if/smu_v13_0_0_ppsmc.h",
     "pm/swsmu/inc/pmfw_if/smu13_driver_if_v13_0_0.h",
 ]

@@ -38,6 +38,7 @@ CONSTANTS = [
      True),
     ("nbif_srcid_constants.h", "include/ivsrcid/nbio/irqsrcs_nbif_7_4.h", "ih", [r"^NBIF_7_4__SRCID__"], True),
     ("vm_constants.h", "amdgpu/amdgpu_vm.h", "vm", [r"^AMDGPU_(PTE|PDE|MTYPE)_"], False),
+    ("psp_bootloader_constants.h", "amdgpu/amdgpu_psp.h", "psp", ["enum:psp_bootloader_cmd"], False),
 ]
 
 # The SDMA packets the driver and the virtual GPU use (sdma_v6_0_0_pkt_open.h names each SDMA_PKT_<NAME>_...).
@@ -239,7 +240,11 @@ def generate(files, version, generator, amd, fail):
     for attempt in range(20):
         lines = [PRELUDE]
         for spec in CONSTANTS:
-            if not spec[4]:
+            if not spec[4] and spec[3][0].startswith("enum:"):
+                # A header that does not compile on its own: only the named enum's definition is copied.
+                m = re.search(r"\benum\s+%s\s*\{.*?\}\s*;" % spec[3][0][5:], strip_comments(files[amd + spec[1]]), re.S)
+                lines.append(m.group(0))
+            elif not spec[4]:
                 lines += all_defines(files[amd + spec[1]])
         for h in header_names:
             if any(spec[1] == h and not spec[4] for spec in CONSTANTS):
