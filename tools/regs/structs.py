@@ -38,7 +38,8 @@ CONSTANTS = [
      True),
     ("nbif_srcid_constants.h", "include/ivsrcid/nbio/irqsrcs_nbif_7_4.h", "ih", [r"^NBIF_7_4__SRCID__"], True),
     ("vm_constants.h", "amdgpu/amdgpu_vm.h", "vm", [r"^AMDGPU_(PTE|PDE|MTYPE)_"], False),
-    ("psp_bootloader_constants.h", "amdgpu/amdgpu_psp.h", "psp", ["enum:psp_bootloader_cmd"], False),
+    ("psp_driver_constants.h", "amdgpu/amdgpu_psp.h", "psp", ["enum:psp_bootloader_cmd", "enum:psp_ring_type"],
+     False),
 ]
 
 # The SDMA packets the driver and the virtual GPU use (sdma_v6_0_0_pkt_open.h names each SDMA_PKT_<NAME>_...).
@@ -217,9 +218,11 @@ def constants_for(files, amd, spec):
     text = files[amd + header]
     if patterns == ["SDMA_PACKETS"]:
         names = sdma_names(text)
-    elif patterns[0].startswith("enum:"):  # every member of one named enum
-        m = re.search(r"\benum\s+%s\s*\{(.*?)\}" % patterns[0][5:], strip_comments(text), re.S)
-        names = [re.match(r"\s*(\w+)", item).group(1) for item in m.group(1).split(",") if item.strip()]
+    elif patterns[0].startswith("enum:"):  # every member of the named enums
+        names = []
+        for pattern in patterns:
+            m = re.search(r"\benum\s+%s\s*\{(.*?)\}" % pattern[5:], strip_comments(text), re.S)
+            names += [re.match(r"\s*(\w+)", item).group(1) for item in m.group(1).split(",") if item.strip()]
     else:
         candidates = [n for n, _ in object_defines(text)] + enum_members(text)
         names = [n for n in candidates if any(re.search(p, n) for p in patterns)]
@@ -241,9 +244,11 @@ def generate(files, version, generator, amd, fail):
         lines = [PRELUDE]
         for spec in CONSTANTS:
             if not spec[4] and spec[3][0].startswith("enum:"):
-                # A header that does not compile on its own: only the named enum's definition is copied.
-                m = re.search(r"\benum\s+%s\s*\{.*?\}\s*;" % spec[3][0][5:], strip_comments(files[amd + spec[1]]), re.S)
-                lines.append(m.group(0))
+                # A header that does not compile on its own: only the named enums' definitions are copied.
+                for pattern in spec[3]:
+                    m = re.search(r"\benum\s+%s\s*\{.*?\}\s*;" % pattern[5:], strip_comments(files[amd + spec[1]]),
+                                  re.S)
+                    lines.append(m.group(0))
             elif not spec[4]:
                 lines += all_defines(files[amd + spec[1]])
         for h in header_names:
