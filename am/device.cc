@@ -4,8 +4,10 @@
 #include "absl/strings/str_join.h"
 #include "am/gmc.h"
 #include "am/ih.h"
+#include "am/psp.h"
 #include "am/regs/hw_id_constants.h"
 #include "am/regs/mmhub.h"
+#include "am/smu.h"
 #include "am/soc.h"
 #include "base/status_macros.h"
 
@@ -42,7 +44,7 @@ absl::Status CheckSupportedVersions(const Discovery& discovery) {
       absl::StrCat("unsupported GPU: ", absl::StrJoin(problems, "; "), " (baregpu drives Navi31 / RX 7900 XTX)"));
 }
 
-absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device> pci) {
+absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device> pci, DeviceOptions options) {
   ASSIGN_OR_RETURN(DeviceDiscovery discovery, ReadDiscovery(*pci));
   RETURN_IF_ERROR(CheckSupportedVersions(discovery.discovery));
   std::unique_ptr<Device> device(new Device(std::move(pci), std::move(discovery)));
@@ -56,7 +58,9 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device
   device->soc_ = std::make_unique<Soc>(*device);
   device->gmc_ = std::make_unique<Gmc>(*device);
   device->ih_ = std::make_unique<Ih>(*device);
-  device->blocks_ = {device->soc_.get(), device->gmc_.get(), device->ih_.get()};
+  device->psp_ = std::make_unique<Psp>(*device, std::move(options.firmware));
+  device->smu_ = std::make_unique<Smu>(*device);
+  device->blocks_ = {device->soc_.get(), device->gmc_.get(), device->ih_.get(), device->psp_.get(), device->smu_.get()};
   return device;
 }
 

@@ -16,13 +16,21 @@
 #include "am/memory_manager.h"
 #include "am/register_io.h"
 #include "am/regs/register_space.h"
+#include "firmware/store.h"
 #include "pci/device.h"
 
 namespace am {
 
 class Gmc;
 class Ih;
+class Psp;
+class Smu;
 class Soc;
+
+struct DeviceOptions {
+  // Where firmware comes from (BAREGPU_FIRMWARE_PATH, /lib/firmware/updates, /lib/firmware by default).
+  firmware::Store firmware = firmware::Store::Default();
+};
 
 struct BootStep {
   std::string block;
@@ -35,7 +43,7 @@ class Device {
  public:
   // Reads discovery, checks that every IP version is one baregpu supports, maps the BARs and sets up memory
   // management. Touches no engine state.
-  static absl::StatusOr<std::unique_ptr<Device>> Open(std::unique_ptr<pci::Device> pci);
+  static absl::StatusOr<std::unique_ptr<Device>> Open(std::unique_ptr<pci::Device> pci, DeviceOptions options = {});
   ~Device();
 
   // Runs every block's init_sw and init_hw in order; stops at the first failure (recorded in steps()).
@@ -62,6 +70,8 @@ class Device {
   Soc& soc() { return *soc_; }
   Gmc& gmc() { return *gmc_; }
   Ih& ih() { return *ih_; }
+  Psp& psp() { return *psp_; }
+  Smu& smu() { return *smu_; }
 
  private:
   Device(std::unique_ptr<pci::Device> pci, DeviceDiscovery discovery);
@@ -76,6 +86,8 @@ class Device {
   std::unique_ptr<Soc> soc_;
   std::unique_ptr<Gmc> gmc_;
   std::unique_ptr<Ih> ih_;
+  std::unique_ptr<Psp> psp_;
+  std::unique_ptr<Smu> smu_;
   std::vector<IpBlock*> blocks_;
   std::vector<BootStep> steps_;
 };

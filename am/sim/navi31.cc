@@ -141,6 +141,7 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
   smu_.set_mode1_reset_handler([this] { Mode1Reset(); });
   if (state_->cold()) PowerOnDefaults();
   // After the power-on values: engines that a previous process left running start again from their state.
+  psp_ = std::make_unique<PspModel>(context_, smu_);
   gfx_ = std::make_unique<GfxModel>(context_, nullptr);
 }
 
@@ -164,6 +165,7 @@ void Navi31::Mode1Reset() {
   // The engines stop with the chip; they come back as power-on engines (their register hooks are replaced in
   // place, at addresses already hooked, so the register file's hook table does not change shape).
   gfx_.reset();
+  psp_->Reset();  // quiet before its state is cleared under it
   (void)state_->Clear(1);
   (void)state_->Clear(2);  // every model's internal state, the loaded firmware with it
   gmc_.Reset();
@@ -212,6 +214,7 @@ void Navi31::AttachIndirectAccess() {
 
 Navi31::~Navi31() {
   gfx_.reset();  // engine threads stop before anything they use goes away
+  psp_.reset();
 }
 
 // What the hardware holds after power-on, before any driver ran.

@@ -21,6 +21,7 @@
 #include "am/sim/model_state.h"
 #include "am/sim/nbio_model.h"
 #include "am/sim/persistent_state.h"
+#include "am/sim/psp_model.h"
 #include "am/sim/register_file.h"
 #include "am/sim/smu_model.h"
 #include "base/bits.h"
@@ -66,6 +67,7 @@ class Navi31 final : public pci::sim::VirtualDevice {
   NbioModel& nbio() { return nbio_; }
   GmcModel& gmc() { return gmc_; }
   GfxModel& gfx() { return *gfx_; }
+  PspModel& psp() { return *psp_; }
   IhModel& ih() { return ih_; }
   DoorbellRouter& doorbells() { return doorbells_; }
   LoadedFirmware& firmware() { return firmware_; }
@@ -102,6 +104,7 @@ class Navi31 final : public pci::sim::VirtualDevice {
   SmuModel smu_;
   NbioModel nbio_;
   // Engines last: they run threads that use everything above, and stop first.
+  std::unique_ptr<PspModel> psp_;
   std::unique_ptr<GfxModel> gfx_;
   std::unique_ptr<RegisterBar> register_bar_;
   std::unique_ptr<DoorbellBar> doorbell_bar_;

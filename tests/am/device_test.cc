@@ -3,9 +3,13 @@
 
 #include "am/gmc.h"
 #include "am/ih.h"
+#include "am/psp.h"
 #include "am/regs/hw_id_constants.h"
+#include "am/regs/psp_constants.h"
 #include "am/sim/navi31.h"
 #include "am/sim/persistent_state.h"
+#include "am/smu.h"
+#include "firmware/store.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
 #include "tests/am/sim/sim_state_dir.h"
@@ -22,7 +26,7 @@ class DeviceTest : public ::testing::Test {
     auto pci = pci::Open("sim:navi31:driver");
     ASSERT_TRUE(pci.ok()) << pci.status();
     sim_ = static_cast<sim::Navi31*>(pci->get());
-    auto device = Device::Open(std::move(*pci));
+    auto device = Device::Open(std::move(*pci), {.firmware = firmware::StoreForDevice(/*is_virtual=*/true)});
     ASSERT_TRUE(device.ok()) << device.status();
     device_ = std::move(*device);
   }
@@ -38,10 +42,59 @@ TEST_F(DeviceTest, BootRunsEveryStepInOrder) {
     EXPECT_TRUE(step.status.ok()) << step.block << " " << step.phase << ": " << step.status;
     order.push_back(step.block + "." + step.phase);
   }
-  EXPECT_EQ(order, (std::vector<std::string>{"soc.init_sw", "gmc.init_sw", "ih.init_sw", "soc.init_hw", "gmc.init_hw",
-                                             "ih.init_hw"}));
+  EXPECT_EQ(order,
+            (std::vector<std::string>{"soc.init_sw", "gmc.init_sw", "ih.init_sw", "psp.init_sw", "smu.init_sw",
+                                      "soc.init_hw", "gmc.init_hw", "ih.init_hw", "psp.init_hw", "smu.init_hw"}));
   EXPECT_EQ(device_->fb_start(), sim::GmcModel::kFbStart);
   EXPECT_TRUE(sim_->nbio().doorbell_aperture_enabled());
+}
+
+TEST_F(DeviceTest, PspLoadsAllFirmwareAndTheSmuAnswers) {
+  ASSERT_TRUE(device_->Boot().ok());
+  EXPECT_TRUE(sim_->firmware().rlc_autoloaded());
+  EXPECT_TRUE(sim_->smu().alive());
+  EXPECT_NE(device_->smu().firmware_version(), 0u);
+  EXPECT_EQ(sim_->smu().enabled_features(), ~uint64_t{0});
+  EXPECT_EQ(sim_->smu().driver_table_address().has_value(), true);
+  auto metrics = device_->smu().Metrics();
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  EXPECT_EQ(metrics->MetricsCounter, 1u);
+  EXPECT_EQ(device_->psp().log().front().rfind("bootloader: 8 components", 0), 0u) << device_->psp().log().front();
+}
+
+TEST_F(DeviceTest, ASecondDriverSessionFindsTheSosAliveAndBootsAgain) {
+  ASSERT_TRUE(device_->Boot().ok());
+  device_.reset();  // the process's driver goes away without fini, as a crashed or killed one would
+  auto pci = pci::Open("sim:navi31:driver");
+  ASSERT_TRUE(pci.ok()) << pci.status();
+  auto device = Device::Open(std::move(*pci), {.firmware = firmware::StoreForDevice(/*is_virtual=*/true)});
+  ASSERT_TRUE(device.ok()) << device.status();
+  ASSERT_TRUE((*device)->Boot().ok());
+  EXPECT_EQ((*device)->psp().log().front().rfind("sOS already alive", 0), 0u) << (*device)->psp().log().front();
+}
+
+TEST_F(DeviceTest, PspCommandFailureIsReportedWithItsDecodedStatus) {
+  sim_->psp().InjectCommandFailure(regs::psp::GFX_CMD_ID_AUTOLOAD_RLC, regs::psp::TEE_ERROR_NOT_SUPPORTED);
+  absl::Status booted = device_->Boot();
+  EXPECT_FALSE(booted.ok());
+  EXPECT_NE(booted.message().find("AUTOLOAD_RLC with TEE_ERROR_NOT_SUPPORTED (0xffff000a)"), std::string::npos)
+      << booted;
+  EXPECT_FALSE(device_->steps().back().status.ok());
+  EXPECT_EQ(device_->steps().back().block, "psp");
+}
+
+TEST_F(DeviceTest, RejectedFirmwareNamesTheFile) {
+  sim_->psp().RejectFirmwareType(regs::psp::GFX_FW_TYPE_SMU);
+  absl::Status booted = device_->Boot();
+  EXPECT_FALSE(booted.ok());
+  EXPECT_NE(booted.message().find("smu_13_0_0.bin"), std::string::npos) << booted;
+}
+
+TEST_F(DeviceTest, SilentSmuIsATimeout) {
+  sim_->smu().InjectNoResponse(true);
+  absl::Status booted = device_->Boot();
+  EXPECT_EQ(booted.code(), absl::StatusCode::kDeadlineExceeded) << booted;
+  EXPECT_NE(booted.message().find("C2PMSG_90 stays 0"), std::string::npos) << booted;
 }
 
 TEST_F(DeviceTest, ContextZeroTranslatesTheDriversMappingsOnBothHubs) {

@@ -5,6 +5,8 @@
 #include "absl/strings/str_format.h"
 #include "am/device.h"
 #include "base/status_macros.h"
+#include "firmware/requirements.h"
+#include "firmware/store.h"
 #include "pci/open.h"
 #include "tools/cli/command.h"
 #include "tools/cli/json.h"
@@ -18,7 +20,12 @@ absl::Status RunBoot(Invocation& inv) {
   if (trace && *trace != "regs") return inv.UsageError("--trace takes 'regs' (every register access, decoded)");
   ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> pci, pci::Open(inv.positional()[0]));
   const std::string name = pci->name();
-  ASSIGN_OR_RETURN(std::unique_ptr<am::Device> device, am::Device::Open(std::move(pci)));
+  // A virtual device's firmware is the virtual firmware built with baregpu (real files would fail its checks, as
+  // virtual files would fail a real PSP's).
+  const absl::StatusOr<firmware::DeviceFirmwareTarget> target = firmware::ResolveDeviceName(name);
+  const bool is_virtual = target.ok() && target->is_virtual;
+  ASSIGN_OR_RETURN(std::unique_ptr<am::Device> device,
+                   am::Device::Open(std::move(pci), {.firmware = firmware::StoreForDevice(is_virtual)}));
   if (trace) {
     am::RegisterIo& io = device->io();
     std::ostream& out = inv.out();
@@ -51,11 +58,11 @@ absl::Status RunBoot(Invocation& inv) {
 
 BAREGPU_REGISTER_COMMAND(kBootRegistered,
                          Command{"boot",
-                                 "bring a GPU up (discovery, SOC, GMC, IH) and time each step",
+                                 "bring a GPU up (discovery, SOC, GMC, IH, PSP firmware load, SMU) and time each step",
                                  "baregpu boot DEVICE [--trace=regs] [--json]",
                                  "Runs each IP block's init_sw and init_hw in order and prints the block, the phase, "
                                  "its duration and its outcome. --trace=regs prints every register access with its "
-                                 "name and fields. Blocks so far: soc, gmc, ih (PSP, SMU, GFX and SDMA follow).",
+                                 "name and fields. Blocks so far: soc, gmc, ih, psp, smu (GFX and SDMA follow).",
                                  {{"json", false, "print the steps as JSON"},
                                   {"trace", true, "'regs': log every register access, decoded"}},
                                  RunBoot});

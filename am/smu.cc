@@ -1,0 +1,106 @@
+#include "am/smu.h"
+
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "am/device.h"
+#include "am/regs/mp1.h"
+#include "am/regs/smu_constants.h"
+#include "am/regs/smu_driver_if_constants.h"
+#include "base/status_macros.h"
+
+namespace am {
+namespace {
+
+namespace mp1 = regs::mp1;
+namespace smu = regs::smu;
+
+// smu_v13_0_get_dpm_level_count asks GetDpmFreqByIndex for index 0xff to learn the number of levels.
+constexpr uint32_t kLevelCountQuery = 0xff;
+constexpr uint64_t kDriverTableBytes = 64 << 10;
+
+std::string ResultName(uint32_t result) {
+  switch (result) {
+    case smu::PPSMC_Result_OK:
+      return "PPSMC_Result_OK";
+    case smu::PPSMC_Result_Failed:
+      return "PPSMC_Result_Failed";
+    case smu::PPSMC_Result_UnknownCmd:
+      return "PPSMC_Result_UnknownCmd";
+    case smu::PPSMC_Result_CmdRejectedPrereq:
+      return "PPSMC_Result_CmdRejectedPrereq";
+    case smu::PPSMC_Result_CmdRejectedBusy:
+      return "PPSMC_Result_CmdRejectedBusy";
+    default:
+      return absl::StrFormat("result %#x", result);
+  }
+}
+
+}  // namespace
+
+absl::Status Smu::InitSw() {
+  ASSIGN_OR_RETURN(driver_table_, device_.memory().AllocBoot(kDriverTableBytes, 4096));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint32_t> Smu::Send(uint32_t message, uint32_t argument) {
+  auto regs = device_.Regs<regs::Ip::kMp1>();
+  regs.Write(mp1::MP1_SMN_C2PMSG_90{}.set_raw(0));
+  regs.Write(mp1::MP1_SMN_C2PMSG_82{}.set_raw(argument));
+  regs.Write(mp1::MP1_SMN_C2PMSG_66{}.set_raw(message));
+  const uint64_t response = *regs.AddressOf<mp1::MP1_SMN_C2PMSG_90>();
+  const absl::Time deadline = absl::Now() + kTimeout;
+  uint32_t result = 0;
+  while ((result = device_.io().ReadDword(response)) == 0) {
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "the SMU did not answer message %#x (argument %#x) within %s: C2PMSG_90 stays 0 (is its firmware loaded?)",
+          message, argument, absl::FormatDuration(kTimeout)));
+    }
+  }
+  if (result != smu::PPSMC_Result_OK) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("the SMU refused message %#x (argument %#x): %s", message, argument, ResultName(result)));
+  }
+  return regs.Read<mp1::MP1_SMN_C2PMSG_82>().raw();
+}
+
+absl::Status Smu::InitHw() {
+  ASSIGN_OR_RETURN(firmware_version_, Send(smu::PPSMC_MSG_GetSmuVersion));
+  const uint64_t table = device_.McAddress(driver_table_);
+  RETURN_IF_ERROR(Send(smu::PPSMC_MSG_SetDriverDramAddrHigh, static_cast<uint32_t>(table >> 32)).status());
+  RETURN_IF_ERROR(Send(smu::PPSMC_MSG_SetDriverDramAddrLow, static_cast<uint32_t>(table)).status());
+  RETURN_IF_ERROR(Send(smu::PPSMC_MSG_SetAllowedFeaturesMaskLow, 0xffffffff).status());
+  RETURN_IF_ERROR(Send(smu::PPSMC_MSG_SetAllowedFeaturesMaskHigh, 0xffffffff).status());
+  RETURN_IF_ERROR(Send(smu::PPSMC_MSG_EnableAllSmuFeatures).status());
+  for (uint32_t clock : {smu::PPCLK_GFXCLK, smu::PPCLK_UCLK}) RETURN_IF_ERROR(DpmLevels(clock).status());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<uint32_t>> Smu::DpmLevels(uint32_t clock) {
+  ASSIGN_OR_RETURN(uint32_t count, Send(smu::PPSMC_MSG_GetDpmFreqByIndex, clock << 16 | kLevelCountQuery));
+  std::vector<uint32_t> levels;
+  for (uint32_t i = 0; i < count; ++i) {
+    ASSIGN_OR_RETURN(uint32_t mhz, Send(smu::PPSMC_MSG_GetDpmFreqByIndex, clock << 16 | i));
+    levels.push_back(mhz);
+  }
+  return levels;
+}
+
+absl::StatusOr<regs::smu::SmuMetrics> Smu::Metrics() {
+  RETURN_IF_ERROR(Send(smu::PPSMC_MSG_TransferTableSmu2Dram, smu::TABLE_SMU_METRICS).status());
+  ASSIGN_OR_RETURN(std::span<uint8_t> table, device_.memory().CpuView(driver_table_, sizeof(regs::smu::SmuMetrics)));
+  regs::smu::SmuMetrics metrics;
+  std::memcpy(&metrics, table.data(), sizeof(metrics));
+  return metrics;
+}
+
+absl::Status Smu::Mode1Reset() {
+  auto regs = device_.Regs<regs::Ip::kMp1>();
+  regs.Write(mp1::MP1_SMN_C2PMSG_90{}.set_raw(0));
+  regs.Write(mp1::MP1_SMN_C2PMSG_82{}.set_raw(0));
+  regs.Write(mp1::MP1_SMN_C2PMSG_66{}.set_raw(smu::PPSMC_MSG_Mode1Reset));
+  return regs.status();
+}
+
+}  // namespace am

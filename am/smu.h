@@ -1,0 +1,47 @@
+// The SMU (MP1 13.0.0) block: the message mailbox (C2PMSG_66 message, C2PMSG_82 argument, C2PMSG_90 response, as
+// smu_cmn.c drives it), the driver table in VRAM, all features enabled, the DPM levels of the main clocks, metrics
+// and mode1 reset. The SMU answers only once the PSP has loaded its firmware.
+#ifndef BAREGPU_AM_SMU_H_
+#define BAREGPU_AM_SMU_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "am/ip_block.h"
+#include "am/regs/smu_tables.h"
+
+namespace am {
+
+class Device;
+
+class Smu final : public IpBlock {
+ public:
+  static constexpr absl::Duration kTimeout = absl::Seconds(1);
+
+  explicit Smu(Device& device) : device_(device) {}
+  absl::string_view name() const override { return "smu"; }
+  absl::Status InitSw() override;
+  absl::Status InitHw() override;
+
+  // One message; the SMU's output argument on success. Errors name the message and the PPSMC_Result.
+  absl::StatusOr<uint32_t> Send(uint32_t message, uint32_t argument = 0);
+  absl::StatusOr<regs::smu::SmuMetrics> Metrics();
+  // DPM levels (MHz) of a PPCLK_* clock.
+  absl::StatusOr<std::vector<uint32_t>> DpmLevels(uint32_t clock);
+  // PPSMC_MSG_Mode1Reset: the whole chip resets; there is no answer.
+  absl::Status Mode1Reset();
+
+  uint32_t firmware_version() const { return firmware_version_; }
+
+ private:
+  Device& device_;
+  uint64_t driver_table_ = 0;  // VRAM
+  uint32_t firmware_version_ = 0;
+};
+
+}  // namespace am
+
+#endif  // BAREGPU_AM_SMU_H_
