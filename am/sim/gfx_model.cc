@@ -142,6 +142,26 @@ GfxModel::~GfxModel() {
   queues.clear();
 }
 
+void GfxModel::Reset() {
+  std::vector<std::unique_ptr<ComputeQueue>> queues;
+  {
+    std::lock_guard lock(queues_mu_);
+    for (auto& pipe : queues_) {
+      for (auto& queue : pipe) queues.push_back(std::move(queue));
+    }
+  }
+  queues.clear();
+  for (auto& pipe : state_.hqd) {
+    for (auto& bank : pipe) {
+      for (uint32_t& dword : bank) std::atomic_ref<uint32_t>(dword).store(0, std::memory_order_release);
+    }
+  }
+  for (uint32_t vmid = 0; vmid < kVmids; ++vmid) {
+    std::atomic_ref<uint32_t>(state_.sh_mem_config[vmid]).store(0, std::memory_order_release);
+    std::atomic_ref<uint32_t>(state_.sh_mem_bases[vmid]).store(0, std::memory_order_release);
+  }
+}
+
 std::optional<HqdId> GfxModel::Selected() const {
   const auto cntl = gc::GRBM_GFX_CNTL::FromRaw(context_.registers.Peek(grbm_gfx_cntl_));
   if (cntl.meid() != kMec || cntl.pipeid() >= kPipes || cntl.queueid() >= kQueuesPerPipe) return std::nullopt;

@@ -39,6 +39,10 @@ class GfxModel {
   GfxModel(const GfxModel&) = delete;
   GfxModel& operator=(const GfxModel&) = delete;
 
+  // A mode1 reset or power cycle (the device calls it after clearing the registers): every queue stops and the
+  // HQD and SH_MEM banks return to their power-on zeros.
+  void Reset();
+
   // Fault injection: MEC1's queue (pipe, queue) stops consuming its ring — its rptr freezes, nothing it holds
   // runs — but still answers a dequeue. False when that queue is not running.
   bool InjectQueueHang(uint32_t pipe, uint32_t queue);

@@ -425,7 +425,8 @@ Pm4Engine::Status Pm4Engine::RunIndirectBuffer(std::span<const uint32_t> packet,
         regs::ih::GFX_11_0_0__SRCID__CP_BAD_OPCODE_ERROR,
         absl::StrFormat("INDIRECT_BUFFER inside an IB%d: the CP fetches at most %d levels", ib_depth, kMaxIbDepth));
   }
-  std::vector<uint32_t> buffer;
+  // One buffer per IB level, kept between packets so that running an IB allocates only when it grows.
+  std::vector<uint32_t>& buffer = ib_buffers_[ib_depth];
   std::array<uint32_t, 4> chain_packet{};
   std::span<const uint32_t> ib_packet = packet;
   // Each pass runs one buffer; a chained INDIRECT_BUFFER at its end replaces it at the same level.

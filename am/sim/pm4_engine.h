@@ -107,6 +107,7 @@ class Pm4Engine {
   uint64_t pipe_int_cntl_;
   // SET_SH_REG's range, PACKET3_SET_SH_REG_START..END (absolute dword addresses, as Linux's SOC15_REG_OFFSET).
   std::array<uint32_t, regs::pm4::PACKET3_SET_SH_REG_END - regs::pm4::PACKET3_SET_SH_REG_START> sh_{};
+  std::array<std::vector<uint32_t>, kMaxIbDepth> ib_buffers_;
 };
 
 }  // namespace am::sim

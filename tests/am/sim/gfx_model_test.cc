@@ -301,6 +301,23 @@ TEST(GfxModelTest, ANewModelRestartsAQueueLeftActive) {
   EXPECT_EQ(mec.Data(0), 1u);
 }
 
+TEST(GfxModelTest, ResetStopsEveryQueueAndClearsTheBanks) {
+  MecFixture mec;
+  mec.Boot();
+  TestQueue q = mec.CreateQueue(0, 2);
+  mec.Select(0, 0, 0, 4);
+  mec.gc().Write(gc::SH_MEM_BASES{}.set_raw(0x20001));
+  ASSERT_TRUE(mec.gfx().QueueRunning(0, 2));
+  mec.gfx().Reset();
+  EXPECT_FALSE(mec.gfx().QueueRunning(0, 2));
+  EXPECT_FALSE(mec.HqdActive(q));
+  EXPECT_EQ(mec.HqdRead(q, RegisterAddress<gc::CP_HQD_PQ_BASE>(mec.fixture().bases())), 0u);
+  EXPECT_EQ(mec.gfx().ShMemBases(4), 0u);
+  // Nothing comes back to life in a new model either.
+  mec.ReopenModel();
+  EXPECT_FALSE(mec.gfx().QueueRunning(0, 2));
+}
+
 TEST(GfxModelTest, KiqMapQueuesLoadsTheMqdAndUnmapQueuesDequeues) {
   MecFixture mec;
   mec.Boot();
