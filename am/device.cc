@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "am/gfx.h"
 #include "am/gmc.h"
 #include "am/ih.h"
 #include "am/psp.h"
@@ -60,7 +61,9 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device
   device->ih_ = std::make_unique<Ih>(*device);
   device->psp_ = std::make_unique<Psp>(*device, std::move(options.firmware));
   device->smu_ = std::make_unique<Smu>(*device);
-  device->blocks_ = {device->soc_.get(), device->gmc_.get(), device->ih_.get(), device->psp_.get(), device->smu_.get()};
+  device->gfx_ = std::make_unique<Gfx>(*device);
+  device->blocks_ = {device->soc_.get(), device->gmc_.get(), device->ih_.get(),
+                     device->psp_.get(), device->smu_.get(), device->gfx_.get()};
   return device;
 }
 

@@ -21,6 +21,7 @@
 
 namespace am {
 
+class Gfx;
 class Gmc;
 class Ih;
 class Psp;
@@ -72,6 +73,7 @@ class Device {
   Ih& ih() { return *ih_; }
   Psp& psp() { return *psp_; }
   Smu& smu() { return *smu_; }
+  Gfx& gfx() { return *gfx_; }
 
  private:
   Device(std::unique_ptr<pci::Device> pci, DeviceDiscovery discovery);
@@ -88,6 +90,7 @@ class Device {
   std::unique_ptr<Ih> ih_;
   std::unique_ptr<Psp> psp_;
   std::unique_ptr<Smu> smu_;
+  std::unique_ptr<Gfx> gfx_;
   std::vector<IpBlock*> blocks_;
   std::vector<BootStep> steps_;
 };

@@ -1,10 +1,16 @@
 // The driver's first blocks (SOC, GMC, IH) booting the virtual Navi31, and what they do with its faults.
 #include "am/device.h"
 
+#include "am/gfx.h"
 #include "am/gmc.h"
 #include "am/ih.h"
 #include "am/psp.h"
+#include "am/regs/gfx_srcid_constants.h"
 #include "am/regs/hw_id_constants.h"
+#include "am/regs/ih_constants.h"
+#include "am/regs/pm4.h"
+#include "am/regs/pm4_constants.h"
+#include "am/regs/pm4_event_constants.h"
 #include "am/regs/psp_constants.h"
 #include "am/sim/navi31.h"
 #include "am/sim/persistent_state.h"
@@ -42,9 +48,9 @@ TEST_F(DeviceTest, BootRunsEveryStepInOrder) {
     EXPECT_TRUE(step.status.ok()) << step.block << " " << step.phase << ": " << step.status;
     order.push_back(step.block + "." + step.phase);
   }
-  EXPECT_EQ(order,
-            (std::vector<std::string>{"soc.init_sw", "gmc.init_sw", "ih.init_sw", "psp.init_sw", "smu.init_sw",
-                                      "soc.init_hw", "gmc.init_hw", "ih.init_hw", "psp.init_hw", "smu.init_hw"}));
+  EXPECT_EQ(order, (std::vector<std::string>{"soc.init_sw", "gmc.init_sw", "ih.init_sw", "psp.init_sw", "smu.init_sw",
+                                             "gfx.init_sw", "soc.init_hw", "gmc.init_hw", "ih.init_hw", "psp.init_hw",
+                                             "smu.init_hw", "gfx.init_hw"}));
   EXPECT_EQ(device_->fb_start(), sim::GmcModel::kFbStart);
   EXPECT_TRUE(sim_->nbio().doorbell_aperture_enabled());
 }
@@ -95,6 +101,40 @@ TEST_F(DeviceTest, SilentSmuIsATimeout) {
   absl::Status booted = device_->Boot();
   EXPECT_EQ(booted.code(), absl::StatusCode::kDeadlineExceeded) << booted;
   EXPECT_NE(booted.message().find("C2PMSG_90 stays 0"), std::string::npos) << booted;
+}
+
+TEST_F(DeviceTest, ComputeQueueRunsPm4AndTheEopInterruptArrives) {
+  ASSERT_TRUE(device_->Boot().ok());
+  EXPECT_TRUE(sim_->gfx().QueueRunning(0, 0));
+  auto fence = device_->memory().AllocBoot(4096);
+  ASSERT_TRUE(fence.ok());
+  const uint64_t fence_mc = device_->McAddress(*fence);
+  namespace pm4 = regs::pm4;
+  const uint32_t packet[] = {
+      pm4::Packet3(pm4::PACKET3_RELEASE_MEM, 6),
+      pm4::PACKET3_RELEASE_MEM_EVENT_TYPE(pm4::CACHE_FLUSH_AND_INV_TS_EVENT) | pm4::PACKET3_RELEASE_MEM_EVENT_INDEX(5),
+      pm4::PACKET3_RELEASE_MEM_DATA_SEL(1) | pm4::PACKET3_RELEASE_MEM_INT_SEL(2),
+      static_cast<uint32_t>(fence_mc),
+      static_cast<uint32_t>(fence_mc >> 32),
+      42,
+      0,
+      0};
+  ASSERT_TRUE(device_->gfx().Submit(packet).ok());
+  std::span<uint8_t> view = *device_->memory().CpuView(*fence, 4);
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(view.data())).load() != 42) {
+    ASSERT_LT(absl::Now(), deadline) << "fence never landed";
+  }
+  while (!device_->gfx().idle()) ASSERT_LT(absl::Now(), deadline) << "rptr never caught up";
+  std::vector<IhEvent> events;
+  while (events.empty()) {
+    ASSERT_LT(absl::Now(), deadline) << "no EOP interrupt";
+    events = device_->ih().Drain();
+  }
+  EXPECT_EQ(events[0].client_id, regs::ih::SOC21_IH_CLIENTID_GRBM_CP);
+  EXPECT_EQ(events[0].source_id, regs::ih::GFX_11_0_0__SRCID__CP_EOP_INTERRUPT);
+  ASSERT_TRUE(device_->Fini().ok());
+  EXPECT_FALSE(sim_->gfx().QueueRunning(0, 0));
 }
 
 TEST_F(DeviceTest, ContextZeroTranslatesTheDriversMappingsOnBothHubs) {

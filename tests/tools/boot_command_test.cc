@@ -15,7 +15,8 @@ auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
 TEST(BootCommandTest, PrintsEveryStepWithItsOutcome) {
   auto r = RunBaregpu({"boot", "sim:navi31:boot"});
   ASSERT_EQ(r.exit_status, 0) << r.err;
-  for (const char* step : {"soc    init_hw", "gmc    init_hw", "ih     init_hw", "psp    init_hw", "smu    init_hw"}) {
+  for (const char* step :
+       {"soc    init_hw", "gmc    init_hw", "ih     init_hw", "psp    init_hw", "smu    init_hw", "gfx    init_hw"}) {
     EXPECT_TRUE(absl::StrContains(r.out, step)) << r.out;
   }
   EXPECT_FALSE(absl::StrContains(r.out, "error")) << r.out;
@@ -34,9 +35,9 @@ TEST(BootCommandTest, JsonListsTheSteps) {
   ASSERT_EQ(r.exit_status, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_TRUE(j["booted"].get<bool>());
-  ASSERT_EQ(j["steps"].size(), 10u);
-  EXPECT_EQ(j["steps"][6]["block"], "gmc");
-  EXPECT_EQ(j["steps"][6]["phase"], "init_hw");
+  ASSERT_EQ(j["steps"].size(), 12u);
+  EXPECT_EQ(j["steps"][7]["block"], "gmc");
+  EXPECT_EQ(j["steps"][7]["phase"], "init_hw");
 }
 
 TEST(BootCommandTest, BadArgumentsAreUsageErrors) {

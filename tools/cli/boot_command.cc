@@ -56,16 +56,16 @@ absl::Status RunBoot(Invocation& inv) {
   return booted;
 }
 
-BAREGPU_REGISTER_COMMAND(kBootRegistered,
-                         Command{"boot",
-                                 "bring a GPU up (discovery, SOC, GMC, IH, PSP firmware load, SMU) and time each step",
-                                 "baregpu boot DEVICE [--trace=regs] [--json]",
-                                 "Runs each IP block's init_sw and init_hw in order and prints the block, the phase, "
-                                 "its duration and its outcome. --trace=regs prints every register access with its "
-                                 "name and fields. Blocks so far: soc, gmc, ih, psp, smu (GFX and SDMA follow).",
-                                 {{"json", false, "print the steps as JSON"},
-                                  {"trace", true, "'regs': log every register access, decoded"}},
-                                 RunBoot});
+BAREGPU_REGISTER_COMMAND(
+    kBootRegistered,
+    Command{"boot",
+            "bring a GPU up (discovery, SOC, GMC, IH, PSP firmware load, SMU, GFX) and time each step",
+            "baregpu boot DEVICE [--trace=regs] [--json]",
+            "Runs each IP block's init_sw and init_hw in order and prints the block, the phase, "
+            "its duration and its outcome. --trace=regs prints every register access with its "
+            "name and fields. Blocks so far: soc, gmc, ih, psp, smu, gfx (SDMA follows).",
+            {{"json", false, "print the steps as JSON"}, {"trace", true, "'regs': log every register access, decoded"}},
+            RunBoot});
 
 }  // namespace
 }  // namespace cli

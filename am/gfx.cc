@@ -1,0 +1,148 @@
+#include "am/gfx.h"
+
+#include <atomic>
+#include <bit>
+#include <cstring>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "am/device.h"
+#include "am/regs/gc.h"
+#include "am/regs/mqd.h"
+#include "am/soc.h"
+#include "base/status_macros.h"
+
+namespace am {
+namespace {
+
+namespace gc = regs::gc;
+
+// gfx_v11_0_compute_mqd_init: the MQD header and the "all CUs" static thread masks.
+constexpr uint32_t kMqdHeader = 0xC0310800;
+constexpr uint32_t kAllCus = 0xffffffff;
+// The HQD registers from CP_MQD_BASE_ADDR to CP_HQD_PQ_WPTR_HI are the MQD's dwords from cp_mqd_base_addr_lo on,
+// in the same order (tinygrad's AM loads them that way).
+constexpr uint32_t kHqdFirstMqdDword = offsetof(regs::V11ComputeMqd, cp_mqd_base_addr_lo) / 4;
+constexpr uint32_t kHqdCount = gc::CP_HQD_PQ_WPTR_HI::kOffset - gc::CP_MQD_BASE_ADDR::kOffset + 1;
+static_assert(offsetof(regs::V11ComputeMqd, cp_hqd_pq_wptr_hi) / 4 == kHqdFirstMqdDword + kHqdCount - 1);
+
+// amdgpu_doorbell.h: AMDGPU_NAVI10_DOORBELL_KIQ and _USERQUEUE_END, the MEC's doorbell range (64-bit indexes).
+constexpr uint32_t kKiqDoorbell64 = 0x000;
+constexpr uint32_t kUserQueueEndDoorbell64 = 0x08A;
+
+constexpr uint32_t Log2(uint64_t value) { return static_cast<uint32_t>(std::countr_zero(value)); }
+
+}  // namespace
+
+absl::Status Gfx::InitSw() {
+  MemoryManager& memory = device_.memory();
+  ASSIGN_OR_RETURN(ring_, memory.AllocBoot(kRingBytes, kRingBytes));
+  ASSIGN_OR_RETURN(eop_, memory.AllocBoot(kEopBytes, 4096));
+  ASSIGN_OR_RETURN(mqd_, memory.AllocBoot(sizeof(regs::V11ComputeMqd), 4096));
+  ASSIGN_OR_RETURN(pointers_, memory.AllocBoot(4096, 4096));
+  ASSIGN_OR_RETURN(doorbells_, device_.pci().MapMmio(2));
+  return absl::OkStatus();
+}
+
+uint64_t Gfx::ring_mc() const { return device_.McAddress(ring_); }
+
+void Gfx::Select(uint32_t me, uint32_t pipe, uint32_t queue) {
+  device_.Regs<regs::Ip::kGc>().Write(gc::GRBM_GFX_CNTL{}.meid(me).pipeid(pipe).queueid(queue));
+}
+
+absl::Status Gfx::InitHw() {
+  auto g = device_.Regs<regs::Ip::kGc>();
+  RETURN_IF_ERROR(device_.io().WaitFor(
+      *g.AddressOf<gc::RLC_RLCS_BOOTLOAD_STATUS>(), gc::RLC_RLCS_BOOTLOAD_STATUS{}.bootload_complete(1).raw(),
+      gc::RLC_RLCS_BOOTLOAD_STATUS{}.bootload_complete(1).raw(), kTimeout, "the RLC autoload to complete"));
+  // gfx_v11_0_cp_compute_enable: doorbells routed to the MEC, pipe 0 active, out of halt.
+  g.Write(gc::CP_MEC_DOORBELL_RANGE_LOWER{}.doorbell_range_lower(kKiqDoorbell64 * 2));
+  g.Write(gc::CP_MEC_DOORBELL_RANGE_UPPER{}.doorbell_range_upper(kUserQueueEndDoorbell64 * 2));
+  g.Write(gc::CP_ME1_PIPE0_INT_CNTL{}.time_stamp_int_enable(1).opcode_error_int_enable(1).gpf_int_enable(1));
+  g.Write(gc::CP_MEC_RS64_CNTL{}.mec_pipe0_active(1).mec_halt(0));
+
+  ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
+  ASSIGN_OR_RETURN(std::span<uint8_t> pointers, device_.memory().CpuView(pointers_, 4096));
+  std::memset(ring.data(), 0, ring.size());
+  std::memset(pointers.data(), 0, pointers.size());
+  wptr_ = 0;
+
+  regs::V11ComputeMqd mqd{};
+  mqd.header = kMqdHeader;
+  mqd.compute_pipelinestat_enable = 1;
+  mqd.compute_static_thread_mgmt_se0 = mqd.compute_static_thread_mgmt_se1 = kAllCus;
+  mqd.compute_static_thread_mgmt_se2 = mqd.compute_static_thread_mgmt_se3 = kAllCus;
+  const uint64_t eop = device_.McAddress(eop_), mqd_mc = device_.McAddress(mqd_), ring_mc = device_.McAddress(ring_);
+  const uint64_t rptr = device_.McAddress(pointers_), wptr = device_.McAddress(pointers_ + 8);
+  mqd.cp_hqd_eop_base_addr_lo = static_cast<uint32_t>(eop >> 8);
+  mqd.cp_hqd_eop_base_addr_hi = static_cast<uint32_t>(eop >> 40);
+  mqd.cp_hqd_eop_control = gc::CP_HQD_EOP_CONTROL{}.eop_size(Log2(kEopBytes / 4) - 1).raw();
+  mqd.cp_mqd_base_addr_lo = static_cast<uint32_t>(mqd_mc);
+  mqd.cp_mqd_base_addr_hi = static_cast<uint32_t>(mqd_mc >> 32);
+  mqd.cp_hqd_pq_base_lo = static_cast<uint32_t>(ring_mc >> 8);
+  mqd.cp_hqd_pq_base_hi = static_cast<uint32_t>(ring_mc >> 40);
+  mqd.cp_hqd_pq_control = gc::CP_HQD_PQ_CONTROL{}
+                              .queue_size(Log2(kRingBytes / 4) - 1)
+                              .rptr_block_size(Log2(4096 / 4) - 1)
+                              .unord_dispatch(1)
+                              .priv_state(1)
+                              .kmd_queue(1)
+                              .raw();
+  mqd.cp_hqd_pq_rptr_report_addr_lo = static_cast<uint32_t>(rptr);
+  mqd.cp_hqd_pq_rptr_report_addr_hi = static_cast<uint32_t>(rptr >> 32);
+  mqd.cp_hqd_pq_wptr_poll_addr_lo = static_cast<uint32_t>(wptr);
+  mqd.cp_hqd_pq_wptr_poll_addr_hi = static_cast<uint32_t>(wptr >> 32);
+  mqd.cp_hqd_pq_doorbell_control =
+      gc::CP_HQD_PQ_DOORBELL_CONTROL{}.doorbell_offset(kDoorbell64 * 2).doorbell_en(1).raw();
+  mqd.cp_hqd_vmid = 0;
+  mqd.cp_hqd_active = 0;  // activated last, after every other register
+  ASSIGN_OR_RETURN(std::span<uint8_t> mqd_view, device_.memory().CpuView(mqd_, sizeof(mqd)));
+  std::memcpy(mqd_view.data(), &mqd, sizeof(mqd));
+  device_.soc().FlushHdp();
+
+  const uint32_t* dwords = reinterpret_cast<const uint32_t*>(&mqd);
+  const uint64_t first = *g.AddressOf<gc::CP_MQD_BASE_ADDR>();
+  Select(1, 0, 0);
+  for (uint32_t i = 0; i < kHqdCount; ++i) device_.io().WriteDword(first + i, dwords[kHqdFirstMqdDword + i]);
+  g.Write(gc::CP_HQD_ACTIVE{}.active(1));
+  Select(0, 0, 0);
+  return g.status();
+}
+
+absl::Status Gfx::FiniHw() {
+  auto g = device_.Regs<regs::Ip::kGc>();
+  Select(1, 0, 0);
+  // gfx_v11_0_kiq_fini_register / tinygrad: dequeue, then wait for the HQD to go inactive.
+  g.Write(gc::CP_HQD_DEQUEUE_REQUEST{}.dequeue_req(1));
+  absl::Status idle = device_.io().WaitFor(*g.AddressOf<gc::CP_HQD_ACTIVE>(), gc::CP_HQD_ACTIVE{}.active(1).raw(), 0,
+                                           kTimeout, "the compute queue to dequeue");
+  Select(0, 0, 0);
+  return idle;
+}
+
+uint32_t Gfx::rptr() {
+  auto view = device_.memory().CpuView(pointers_, 4);
+  return view.ok() ? std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(view->data())).load() : 0;
+}
+
+bool Gfx::idle() { return rptr() == wptr_ % (kRingBytes / 4); }
+
+absl::Status Gfx::Submit(std::span<const uint32_t> packets) {
+  const uint64_t ring_dwords = kRingBytes / 4;
+  const uint64_t used = (wptr_ - rptr() + ring_dwords) % ring_dwords;
+  if (used + packets.size() >= ring_dwords) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "compute ring full: %d dwords queued, %d more asked, ring holds %d", used, packets.size(), ring_dwords - 1));
+  }
+  ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
+  ASSIGN_OR_RETURN(std::span<uint8_t> pointers, device_.memory().CpuView(pointers_, 16));
+  uint32_t* words = reinterpret_cast<uint32_t*>(ring.data());
+  for (uint32_t dword : packets) words[wptr_++ % ring_dwords] = dword;
+  std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(pointers.data() + 8)).store(wptr_, std::memory_order_release);
+  device_.soc().FlushHdp();
+  doorbells_.Write32(kDoorbell64 * 8, static_cast<uint32_t>(wptr_));
+  doorbells_.Write32(kDoorbell64 * 8 + 4, static_cast<uint32_t>(wptr_ >> 32));
+  return absl::OkStatus();
+}
+
+}  // namespace am
