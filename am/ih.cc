@@ -20,7 +20,9 @@ constexpr uint32_t kMcSpaceGpuVirtual = 4;  // ih_v6_0_rb_cntl: "use_bus_addr ? 
 constexpr uint32_t kEntryBytes = 32;
 constexpr int kBaseShift = 8;
 
-std::string ClientName(uint32_t client) {
+}  // namespace
+
+std::string IhClientName(uint32_t client) {
   switch (client) {
     case regs::ih::SOC21_IH_CLIENTID_GFX:
       return "GFX";
@@ -42,8 +44,6 @@ std::string ClientName(uint32_t client) {
       return absl::StrFormat("client %#x", client);
   }
 }
-
-}  // namespace
 
 absl::Status Ih::InitSw() {
   ASSIGN_OR_RETURN(ring_, device_.memory().AllocBoot(kRingBytes, kRingBytes));
@@ -109,7 +109,7 @@ std::vector<IhEvent> Ih::Drain() {
   return events;
 }
 
-IhEvent Ih::Decode(const std::array<uint32_t, 8>& dw) {
+IhEvent DecodeIhEntry(const std::array<uint32_t, 8>& dw) {
   IhEvent e;
   e.client_id = dw[0] & 0xff;
   e.source_id = (dw[0] >> 8) & 0xff;
@@ -119,18 +119,30 @@ IhEvent Ih::Decode(const std::array<uint32_t, 8>& dw) {
   e.timestamp = dw[1] | (uint64_t{dw[2] & 0xffff} << 32);
   e.pasid = dw[3] & 0xffff;
   e.src_data = {dw[4], dw[5], dw[6], dw[7]};
-  const bool gfx_fault =
-      e.client_id == regs::ih::SOC21_IH_CLIENTID_GFX && e.source_id == regs::ih::UTCL2_1_0__SRCID__FAULT;
-  const bool mm_fault =
-      e.client_id == regs::ih::SOC21_IH_CLIENTID_VMC && e.source_id == regs::ih::VMC_1_0__SRCID__VM_FAULT;
-  if (gfx_fault || mm_fault) {
-    auto fault = device_.gmc().TakeFault(mm_fault ? Hub::kMm : Hub::kGc);
-    e.description = fault.ok() ? absl::StrFormat("%s page fault: %s", ClientName(e.client_id), fault->description)
-                               : absl::StrFormat("%s page fault (status already cleared)", ClientName(e.client_id));
+  if (IsPageFault(e)) {
+    // gmc_v11_0_process_interrupt: address bits 43:12 in src_data[0], 47:44 in src_data[1] bits 3:0; bit 5 write.
+    const uint64_t address = (uint64_t{e.src_data[0]} << 12) | (uint64_t{e.src_data[1] & 0xf} << 44);
+    e.description = absl::StrFormat("%s page fault at %#x (vmid %d, %s)", IhClientName(e.client_id), address, e.vmid,
+                                    (e.src_data[1] & 0x20) ? "write" : "read");
   } else {
     e.description =
-        absl::StrFormat("%s source %#x ring %#x vmid %d data %#x %#x %#x %#x", ClientName(e.client_id), e.source_id,
+        absl::StrFormat("%s source %#x ring %#x vmid %d data %#x %#x %#x %#x", IhClientName(e.client_id), e.source_id,
                         e.ring_id, e.vmid, e.src_data[0], e.src_data[1], e.src_data[2], e.src_data[3]);
+  }
+  return e;
+}
+
+bool IsPageFault(const IhEvent& e) {
+  return (e.client_id == regs::ih::SOC21_IH_CLIENTID_GFX && e.source_id == regs::ih::UTCL2_1_0__SRCID__FAULT) ||
+         (e.client_id == regs::ih::SOC21_IH_CLIENTID_VMC && e.source_id == regs::ih::VMC_1_0__SRCID__VM_FAULT);
+}
+
+IhEvent Ih::Decode(const std::array<uint32_t, 8>& dwords) {
+  IhEvent e = DecodeIhEntry(dwords);
+  if (IsPageFault(e)) {
+    auto fault = device_.gmc().TakeFault(e.client_id == regs::ih::SOC21_IH_CLIENTID_VMC ? Hub::kMm : Hub::kGc);
+    e.description = fault.ok() ? absl::StrFormat("%s page fault: %s", IhClientName(e.client_id), fault->description)
+                               : absl::StrFormat("%s (status already cleared)", e.description);
   }
   return e;
 }

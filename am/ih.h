@@ -28,6 +28,12 @@ struct IhEvent {
       description;  // "GFX/UTCL2 page fault at 0x...: vmid 1, client 0x.., write" or "GRBM_CP src 0xb5 ring 0x.."
 };
 
+// Decodes one raw entry; page faults get their address from the entry (the hub's status is added by Ih::Drain).
+IhEvent DecodeIhEntry(const std::array<uint32_t, 8>& dwords);
+bool IsPageFault(const IhEvent& event);
+// "GRBM_CP", "VMC", ... for a SOC21 IH client id.
+std::string IhClientName(uint32_t client);
+
 class Ih final : public IpBlock {
  public:
   static constexpr uint64_t kRingBytes = 256 << 10;  // amdgpu's IH_RING_SIZE for ih_v6_0
