@@ -162,16 +162,15 @@ void Navi31::InjectRasInterrupt(RasEvent event) {
 }
 
 void Navi31::Mode1Reset() {
-  // The engines stop with the chip; they come back as power-on engines (their register hooks are replaced in
-  // place, at addresses already hooked, so the register file's hook table does not change shape).
-  gfx_.reset();
-  psp_->Reset();  // quiet before its state is cleared under it
+  // Engines stop with the chip and come back as power-on engines; their state is cleared under them only once
+  // they are quiet.
+  gfx_->Reset();
+  psp_->Reset();
   (void)state_->Clear(1);
   (void)state_->Clear(2);  // every model's internal state, the loaded firmware with it
   gmc_.Reset();
   smu_.Reset();
   PowerOnDefaults();
-  gfx_ = std::make_unique<GfxModel>(context_, nullptr);
 }
 
 // MM_INDEX/MM_DATA: a window onto VRAM (index bit 31 set) or the register space (clear) through BAR5, the only way
