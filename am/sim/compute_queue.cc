@@ -95,7 +95,8 @@ bool ComputeQueue::UpdateWptr(Pm4Engine& engine) {
   if (polling()) {
     const uint64_t address = (hqd_.Get<gc::CP_HQD_PQ_WPTR_POLL_ADDR>().raw() & ~7u) |
                              (uint64_t{hqd_.Get<gc::CP_HQD_PQ_WPTR_POLL_ADDR_HI>().raw()} << 32);
-    absl::StatusOr<uint64_t*> polled = MapQword(context_.memory, {Hub::kGc, 0, 5, "mec"}, address, Access::kRead);
+    absl::StatusOr<uint64_t*> polled =
+        MapQword(context_.memory, MecMemoryClient(hqd_.Get<gc::CP_HQD_VMID>().vmid()), address, Access::kRead);
     if (!polled.ok()) {
       engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
                    absl::StrFormat("write-pointer poll: %s", polled.status().message()));
@@ -112,7 +113,7 @@ bool ComputeQueue::UpdateWptr(Pm4Engine& engine) {
 }
 
 bool ComputeQueue::ReadRing(uint32_t offset, std::span<uint32_t> out, Pm4Engine& engine) {
-  const MemoryClient client{Hub::kGc, hqd_.Get<gc::CP_HQD_VMID>().vmid(), 5, "mec"};
+  const MemoryClient client = MecMemoryClient(hqd_.Get<gc::CP_HQD_VMID>().vmid());
   while (!out.empty()) {
     const uint32_t piece = std::min<uint64_t>(out.size(), ring_dwords_ - offset);
     const uint64_t address = ring_base_ + uint64_t{offset} * 4;
@@ -135,7 +136,7 @@ void ComputeQueue::PublishRptr(Pm4Engine& engine) {
   const uint64_t report = (hqd_.Get<gc::CP_HQD_PQ_RPTR_REPORT_ADDR>().raw() & ~3u) |
                           (uint64_t{hqd_.Get<gc::CP_HQD_PQ_RPTR_REPORT_ADDR_HI>().raw()} << 32);
   if (control.no_update_rptr() || report == 0) return;
-  const MemoryClient client{Hub::kGc, hqd_.Get<gc::CP_HQD_VMID>().vmid(), 5, "mec"};
+  const MemoryClient client = MecMemoryClient(hqd_.Get<gc::CP_HQD_VMID>().vmid());
   absl::StatusOr<uint32_t*> dword = MapDword(context_.memory, client, report, Access::kWrite);
   if (!dword.ok()) {
     engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF, absl::StrFormat("rptr report: %s", dword.status().message()));

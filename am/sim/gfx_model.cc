@@ -336,7 +336,7 @@ Pm4Engine::Status GfxModel::ExecuteKiqPacket(std::span<const uint32_t> packet, P
       const HqdId target{kMec, control.pipe(), control.queue()};
       const uint64_t mqd_address = packet[3] | (uint64_t{packet[4]} << 32);
       regs::V11ComputeMqd mqd;
-      absl::Status read = ReadMemory(context_.memory, {Hub::kGc, engine.vmid(), 5, "mec"}, mqd_address,
+      absl::Status read = ReadMemory(context_.memory, MecMemoryClient(engine.vmid()), mqd_address,
                                      std::span<uint8_t>(reinterpret_cast<uint8_t*>(&mqd), sizeof(mqd)));
       if (!read.ok()) {
         return engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
@@ -381,7 +381,7 @@ Pm4Engine::Status GfxModel::ExecuteKiqPacket(std::span<const uint32_t> packet, P
         // Every earlier packet of every queue has run to its end, so the queue is preempted: write the fence.
         const uint64_t address = packet[3] | (uint64_t{packet[4]} << 32);
         absl::StatusOr<uint32_t*> fence =
-            MapDword(context_.memory, {Hub::kGc, engine.vmid(), 5, "mec"}, address, Access::kWrite);
+            MapDword(context_.memory, MecMemoryClient(engine.vmid()), address, Access::kWrite);
         if (!fence.ok()) {
           return engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
                               absl::StrFormat("UNMAP_QUEUES fence: %s", fence.status().message()));

@@ -126,7 +126,7 @@ uint32_t Pm4Engine::ShRegister(uint64_t address) const {
   return sh_[address - pm4::PACKET3_SET_SH_REG_START];
 }
 
-MemoryClient Pm4Engine::Client(uint32_t vmid) const { return {Hub::kGc, vmid, kCpcClientId, "mec"}; }
+MemoryClient MecMemoryClient(uint32_t vmid) { return {Hub::kGc, vmid, kCpcClientId, "mec"}; }
 
 void Pm4Engine::PostInterrupt(uint32_t source_id, uint32_t context_id) {
   InterruptEntry entry;
@@ -238,7 +238,7 @@ Pm4Engine::Status Pm4Engine::WaitRegMem(std::span<const uint32_t> packet) {
   uint32_t* poll_memory = nullptr;
   if (memory) {
     const uint64_t address = packet[2] | (uint64_t{packet[3]} << 32);
-    auto mapped = MapDword(context_.memory, Client(vmid_), address, Access::kRead);
+    auto mapped = MapDword(context_.memory, MecMemoryClient(vmid_), address, Access::kRead);
     if (!mapped.ok()) {
       return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
                    absl::StrFormat("WAIT_REG_MEM on memory: %s", mapped.status().message()));
@@ -283,7 +283,7 @@ Pm4Engine::Status Pm4Engine::ReleaseMem(std::span<const uint32_t> packet) {
                                  data_sel, int_sel, dst_sel));
   }
   // The model runs every earlier packet to completion before this one, so the end-of-pipe event has been reached.
-  const MemoryClient client = Client(vmid_);
+  const MemoryClient client = MecMemoryClient(vmid_);
   absl::Status written = absl::OkStatus();
   if (data_sel == 1) {
     absl::StatusOr<uint32_t*> dword = MapDword(context_.memory, client, address, Access::kWrite);
@@ -335,7 +335,7 @@ Pm4Engine::Status Pm4Engine::WriteData(std::span<const uint32_t> packet) {
   const uint64_t address = packet[2] | (uint64_t{packet[3]} << 32);
   for (size_t i = 0; i < data.size(); ++i) {
     absl::StatusOr<uint32_t*> dword =
-        MapDword(context_.memory, Client(vmid_), address + (one_address ? 0 : 4 * i), Access::kWrite);
+        MapDword(context_.memory, MecMemoryClient(vmid_), address + (one_address ? 0 : 4 * i), Access::kWrite);
     if (!dword.ok()) {
       return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF, absl::StrFormat("WRITE_DATA: %s", dword.status().message()));
     }
@@ -401,7 +401,7 @@ Pm4Engine::Status Pm4Engine::DispatchDirect(std::span<const uint32_t> packet) {
   state.dispatch_initiator = packet[4];
   state.tmpring_size = sh(RegisterAddress<gc::COMPUTE_TMPRING_SIZE>(bases));
   state.resource_limits = sh(RegisterAddress<gc::COMPUTE_RESOURCE_LIMITS>(bases));
-  state.memory = Client(vmid_);
+  state.memory = MecMemoryClient(vmid_);
   if (executor_ == nullptr) {
     // No CP error source means "no shader engine": from the driver's side the CP could not execute the packet,
     // which is what CP_BAD_OPCODE_ERROR reports.
@@ -443,7 +443,7 @@ Pm4Engine::Status Pm4Engine::RunIndirectBuffer(std::span<const uint32_t> packet,
           absl::StrFormat("INDIRECT_BUFFER at %#x without INDIRECT_BUFFER_VALID (control %#010x)", address, control));
     }
     buffer.resize(dwords);
-    absl::Status read = ReadMemory(context_.memory, Client(vmid), address,
+    absl::Status read = ReadMemory(context_.memory, MecMemoryClient(vmid), address,
                                    std::span<uint8_t>(reinterpret_cast<uint8_t*>(buffer.data()), buffer.size() * 4));
     if (!read.ok()) {
       return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,

@@ -36,6 +36,10 @@ struct HqdId {
   std::string Name() const;
 };
 
+// How the MEC reaches memory for a queue in `vmid`: the GC hub, with the UTCL2 client id of the CP's compute
+// fetcher (CPC, index 5 of gfxhub_v3_0.c's gfxhub_client_ids) for the fault status.
+MemoryClient MecMemoryClient(uint32_t vmid);
+
 // How many dwords the packet starting with `header` occupies, header included. Type-2 filler and the one-dword
 // NOP that Linux pads rings with (PACKET3(NOP, 0x3FFF), amdgpu_ring's nop for gfx11) take one; type 0 and 1 are
 // not accepted by the MEC.
@@ -96,7 +100,6 @@ class Pm4Engine {
   absl::Status WriteRegister(uint64_t address, uint32_t value);
   bool PipeInterruptEnabled(uint32_t mask) const;
   void PostInterrupt(uint32_t source_id, uint32_t context_id);
-  MemoryClient Client(uint32_t vmid) const;
 
   const ModelContext& context_;
   ShaderExecutor* executor_;

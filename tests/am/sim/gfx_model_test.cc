@@ -191,6 +191,17 @@ TEST(GfxModelTest, HaltedMecRunsNothingUntilUnhalted) {
   EXPECT_TRUE(mec.WaitData(0, 5));
 }
 
+TEST(GfxModelTest, APipeHeldInResetRunsNothing) {
+  MecFixture mec;
+  mec.Boot();
+  TestQueue q = mec.CreateQueue(1, 0);
+  mec.gc().Write(gc::CP_MEC_RS64_CNTL{}.mec_pipe1_reset(1).mec_pipe0_active(1).mec_pipe1_active(1));
+  mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(0), {5}));
+  EXPECT_EQ(q.rptr(), 0u);
+  mec.gc().Write(gc::CP_MEC_RS64_CNTL{}.mec_pipe0_active(1).mec_pipe1_active(1));
+  EXPECT_TRUE(mec.WaitData(0, 5));
+}
+
 TEST(GfxModelTest, DequeueStopsAtAPacketBoundaryAndActiveReadsZero) {
   MecFixture mec;
   mec.Boot();
@@ -353,6 +364,33 @@ TEST(GfxModelTest, KiqMapQueuesLoadsTheMqdAndUnmapQueuesDequeues) {
   ASSERT_TRUE(mec.WaitIdle(kiq)) << mec.Errors();
   EXPECT_FALSE(mec.gfx().QueueRunning(1, 1));
   EXPECT_FALSE(mec.HqdActive(user));
+}
+
+TEST(GfxModelTest, KiqRefusesQueuesTheMecDoesNotHave) {
+  MecFixture mec;
+  mec.Boot();
+  mec.gc().Write(gc::RLC_CP_SCHEDULERS{}.scheduler0(0x80 | (1 << 5) | (3 << 3) | 0));
+  TestQueue kiq = mec.CreateQueue(3, 0);
+  // Queue 5 of pipe 0: GC 11.0.0's MEC has 4 queues per pipe.
+  mec.Submit(
+      kiq, {pm4::Packet3(pm4::PACKET3_MAP_QUEUES, 5),
+            pm4::PACKET3_MAP_QUEUES_QUEUE(5) | pm4::PACKET3_MAP_QUEUES_ME(1) | pm4::PACKET3_MAP_QUEUES_NUM_QUEUES(1), 0,
+            0, 0, 0, 0});
+  ASSERT_TRUE(mec.fixture().interrupts().WaitFor(1));
+  EXPECT_TRUE(mec.ErrorLogged("mec", "me 1 pipe 0 queue 5")) << mec.Errors();
+  EXPECT_FALSE(mec.gfx().QueueRunning(0, 1));
+}
+
+TEST(GfxModelTest, UnmapQueuesOfAnUnknownDoorbellIsRefused) {
+  MecFixture mec;
+  mec.Boot();
+  mec.gc().Write(gc::RLC_CP_SCHEDULERS{}.scheduler0(0x80 | (1 << 5) | (3 << 3) | 0));
+  TestQueue kiq = mec.CreateQueue(3, 0);
+  mec.Submit(kiq, {pm4::Packet3(pm4::PACKET3_UNMAP_QUEUES, 4),
+                   pm4::PACKET3_UNMAP_QUEUES_ACTION(1) | pm4::PACKET3_UNMAP_QUEUES_NUM_QUEUES(1),
+                   pm4::PACKET3_UNMAP_QUEUES_DOORBELL_OFFSET0(0x40), 0, 0, 0});
+  ASSERT_TRUE(mec.fixture().interrupts().WaitFor(1));
+  EXPECT_TRUE(mec.ErrorLogged("mec", "no mapped queue has it")) << mec.Errors();
 }
 
 TEST(GfxModelTest, MapQueuesOnAnOrdinaryQueueIsRefused) {

@@ -151,6 +151,11 @@ TEST_F(Pm4EngineTest, WaitRegMemWriteThenWaitWritesTheFirstRegisterAndPollsTheSe
   EXPECT_TRUE(mec_.WaitData(2, 2));
 }
 
+TEST_F(Pm4EngineTest, WaitRegMemOnUnmappedMemoryIsAProtectionFault) {
+  mec_.Submit(q_, MecFixture::WaitRegMemMemory(0x6600'0000, 3, 0));
+  ExpectFault("WAIT_REG_MEM on memory", ih::GFX_11_0_0__SRCID__CP_GPF);
+}
+
 TEST_F(Pm4EngineTest, WaitRegMemReservedFunctionStopsTheQueue) {
   mec_.Submit(q_, MecFixture::WaitRegMemMemory(MecFixture::DataAddress(1), 7, 0));
   ExpectFault("compare function 7", ih::GFX_11_0_0__SRCID__CP_PM4_PKT_RSVD_BIT_ERROR);
@@ -196,6 +201,11 @@ TEST_F(Pm4EngineTest, ReleaseMemInterruptsWhenThePipeEnablesIt) {
   EXPECT_EQ(entries[0].source_id, ih::GFX_11_0_0__SRCID__CP_EOP_INTERRUPT);
   EXPECT_EQ(entries[0].ring_id, (2u << 4) | (1u << 2) | 1u);
   EXPECT_EQ(entries[0].src_data[0], 0x222u);
+}
+
+TEST_F(Pm4EngineTest, ReleaseMem64BitToAnUnalignedAddressIsAFault) {
+  mec_.Submit(q_, MecFixture::ReleaseMem(MecFixture::DataAddress(21), 1, 2, 0));  // 4-byte aligned only
+  ExpectFault("not 8-byte aligned", ih::GFX_11_0_0__SRCID__CP_GPF);
 }
 
 TEST_F(Pm4EngineTest, ReleaseMemReservedDataSelectStopsTheQueue) {
@@ -411,6 +421,33 @@ TEST_F(IndirectBufferTest, APacketRunningPastTheIbEndStopsTheQueue) {
   mec_.Submit(q_, MecFixture::IndirectBuffer(ib, static_cast<uint32_t>(body.size()) - 1));
   ExpectFault("runs past the IB's end", ih::GFX_11_0_0__SRCID__CP_BAD_OPCODE_ERROR);
   EXPECT_EQ(mec_.Data(47), 0u);
+}
+
+TEST_F(IndirectBufferTest, AnIbWithoutTheValidBitIsRefused) {
+  auto body = MecFixture::WriteDataMemory(MecFixture::DataAddress(48), {1});
+  const uint64_t ib = PutIb(0, body);
+  mec_.Submit(q_, {pm4::Packet3(pm4::PACKET3_INDIRECT_BUFFER, 2), static_cast<uint32_t>(ib),
+                   static_cast<uint32_t>(ib >> 32), static_cast<uint32_t>(body.size())});
+  ExpectFault("without INDIRECT_BUFFER_VALID", ih::GFX_11_0_0__SRCID__CP_PM4_PKT_RSVD_BIT_ERROR);
+  EXPECT_EQ(mec_.Data(48), 0u);
+}
+
+TEST_F(IndirectBufferTest, PredExecSkippingPastTheIbEndStopsTheQueue) {
+  const uint64_t ib = PutIb(0, {pm4::Packet3(pm4::PACKET3_PRED_EXEC, 0), (2u << 24) | 5, 0, 0});
+  mec_.Submit(q_, MecFixture::IndirectBuffer(ib, 4));
+  ExpectFault("PRED_EXEC skips 5 dwords past the IB's end", ih::GFX_11_0_0__SRCID__CP_BAD_OPCODE_ERROR);
+}
+
+TEST_F(IndirectBufferTest, AnEndlessChainStillAnswersADequeue) {
+  // An IB whose last packet chains back to itself: the driver's hang, which a dequeue must still end.
+  const uint64_t ib = kIbs;
+  PutIb(0, MecFixture::Concat({MecFixture::WriteDataMemory(MecFixture::DataAddress(49), {1}),
+                               MecFixture::IndirectBuffer(ib, 9, /*CHAIN=*/1u << 20)}));
+  mec_.Submit(q_, MecFixture::IndirectBuffer(ib, 9));
+  ASSERT_TRUE(mec_.WaitData(49, 1));
+  mec_.Dequeue(q_);
+  EXPECT_TRUE(WaitUntil([&] { return !mec_.HqdActive(q_); }));
+  EXPECT_EQ(q_.rptr(), 0u);  // the IB packet never completed
 }
 
 TEST_F(IndirectBufferTest, AnIbAtAnUnmappedAddressIsAProtectionFault) {
