@@ -1,0 +1,559 @@
+#include "am/sim/sdma_packet_executor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <type_traits>
+
+#include "absl/strings/str_format.h"
+#include "am/regs/gc.h"
+#include "am/regs/gfx_srcid_constants.h"
+#include "am/regs/ih_constants.h"
+#include "am/regs/sdma_constants.h"
+#include "am/regs/sdma_packets.h"
+#include "base/status_macros.h"
+
+namespace am::sim {
+namespace {
+
+namespace sdma = regs::sdma;
+
+// One field of a packet dword, by its sdma_v6_0_0_pkt_open.h name: PKT_FIELD(dw, FENCE_HEADER_mtype).
+#define PKT_FIELD(dword, NAME) (((dword) >> sdma::SDMA_PKT_##NAME##_shift) & sdma::SDMA_PKT_##NAME##_mask)
+
+template <typename Packet>
+constexpr uint64_t Dwords() {
+  return sizeof(Packet) / sizeof(uint32_t);
+}
+// The fixed part of the longest packet the model decodes (ATOMIC); WRITE's data and NOP's padding follow.
+constexpr uint64_t kMaxFixedDwords = Dwords<sdma::Atomic>();
+// SDMA_PKT_GCR_REQ: header and four payload dwords (sdma_v6_0_ring_emit_mem_sync writes five).
+constexpr uint64_t kGcrReqDwords = 5;
+// POLL_REGMEM's RETRY_COUNT of 0xfff (the field's maximum), which Linux (sdma_v6_0_ring_emit_hdp_flush,
+// _emit_reg_wait) and tinygrad (AMDCopyQueue.wait) use for waits that must not give up, retries forever.
+constexpr uint32_t kRetryForever = sdma::SDMA_PKT_POLL_REGMEM_DW5_retry_count_mask;
+// The interval field's unit is not in the public headers: polls re-check on the model's own back-off, from
+// 1 us doubling to 100 us, short enough for a signal's latency and long enough not to spin a core.
+constexpr std::chrono::nanoseconds kFirstBackOff = std::chrono::microseconds(1);
+constexpr std::chrono::nanoseconds kMaxBackOff = std::chrono::microseconds(100);
+// Ring id of the trap: queue in bits 3:0, instance in bits 7:4 (sdma_v6_0_process_trap_irq). Only queue 0 (the
+// gfx queue Linux and tinygrad run) is modelled.
+constexpr uint32_t kQueue = 0;
+
+// TC_OP atomic encodings (soc21_enum.h enum TC_OP): bits 4:0 the operation, bit 5 set for 64-bit, bit 6 set for
+// the variant without return. These are the 32-bit returning ones.
+enum TcAtomic : uint32_t {
+  kSwap = 0x07,     // TC_OP_ATOMIC_SWAP_RTN_32
+  kCmpSwap = 0x08,  // TC_OP_ATOMIC_CMPSWAP_RTN_32
+  kAdd = 0x0f,      // TC_OP_ATOMIC_ADD_RTN_32
+  kSub = 0x10,      // TC_OP_ATOMIC_SUB_RTN_32
+  kSmin = 0x11,     // TC_OP_ATOMIC_SMIN_RTN_32
+  kUmin = 0x12,     // TC_OP_ATOMIC_UMIN_RTN_32
+  kSmax = 0x13,     // TC_OP_ATOMIC_SMAX_RTN_32
+  kUmax = 0x14,     // TC_OP_ATOMIC_UMAX_RTN_32
+  kAnd = 0x15,      // TC_OP_ATOMIC_AND_RTN_32
+  kOr = 0x16,       // TC_OP_ATOMIC_OR_RTN_32
+  kXor = 0x17,      // TC_OP_ATOMIC_XOR_RTN_32
+  kInc = 0x18,      // TC_OP_ATOMIC_INC_RTN_32
+  kDec = 0x19,      // TC_OP_ATOMIC_DEC_RTN_32
+};
+constexpr uint32_t kTcOpKindMask = 0x1f;
+constexpr uint32_t kTcOp64Bit = 0x20;
+// The floating-point atomics (FCMPSWAP, FMIN, FMAX and their FLUSH_DENORM forms, FADD_FLUSH_DENORM).
+constexpr bool IsFloatAtomic(uint32_t kind) {
+  return kind == 0x01 || kind == 0x02 || kind == 0x03 || kind == 0x09 || kind == 0x0a || kind == 0x0b || kind == 0x0d;
+}
+
+// Everything GpuMemory refuses is a memory fault, whatever code the GMC chose for it.
+absl::Status Fault(const absl::Status& status) { return status.ok() ? status : absl::AbortedError(status.message()); }
+template <typename T>
+absl::StatusOr<T> Fault(absl::StatusOr<T> result) {
+  if (!result.ok()) return absl::AbortedError(result.status().message());
+  return result;
+}
+
+template <typename... Args>
+absl::Status Malformed(const absl::FormatSpec<Args...>& format, const Args&... args) {
+  return absl::InvalidArgumentError(absl::StrFormat(format, args...));
+}
+
+uint64_t Address(uint32_t lo, uint32_t hi) { return (uint64_t{hi} << 32) | lo; }
+
+// WAIT_REG_MEM_FUNCTION encoding (nvd.h; SDMA POLL_REGMEM's FUNC uses it: Linux emits FUNC(3) for "==").
+bool Compare(uint32_t function, uint32_t value, uint32_t reference) {
+  switch (function) {
+    case 0:
+      return true;
+    case 1:
+      return value < reference;
+    case 2:
+      return value <= reference;
+    case 3:
+      return value == reference;
+    case 4:
+      return value != reference;
+    case 5:
+      return value >= reference;
+    case 6:
+      return value > reference;
+    default:
+      return false;
+  }
+}
+
+// New value of an integer TC atomic (the GPU's wrapping INC/DEC: RDNA3 ISA, BUFFER_ATOMIC_INC/DEC).
+template <typename T>
+T Apply(uint32_t kind, T old, T src) {
+  using S = std::make_signed_t<T>;
+  switch (kind) {
+    case kSwap:
+      return src;
+    case kAdd:
+      return old + src;
+    case kSub:
+      return old - src;
+    case kSmin:
+      return static_cast<T>(std::min(static_cast<S>(old), static_cast<S>(src)));
+    case kUmin:
+      return std::min(old, src);
+    case kSmax:
+      return static_cast<T>(std::max(static_cast<S>(old), static_cast<S>(src)));
+    case kUmax:
+      return std::max(old, src);
+    case kAnd:
+      return old & src;
+    case kOr:
+      return old | src;
+    case kXor:
+      return old ^ src;
+    case kInc:
+      return old >= src ? 0 : old + 1;
+    case kDec:
+      return (old == 0 || old > src) ? src : old - 1;
+    default:
+      return old;
+  }
+}
+
+// Fills `out` with the 4-byte `pattern`, starting `phase` bytes into it, at memcpy speed.
+void FillPattern(std::span<uint8_t> out, uint32_t pattern, uint64_t phase) {
+  uint8_t bytes[8];
+  std::memcpy(bytes, &pattern, 4);
+  std::memcpy(bytes + 4, &pattern, 4);
+  const size_t seed = std::min<size_t>(4, out.size());
+  std::memcpy(out.data(), bytes + phase % 4, seed);
+  // Doubling copies from the already-filled prefix keep the phase, since every length copied is a multiple of 4.
+  for (size_t filled = seed; filled < out.size();) {
+    const size_t n = std::min(filled, out.size() - filled);
+    std::memcpy(out.data() + filled, out.data(), n);
+    filled += n;
+  }
+}
+
+}  // namespace
+
+SdmaPacketExecutor::SdmaPacketExecutor(const ModelContext& context, const SdmaEngineInfo& engine,
+                                       EngineControl& control)
+    : context_(context), engine_(engine), control_(control) {}
+
+void SdmaPacketExecutor::PostInterrupt(uint32_t source_id, uint32_t context) {
+  InterruptEntry entry;
+  entry.client_id = regs::ih::SOC21_IH_CLIENTID_GFX;
+  entry.source_id = source_id;
+  entry.ring_id = (static_cast<uint32_t>(engine_.instance) << 4) | kQueue;
+  entry.src_data[0] = context;
+  context_.interrupts.Post(entry);
+}
+
+absl::Status SdmaPacketExecutor::Fetch(const CommandStream& stream, uint64_t offset, std::span<uint32_t> out) {
+  auto* bytes = reinterpret_cast<uint8_t*>(out.data());
+  const uint64_t length = out.size_bytes();
+  const uint64_t position = stream.is_ring ? offset & (stream.size - 1) : offset;
+  const uint64_t first = std::min(length, stream.size - position);
+  RETURN_IF_ERROR(Fault(ReadMemory(context_.memory, stream.client, stream.base + position, {bytes, first})));
+  // A ring packet may wrap around the ring's end.
+  if (first < length) {
+    RETURN_IF_ERROR(Fault(ReadMemory(context_.memory, stream.client, stream.base, {bytes + first, length - first})));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> SdmaPacketExecutor::Execute(const CommandStream& stream, uint64_t offset, uint64_t available) {
+  uint32_t packet[kMaxFixedDwords];
+  if (available < 4) return 4;
+  RETURN_IF_ERROR(Fetch(stream, offset, {packet, 1}));
+  const uint32_t header = packet[0];
+  const uint32_t op = PKT_FIELD(header, COPY_LINEAR_HEADER_op);
+  const uint32_t sub_op = PKT_FIELD(header, COPY_LINEAR_HEADER_sub_op);
+
+  uint64_t dwords = 0;
+  switch (op) {
+    case sdma::SDMA_OP_NOP:
+      dwords = 1 + PKT_FIELD(header, NOP_HEADER_count);
+      break;
+    case sdma::SDMA_OP_COPY:
+      dwords = Dwords<sdma::CopyLinear>();
+      break;
+    case sdma::SDMA_OP_WRITE: {
+      // The data's length is in the fourth dword.
+      const uint64_t count_offset = offsetof(sdma::WriteUntiled, dw_3);
+      if (available < count_offset + 4) return count_offset + 4;
+      RETURN_IF_ERROR(Fetch(stream, offset + count_offset, {packet + 3, 1}));
+      dwords = Dwords<sdma::WriteUntiled>() + PKT_FIELD(packet[3], WRITE_UNTILED_DW_3_count);
+      break;
+    }
+    case sdma::SDMA_OP_INDIRECT:
+      dwords = Dwords<sdma::Indirect>();
+      break;
+    case sdma::SDMA_OP_FENCE:
+      dwords = Dwords<sdma::Fence>();
+      break;
+    case sdma::SDMA_OP_TRAP:
+      dwords = Dwords<sdma::Trap>();
+      break;
+    case sdma::SDMA_OP_POLL_REGMEM:
+      dwords = Dwords<sdma::PollRegmem>();
+      break;
+    case sdma::SDMA_OP_ATOMIC:
+      dwords = Dwords<sdma::Atomic>();
+      break;
+    case sdma::SDMA_OP_CONST_FILL:
+      dwords = Dwords<sdma::ConstantFill>();
+      break;
+    case sdma::SDMA_OP_TIMESTAMP:
+      dwords = Dwords<sdma::TimestampGet>();
+      break;
+    case sdma::SDMA_OP_GCR_REQ:
+      dwords = kGcrReqDwords;
+      break;
+    case sdma::SDMA_OP_SEM:
+    case sdma::SDMA_OP_COND_EXE:
+    case sdma::SDMA_OP_PTEPDE:
+    case sdma::SDMA_OP_SRBM_WRITE:
+    case sdma::SDMA_OP_PRE_EXE:
+    case sdma::SDMA_OP_GPUVM_INV:
+    case sdma::SDMA_OP_DUMMY_TRAP:
+      return absl::UnimplementedError(
+          absl::StrFormat("SDMA opcode %#x (header %#010x) is not modelled by the virtual Navi31", op, header));
+    default:
+      return Malformed("unknown SDMA opcode %#x (header %#010x)", op, header);
+  }
+  const uint64_t bytes = dwords * 4;
+  if (stream.is_ring && bytes > stream.size) {
+    return Malformed("packet of %d dwords (header %#010x) is larger than the %d-dword ring", dwords, header,
+                     stream.size / 4);
+  }
+  if (bytes > available) return bytes;
+  RETURN_IF_ERROR(Fetch(stream, offset, {packet, std::min(dwords, kMaxFixedDwords)}));
+
+  const MemoryClient& client = stream.client;
+  switch (op) {
+    case sdma::SDMA_OP_NOP:
+      break;
+    case sdma::SDMA_OP_COPY:
+      if (sub_op != sdma::SDMA_SUBOP_COPY_LINEAR) {
+        return absl::UnimplementedError(absl::StrFormat(
+            "COPY sub-op %#x (header %#010x): only COPY_LINEAR is modelled by the virtual Navi31", sub_op, header));
+      }
+      RETURN_IF_ERROR(CopyLinear(client, packet));
+      break;
+    case sdma::SDMA_OP_WRITE:
+      if (sub_op != sdma::SDMA_SUBOP_WRITE_LINEAR) {
+        return absl::UnimplementedError(absl::StrFormat(
+            "WRITE sub-op %#x (header %#010x): only WRITE_LINEAR is modelled by the virtual Navi31", sub_op, header));
+      }
+      RETURN_IF_ERROR(Write(stream, offset, packet));
+      break;
+    case sdma::SDMA_OP_INDIRECT:
+      RETURN_IF_ERROR(Indirect(stream, packet));
+      break;
+    case sdma::SDMA_OP_FENCE:
+      RETURN_IF_ERROR(Fence(client, packet));
+      break;
+    case sdma::SDMA_OP_TRAP:
+      RETURN_IF_ERROR(Trap(packet));
+      break;
+    case sdma::SDMA_OP_POLL_REGMEM:
+      if (sub_op != 0) {
+        return absl::UnimplementedError(absl::StrFormat(
+            "POLL_REGMEM sub-op %#x (header %#010x) is not modelled by the virtual Navi31", sub_op, header));
+      }
+      RETURN_IF_ERROR(PollRegmem(client, packet));
+      break;
+    case sdma::SDMA_OP_ATOMIC:
+      RETURN_IF_ERROR(Atomic(client, packet));
+      break;
+    case sdma::SDMA_OP_CONST_FILL:
+      RETURN_IF_ERROR(ConstantFill(client, packet));
+      break;
+    case sdma::SDMA_OP_TIMESTAMP:
+      RETURN_IF_ERROR(Timestamp(client, packet));
+      break;
+    case sdma::SDMA_OP_GCR_REQ:
+      break;  // Caches: the model's memory is coherent, nothing to write back.
+  }
+  return bytes;
+}
+
+absl::Status SdmaPacketExecutor::CopyLinear(const MemoryClient& client, const uint32_t* p) {
+  const auto& packet = *reinterpret_cast<const sdma::CopyLinear*>(p);
+  if (PKT_FIELD(packet.header, COPY_LINEAR_HEADER_tmz) != 0 ||
+      PKT_FIELD(packet.header, COPY_LINEAR_HEADER_broadcast) != 0) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "COPY_LINEAR with TMZ or BROADCAST (header %#010x) is not modelled by the virtual Navi31", packet.header));
+  }
+  uint64_t remaining = uint64_t{PKT_FIELD(packet.count, COPY_LINEAR_COUNT_count)} + 1;
+  uint64_t src = Address(packet.src_addr_lo, packet.src_addr_hi);
+  uint64_t dst = Address(packet.dst_addr_lo, packet.dst_addr_hi);
+  // Whole contiguous pieces at a time: as fast as memcpy over what the page tables map contiguously.
+  while (remaining > 0) {
+    ASSIGN_OR_RETURN(std::span<uint8_t> from, Fault(context_.memory.Map(client, src, remaining, Access::kRead)));
+    ASSIGN_OR_RETURN(std::span<uint8_t> to, Fault(context_.memory.Map(client, dst, from.size(), Access::kWrite)));
+    const size_t n = std::min(from.size(), to.size());
+    if (n == 0) return absl::AbortedError(absl::StrFormat("empty mapping at %#x", dst));
+    const bool overlap = from.data() < to.data() + n && to.data() < from.data() + n;
+    if (overlap) {
+      std::memmove(to.data(), from.data(), n);
+    } else {
+      std::memcpy(to.data(), from.data(), n);
+    }
+    src += n;
+    dst += n;
+    remaining -= n;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SdmaPacketExecutor::Write(const CommandStream& stream, uint64_t offset, const uint32_t* p) {
+  const auto& packet = *reinterpret_cast<const sdma::WriteUntiled*>(p);
+  uint64_t dst = Address(packet.dst_addr_lo, packet.dst_addr_hi);
+  if (dst % 4 != 0) return Malformed("WRITE_LINEAR destination %#x is not dword-aligned", dst);
+  uint64_t remaining = uint64_t{PKT_FIELD(packet.dw_3, WRITE_UNTILED_DW_3_count)} + 1;
+  uint64_t source = offset + offsetof(sdma::WriteUntiled, data0);
+  uint32_t chunk[256];
+  while (remaining > 0) {
+    const uint64_t n = std::min<uint64_t>(remaining, std::size(chunk));
+    RETURN_IF_ERROR(Fetch(stream, source, {chunk, n}));
+    RETURN_IF_ERROR(
+        Fault(WriteMemory(context_.memory, stream.client, dst, {reinterpret_cast<const uint8_t*>(chunk), n * 4})));
+    source += n * 4;
+    dst += n * 4;
+    remaining -= n;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SdmaPacketExecutor::Indirect(const CommandStream& stream, const uint32_t* p) {
+  const auto& packet = *reinterpret_cast<const sdma::Indirect*>(p);
+  // The queue has one set of IB registers (SDMA0_QUEUE0_IB_BASE_LO/HI, _IB_SIZE, _IB_RPTR): one IB level.
+  if (!stream.is_ring) return Malformed("INDIRECT inside an IB: SDMA runs one IB level");
+  if (regs::gc::SDMA0_QUEUE0_IB_CNTL::FromRaw(context_.registers.Peek(engine_.ib_cntl)).ib_enable() == 0) {
+    return Malformed("INDIRECT while SDMA%d_QUEUE0_IB_CNTL.IB_ENABLE is 0", engine_.instance);
+  }
+  const uint64_t base = Address(packet.base_lo, packet.base_hi);
+  // SDMA0_QUEUE0_IB_BASE_LO holds address bits 31:5 (Linux: "base must be 32 byte aligned").
+  if (base % 32 != 0) return Malformed("INDIRECT base %#x is not 32-byte aligned", base);
+  CommandStream ib;
+  ib.base = base;
+  ib.size = uint64_t{PKT_FIELD(packet.ib_size, INDIRECT_IB_SIZE_ib_size)} * 4;
+  ib.is_ring = false;
+  ib.client = stream.client;
+  ib.client.vmid = PKT_FIELD(packet.header, INDIRECT_HEADER_vmid);
+  for (uint64_t offset = 0; offset < ib.size;) {
+    if (!control_.Checkpoint()) return absl::CancelledError("queue stopped inside an IB");
+    absl::StatusOr<uint64_t> bytes = Execute(ib, offset, ib.size - offset);
+    if (!bytes.ok()) {
+      return base::Annotate(bytes.status(),
+                            absl::StrFormat("in the IB at %#x (vmid %d), offset %#x", base, ib.client.vmid, offset));
+    }
+    if (*bytes > ib.size - offset) {
+      return Malformed("packet at offset %#x of the IB at %#x needs %d bytes, past the IB's end (IB_SIZE %d dwords)",
+                       offset, base, *bytes, ib.size / 4);
+    }
+    offset += *bytes;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SdmaPacketExecutor::Fence(const MemoryClient& client, const uint32_t* p) {
+  const auto& packet = *reinterpret_cast<const sdma::Fence*>(p);
+  const uint64_t address = Address(packet.addr_lo, packet.addr_hi);
+  // Linux WARNs unless "zero in first two bits".
+  if (address % 4 != 0) return Malformed("FENCE address %#x is not dword-aligned", address);
+  ASSIGN_OR_RETURN(uint32_t * fence, Fault(MapDword(context_.memory, client, address, Access::kWrite)));
+  std::atomic_ref<uint32_t>(*fence).store(packet.data, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+absl::Status SdmaPacketExecutor::Trap(const uint32_t* p) {
+  const auto& packet = *reinterpret_cast<const sdma::Trap*>(p);
+  // SDMAn_CNTL.TRAP_ENABLE gates the trap interrupt (Linux sets it in sdma_v6_0_set_trap_irq_state, tinygrad at
+  // init).
+  if (regs::gc::SDMA0_CNTL::FromRaw(context_.registers.Peek(engine_.cntl)).trap_enable() == 0) {
+    return absl::OkStatus();
+  }
+  PostInterrupt(regs::ih::GFX_11_0_0__SRCID__SDMA_TRAP, PKT_FIELD(packet.int_context, TRAP_INT_CONTEXT_int_context));
+  return absl::OkStatus();
+}
+
+bool SdmaPacketExecutor::BackOff(std::chrono::nanoseconds& delay) {
+  if (!control_.Sleep(delay)) return false;
+  delay = std::min(delay * 2, kMaxBackOff);
+  return true;
+}
+
+absl::Status SdmaPacketExecutor::PollRegmem(const MemoryClient& client, const uint32_t* p) {
+  const auto& packet = *reinterpret_cast<const sdma::PollRegmem*>(p);
+  const uint32_t function = PKT_FIELD(packet.header, POLL_REGMEM_HEADER_func);
+  const bool memory = PKT_FIELD(packet.header, POLL_REGMEM_HEADER_mem_poll) != 0;
+  const bool hdp_flush = PKT_FIELD(packet.header, POLL_REGMEM_HEADER_hdp_flush) != 0;
+  const uint32_t retries = PKT_FIELD(packet.dw5, POLL_REGMEM_DW5_retry_count);
+  if (function > 6)
+    return Malformed("POLL_REGMEM function %d is reserved (0-6: always, <, <=, ==, !=, >=, >)", function);
+  if (hdp_flush && memory) return Malformed("POLL_REGMEM with both HDP_FLUSH and MEM_POLL");
+
+  const uint64_t address = Address(packet.addr_lo, packet.addr_hi);
+  uint64_t register_address = 0;
+  if (memory) {
+    if (address % 4 != 0) return Malformed("POLL_REGMEM memory address %#x is not dword-aligned", address);
+  } else {
+    // Registers by byte address: Linux emits `reg << 2` (sdma_v6_0_ring_emit_reg_wait, _emit_hdp_flush).
+    if (packet.addr_lo % 4 != 0) {
+      return Malformed("POLL_REGMEM register address %#x is not dword-aligned", packet.addr_lo);
+    }
+    register_address = packet.addr_lo / 4;
+    if (hdp_flush) {
+      // HDP flush: write the reference to the request register (ADDR_HI), then poll the done register (ADDR_LO).
+      if (packet.addr_hi % 4 != 0) {
+        return Malformed("POLL_REGMEM HDP flush request register %#x is not dword-aligned", packet.addr_hi);
+      }
+      context_.registers.WriteDword(packet.addr_hi / 4, packet.value);
+    }
+  }
+  // Memory is translated again on every check: the driver may remap it while the engine waits.
+  auto read = [&]() -> absl::StatusOr<uint32_t> {
+    if (!memory) return context_.registers.ReadDword(register_address);
+    ASSIGN_OR_RETURN(uint32_t * location, Fault(MapDword(context_.memory, client, address, Access::kRead)));
+    return std::atomic_ref<uint32_t>(*location).load(std::memory_order_acquire);
+  };
+
+  std::chrono::nanoseconds delay = kFirstBackOff;
+  for (uint32_t attempt = 0;; ++attempt) {
+    ASSIGN_OR_RETURN(const uint32_t value, read());
+    if (Compare(function, value & packet.mask, packet.value)) return absl::OkStatus();
+    if (retries != kRetryForever && attempt >= retries) break;
+    if (!BackOff(delay)) return absl::CancelledError("queue stopped during POLL_REGMEM");
+  }
+  // Retries exhausted: the engine reports the poll timeout and moves on to the next packet.
+  PostInterrupt(regs::ih::GFX_11_0_0__SRCID__SDMA_POLL_TIMEOUT);
+  context_.errors.Report(engine_.name,
+                         absl::StrFormat("POLL_REGMEM on %s %#x timed out after %d retries (function %d, reference "
+                                         "%#x, mask %#x)",
+                                         memory ? "memory" : "register", memory ? address : register_address, retries,
+                                         function, packet.value, packet.mask));
+  return absl::OkStatus();
+}
+
+absl::Status SdmaPacketExecutor::Timestamp(const MemoryClient& client, const uint32_t* p) {
+  const uint32_t sub_op = PKT_FIELD(p[0], TIMESTAMP_GET_HEADER_sub_op);
+  std::atomic_ref<uint64_t> offset(*engine_.timestamp_offset);
+  const uint64_t now = context_.clock.Now();
+  if (sub_op == sdma::SDMA_SUBOP_TIMESTAMP_SET) {
+    const auto& packet = *reinterpret_cast<const sdma::TimestampSet*>(p);
+    offset.store(Address(packet.init_data_lo, packet.init_data_hi) - now, std::memory_order_relaxed);
+    return absl::OkStatus();
+  }
+  uint64_t stamp = 0;
+  if (sub_op == sdma::SDMA_SUBOP_TIMESTAMP_GET) {
+    stamp = now + offset.load(std::memory_order_relaxed);
+  } else if (sub_op == sdma::SDMA_SUBOP_TIMESTAMP_GET_GLOBAL) {
+    stamp = now;
+  } else {
+    return Malformed("TIMESTAMP sub-op %#x is not SET (0), GET (1) or GET_GLOBAL (2)", sub_op);
+  }
+  const auto& packet = *reinterpret_cast<const sdma::TimestampGet*>(p);
+  // WRITE_ADDR_LO holds address bits 31:3: the stamp is a naturally aligned qword.
+  const uint64_t address = Address(PKT_FIELD(packet.write_addr_lo, TIMESTAMP_GET_WRITE_ADDR_LO_write_addr_31_3)
+                                       << sdma::SDMA_PKT_TIMESTAMP_GET_WRITE_ADDR_LO_write_addr_31_3_shift,
+                                   packet.write_addr_hi);
+  ASSIGN_OR_RETURN(uint64_t * target, Fault(MapQword(context_.memory, client, address, Access::kWrite)));
+  std::atomic_ref<uint64_t>(*target).store(stamp, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+absl::Status SdmaPacketExecutor::Atomic(const MemoryClient& client, const uint32_t* p) {
+  const auto& packet = *reinterpret_cast<const sdma::Atomic*>(p);
+  const uint32_t operation = PKT_FIELD(packet.header, ATOMIC_HEADER_atomic_op);
+  const uint32_t kind = operation & kTcOpKindMask;
+  const bool wide = (operation & kTcOp64Bit) != 0;
+  const bool loop = PKT_FIELD(packet.header, ATOMIC_HEADER_loop) != 0;
+  if (IsFloatAtomic(kind)) {
+    return absl::UnimplementedError(
+        absl::StrFormat("floating-point ATOMIC operation %#x is not modelled by the virtual Navi31", operation));
+  }
+  if (kind != kSwap && kind != kCmpSwap && (kind < kAdd || kind > kDec)) {
+    return Malformed("ATOMIC operation %#x is not an atomic TC_OP", operation);
+  }
+  const uint64_t address = Address(packet.addr_lo, packet.addr_hi);
+  const uint64_t src = Address(packet.src_data_lo, packet.src_data_hi);
+  const uint64_t cmp = Address(packet.cmp_data_lo, packet.cmp_data_hi);
+  if (address % (wide ? 8 : 4) != 0) {
+    return Malformed("ATOMIC address %#x is not %d-byte aligned", address, wide ? 8 : 4);
+  }
+
+  // One attempt; CMPSWAP with LOOP set repeats until the compare succeeds.
+  auto run = [&](auto* location, auto source, auto compare) -> absl::Status {
+    using T = std::remove_pointer_t<decltype(location)>;
+    std::atomic_ref<T> target(*location);
+    std::chrono::nanoseconds delay = kFirstBackOff;
+    for (;;) {
+      T old = target.load(std::memory_order_acquire);
+      if (kind == kCmpSwap) {
+        if (old == static_cast<T>(compare) &&
+            target.compare_exchange_strong(old, static_cast<T>(source), std::memory_order_acq_rel)) {
+          return absl::OkStatus();
+        }
+        if (!loop) return absl::OkStatus();
+        if (!BackOff(delay)) return absl::CancelledError("queue stopped during a looping ATOMIC CMPSWAP");
+        continue;
+      }
+      while (
+          !target.compare_exchange_weak(old, Apply<T>(kind, old, static_cast<T>(source)), std::memory_order_acq_rel)) {
+      }
+      return absl::OkStatus();
+    }
+  };
+  if (wide) {
+    ASSIGN_OR_RETURN(uint64_t * location, Fault(MapQword(context_.memory, client, address, Access::kWrite)));
+    return run(location, src, cmp);
+  }
+  ASSIGN_OR_RETURN(uint32_t * location, Fault(MapDword(context_.memory, client, address, Access::kWrite)));
+  return run(location, static_cast<uint32_t>(src), static_cast<uint32_t>(cmp));
+}
+
+absl::Status SdmaPacketExecutor::ConstantFill(const MemoryClient& client, const uint32_t* p) {
+  const auto& packet = *reinterpret_cast<const sdma::ConstantFill*>(p);
+  // FILLSIZE: the pattern is the data's low 2^FILLSIZE bytes (Linux's byte-count fills leave it 0); the data
+  // dword holds at most 4 bytes, so 3 cannot be.
+  const uint32_t fill_size = PKT_FIELD(packet.header, CONSTANT_FILL_HEADER_fillsize);
+  uint32_t pattern = packet.data;
+  if (fill_size == 0) {
+    pattern = (packet.data & 0xff) * 0x01010101u;
+  } else if (fill_size == 1) {
+    pattern = (packet.data & 0xffff) * 0x00010001u;
+  } else if (fill_size == 3) {
+    return Malformed("CONSTANT_FILL with FILLSIZE 3: the data dword holds at most 4 bytes");
+  }
+  uint64_t dst = Address(packet.dst_addr_lo, packet.dst_addr_hi);
+  const uint64_t total = uint64_t{PKT_FIELD(packet.count, CONSTANT_FILL_COUNT_count)} + 1;
+  for (uint64_t done = 0; done < total;) {
+    ASSIGN_OR_RETURN(std::span<uint8_t> to, Fault(context_.memory.Map(client, dst, total - done, Access::kWrite)));
+    if (to.empty()) return absl::AbortedError(absl::StrFormat("empty mapping at %#x", dst));
+    FillPattern(to, pattern, done);
+    dst += to.size();
+    done += to.size();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace am::sim

@@ -1,0 +1,668 @@
+// The SDMA 6.0 engines, driven as Linux's sdma_v6_0.c and tinygrad's AM driver drive them: queue registers,
+// 64-bit doorbells, packets in a ring in GPU memory, rptr write-back. Everything goes through registers, doorbells
+// and the fixture's memory.
+#include "am/sim/sdma_model.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "am/regs/database.h"
+#include "am/regs/gc.h"
+#include "am/regs/gfx_srcid_constants.h"
+#include "am/regs/ih_constants.h"
+#include "am/regs/psp_constants.h"
+#include "am/regs/sdma_packets.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/am/sim/model_fixture.h"
+
+namespace am::sim {
+namespace {
+
+namespace gc = regs::gc;
+namespace sdma = regs::sdma;
+using ::testing::HasSubstr;
+
+// GPU addresses the tests place memory at.
+constexpr uint64_t kRing[2] = {0x100000, 0x200000};
+constexpr uint64_t kWriteback = 0x300000;  // rptr write-back of engine i at + 8 * i
+constexpr uint64_t kFences = 0x400000;
+constexpr uint64_t kSource = 0x1000000;
+constexpr uint64_t kDestination = 0x4000000;
+constexpr uint64_t kUnmapped = 0x7f000000;
+// Doorbells as Linux assigns them: AMDGPU_NAVI10_DOORBELL_sDMA_ENGINE0 (0x100) and ENGINE1 (0x10A), each a 64-bit
+// doorbell whose dword index is twice that (amdgpu_doorbell.h, sdma_v6_0_sw_init).
+constexpr uint64_t kDoorbell[2] = {0x100 * 2, 0x10a * 2};
+constexpr std::chrono::seconds kDeadline(10);
+
+uint32_t Lo(uint64_t v) { return static_cast<uint32_t>(v); }
+uint32_t Hi(uint64_t v) { return static_cast<uint32_t>(v >> 32); }
+
+// Packets, written with the field constants of sdma_v6_0_0_pkt_open.h (am/regs/sdma_constants.h).
+std::vector<uint32_t> CopyLinear(uint64_t src, uint64_t dst, uint32_t bytes) {
+  return {
+      sdma::Header(sdma::SDMA_OP_COPY, sdma::SDMA_SUBOP_COPY_LINEAR), bytes - 1, 0, Lo(src), Hi(src), Lo(dst), Hi(dst)};
+}
+std::vector<uint32_t> Fence(uint64_t address, uint32_t value) {
+  return {sdma::Header(sdma::SDMA_OP_FENCE), Lo(address), Hi(address), value};
+}
+std::vector<uint32_t> Trap(uint32_t context) { return {sdma::Header(sdma::SDMA_OP_TRAP), context}; }
+std::vector<uint32_t> WriteLinear(uint64_t address, const std::vector<uint32_t>& data) {
+  std::vector<uint32_t> packet = {sdma::Header(sdma::SDMA_OP_WRITE, sdma::SDMA_SUBOP_WRITE_LINEAR), Lo(address),
+                                  Hi(address), static_cast<uint32_t>(data.size() - 1)};
+  packet.insert(packet.end(), data.begin(), data.end());
+  return packet;
+}
+std::vector<uint32_t> Poll(bool memory, uint32_t function, uint64_t address, uint32_t reference, uint32_t mask,
+                           uint32_t retries, bool hdp_flush = false) {
+  const uint32_t header = sdma::Header(sdma::SDMA_OP_POLL_REGMEM) |
+                          (function << sdma::SDMA_PKT_POLL_REGMEM_HEADER_func_shift) |
+                          (uint32_t{memory} << sdma::SDMA_PKT_POLL_REGMEM_HEADER_mem_poll_shift) |
+                          (uint32_t{hdp_flush} << sdma::SDMA_PKT_POLL_REGMEM_HEADER_hdp_flush_shift);
+  return {header,    Lo(address), Hi(address),
+          reference, mask,        (retries << sdma::SDMA_PKT_POLL_REGMEM_DW5_retry_count_shift) | 10};
+}
+constexpr uint32_t kForever = 0xfff;
+std::vector<uint32_t> Indirect(uint64_t base, uint32_t dwords, uint32_t vmid = 0) {
+  return {sdma::Header(sdma::SDMA_OP_INDIRECT) | (vmid << sdma::SDMA_PKT_INDIRECT_HEADER_vmid_shift),
+          Lo(base),
+          Hi(base),
+          dwords,
+          0,
+          0};
+}
+std::vector<uint32_t> Nop(uint32_t padding = 0) {
+  return {sdma::Header(sdma::SDMA_OP_NOP) | (padding << sdma::SDMA_PKT_NOP_HEADER_count_shift)};
+}
+std::vector<uint32_t> Timestamp(uint32_t sub_op, uint64_t value_or_address) {
+  return {sdma::Header(sdma::SDMA_OP_TIMESTAMP, sub_op), Lo(value_or_address), Hi(value_or_address)};
+}
+std::vector<uint32_t> ConstFill(uint64_t address, uint32_t data, uint32_t bytes, uint32_t fill_size) {
+  return {sdma::Header(sdma::SDMA_OP_CONST_FILL) | (fill_size << sdma::SDMA_PKT_CONSTANT_FILL_HEADER_fillsize_shift),
+          Lo(address), Hi(address), data, bytes - 1};
+}
+std::vector<uint32_t> Atomic(uint32_t operation, uint64_t address, uint64_t src, uint64_t cmp = 0, bool loop = false) {
+  return {sdma::Header(sdma::SDMA_OP_ATOMIC) | (operation << sdma::SDMA_PKT_ATOMIC_HEADER_atomic_op_shift) |
+              (uint32_t{loop} << sdma::SDMA_PKT_ATOMIC_HEADER_loop_shift),
+          Lo(address),
+          Hi(address),
+          Lo(src),
+          Hi(src),
+          Lo(cmp),
+          Hi(cmp),
+          0};
+}
+std::vector<uint32_t> Join(std::initializer_list<std::vector<uint32_t>> packets) {
+  std::vector<uint32_t> all;
+  for (const auto& p : packets) all.insert(all.end(), p.begin(), p.end());
+  return all;
+}
+
+template <typename Predicate>
+bool Eventually(Predicate predicate) {
+  const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+  while (!predicate()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+class SdmaModelTest : public ::testing::Test {
+ protected:
+  SdmaModelTest() {
+    fixture_.firmware().Load(regs::psp::GFX_FW_TYPE_SDMA_UCODE_TH0, 1);
+    fixture_.firmware().Load(regs::psp::GFX_FW_TYPE_SDMA_UCODE_TH1, 1);
+    for (uint64_t ring : kRing) fixture_.memory().Place(ring, kRingBytes);
+    writeback_ = fixture_.memory().Place(kWriteback, 4096);
+    fences_ = fixture_.memory().Place(kFences, 4096);
+  }
+
+  // SDMAn_<suffix>, resolved by name through the register database (independent of the model's own arithmetic).
+  uint64_t Reg(int instance, absl::string_view suffix) {
+    auto info = regs::Lookup(absl::StrCat("SDMA", instance, "_", suffix));
+    EXPECT_TRUE(info.ok()) << info.status();
+    auto address = fixture_.bases().Resolve(info->ip(), 0, info->segment(), info->offset());
+    EXPECT_TRUE(address.ok()) << address.status();
+    return *address;
+  }
+  void Write(int instance, absl::string_view suffix, uint32_t value) {
+    fixture_.registers().WriteDword(Reg(instance, suffix), value);
+  }
+  uint32_t Read(int instance, absl::string_view suffix) {
+    return fixture_.registers().ReadDword(Reg(instance, suffix));
+  }
+
+  void CreateModel() { model_ = std::make_unique<SdmaModel>(fixture_.context()); }
+
+  // sdma_v6_0_gfx_resume's order: size, pointers, write-back, base, doorbell, unhalt, RB_ENABLE, IB_ENABLE.
+  void StartQueue(int instance, uint32_t ring_dwords_log2 = kRingDwordsLog2) {
+    if (!model_) CreateModel();
+    auto rb_cntl = gc::SDMA0_QUEUE0_RB_CNTL{}.rb_size(ring_dwords_log2).rb_priv(1);
+    Write(instance, "QUEUE0_RB_CNTL", rb_cntl.raw());
+    for (const char* r : {"QUEUE0_RB_RPTR", "QUEUE0_RB_RPTR_HI", "QUEUE0_RB_WPTR", "QUEUE0_RB_WPTR_HI"}) {
+      Write(instance, r, 0);
+    }
+    Write(instance, "QUEUE0_RB_RPTR_ADDR_HI", Hi(WritebackAddress(instance)));
+    Write(instance, "QUEUE0_RB_RPTR_ADDR_LO", Lo(WritebackAddress(instance)));
+    rb_cntl.rptr_writeback_enable(1).f32_wptr_poll_enable(1);
+    Write(instance, "QUEUE0_RB_BASE", Lo(kRing[instance] >> 8));
+    Write(instance, "QUEUE0_RB_BASE_HI", Lo(kRing[instance] >> 40));
+    Write(instance, "QUEUE0_DOORBELL", gc::SDMA0_QUEUE0_DOORBELL{}.enable(1).raw());
+    Write(instance, "QUEUE0_DOORBELL_OFFSET", gc::SDMA0_QUEUE0_DOORBELL_OFFSET{}.offset(kDoorbell[instance]).raw());
+    Write(instance, "F32_CNTL", gc::SDMA0_F32_CNTL{}.halt(0).raw());
+    Write(instance, "CNTL", gc::SDMA0_CNTL{}.trap_enable(1).raw());
+    Write(instance, "QUEUE0_RB_CNTL", rb_cntl.rb_enable(1).raw());
+    Write(instance, "QUEUE0_IB_CNTL", gc::SDMA0_QUEUE0_IB_CNTL{}.ib_enable(1).raw());
+    wptr_[instance] = 0;
+    ring_bytes_[instance] = uint64_t{4} << ring_dwords_log2;
+  }
+  void DisableRing(int instance) {
+    Write(instance, "QUEUE0_RB_CNTL",
+          gc::SDMA0_QUEUE0_RB_CNTL::FromRaw(Read(instance, "QUEUE0_RB_CNTL")).rb_enable(0).raw());
+  }
+
+  static uint64_t WritebackAddress(int instance) { return kWriteback + 8 * instance; }
+  uint64_t WrittenBackRptr(int instance) {
+    return std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(writeback_.data() + 8 * instance))
+        .load(std::memory_order_acquire);
+  }
+  uint32_t FenceValue(int slot) {
+    return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(fences_.data() + 4 * slot))
+        .load(std::memory_order_acquire);
+  }
+  static uint64_t FenceAddress(int slot) { return kFences + 4 * slot; }
+
+  // Copies the packets into the ring at the wptr (wrapping at its end) and advances the wptr; rings the 64-bit
+  // doorbell unless told otherwise (tinygrad's AMDCopyQueue._submit, sdma_v6_0_ring_set_wptr).
+  void Append(int instance, const std::vector<uint32_t>& dwords) {
+    auto ring = fixture_.memory().Map({}, kRing[instance], ring_bytes_[instance], Access::kWrite);
+    ASSERT_TRUE(ring.ok());
+    for (uint32_t dword : dwords) {
+      std::memcpy(ring->data() + (wptr_[instance] % ring_bytes_[instance]), &dword, 4);
+      wptr_[instance] += 4;
+    }
+  }
+  void RingDoorbell(int instance) {
+    fixture_.doorbells().Write(kDoorbell[instance], Lo(wptr_[instance]));
+    fixture_.doorbells().Write(kDoorbell[instance] + 1, Hi(wptr_[instance]));
+  }
+  void Submit(int instance, const std::vector<uint32_t>& dwords) {
+    Append(instance, dwords);
+    RingDoorbell(instance);
+  }
+  // Waits until the engine has consumed everything submitted (the rptr write-back reaches the wptr).
+  bool Drained(int instance) {
+    return Eventually([&] { return WrittenBackRptr(instance) == wptr_[instance]; });
+  }
+
+  bool HasError(absl::string_view model, absl::string_view text) {
+    for (const DeviceError& e : fixture_.errors().errors()) {
+      if (e.model == model && absl::StrContains(e.message, text)) return true;
+    }
+    return false;
+  }
+  std::vector<InterruptEntry> Interrupts() { return fixture_.interrupts().entries(); }
+
+  static constexpr uint32_t kRingDwordsLog2 = 10;  // 4 KiB rings
+  static constexpr uint64_t kRingBytes = 4096;
+
+  testing::ModelFixture fixture_;
+  std::span<uint8_t> writeback_;
+  std::span<uint8_t> fences_;
+  std::unique_ptr<SdmaModel> model_;
+  uint64_t wptr_[2] = {};
+  uint64_t ring_bytes_[2] = {kRingBytes, kRingBytes};
+};
+
+TEST_F(SdmaModelTest, CopyLinearMovesTheBytesThenTheFenceAndRptrFollow) {
+  constexpr uint32_t kBytes = (1 << 20) + 3;  // odd size: the copy is byte-exact
+  auto src = fixture_.memory().Place(kSource, kBytes);
+  auto dst = fixture_.memory().Place(kDestination, kBytes + 1);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 7 + 1);
+  StartQueue(0);
+  Submit(0, Join({CopyLinear(kSource, kDestination, kBytes), Fence(FenceAddress(0), 0x1234)}));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(0) == 0x1234; }));
+  EXPECT_EQ(std::memcmp(src.data(), dst.data(), kBytes), 0);
+  EXPECT_EQ(dst[kBytes], 0);  // not one byte more
+  ASSERT_TRUE(Drained(0));
+  EXPECT_EQ(WrittenBackRptr(0), (7 + 4) * 4u);
+  EXPECT_EQ(Read(0, "QUEUE0_RB_RPTR"), (7 + 4) * 4u);
+  EXPECT_EQ(Read(0, "QUEUE0_RB_WPTR"), (7 + 4) * 4u);  // the register follows the doorbell
+  EXPECT_TRUE(fixture_.errors().errors().empty());
+}
+
+TEST_F(SdmaModelTest, WriteLinearStoresItsInlineData) {
+  auto dst = fixture_.memory().Place(kDestination, 4096);
+  std::vector<uint32_t> data(300);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = 0xa0000000u + static_cast<uint32_t>(i);
+  StartQueue(0);
+  Submit(0, Join({WriteLinear(kDestination + 8, data), Fence(FenceAddress(0), 1)}));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(0) == 1; }));
+  EXPECT_EQ(std::memcmp(dst.data() + 8, data.data(), data.size() * 4), 0);
+  EXPECT_EQ(dst[7], 0);
+  EXPECT_EQ(dst[8 + data.size() * 4], 0);
+}
+
+TEST_F(SdmaModelTest, TrapPostsTheInterruptLinuxDecodes) {
+  StartQueue(1);
+  Submit(1, Trap(0x0abcdef));
+  ASSERT_TRUE(fixture_.interrupts().WaitFor(1));
+  const InterruptEntry entry = Interrupts()[0];
+  EXPECT_EQ(entry.client_id, regs::ih::SOC21_IH_CLIENTID_GFX);
+  EXPECT_EQ(entry.source_id, regs::ih::GFX_11_0_0__SRCID__SDMA_TRAP);
+  EXPECT_EQ((entry.ring_id & 0xf0) >> 4, 1u);  // instance, as sdma_v6_0_process_trap_irq reads it
+  EXPECT_EQ(entry.ring_id & 0xf, 0u);          // queue
+  EXPECT_EQ(entry.src_data[0], 0x0abcdefu);
+}
+
+TEST_F(SdmaModelTest, TrapIsSilentWithoutTrapEnable) {
+  StartQueue(0);
+  Write(0, "CNTL", gc::SDMA0_CNTL{}.trap_enable(0).raw());
+  Submit(0, Join({Trap(1), Fence(FenceAddress(0), 1)}));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(0) == 1; }));
+  EXPECT_TRUE(Interrupts().empty());
+}
+
+TEST_F(SdmaModelTest, PollRegmemComparesWithEveryFunction) {
+  struct Case {
+    uint32_t function;
+    uint32_t value;
+    bool passes;  // against reference 5 under mask 0xff
+  };
+  const Case cases[] = {
+      {0, 9, true}, {1, 4, true},  {1, 5, false}, {2, 5, true},  {2, 6, false}, {3, 5, true},  {3, 4, false},
+      {4, 4, true}, {4, 5, false}, {5, 5, true},  {5, 4, false}, {6, 6, true},  {6, 5, false},
+  };
+  StartQueue(0);
+  uint32_t* location = reinterpret_cast<uint32_t*>(fences_.data() + 512);
+  int slot = 1;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrFormat("function %d, value %d", c.function, c.value));
+    // The mask drops the high byte before the compare.
+    std::atomic_ref<uint32_t>(*location).store(0xab00 | c.value, std::memory_order_release);
+    const size_t interrupts = Interrupts().size();
+    // One check, no retries: a failed compare times out at once and the queue moves on.
+    Submit(0, Join({Poll(true, c.function, kFences + 512, 5, 0xff, 0), Fence(FenceAddress(slot), 1)}));
+    ASSERT_TRUE(Eventually([&] { return FenceValue(slot) == 1; }));
+    const auto entries = Interrupts();
+    if (c.passes) {
+      EXPECT_EQ(entries.size(), interrupts);
+    } else {
+      ASSERT_EQ(entries.size(), interrupts + 1);
+      EXPECT_EQ(entries.back().source_id, regs::ih::GFX_11_0_0__SRCID__SDMA_POLL_TIMEOUT);
+    }
+    ++slot;
+  }
+  EXPECT_TRUE(HasError("sdma0", "timed out"));
+}
+
+TEST_F(SdmaModelTest, PollRegmemWaitsForMemoryWithoutGivingUp) {
+  StartQueue(0);
+  uint32_t* location = reinterpret_cast<uint32_t*>(fences_.data() + 512);
+  const auto before = Join({Fence(FenceAddress(0), 1)});
+  Submit(0, Join({before, Poll(true, 3, kFences + 512, 7, 0xffffffff, kForever), Fence(FenceAddress(1), 2)}));
+  ASSERT_TRUE(Eventually([&] { return WrittenBackRptr(0) == before.size() * 4; }));
+  EXPECT_EQ(FenceValue(1), 0u);  // held at the poll
+  std::atomic_ref<uint32_t>(*location).store(7, std::memory_order_release);
+  ASSERT_TRUE(Eventually([&] { return FenceValue(1) == 2; }));
+  EXPECT_TRUE(Drained(0));
+  EXPECT_TRUE(Interrupts().empty());
+}
+
+TEST_F(SdmaModelTest, PollRegmemReadsRegistersAndTheHdpFlushWritesTheRequest) {
+  StartQueue(0);
+  // A plain GC register as the polled one (SDMA0_QUEUE0_DUMMY_REG has no behaviour in the model).
+  const uint64_t reg = Reg(0, "QUEUE0_DUMMY_REG");
+  fixture_.registers().WriteDword(reg, 0x10);
+  Submit(0, Join({Poll(false, 5, reg * 4, 0x10, 0xffffffff, 0), Fence(FenceAddress(0), 1)}));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(0) == 1; }));
+  EXPECT_TRUE(Interrupts().empty());
+
+  // HDP flush form: the reference goes to the request register (ADDR_HI), then the done register (ADDR_LO) is
+  // polled. With both on one plain register the write itself satisfies the poll.
+  Submit(0, Join({Poll(false, 3, (uint64_t{reg * 4} << 32) | (reg * 4), 0x4, 0x4, 0, /*hdp_flush=*/true),
+                  Fence(FenceAddress(1), 1)}));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(1) == 1; }));
+  EXPECT_EQ(fixture_.registers().Peek(reg), 0x4u);
+  EXPECT_TRUE(Interrupts().empty());
+}
+
+TEST_F(SdmaModelTest, TimestampsComeFromTheGpuClock) {
+  StartQueue(0);
+  const uint64_t start = fixture_.context().clock.Now();
+  Submit(0, Join({Timestamp(sdma::SDMA_SUBOP_TIMESTAMP_GET_GLOBAL, kFences + 64),
+                  Timestamp(sdma::SDMA_SUBOP_TIMESTAMP_SET, uint64_t{1} << 50),
+                  Timestamp(sdma::SDMA_SUBOP_TIMESTAMP_GET, kFences + 72), Fence(FenceAddress(0), 1)}));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(0) == 1; }));
+  const uint64_t end = fixture_.context().clock.Now();
+  const uint64_t global = *reinterpret_cast<uint64_t*>(fences_.data() + 64);
+  const uint64_t local = *reinterpret_cast<uint64_t*>(fences_.data() + 72);
+  EXPECT_GE(global, start);
+  EXPECT_LE(global, end);
+  EXPECT_GE(local, uint64_t{1} << 50);  // counts on from the value TIMESTAMP_SET gave it
+  EXPECT_LE(local, (uint64_t{1} << 50) + (end - start));
+}
+
+TEST_F(SdmaModelTest, IndirectBufferRunsItsPacketsUnderItsVmid) {
+  constexpr uint64_t kIb = 0x500000;
+  auto ib = fixture_.memory().Place(kIb, 4096);
+  auto dst = fixture_.memory().Place(kDestination, 64);
+  const auto ib_packets = Join({WriteLinear(kDestination, {0x11, 0x22}), Fence(FenceAddress(0), 5)});
+  std::memcpy(ib.data(), ib_packets.data(), ib_packets.size() * 4);
+  StartQueue(0);
+  Submit(0, Join({Indirect(kIb, static_cast<uint32_t>(ib_packets.size())), Fence(FenceAddress(1), 6)}));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(1) == 6; }));
+  EXPECT_EQ(FenceValue(0), 5u);
+  EXPECT_EQ(reinterpret_cast<uint32_t*>(dst.data())[1], 0x22u);
+  EXPECT_TRUE(fixture_.errors().errors().empty());
+}
+
+TEST_F(SdmaModelTest, IndirectBufferIsSizeChecked) {
+  constexpr uint64_t kIb = 0x500000;
+  auto ib = fixture_.memory().Place(kIb, 4096);
+  const auto fence = Fence(FenceAddress(0), 5);  // 4 dwords, but the IB claims 3
+  std::memcpy(ib.data(), fence.data(), fence.size() * 4);
+  StartQueue(0);
+  Submit(0, Join({Indirect(kIb, 3), Fence(FenceAddress(1), 6)}));
+  ASSERT_TRUE(fixture_.interrupts().WaitFor(1));
+  EXPECT_EQ(Interrupts()[0].source_id, regs::ih::GFX_11_0_0__SRCID__SDMA_QUEUE_HANG);
+  EXPECT_TRUE(HasError("sdma0", "past the IB's end"));
+  EXPECT_EQ(FenceValue(0), 0u);
+  EXPECT_EQ(FenceValue(1), 0u);
+  EXPECT_EQ(Read(0, "QUEUE0_RB_RPTR"), 0u);  // stopped at the INDIRECT
+}
+
+TEST_F(SdmaModelTest, IndirectIsRefusedInsideAnIbMisalignedOrWithoutIbEnable) {
+  constexpr uint64_t kIb = 0x500000;
+  auto ib = fixture_.memory().Place(kIb, 4096);
+  const auto nested = Indirect(kIb, 6);
+  std::memcpy(ib.data(), nested.data(), nested.size() * 4);
+  StartQueue(0);
+  Submit(0, Indirect(kIb, 6));
+  ASSERT_TRUE(fixture_.interrupts().WaitFor(1));
+  EXPECT_TRUE(HasError("sdma0", "INDIRECT inside an IB"));
+
+  StartQueue(1);
+  Submit(1, Indirect(kIb + 4, 6));
+  ASSERT_TRUE(fixture_.interrupts().WaitFor(2));
+  EXPECT_TRUE(HasError("sdma1", "not 32-byte aligned"));
+
+  DisableRing(1);
+  StartQueue(1);
+  Write(1, "QUEUE0_IB_CNTL", 0);
+  Submit(1, Indirect(kIb, 6));
+  ASSERT_TRUE(fixture_.interrupts().WaitFor(3));
+  EXPECT_TRUE(HasError("sdma1", "IB_ENABLE is 0"));
+}
+
+TEST_F(SdmaModelTest, ConstantFillRepeatsTheDataAtItsFillSize) {
+  auto dst = fixture_.memory().Place(kDestination, 256);
+  StartQueue(0);
+  Submit(0, Join({ConstFill(kDestination, 0x11223344, 10, 2), ConstFill(kDestination + 64, 0xaabbccdd, 5, 0),
+                  ConstFill(kDestination + 128, 0x99887766, 6, 1), Fence(FenceAddress(0), 1)}));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(0) == 1; }));
+  const uint8_t dword[] = {0x44, 0x33, 0x22, 0x11, 0x44, 0x33, 0x22, 0x11, 0x44, 0x33, 0x00};
+  EXPECT_EQ(std::memcmp(dst.data(), dword, sizeof(dword)), 0);
+  const uint8_t byte[] = {0xdd, 0xdd, 0xdd, 0xdd, 0xdd, 0x00};
+  EXPECT_EQ(std::memcmp(dst.data() + 64, byte, sizeof(byte)), 0);
+  const uint8_t word[] = {0x66, 0x77, 0x66, 0x77, 0x66, 0x77, 0x00};
+  EXPECT_EQ(std::memcmp(dst.data() + 128, word, sizeof(word)), 0);
+}
+
+TEST_F(SdmaModelTest, AtomicsFollowTheTcOpEncoding) {
+  auto dst = fixture_.memory().Place(kDestination, 64);
+  auto* q = reinterpret_cast<uint64_t*>(dst.data());
+  auto* d = reinterpret_cast<uint32_t*>(dst.data());
+  q[0] = 40;                         // ADD_RTN_64 (0x2f)
+  d[2] = 7;                          // CMPSWAP_RTN_32 (0x08), compare matches
+  d[3] = 7;                          // CMPSWAP_32 (0x48), compare fails
+  d[4] = 3;                          // INC_32 (0x58) wraps at the source value
+  q[3] = 0xffffffff00000000;         // UMAX_64 (0x74)
+  d[8] = static_cast<uint32_t>(-5);  // SMIN_RTN_32 (0x11)
+  StartQueue(0);
+  Submit(0, Join({Atomic(0x2f, kDestination, 2), Atomic(0x08, kDestination + 8, 99, 7),
+                  Atomic(0x48, kDestination + 12, 99, 8), Atomic(0x58, kDestination + 16, 3),
+                  Atomic(0x74, kDestination + 24, 0xffffffff00000001), Atomic(0x11, kDestination + 32, 1),
+                  Fence(FenceAddress(0), 1)}));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(0) == 1; }));
+  EXPECT_EQ(q[0], 42u);
+  EXPECT_EQ(d[2], 99u);
+  EXPECT_EQ(d[3], 7u);
+  EXPECT_EQ(d[4], 0u);
+  EXPECT_EQ(q[3], 0xffffffff00000001u);
+  EXPECT_EQ(d[8], static_cast<uint32_t>(-5));
+}
+
+TEST_F(SdmaModelTest, LoopingCmpSwapWaitsForItsCompareValue) {
+  auto dst = fixture_.memory().Place(kDestination, 64);
+  auto* d = reinterpret_cast<uint32_t*>(dst.data());
+  StartQueue(0);
+  const auto before = Fence(FenceAddress(0), 1);
+  Submit(0, Join({before, Atomic(0x48, kDestination, 2, 1, /*loop=*/true), Fence(FenceAddress(1), 1)}));
+  ASSERT_TRUE(Eventually([&] { return WrittenBackRptr(0) == before.size() * 4; }));
+  EXPECT_EQ(FenceValue(1), 0u);
+  std::atomic_ref<uint32_t>(d[0]).store(1, std::memory_order_release);
+  ASSERT_TRUE(Eventually([&] { return FenceValue(1) == 1; }));
+  EXPECT_EQ(std::atomic_ref<uint32_t>(d[0]).load(), 2u);
+}
+
+TEST_F(SdmaModelTest, NopPaddingIsSkipped) {
+  StartQueue(0);
+  // Two padding dwords that would be an unknown opcode if decoded.
+  Submit(0, Join({Nop(2), {0xff, 0xff}, Nop(), Fence(FenceAddress(0), 1)}));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(0) == 1; }));
+  EXPECT_TRUE(fixture_.errors().errors().empty());
+}
+
+TEST_F(SdmaModelTest, PacketsWrapAroundTheRingAndPointersKeepGrowing) {
+  constexpr uint32_t kLog2 = 6;  // 64-dword ring
+  StartQueue(0, kLog2);
+  auto dst = fixture_.memory().Place(kDestination, 4096);
+  uint32_t expected = 0;
+  // 7-dword WRITEs and 4-dword FENCEs land across the ring's end several times.
+  for (uint32_t round = 1; round <= 20; ++round) {
+    Submit(0, Join({WriteLinear(kDestination + 4 * round, {round * 3, round * 5, round * 7}),
+                    Fence(FenceAddress(0), round)}));
+    ASSERT_TRUE(Eventually([&] { return FenceValue(0) == round; })) << "round " << round;
+    expected = round * 3;
+    EXPECT_EQ(reinterpret_cast<uint32_t*>(dst.data())[round], expected);
+  }
+  ASSERT_TRUE(Drained(0));
+  EXPECT_EQ(WrittenBackRptr(0), 20u * 11 * 4);  // past the 256-byte ring many times over
+  EXPECT_GT(WrittenBackRptr(0), 256u);
+}
+
+TEST_F(SdmaModelTest, AnUnknownOpcodeStopsTheQueueUntilTheRingIsReset) {
+  StartQueue(0);
+  Submit(0, Join({Fence(FenceAddress(0), 1), {0x0000003f}, Fence(FenceAddress(1), 1)}));
+  ASSERT_TRUE(fixture_.interrupts().WaitFor(1));
+  const InterruptEntry entry = Interrupts()[0];
+  EXPECT_EQ(entry.client_id, regs::ih::SOC21_IH_CLIENTID_GFX);
+  EXPECT_EQ(entry.source_id, regs::ih::GFX_11_0_0__SRCID__SDMA_QUEUE_HANG);
+  EXPECT_TRUE(HasError("sdma0", "unknown SDMA opcode 0x3f"));
+  EXPECT_EQ(FenceValue(0), 1u);
+  EXPECT_EQ(FenceValue(1), 0u);
+  EXPECT_EQ(WrittenBackRptr(0), 16u);  // stopped at the bad packet
+
+  // More work does not run on a stopped queue.
+  Submit(0, Fence(FenceAddress(2), 1));
+  Write(0, "QUEUE0_RB_WPTR", Lo(wptr_[0]));
+
+  // The driver's recovery: disable, reset the pointers, enable again.
+  DisableRing(0);
+  StartQueue(0);
+  Submit(0, Fence(FenceAddress(3), 1));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(3) == 1; }));
+  EXPECT_EQ(FenceValue(2), 0u);
+}
+
+TEST_F(SdmaModelTest, AMemoryFaultStopsTheQueueWithAPageFaultInterrupt) {
+  StartQueue(0);
+  Submit(0, Join({CopyLinear(kUnmapped, kFences, 64), Fence(FenceAddress(1), 1)}));
+  ASSERT_TRUE(fixture_.interrupts().WaitFor(1));
+  EXPECT_EQ(Interrupts()[0].source_id, regs::ih::GFX_11_0_0__SRCID__SDMA_PAGE_FAULT);
+  EXPECT_TRUE(HasError("sdma0", "memory fault"));
+  EXPECT_GE(fixture_.memory().faults(), 1);
+  EXPECT_EQ(FenceValue(1), 0u);
+}
+
+TEST_F(SdmaModelTest, MalformedSizesAndAddressesAreRefused) {
+  StartQueue(0, 4);  // 16-dword ring
+  // A WRITE of 4 + 13 dwords can never be all in a 16-dword ring: refused as soon as its count is readable.
+  auto write = WriteLinear(kDestination, std::vector<uint32_t>(13, 0));
+  write.resize(4);
+  Submit(0, write);
+  ASSERT_TRUE(fixture_.interrupts().WaitFor(1));
+  EXPECT_TRUE(HasError("sdma0", "larger than the 16-dword ring"));
+
+  StartQueue(1);
+  Submit(1, Fence(kFences + 2, 1));
+  ASSERT_TRUE(fixture_.interrupts().WaitFor(2));
+  EXPECT_TRUE(HasError("sdma1", "FENCE address 0x400002 is not dword-aligned"));
+}
+
+TEST_F(SdmaModelTest, APacketTheModelDoesNotImplementStopsTheQueueWithoutAnInterrupt) {
+  StartQueue(0);
+  Submit(0, Join({{sdma::Header(sdma::SDMA_OP_SEM), 0, 0, 0}, Fence(FenceAddress(0), 1)}));
+  ASSERT_TRUE(Eventually([&] { return HasError("sdma0", "not modelled"); }));
+  EXPECT_TRUE(Interrupts().empty());
+  EXPECT_EQ(FenceValue(0), 0u);
+}
+
+TEST_F(SdmaModelTest, AWptrBeyondTheRingIsRefused) {
+  StartQueue(0);
+  Append(0, Fence(FenceAddress(0), 1));
+  Write(0, "QUEUE0_RB_WPTR", static_cast<uint32_t>(kRingBytes + 16));
+  ASSERT_TRUE(fixture_.interrupts().WaitFor(1));
+  EXPECT_TRUE(HasError("sdma0", "more than the 0x1000-byte ring holds"));
+  EXPECT_EQ(FenceValue(0), 0u);
+}
+
+TEST_F(SdmaModelTest, AHungEngineConsumesNothingUntilReleased) {
+  StartQueue(0);
+  StartQueue(1);
+  model_->InjectHang(0, true);
+  Submit(0, Fence(FenceAddress(0), 1));
+  Submit(1, Fence(FenceAddress(1), 1));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(1) == 1; }));  // the other engine runs on
+  EXPECT_EQ(FenceValue(0), 0u);
+  EXPECT_EQ(WrittenBackRptr(0), 0u);
+  model_->InjectHang(0, false);
+  ASSERT_TRUE(Eventually([&] { return FenceValue(0) == 1; }));
+  EXPECT_TRUE(Drained(0));
+}
+
+TEST_F(SdmaModelTest, ADroppedDoorbellLeavesTheWorkUntilTheNextDoorbell) {
+  StartQueue(0);
+  fixture_.doorbells().InjectDrop(2);  // both halves of the 64-bit doorbell
+  Submit(0, Fence(FenceAddress(0), 1));
+  EXPECT_EQ(fixture_.doorbells().dropped(), 2u);
+  RingDoorbell(0);  // nothing new, but this doorbell arrives
+  ASSERT_TRUE(Eventually([&] { return FenceValue(0) == 1; }));
+  EXPECT_TRUE(Drained(0));
+}
+
+TEST_F(SdmaModelTest, ADroppedDoorbellLeavesTheWorkUntilAWptrWrite) {
+  StartQueue(1);
+  StartQueue(0);
+  fixture_.doorbells().InjectDrop(2);
+  Submit(1, Fence(FenceAddress(1), 1));
+  Submit(0, Fence(FenceAddress(0), 1));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(0) == 1; }));
+  EXPECT_EQ(FenceValue(1), 0u);  // its doorbell was lost
+  Write(1, "QUEUE0_RB_WPTR", Lo(wptr_[1]));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(1) == 1; }));
+}
+
+TEST_F(SdmaModelTest, NothingRunsWithoutFirmwareOrWhileHalted) {
+  fixture_.firmware().Clear();
+  StartQueue(0);
+  EXPECT_TRUE(HasError("sdma0", "has not loaded the SDMA firmware"));
+  fixture_.firmware().Load(regs::psp::GFX_FW_TYPE_SDMA_UCODE_TH0, 1);
+  fixture_.firmware().Load(regs::psp::GFX_FW_TYPE_SDMA_UCODE_TH1, 1);
+
+  Write(1, "F32_CNTL", gc::SDMA0_F32_CNTL{}.halt(1).raw());
+  // StartQueue unhalts as Linux does; halt again before the ring is enabled, as a driver that forgot would leave it.
+  Write(1, "QUEUE0_RB_CNTL", 0);
+  Write(1, "QUEUE0_RB_BASE", Lo(kRing[1] >> 8));
+  Write(1, "QUEUE0_RB_RPTR_ADDR_LO", Lo(WritebackAddress(1)));
+  Write(1, "QUEUE0_DOORBELL_OFFSET", gc::SDMA0_QUEUE0_DOORBELL_OFFSET{}.offset(kDoorbell[1]).raw());
+  Write(1, "QUEUE0_DOORBELL", gc::SDMA0_QUEUE0_DOORBELL{}.enable(1).raw());
+  Write(1, "QUEUE0_RB_CNTL",
+        gc::SDMA0_QUEUE0_RB_CNTL{}.rb_size(kRingDwordsLog2).rptr_writeback_enable(1).rb_enable(1).raw());
+  EXPECT_TRUE(HasError("sdma1", "SDMA1_F32_CNTL.HALT is 1"));
+  Submit(1, Fence(FenceAddress(1), 1));
+  EXPECT_EQ(Read(1, "QUEUE0_RB_RPTR"), 0u);
+  Write(1, "F32_CNTL", gc::SDMA0_F32_CNTL{}.halt(0).raw());  // unhalting starts the enabled queue
+  ASSERT_TRUE(Eventually([&] { return FenceValue(1) == 1; }));
+}
+
+TEST_F(SdmaModelTest, DisablingTheRingStopsItAndEnablingResumesFromTheRegisters) {
+  StartQueue(0);
+  Submit(0, Fence(FenceAddress(0), 1));
+  ASSERT_TRUE(Drained(0));
+  DisableRing(0);
+  Submit(0, Fence(FenceAddress(1), 1));  // the doorbell still moves RB_WPTR
+  EXPECT_EQ(Read(0, "QUEUE0_RB_WPTR"), wptr_[0]);
+  EXPECT_EQ(FenceValue(1), 0u);
+  Write(0, "QUEUE0_RB_CNTL", gc::SDMA0_QUEUE0_RB_CNTL::FromRaw(Read(0, "QUEUE0_RB_CNTL")).rb_enable(1).raw());
+  ASSERT_TRUE(Eventually([&] { return FenceValue(1) == 1; }));
+  EXPECT_TRUE(Drained(0));
+}
+
+TEST_F(SdmaModelTest, ANewModelOverTheSameRegistersResumesTheQueue) {
+  StartQueue(0);
+  StartQueue(1);
+  Submit(0, Fence(FenceAddress(0), 1));
+  Submit(1, Fence(FenceAddress(1), 1));
+  ASSERT_TRUE(Drained(0) && Drained(1));
+  model_.reset();  // the process ends; registers and model state stay
+  CreateModel();
+  Submit(0, Fence(FenceAddress(2), 2));
+  Submit(1, Fence(FenceAddress(3), 3));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(2) == 2 && FenceValue(3) == 3; }));
+  ASSERT_TRUE(Drained(0) && Drained(1));
+  EXPECT_EQ(WrittenBackRptr(0), 32u);  // counts on from where the first model stopped
+}
+
+TEST_F(SdmaModelTest, AQueueStoppedOnAnErrorStaysStoppedInANewModel) {
+  StartQueue(0);
+  Submit(0, {0x3f});
+  ASSERT_TRUE(fixture_.interrupts().WaitFor(1));
+  model_.reset();
+  fixture_.errors().Clear();
+  CreateModel();
+  EXPECT_TRUE(HasError("sdma0", "stopped on an error"));
+  Submit(0, Fence(FenceAddress(0), 1));
+  DisableRing(0);  // recovery as before
+  StartQueue(0);
+  Submit(0, Fence(FenceAddress(1), 1));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(1) == 1; }));
+  EXPECT_EQ(FenceValue(0), 0u);
+}
+
+TEST_F(SdmaModelTest, StatusRegisterShowsIdleOnceTheRingIsEmpty) {
+  StartQueue(0);
+  model_->InjectHang(0, true);
+  Submit(0, Fence(FenceAddress(0), 1));
+  auto status = gc::SDMA0_STATUS_REG::FromRaw(Read(0, "STATUS_REG"));
+  EXPECT_EQ(status.idle(), 0u);
+  EXPECT_EQ(status.rb_empty(), 0u);
+  model_->InjectHang(0, false);
+  ASSERT_TRUE(Drained(0));
+  status = gc::SDMA0_STATUS_REG::FromRaw(Read(0, "STATUS_REG"));
+  EXPECT_EQ(status.idle(), 1u);
+  EXPECT_EQ(status.rb_empty(), 1u);
+}
+
+}  // namespace
+}  // namespace am::sim
