@@ -13,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "am/regs/mp0.h"
+#include "am/regs/psp_driver_constants.h"
 #include "firmware/fw_types.h"
 #include "firmware/virtual_firmware.h"
 
@@ -23,17 +24,6 @@ namespace psp = regs::psp;
 using firmware::LoadPath;
 namespace gfx = firmware::gfx_fw_type;
 namespace pspfw = firmware::psp_fw_type;
-
-// amdgpu_psp.h: enum psp_bootloader_cmd (the command written to C2PMSG_35). Not in am/regs/psp_constants.h, which
-// the generator fills from psp_gfx_if.h only.
-constexpr uint32_t PSP_BL__LOAD_SYSDRV = 0x10000;
-constexpr uint32_t PSP_BL__LOAD_SOSDRV = 0x20000;
-constexpr uint32_t PSP_BL__LOAD_KEY_DATABASE = 0x80000;
-constexpr uint32_t PSP_BL__LOAD_SOCDRV = 0xB0000;
-constexpr uint32_t PSP_BL__LOAD_DBGDRV = 0xC0000;
-constexpr uint32_t PSP_BL__LOAD_INTFDRV = 0xD0000;
-constexpr uint32_t PSP_BL__LOAD_RASDRV = 0xE0000;
-constexpr uint32_t PSP_BL__LOAD_TOS_SPL_TABLE = 0x10000000;
 
 // psp_v13_0_wait_for_bootloader: the bootloader is ready for a command when C2PMSG_35 reads exactly bit 31.
 constexpr uint32_t kBootloaderReady = 0x80000000;
@@ -76,16 +66,16 @@ struct BootComponent {
 };
 const std::vector<BootComponent>& BootOrder() {
   static const auto* order = new std::vector<BootComponent>{
-      {"KDB", PSP_BL__LOAD_KEY_DATABASE, {pspfw::kKdb}},
+      {"KDB", psp::PSP_BL__LOAD_KEY_DATABASE, {pspfw::kKdb}},
       // Linux 6.12 psp_v13_0_bootloader_load_spl and tinygrad (MP0 < 14) hand the KDB with this command; the SPL
       // component itself is taken too.
-      {"SPL", PSP_BL__LOAD_TOS_SPL_TABLE, {pspfw::kSpl, pspfw::kKdb}},
-      {"SYS_DRV", PSP_BL__LOAD_SYSDRV, {pspfw::kSysDrv}},
-      {"SOC_DRV", PSP_BL__LOAD_SOCDRV, {pspfw::kSocDrv}},
-      {"INTF_DRV", PSP_BL__LOAD_INTFDRV, {pspfw::kIntfDrv}},
-      {"DBG_DRV", PSP_BL__LOAD_DBGDRV, {pspfw::kDbgDrv}},
-      {"RAS_DRV", PSP_BL__LOAD_RASDRV, {pspfw::kRasDrv}},
-      {"SOS", PSP_BL__LOAD_SOSDRV, {pspfw::kSos}},
+      {"SPL", psp::PSP_BL__LOAD_TOS_SPL_TABLE, {pspfw::kSpl, pspfw::kKdb}},
+      {"SYS_DRV", psp::PSP_BL__LOAD_SYSDRV, {pspfw::kSysDrv}},
+      {"SOC_DRV", psp::PSP_BL__LOAD_SOCDRV, {pspfw::kSocDrv}},
+      {"INTF_DRV", psp::PSP_BL__LOAD_INTFDRV, {pspfw::kIntfDrv}},
+      {"DBG_DRV", psp::PSP_BL__LOAD_DBGDRV, {pspfw::kDbgDrv}},
+      {"RAS_DRV", psp::PSP_BL__LOAD_RASDRV, {pspfw::kRasDrv}},
+      {"SOS", psp::PSP_BL__LOAD_SOSDRV, {pspfw::kSos}},
   };
   return *order;
 }
@@ -389,7 +379,7 @@ void PspModel::RunControlCommand() {
   if (command & psp::GFX_FLAG_RESPONSE) return;  // already answered (a second wake for the same command)
   uint32_t status = 0;
   switch (command) {
-    case psp::GFX_CTRL_CMD_ID_INIT_GPCOM_RING:  // PSP_RING_TYPE__KM << 16 (psp_v13_0_ring_create)
+    case psp::PSP_RING_TYPE__KM << 16:  // psp_v13_0_ring_create (= GFX_CTRL_CMD_ID_INIT_GPCOM_RING)
       status = CreateRing();
       break;
     case psp::GFX_CTRL_CMD_ID_DESTROY_RINGS:  // psp_v13_0_ring_stop; destroying no ring is harmless

@@ -27,7 +27,6 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/strings/string_view.h"
 #include "am/regs/psp.h"
 #include "am/sim/model_context.h"
 #include "am/sim/smu_model.h"

@@ -18,6 +18,7 @@
 #include "am/regs/mp0.h"
 #include "am/regs/mp1.h"
 #include "am/regs/psp.h"
+#include "am/regs/psp_driver_constants.h"
 #include "am/regs/smu_constants.h"
 #include "base/file.h"
 #include "base/status_macros.h"
@@ -37,13 +38,15 @@ namespace pspfw = firmware::psp_fw_type;
 using firmware::LoadPath;
 
 // amdgpu_psp.h: enum psp_bootloader_cmd.
-constexpr uint32_t kLoadSysDrv = 0x10000, kLoadSos = 0x20000, kLoadKdb = 0x80000, kLoadSocDrv = 0xB0000,
-                   kLoadDbgDrv = 0xC0000, kLoadIntfDrv = 0xD0000, kLoadRasDrv = 0xE0000, kLoadSpl = 0x10000000,
-                   kDramLongTrain = 0x100000;
+constexpr uint32_t kLoadSysDrv = psp::PSP_BL__LOAD_SYSDRV, kLoadSos = psp::PSP_BL__LOAD_SOSDRV,
+                   kLoadKdb = psp::PSP_BL__LOAD_KEY_DATABASE, kLoadSocDrv = psp::PSP_BL__LOAD_SOCDRV,
+                   kLoadDbgDrv = psp::PSP_BL__LOAD_DBGDRV, kLoadIntfDrv = psp::PSP_BL__LOAD_INTFDRV,
+                   kLoadRasDrv = psp::PSP_BL__LOAD_RASDRV, kLoadSpl = psp::PSP_BL__LOAD_TOS_SPL_TABLE,
+                   kDramLongTrain = psp::PSP_BL__DRAM_LONG_TRAIN;
 // psp_v13_0_wait_for_bootloader: ready is exactly bit 31.
 constexpr uint32_t kReady = 0x80000000;
-// amdgpu_psp.h: PSP_RING_TYPE__KM, shifted as psp_v13_0_ring_create writes it.
-constexpr uint32_t kCreateKmRing = 2 << 16;
+// As psp_v13_0_ring_create writes it.
+constexpr uint32_t kCreateKmRing = psp::PSP_RING_TYPE__KM << 16;
 
 // The driver's buffers, as MC addresses in the fixture's memory.
 constexpr uint64_t kBootBuffer = 0x8000'0000;  // PSP_1_MEG, 1 MiB aligned: C2PMSG_36 takes the address >> 20
