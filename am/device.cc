@@ -6,8 +6,11 @@
 #include "am/gmc.h"
 #include "am/ih.h"
 #include "am/psp.h"
+#include "am/regs/gc.h"
 #include "am/regs/hw_id_constants.h"
 #include "am/regs/mmhub.h"
+#include "am/regs/mp0.h"
+#include "am/sdma.h"
 #include "am/smu.h"
 #include "am/soc.h"
 #include "base/status_macros.h"
@@ -62,8 +65,9 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device
   device->psp_ = std::make_unique<Psp>(*device, std::move(options.firmware));
   device->smu_ = std::make_unique<Smu>(*device);
   device->gfx_ = std::make_unique<Gfx>(*device);
-  device->blocks_ = {device->soc_.get(), device->gmc_.get(), device->ih_.get(),
-                     device->psp_.get(), device->smu_.get(), device->gfx_.get()};
+  device->sdma_ = std::make_unique<Sdma>(*device);
+  device->blocks_ = {device->soc_.get(), device->gmc_.get(), device->ih_.get(),  device->psp_.get(),
+                     device->smu_.get(), device->gfx_.get(), device->sdma_.get()};
   return device;
 }
 
@@ -80,10 +84,66 @@ absl::Status Device::Run(IpBlock& block, absl::string_view phase, absl::Status (
   return absl::OkStatus();
 }
 
-absl::Status Device::Boot() {
-  RETURN_IF_ERROR(pci_->SetBusMaster(true));
+absl::string_view BootKindName(BootKind kind) {
+  switch (kind) {
+    case BootKind::kFull:
+      return "full";
+    case BootKind::kFullAfterReset:
+      return "full, after a mode1 reset";
+    case BootKind::kPartial:
+      return "partial";
+  }
+  return "?";
+}
+
+absl::Status Device::RunBlocks(bool partial) {
+  // init_sw for all, always in the same order, so that boot-region allocations land where they did before.
   for (IpBlock* block : blocks_) RETURN_IF_ERROR(Run(*block, "init_sw", &IpBlock::InitSw));
-  for (IpBlock* block : blocks_) RETURN_IF_ERROR(Run(*block, "init_hw", &IpBlock::InitHw));
+  for (IpBlock* block : blocks_) {
+    if (partial && (block == psp_.get() || block == smu_.get())) continue;  // their firmware runs already
+    RETURN_IF_ERROR(Run(*block, "init_hw", &IpBlock::InitHw));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Device::Mode1Reset() {
+  const absl::Time start = absl::Now();
+  absl::Status status = smu_->Mode1Reset();
+  if (status.ok()) {
+    // The reset takes the sOS down with everything else: wait for its sign of life to go.
+    auto mp0 = Regs<regs::Ip::kMp0>();
+    status = io_->WaitFor(*mp0.AddressOf<regs::mp0::MP0_SMN_C2PMSG_81>(), 0xffffffff, 0, absl::Seconds(1),
+                          "the mode1 reset to stop the sOS");
+  }
+  steps_.push_back({"smu", "mode1_reset", absl::Now() - start, status});
+  return status;
+}
+
+absl::Status Device::Boot(BootOptions options) {
+  RETURN_IF_ERROR(pci_->SetBusMaster(true));
+  steps_.clear();
+  auto gc = Regs<regs::Ip::kGc>();
+  const bool flagged = gc.Read<regs::gc::SCRATCH_REG7>().raw() == kBootedFlag;
+  const bool sos_alive = Regs<regs::Ip::kMp0>().Read<regs::mp0::MP0_SMN_C2PMSG_81>().raw() != 0;
+  absl::Status booted;
+  if (!options.full_reset && flagged && sos_alive) {
+    boot_kind_ = BootKind::kPartial;
+    booted = RunBlocks(/*partial=*/true);
+    if (booted.ok()) return booted;
+    // A previous state we cannot build on: start over.
+    options.full_reset = true;
+  }
+  gc.Write(regs::gc::SCRATCH_REG7{}.set_raw(0));
+  // A running sOS (another driver's, or ours when a reset was asked for) is stopped with a mode1 reset; a device
+  // whose firmware never started needs none.
+  if (sos_alive) {
+    boot_kind_ = BootKind::kFullAfterReset;
+    RETURN_IF_ERROR(Mode1Reset());
+  } else {
+    boot_kind_ = BootKind::kFull;
+  }
+  RETURN_IF_ERROR(RunBlocks(/*partial=*/false));
+  gc.Write(regs::gc::SCRATCH_REG7{}.set_raw(kBootedFlag));
   return absl::OkStatus();
 }
 

@@ -25,12 +25,25 @@ class Gfx;
 class Gmc;
 class Ih;
 class Psp;
+class Sdma;
 class Smu;
 class Soc;
 
 struct DeviceOptions {
   // Where firmware comes from (BAREGPU_FIRMWARE_PATH, /lib/firmware/updates, /lib/firmware by default).
   firmware::Store firmware = firmware::Store::Default();
+};
+
+// How a boot went about it.
+enum class BootKind {
+  kFull,            // a device nobody had initialised (or power-cycled): every block
+  kFullAfterReset,  // initialised by another driver, or a reset was asked for: mode1 reset, then every block
+  kPartial,         // baregpu left it booted: the firmware is running, only SOC, GMC, IH, GFX and SDMA again
+};
+absl::string_view BootKindName(BootKind kind);
+
+struct BootOptions {
+  bool full_reset = false;  // a full boot whatever state the device is in (with a mode1 reset if firmware runs)
 };
 
 struct BootStep {
@@ -42,13 +55,20 @@ struct BootStep {
 
 class Device {
  public:
+  // SCRATCH_REG7 after a full boot by baregpu: the next open may boot partially. (tinygrad's AM keeps a similar
+  // flag in a scratch register; this value is baregpu's own: "BGPU" in ASCII, then a format version.)
+  static constexpr uint32_t kBootedFlag = 0x42475001;
+
   // Reads discovery, checks that every IP version is one baregpu supports, maps the BARs and sets up memory
   // management. Touches no engine state.
   static absl::StatusOr<std::unique_ptr<Device>> Open(std::unique_ptr<pci::Device> pci, DeviceOptions options = {});
   ~Device();
 
-  // Runs every block's init_sw and init_hw in order; stops at the first failure (recorded in steps()).
-  absl::Status Boot();
+  // Finds out what state the device is in (scratch flag, sOS alive), resets it if another driver left it
+  // initialised, then runs every block's init_sw and, for the blocks the boot kind needs, init_hw; stops at the
+  // first failure (recorded in steps()). A partial boot that fails falls back to a reset and a full boot.
+  absl::Status Boot(BootOptions options = {});
+  BootKind boot_kind() const { return boot_kind_; }
   // fini_hw in reverse order.
   absl::Status Fini();
 
@@ -74,10 +94,13 @@ class Device {
   Psp& psp() { return *psp_; }
   Smu& smu() { return *smu_; }
   Gfx& gfx() { return *gfx_; }
+  Sdma& sdma() { return *sdma_; }
 
  private:
   Device(std::unique_ptr<pci::Device> pci, DeviceDiscovery discovery);
   absl::Status Run(IpBlock& block, absl::string_view phase, absl::Status (IpBlock::*step)());
+  absl::Status RunBlocks(bool partial);
+  absl::Status Mode1Reset();
 
   std::unique_ptr<pci::Device> pci_;
   DeviceDiscovery discovery_;
@@ -91,8 +114,10 @@ class Device {
   std::unique_ptr<Psp> psp_;
   std::unique_ptr<Smu> smu_;
   std::unique_ptr<Gfx> gfx_;
+  std::unique_ptr<Sdma> sdma_;
   std::vector<IpBlock*> blocks_;
   std::vector<BootStep> steps_;
+  BootKind boot_kind_ = BootKind::kFull;
 };
 
 // The IP versions this driver supports (Navi31's); anything else is refused at Open with its name.

@@ -53,8 +53,7 @@ absl::Status Ih::InitSw() {
 
 absl::Status Ih::InitHw() {
   auto oss = device_.Regs<regs::Ip::kOsssys>();
-  ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
-  std::memset(ring.data(), 0, ring.size());
+  // Only the entries between rptr and wptr mean anything, and both start at 0: the ring's old contents stay.
   ASSIGN_OR_RETURN(std::span<uint8_t> wptr, device_.memory().CpuView(wptr_, 4));
   std::memset(wptr.data(), 0, 4);
   const uint64_t ring_mc = device_.McAddress(ring_);

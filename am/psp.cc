@@ -77,23 +77,7 @@ std::string PspStatusName(uint32_t status) {
 }
 
 absl::Status Psp::InitSw() {
-  const Discovery& d = device_.discovery().discovery;
-  auto version = [&](uint16_t hw_id) {
-    const std::optional<IpVersion> v = d.VersionOf(hw_id);
-    return v ? firmware::IpVersion{v->major, v->minor, v->revision} : firmware::IpVersion{};
-  };
-  const firmware::IpVersions versions{version(regs::discovery::GC_HWID), version(regs::discovery::MP0_HWID),
-                                      version(regs::discovery::MP1_HWID), version(regs::discovery::SDMA0_HWID)};
-  ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> required, firmware::RequiredFiles(versions));
-  files_.clear();
-  for (firmware::RequiredFile& req : required) {
-    absl::StatusOr<firmware::LoadedFile> loaded = store_.Load(req.name);
-    for (size_t i = 0; !loaded.ok() && i < req.fallbacks.size(); ++i) loaded = store_.Load(req.fallbacks[i]);
-    RETURN_IF_ERROR(loaded.status());
-    ASSIGN_OR_RETURN(firmware::Container container, firmware::ParseContainer(loaded->path, loaded->data));
-    RETURN_IF_ERROR(firmware::CheckProvides(req, container));
-    files_.push_back({std::move(req), std::move(*loaded), std::move(container)});
-  }
+  // Buffers only: the firmware files are read when the PSP is booted (a partial boot never needs them).
   MemoryManager& memory = device_.memory();
   ASSIGN_OR_RETURN(staging_, memory.AllocBoot(kStagingBytes, kStagingBytes));
   ASSIGN_OR_RETURN(ring_, memory.AllocBoot(kRingBytes, kPageBytes));
@@ -257,8 +241,30 @@ absl::Status Psp::LoadIpFirmware(const File& file, const firmware::Component& co
   return absl::OkStatus();
 }
 
+absl::Status Psp::LoadFiles() {
+  const Discovery& d = device_.discovery().discovery;
+  auto version = [&](uint16_t hw_id) {
+    const std::optional<IpVersion> v = d.VersionOf(hw_id);
+    return v ? firmware::IpVersion{v->major, v->minor, v->revision} : firmware::IpVersion{};
+  };
+  const firmware::IpVersions versions{version(regs::discovery::GC_HWID), version(regs::discovery::MP0_HWID),
+                                      version(regs::discovery::MP1_HWID), version(regs::discovery::SDMA0_HWID)};
+  ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> required, firmware::RequiredFiles(versions));
+  files_.clear();
+  for (firmware::RequiredFile& req : required) {
+    absl::StatusOr<firmware::LoadedFile> loaded = store_.Load(req.name);
+    for (size_t i = 0; !loaded.ok() && i < req.fallbacks.size(); ++i) loaded = store_.Load(req.fallbacks[i]);
+    RETURN_IF_ERROR(loaded.status());
+    ASSIGN_OR_RETURN(firmware::Container container, firmware::ParseContainer(loaded->path, loaded->data));
+    RETURN_IF_ERROR(firmware::CheckProvides(req, container));
+    files_.push_back({std::move(req), std::move(*loaded), std::move(container)});
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Psp::InitHw() {
   log_.clear();
+  RETURN_IF_ERROR(LoadFiles());
   if (!sos_alive()) {
     RETURN_IF_ERROR(RunBootloader());
   } else {

@@ -57,6 +57,8 @@ class Psp final : public IpBlock {
     firmware::Container container;
   };
 
+  // Finds, reads and checks every firmware file the device's IP versions need.
+  absl::Status LoadFiles();
   absl::Status RunBootloader();
   absl::Status CreateRing();
   absl::Status SetupTmr();

@@ -143,6 +143,7 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
   // After the power-on values: engines that a previous process left running start again from their state.
   psp_ = std::make_unique<PspModel>(context_, smu_);
   gfx_ = std::make_unique<GfxModel>(context_, nullptr);
+  sdma_ = std::make_unique<SdmaModel>(context_);
 }
 
 void Navi31::InjectRasInterrupt(RasEvent event) {
@@ -164,6 +165,7 @@ void Navi31::InjectRasInterrupt(RasEvent event) {
 void Navi31::Mode1Reset() {
   // Engines stop with the chip and come back as power-on engines; their state is cleared under them only once
   // they are quiet.
+  sdma_.reset();  // the SDMA model has no Reset(): it is rebuilt (its hooks are replaced in place)
   gfx_->Reset();
   psp_->Reset();
   (void)state_->Clear(1);
@@ -171,6 +173,7 @@ void Navi31::Mode1Reset() {
   gmc_.Reset();
   smu_.Reset();
   PowerOnDefaults();
+  sdma_ = std::make_unique<SdmaModel>(context_);
 }
 
 // MM_INDEX/MM_DATA: a window onto VRAM (index bit 31 set) or the register space (clear) through BAR5, the only way
@@ -212,7 +215,8 @@ void Navi31::AttachIndirectAccess() {
 }
 
 Navi31::~Navi31() {
-  gfx_.reset();  // engine threads stop before anything they use goes away
+  sdma_.reset();  // engine threads stop before anything they use goes away
+  gfx_.reset();
   psp_.reset();
 }
 

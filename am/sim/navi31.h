@@ -23,6 +23,7 @@
 #include "am/sim/persistent_state.h"
 #include "am/sim/psp_model.h"
 #include "am/sim/register_file.h"
+#include "am/sim/sdma_model.h"
 #include "am/sim/smu_model.h"
 #include "base/bits.h"
 #include "pci/sim/virtual_device.h"
@@ -68,6 +69,7 @@ class Navi31 final : public pci::sim::VirtualDevice {
   GmcModel& gmc() { return gmc_; }
   GfxModel& gfx() { return *gfx_; }
   PspModel& psp() { return *psp_; }
+  SdmaModel& sdma() { return *sdma_; }
   IhModel& ih() { return ih_; }
   DoorbellRouter& doorbells() { return doorbells_; }
   LoadedFirmware& firmware() { return firmware_; }
@@ -106,6 +108,7 @@ class Navi31 final : public pci::sim::VirtualDevice {
   // Engines last: they run threads that use everything above, and stop first.
   std::unique_ptr<PspModel> psp_;
   std::unique_ptr<GfxModel> gfx_;
+  std::unique_ptr<SdmaModel> sdma_;
   std::unique_ptr<RegisterBar> register_bar_;
   std::unique_ptr<DoorbellBar> doorbell_bar_;
 };

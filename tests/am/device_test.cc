@@ -5,6 +5,7 @@
 #include "am/gmc.h"
 #include "am/ih.h"
 #include "am/psp.h"
+#include "am/regs/gc.h"
 #include "am/regs/gfx_srcid_constants.h"
 #include "am/regs/hw_id_constants.h"
 #include "am/regs/ih_constants.h"
@@ -12,6 +13,7 @@
 #include "am/regs/pm4_constants.h"
 #include "am/regs/pm4_event_constants.h"
 #include "am/regs/psp_constants.h"
+#include "am/sdma.h"
 #include "am/sim/navi31.h"
 #include "am/sim/persistent_state.h"
 #include "am/smu.h"
@@ -49,8 +51,8 @@ TEST_F(DeviceTest, BootRunsEveryStepInOrder) {
     order.push_back(step.block + "." + step.phase);
   }
   EXPECT_EQ(order, (std::vector<std::string>{"soc.init_sw", "gmc.init_sw", "ih.init_sw", "psp.init_sw", "smu.init_sw",
-                                             "gfx.init_sw", "soc.init_hw", "gmc.init_hw", "ih.init_hw", "psp.init_hw",
-                                             "smu.init_hw", "gfx.init_hw"}));
+                                             "gfx.init_sw", "sdma.init_sw", "soc.init_hw", "gmc.init_hw", "ih.init_hw",
+                                             "psp.init_hw", "smu.init_hw", "gfx.init_hw", "sdma.init_hw"}));
   EXPECT_EQ(device_->fb_start(), sim::GmcModel::kFbStart);
   EXPECT_TRUE(sim_->nbio().doorbell_aperture_enabled());
 }
@@ -68,15 +70,42 @@ TEST_F(DeviceTest, PspLoadsAllFirmwareAndTheSmuAnswers) {
   EXPECT_EQ(device_->psp().log().front().rfind("bootloader: 8 components", 0), 0u) << device_->psp().log().front();
 }
 
-TEST_F(DeviceTest, ASecondDriverSessionFindsTheSosAliveAndBootsAgain) {
+std::vector<std::string> InitHwBlocks(const Device& device) {
+  std::vector<std::string> blocks;
+  for (const BootStep& step : device.steps()) {
+    if (step.phase == "init_hw") blocks.push_back(step.block);
+  }
+  return blocks;
+}
+
+TEST_F(DeviceTest, ASecondSessionBootsPartiallyAndAResetBootsFully) {
   ASSERT_TRUE(device_->Boot().ok());
+  EXPECT_EQ(device_->boot_kind(), BootKind::kFull);
   device_.reset();  // the process's driver goes away without fini, as a crashed or killed one would
-  auto pci = pci::Open("sim:navi31:driver");
-  ASSERT_TRUE(pci.ok()) << pci.status();
-  auto device = Device::Open(std::move(*pci), {.firmware = firmware::StoreForDevice(/*is_virtual=*/true)});
-  ASSERT_TRUE(device.ok()) << device.status();
-  ASSERT_TRUE((*device)->Boot().ok());
-  EXPECT_EQ((*device)->psp().log().front().rfind("sOS already alive", 0), 0u) << (*device)->psp().log().front();
+  auto reopen = [] {
+    auto pci = pci::Open("sim:navi31:driver");
+    EXPECT_TRUE(pci.ok()) << pci.status();
+    return std::move(*Device::Open(std::move(*pci), {.firmware = firmware::StoreForDevice(/*is_virtual=*/true)}));
+  };
+  std::unique_ptr<Device> second = reopen();
+  ASSERT_TRUE(second->Boot().ok());
+  EXPECT_EQ(second->boot_kind(), BootKind::kPartial);
+  EXPECT_EQ(InitHwBlocks(*second), (std::vector<std::string>{"soc", "gmc", "ih", "gfx", "sdma"}));
+  second.reset();
+
+  std::unique_ptr<Device> third = reopen();
+  ASSERT_TRUE(third->Boot({.full_reset = true}).ok());
+  EXPECT_EQ(third->boot_kind(), BootKind::kFullAfterReset);
+  EXPECT_EQ(third->steps().front().phase, "mode1_reset");
+  EXPECT_EQ(third->psp().log().front().rfind("bootloader: 8 components", 0), 0u) << third->psp().log().front();
+}
+
+TEST_F(DeviceTest, ADeviceAnotherDriverInitialisedIsResetFirst) {
+  // Another driver booted the firmware and left no baregpu flag: what it left is not trusted.
+  ASSERT_TRUE(device_->Boot().ok());
+  device_->Regs<regs::Ip::kGc>().Write(regs::gc::SCRATCH_REG7{}.set_raw(0));
+  ASSERT_TRUE(device_->Boot().ok());
+  EXPECT_EQ(device_->boot_kind(), BootKind::kFullAfterReset);
 }
 
 TEST_F(DeviceTest, PspCommandFailureIsReportedWithItsDecodedStatus) {
@@ -135,6 +164,33 @@ TEST_F(DeviceTest, ComputeQueueRunsPm4AndTheEopInterruptArrives) {
   EXPECT_EQ(events[0].source_id, regs::ih::GFX_11_0_0__SRCID__CP_EOP_INTERRUPT);
   ASSERT_TRUE(device_->Fini().ok());
   EXPECT_FALSE(sim_->gfx().QueueRunning(0, 0));
+}
+
+TEST_F(DeviceTest, SdmaCopiesFencesAndTraps) {
+  ASSERT_TRUE(device_->Boot().ok());
+  auto source = device_->memory().AllocVram(base::MiB(1));
+  auto destination = device_->memory().AllocVram(base::MiB(1));
+  auto fence = device_->memory().AllocBoot(4096);
+  ASSERT_TRUE(source.ok() && destination.ok() && fence.ok());
+  std::span<uint8_t> src = *device_->memory().CpuView(*source, base::MiB(1));
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 7);
+  ASSERT_TRUE(device_->sdma().Copy(device_->McAddress(*destination), device_->McAddress(*source), base::MiB(1)).ok());
+  ASSERT_TRUE(device_->sdma().Fence(device_->McAddress(*fence), 7).ok());
+  ASSERT_TRUE(device_->sdma().Trap(5).ok());
+  std::span<uint8_t> fence_view = *device_->memory().CpuView(*fence, 4);
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(fence_view.data())).load() != 7) {
+    ASSERT_LT(absl::Now(), deadline) << "SDMA fence never landed";
+  }
+  std::span<uint8_t> dst = *device_->memory().CpuView(*destination, base::MiB(1));
+  EXPECT_EQ(std::memcmp(dst.data(), src.data(), src.size()), 0);
+  std::vector<IhEvent> events;
+  while (events.empty()) {
+    ASSERT_LT(absl::Now(), deadline) << "no SDMA trap interrupt";
+    events = device_->ih().Drain();
+  }
+  EXPECT_EQ(events[0].source_id, regs::ih::GFX_11_0_0__SRCID__SDMA_TRAP);
+  EXPECT_TRUE(device_->Fini().ok());
 }
 
 TEST_F(DeviceTest, ContextZeroTranslatesTheDriversMappingsOnBothHubs) {

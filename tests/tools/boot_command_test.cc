@@ -22,6 +22,18 @@ TEST(BootCommandTest, PrintsEveryStepWithItsOutcome) {
   EXPECT_FALSE(absl::StrContains(r.out, "error")) << r.out;
 }
 
+TEST(BootCommandTest, ASecondBootIsPartialAndResetMakesItFull) {
+  ASSERT_EQ(RunBaregpu({"boot", "sim:navi31:twice"}).exit_status, 0);
+  auto second = RunBaregpu({"boot", "sim:navi31:twice"});
+  ASSERT_EQ(second.exit_status, 0) << second.err;
+  EXPECT_TRUE(absl::StrContains(second.out, "partial boot")) << second.out;
+  EXPECT_FALSE(absl::StrContains(second.out, "psp    init_hw")) << second.out;
+  auto reset = RunBaregpu({"boot", "sim:navi31:twice", "--reset", "--json"});
+  ASSERT_EQ(reset.exit_status, 0) << reset.err;
+  auto j = nlohmann::json::parse(reset.out);
+  EXPECT_EQ(j["kind"], "full, after a mode1 reset");
+}
+
 TEST(BootCommandTest, TraceShowsDecodedRegisterAccesses) {
   auto r = RunBaregpu({"boot", "sim:navi31:trace", "--trace=regs"});
   ASSERT_EQ(r.exit_status, 0) << r.err;
@@ -35,9 +47,9 @@ TEST(BootCommandTest, JsonListsTheSteps) {
   ASSERT_EQ(r.exit_status, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_TRUE(j["booted"].get<bool>());
-  ASSERT_EQ(j["steps"].size(), 12u);
-  EXPECT_EQ(j["steps"][7]["block"], "gmc");
-  EXPECT_EQ(j["steps"][7]["phase"], "init_hw");
+  ASSERT_EQ(j["steps"].size(), 14u);
+  EXPECT_EQ(j["steps"][8]["block"], "gmc");
+  EXPECT_EQ(j["steps"][8]["phase"], "init_hw");
 }
 
 TEST(BootCommandTest, BadArgumentsAreUsageErrors) {

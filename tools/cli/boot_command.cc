@@ -33,7 +33,7 @@ absl::Status RunBoot(Invocation& inv) {
       out << io.Describe(write, address, value) << "\n";
     });
   }
-  const absl::Status booted = device->Boot();
+  const absl::Status booted = device->Boot({.full_reset = inv.has("reset")});
   device->io().set_tracer(nullptr);
 
   if (inv.json()) {
@@ -45,8 +45,12 @@ absl::Status RunBoot(Invocation& inv) {
                        {"ok", step.status.ok()},
                        {"error", step.status.ok() ? "" : std::string(step.status.message())}});
     }
-    PrintJson(inv.out(), Json{{"device", name}, {"booted", booted.ok()}, {"steps", steps}});
+    PrintJson(inv.out(), Json{{"device", name},
+                              {"booted", booted.ok()},
+                              {"kind", std::string(am::BootKindName(device->boot_kind()))},
+                              {"steps", steps}});
   } else {
+    inv.out() << absl::StrFormat("%s: %s boot\n", name, am::BootKindName(device->boot_kind()));
     for (const am::BootStep& step : device->steps()) {
       inv.out() << absl::StrFormat("%-6s %-8s %9.3f ms  %s\n", step.block, step.phase,
                                    absl::ToDoubleMilliseconds(step.duration),
@@ -59,12 +63,16 @@ absl::Status RunBoot(Invocation& inv) {
 BAREGPU_REGISTER_COMMAND(
     kBootRegistered,
     Command{"boot",
-            "bring a GPU up (discovery, SOC, GMC, IH, PSP firmware load, SMU, GFX) and time each step",
-            "baregpu boot DEVICE [--trace=regs] [--json]",
+            "bring a GPU up (discovery, SOC, GMC, IH, PSP firmware load, SMU, GFX, SDMA) and time each step",
+            "baregpu boot DEVICE [--reset] [--trace=regs] [--json]",
             "Runs each IP block's init_sw and init_hw in order and prints the block, the phase, "
             "its duration and its outcome. --trace=regs prints every register access with its "
-            "name and fields. Blocks so far: soc, gmc, ih, psp, smu, gfx (SDMA follows).",
-            {{"json", false, "print the steps as JSON"}, {"trace", true, "'regs': log every register access, decoded"}},
+            "name and fields. Blocks: soc, gmc, ih, psp, smu, gfx, sdma. A device baregpu left booted boots "
+            "partially (the firmware keeps running; SOC, GMC, IH, GFX and SDMA again); one another "
+            "driver initialised, or any with --reset, gets a mode1 reset and a full boot.",
+            {{"json", false, "print the steps as JSON"},
+             {"reset", false, "full boot (mode1 reset first if the firmware runs)"},
+             {"trace", true, "'regs': log every register access, decoded"}},
             RunBoot});
 
 }  // namespace

@@ -314,6 +314,27 @@ class Navi31BringUpTest : public ::testing::Test {
     g.Write(gc::CP_HQD_ACTIVE{}.active(1));
     g.Write(gc::GRBM_GFX_CNTL{}.set_raw(0));
   }
+  // SDMA0 queue 0 (sdma_v6_0_gfx_resume_instance / tinygrad AM_SDMA.setup_ring), ring and rptr in VRAM.
+  void SetUpSdma() {
+    auto g = Regs<regs::Ip::kGc>();
+    g.Write(gc::SDMA0_F32_CNTL{}.halt(0));
+    g.Write(gc::SDMA0_CNTL{}.trap_enable(1));
+    g.Write(gc::SDMA0_QUEUE0_RB_BASE{}.set_raw(static_cast<uint32_t>(Mc(kSdmaRing) >> 8)));
+    g.Write(gc::SDMA0_QUEUE0_RB_BASE_HI{}.set_raw(static_cast<uint32_t>(Mc(kSdmaRing) >> 40)));
+    g.Write(gc::SDMA0_QUEUE0_RB_RPTR_ADDR_LO{}.set_raw(static_cast<uint32_t>(Mc(kSdmaRptr))));
+    g.Write(gc::SDMA0_QUEUE0_RB_RPTR_ADDR_HI{}.set_raw(static_cast<uint32_t>(Mc(kSdmaRptr) >> 32)));
+    g.Write(gc::SDMA0_QUEUE0_DOORBELL_OFFSET{}.offset(kSdmaDoorbell));
+    g.Write(gc::SDMA0_QUEUE0_DOORBELL{}.enable(1));
+    g.Write(gc::SDMA0_QUEUE0_IB_CNTL{}.ib_enable(1));
+    g.Write(gc::SDMA0_QUEUE0_RB_CNTL{}.rb_size(10).rptr_writeback_enable(1).rb_enable(1));  // 2^10 dwords
+  }
+  void SubmitSdma(const void* packet, size_t bytes) {
+    WriteVram(kSdmaRing + sdma_wptr_ % 4096, packet, bytes);
+    sdma_wptr_ += bytes;
+    doorbells_.Write32(kSdmaDoorbell * 4, static_cast<uint32_t>(sdma_wptr_));
+    doorbells_.Write32((kSdmaDoorbell + 1) * 4, static_cast<uint32_t>(sdma_wptr_ >> 32));
+  }
+
   void SubmitMec(std::initializer_list<uint32_t> packet) {
     for (uint32_t dword : packet) {
       WriteVram(kMecRing + (mec_wptr_ % 1024) * 4, &dword, 4);
@@ -333,6 +354,7 @@ class Navi31BringUpTest : public ::testing::Test {
   uint32_t psp_fence_ = 0;
   uint32_t psp_wptr_ = 0;
   uint64_t mec_wptr_ = 0;
+  uint64_t sdma_wptr_ = 0;
 };
 
 TEST_F(Navi31BringUpTest, BootsThroughRegistersAndRunsWork) {
@@ -366,6 +388,24 @@ TEST_F(Navi31BringUpTest, BootsThroughRegistersAndRunsWork) {
   EXPECT_EQ((eop[0] >> 8) & 0xff, regs::ih::GFX_11_0_0__SRCID__CP_EOP_INTERRUPT);
   pollfd pfd{msi_, POLLIN, 0};
   EXPECT_EQ(::poll(&pfd, 1, 5000), 1) << "MSI for the EOP interrupt";
+
+  // SDMA: COPY_LINEAR of 1 MiB inside VRAM, then a FENCE.
+  ASSERT_NO_FATAL_FAILURE(SetUpSdma());
+  for (uint32_t i = 0; i < (1 << 20) / 4; ++i) WriteVram(kCopySource + i * 4, &i, 4);
+  namespace sdma = regs::sdma;
+  const sdma::CopyLinear copy{sdma::Header(sdma::SDMA_OP_COPY, sdma::SDMA_SUBOP_COPY_LINEAR),
+                              (1 << 20) - 1,
+                              0,
+                              static_cast<uint32_t>(Mc(kCopySource)),
+                              static_cast<uint32_t>(Mc(kCopySource) >> 32),
+                              static_cast<uint32_t>(Mc(kCopyDestination)),
+                              static_cast<uint32_t>(Mc(kCopyDestination) >> 32)};
+  const sdma::Fence fence{sdma::Header(sdma::SDMA_OP_FENCE), static_cast<uint32_t>(Mc(kFences + 64)),
+                          static_cast<uint32_t>(Mc(kFences + 64) >> 32), 0x5d4a};
+  SubmitSdma(&copy, sizeof(copy));
+  SubmitSdma(&fence, sizeof(fence));
+  ASSERT_TRUE(WaitUntil([&] { return VramDword(kFences + 64) == 0x5d4a; })) << "SDMA fence";
+  EXPECT_EQ(std::memcmp(vram_.data() + kCopySource, vram_.data() + kCopyDestination, 1 << 20), 0);
   EXPECT_TRUE(navi31().errors().errors().empty());
 }
 
