@@ -6,8 +6,10 @@
 #include <cstdlib>
 
 #include "am/discovery.h"
+#include "am/regs/gc.h"
 #include "am/regs/mp1.h"
 #include "am/regs/nbio.h"
+#include "am/regs/osssys.h"
 #include "am/regs/register_space.h"
 #include "am/regs/smu_constants.h"
 #include "gtest/gtest.h"
@@ -138,6 +140,35 @@ TEST(Navi31Test, RegistersBeyondBar5AreReachedThroughRsmuIndexData) {
   nbio.Write(regs::nbio::BIF_BX_PF0_RSMU_INDEX{}.set_raw(0));
   nbio.Write(regs::nbio::BIF_BX_PF0_RSMU_INDEX{}.set_raw(static_cast<uint32_t>(far_dword * 4)));
   EXPECT_EQ(nbio.Read<regs::nbio::BIF_BX_PF0_RSMU_DATA>().raw(), 0xfeedf00du);
+}
+
+// The model-level trace: every register access through BAR5 with the model that handled it.
+TEST(Navi31Test, TraceNamesTheModelThatHandledEachAccess) {
+  auto device = pci::Open("sim:navi31:trace");
+  ASSERT_TRUE(device.ok()) << device.status();
+  Navi31& navi31 = static_cast<Navi31&>(**device);
+  Bar5 bar5(*(*device)->MapMmio(5));
+  const regs::IpBases bases = Navi31Bases();
+  const uint64_t req = RegisterAddress<regs::gc::GCVM_INVALIDATE_ENG17_REQ>(bases);
+  const uint64_t ih_cntl = RegisterAddress<regs::osssys::IH_RB_CNTL>(bases);
+  const uint64_t scratch = RegisterAddress<regs::gc::SCRATCH_REG0>(bases);
+  const uint64_t smu_message = RegisterAddress<regs::mp1::MP1_SMN_C2PMSG_66>(bases);
+  navi31.registers().EnableTrace(true);
+  bar5.WriteDword(req, 1);
+  bar5.WriteDword(ih_cntl, 0);
+  bar5.WriteDword(scratch, 5);
+  bar5.WriteDword(smu_message, regs::smu::PPSMC_MSG_GetSmuVersion);
+  (void)bar5.ReadDword(scratch);
+  navi31.registers().EnableTrace(false);
+  const std::vector<RegisterFile::TraceEntry> trace = navi31.registers().TakeTrace();
+  ASSERT_EQ(trace.size(), 5u);
+  EXPECT_STREQ(trace[0].model, "gmc.gfxhub");
+  EXPECT_EQ(trace[0].address, req);
+  EXPECT_STREQ(trace[1].model, "ih");
+  EXPECT_STREQ(trace[2].model, "storage");
+  EXPECT_STREQ(trace[3].model, "smu");
+  EXPECT_FALSE(trace[4].write);
+  EXPECT_EQ(trace[4].value, 5u);
 }
 
 }  // namespace
