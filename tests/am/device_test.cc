@@ -1,6 +1,9 @@
 // The driver's first blocks (SOC, GMC, IH) booting the virtual Navi31, and what they do with its faults.
 #include "am/device.h"
 
+#include <cstdlib>
+#include <cstring>
+
 #include "am/gfx.h"
 #include "am/gmc.h"
 #include "am/ih.h"
@@ -247,6 +250,40 @@ TEST_F(DeviceTest, RegisterTraceIsDecodedWithTheDatabase) {
                 .Describe(true, *device_->bases().Resolve(regs::Ip::kGc, 0, 0, 0x1688), 7)
                 .find("PAGE_TABLE_DEPTH=0x3"),
             std::string::npos);
+}
+
+// A 256 MiB BAR0: discovery through MM_INDEX/MM_DATA, the boot and page-table regions inside the visible part,
+// and VRAM beyond it reached by the GPU only (an SDMA copy there and back).
+TEST(DeviceSmallBarTest, BootsAndReachesInvisibleVramThroughTheGpu) {
+  ASSERT_TRUE(sim::PersistentState::PowerCycle("sim:navi31:smallbar-driver").ok());
+  ::setenv("BAREGPU_SIM_SMALL_BAR", "1", 1);
+  auto pci = pci::Open("sim:navi31:smallbar-driver");
+  ::unsetenv("BAREGPU_SIM_SMALL_BAR");
+  ASSERT_TRUE(pci.ok()) << pci.status();
+  auto opened = Device::Open(std::move(*pci), {.firmware = firmware::StoreForDevice(/*is_virtual=*/true)});
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  Device& device = **opened;
+  EXPECT_TRUE(device.discovery().through_mm_index);
+  ASSERT_TRUE(device.Boot().ok());
+  MemoryManager& memory = device.memory();
+  auto visible = memory.AllocVram(base::MiB(1));
+  auto back = memory.AllocVram(base::MiB(1));
+  auto far = memory.AllocVram(base::GiB(1));  // reaches past the 256 MiB BAR
+  auto fence = memory.AllocBoot(4096);
+  ASSERT_TRUE(visible.ok() && far.ok() && back.ok() && fence.ok());
+  const uint64_t hidden = *far + base::GiB(1) - base::MiB(1);
+  EXPECT_FALSE(memory.CpuView(hidden, base::MiB(1)).ok());
+  std::span<uint8_t> source = *memory.CpuView(*visible, base::MiB(1));
+  for (size_t i = 0; i < source.size(); ++i) source[i] = static_cast<uint8_t>(i * 13);
+  ASSERT_TRUE(device.sdma().Copy(device.McAddress(hidden), device.McAddress(*visible), base::MiB(1)).ok());
+  ASSERT_TRUE(device.sdma().Copy(device.McAddress(*back), device.McAddress(hidden), base::MiB(1)).ok());
+  ASSERT_TRUE(device.sdma().Fence(device.McAddress(*fence), 1).ok());
+  std::span<uint8_t> fence_view = *memory.CpuView(*fence, 4);
+  const absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(fence_view.data())).load() != 1) {
+    ASSERT_LT(absl::Now(), deadline) << "SDMA fence never landed";
+  }
+  EXPECT_EQ(std::memcmp(memory.CpuView(*back, base::MiB(1))->data(), source.data(), source.size()), 0);
 }
 
 TEST(DeviceVersionsTest, UnsupportedVersionsAreNamed) {
