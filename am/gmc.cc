@@ -38,11 +38,9 @@ absl::Status Gmc::InitSw() {
     const std::string vm = hub == Hub::kGc ? "GCVM_" : "MMVM_";
     absl::Status missing;
     auto address = [&](const std::string& name) -> uint64_t {
-      auto info = regs::Lookup(name, ip);
-      absl::StatusOr<uint64_t> resolved =
-          info.ok() ? device_.bases().Resolve(ip, 0, info->segment(), info->offset()) : info.status();
+      absl::StatusOr<uint64_t> resolved = regs::ResolveAddress(device_.bases(), name, ip);
       if (!resolved.ok() && missing.ok()) missing = resolved.status();
-      return resolved.ok() ? *resolved : UINT64_MAX;
+      return resolved.value_or(UINT64_MAX);
     };
     HubRegisters& r = regs(hub);
     r.fb_base = address(mc + "FB_LOCATION_BASE");
@@ -95,7 +93,8 @@ absl::Status Gmc::InitHub(Hub hub) {
         absl::StrFormat("%s FB location %#x differs from the MMHUB's %#x: the VBIOS left the hubs inconsistent",
                         HubName(hub), fb_start, device_.fb_start()));
   }
-  // No AGP aperture (BOT above TOP disables it), the system aperture over the FB, unmapped accesses to scratch.
+  // No AGP aperture: BOT above TOP disables it (amdgpu_gmc_set_agp_default leaves agp_start 0xffffffffffff, agp_end
+  // 0, so BOT = agp_start >> 24 = 0xffffff). The system aperture covers the FB; unmapped accesses go to scratch.
   io.WriteDword(r.agp_base, 0);
   io.WriteDword(r.agp_bot, 0xffffff);
   io.WriteDword(r.agp_top, 0);
@@ -119,6 +118,7 @@ absl::Status Gmc::InitHub(Hub hub) {
   io.WriteDword(r.start_hi0, 0);
   io.WriteDword(r.end_lo0, static_cast<uint32_t>(last_page));
   io.WriteDword(r.end_hi0, static_cast<uint32_t>(last_page >> 32));
+  // *hub_v3_0_program_invalidation: every engine covers the whole address range (LO32 all ones, HI32 0x1f).
   io.WriteDword(r.range_lo17, 0xffffffff);
   io.WriteDword(r.range_hi17, 0x1f);
   io.WriteDword(r.cntl0, gc::GCVM_CONTEXT0_CNTL{}

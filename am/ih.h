@@ -45,7 +45,7 @@ class Ih final : public IpBlock {
   absl::Status FiniHw() override;
 
   // Every entry since the last drain, decoded; the read pointer moves past them. A ring that overflowed is
-  // cleared and reported in `lost`.
+  // cleared, and overflowed_since_last_drain() says entries were lost.
   std::vector<IhEvent> Drain();
   bool overflowed_since_last_drain() const { return overflowed_; }
 

@@ -104,6 +104,12 @@ absl::StatusOr<RegisterInfo> Lookup(absl::string_view name, std::optional<Ip> ip
                                                  "; name the IP block (for example '", ips[0], " ", name, "')"));
 }
 
+absl::StatusOr<uint64_t> ResolveAddress(const IpBases& bases, absl::string_view name, Ip ip, int instance) {
+  absl::StatusOr<RegisterInfo> reg = Lookup(name, ip);
+  if (!reg.ok()) return reg.status();
+  return bases.Resolve(ip, instance, reg->segment(), reg->offset());
+}
+
 std::vector<RegisterInfo> Search(absl::string_view pattern, std::optional<Ip> ip) {
   std::vector<RegisterInfo> result;
   const std::string key = Canonical(pattern);

@@ -66,6 +66,11 @@ std::vector<RegisterInfo> FindByName(absl::string_view name, std::optional<Ip> i
 // have it and `ip` does not choose.
 absl::StatusOr<RegisterInfo> Lookup(absl::string_view name, std::optional<Ip> ip = std::nullopt);
 
+// The absolute dword address of register `name` of `ip` in one instance, with a device's bases: for registers
+// that come in numbered families (VM contexts, invalidation engines) and the two hubs' twin names, where a typed
+// register per name would not do. Errors name the register, or the segment without a base.
+absl::StatusOr<uint64_t> ResolveAddress(const IpBases& bases, absl::string_view name, Ip ip, int instance = 0);
+
 // Registers whose name contains `pattern` (any case), in AllRegisters() order.
 std::vector<RegisterInfo> Search(absl::string_view pattern, std::optional<Ip> ip = std::nullopt);
 

@@ -64,11 +64,9 @@ GmcModel::HubRegisters GmcModel::ResolveRegisters(Hub hub) const {
   const regs::Ip ip = hub == Hub::kGc ? regs::Ip::kGc : regs::Ip::kMmhub;
   const std::string mc = hub == Hub::kGc ? "GCMC_VM_" : "MMMC_VM_";
   const std::string vm = hub == Hub::kGc ? "GCVM_" : "MMVM_";
+  // A register the bases do not place resolves past the register space, where no access reaches its hook.
   auto address = [&](const std::string& name) -> uint64_t {
-    auto info = regs::Lookup(name, ip);
-    if (!info.ok()) return UINT64_MAX;
-    auto resolved = bases_.Resolve(ip, 0, info->segment(), info->offset());
-    return resolved.ok() ? *resolved : UINT64_MAX;
+    return regs::ResolveAddress(bases_, name, ip).value_or(UINT64_MAX);
   };
   HubRegisters r;
   r.fb_base = address(mc + "FB_LOCATION_BASE");
@@ -396,9 +394,6 @@ absl::Status GmcModel::RaiseFault(const MemoryClient& client, uint64_t address, 
       case FaultKind::kWrite:
         permission = kPermissionWrite;
         break;
-      case FaultKind::kDma:
-        mapping = 1;
-        break;
     }
     status = FaultStatus{}
                  .more_faults(status.raw() != 0)
@@ -430,9 +425,6 @@ absl::Status GmcModel::RaiseFault(const MemoryClient& client, uint64_t address, 
       break;
     case FaultKind::kWrite:
       interrupt = context.write_protection_fault_enable_interrupt();
-      break;
-    case FaultKind::kDma:
-      interrupt = false;
       break;
   }
   if (interrupt) {

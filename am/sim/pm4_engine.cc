@@ -7,6 +7,7 @@
 #include "am/regs/gc.h"
 #include "am/regs/gfx_srcid_constants.h"
 #include "am/regs/ih_constants.h"
+#include "am/sim/wait_condition.h"
 #include "base/status_macros.h"
 
 namespace am::sim {
@@ -65,27 +66,6 @@ const char* OpcodeName(uint32_t opcode) {
     if (n.opcode == opcode) return n.name;
   }
   return "unsupported";
-}
-
-// WAIT_REG_MEM FUNCTION (nvd.h): 0 always, 1 <, 2 <=, 3 ==, 4 !=, 5 >=, 6 >; 7 is not defined.
-bool Compare(uint32_t function, uint32_t value, uint32_t reference) {
-  switch (function) {
-    case 0:
-      return true;
-    case 1:
-      return value < reference;
-    case 2:
-      return value <= reference;
-    case 3:
-      return value == reference;
-    case 4:
-      return value != reference;
-    case 5:
-      return value >= reference;
-    case 6:
-      return value > reference;
-  }
-  return false;
 }
 
 }  // namespace
@@ -263,7 +243,7 @@ Pm4Engine::Status Pm4Engine::WaitRegMem(std::span<const uint32_t> packet) {
       }
       value = *read;
     }
-    if (Compare(function, value & mask, reference)) return Status::kDone;
+    if (WaitConditionHolds(function, value & mask, reference)) return Status::kDone;
     if (!backoff_(delay)) return Status::kStopped;
     delay = std::min(delay * 2, kMaxBackoff);
   }

@@ -11,6 +11,7 @@
 #include "am/regs/ih_constants.h"
 #include "am/regs/sdma_constants.h"
 #include "am/regs/sdma_packets.h"
+#include "am/sim/wait_condition.h"
 #include "base/status_macros.h"
 
 namespace am::sim {
@@ -78,28 +79,6 @@ absl::Status Malformed(const absl::FormatSpec<Args...>& format, const Args&... a
 }
 
 uint64_t Address(uint32_t lo, uint32_t hi) { return (uint64_t{hi} << 32) | lo; }
-
-// WAIT_REG_MEM_FUNCTION encoding (nvd.h; SDMA POLL_REGMEM's FUNC uses it: Linux emits FUNC(3) for "==").
-bool Compare(uint32_t function, uint32_t value, uint32_t reference) {
-  switch (function) {
-    case 0:
-      return true;
-    case 1:
-      return value < reference;
-    case 2:
-      return value <= reference;
-    case 3:
-      return value == reference;
-    case 4:
-      return value != reference;
-    case 5:
-      return value >= reference;
-    case 6:
-      return value > reference;
-    default:
-      return false;
-  }
-}
 
 // New value of an integer TC atomic (the GPU's wrapping INC/DEC: RDNA3 ISA, BUFFER_ATOMIC_INC/DEC).
 template <typename T>
@@ -440,7 +419,7 @@ absl::Status SdmaPacketExecutor::PollRegmem(const MemoryClient& client, const ui
   std::chrono::nanoseconds delay = kFirstBackOff;
   for (uint32_t attempt = 0;; ++attempt) {
     ASSIGN_OR_RETURN(const uint32_t value, read());
-    if (Compare(function, value & packet.mask, packet.value)) return absl::OkStatus();
+    if (WaitConditionHolds(function, value & packet.mask, packet.value)) return absl::OkStatus();
     if (retries != kRetryForever && attempt >= retries) break;
     if (!BackOff(delay)) return absl::CancelledError("queue stopped during POLL_REGMEM");
   }

@@ -61,8 +61,7 @@ absl::Status RunPt(Invocation& inv) {
   am::RegisterIo io(bar5, bases);
   ASSIGN_OR_RETURN(std::span<uint8_t> vram, device->MapMemory(0));
   auto reg = [&](const std::string& name) -> absl::StatusOr<uint32_t> {
-    ASSIGN_OR_RETURN(am::regs::RegisterInfo info, am::regs::Lookup(name, am::regs::Ip::kGc));
-    ASSIGN_OR_RETURN(uint64_t address, bases.Resolve(am::regs::Ip::kGc, 0, info.segment(), info.offset()));
+    ASSIGN_OR_RETURN(uint64_t address, am::regs::ResolveAddress(bases, name, am::regs::Ip::kGc));
     return io.ReadDword(address);
   };
   const std::string context = absl::StrFormat("GCVM_CONTEXT%d_", vmid);
