@@ -1,0 +1,111 @@
+// One decoded gfx1100 (RDNA3) instruction. Field positions are those of AMD's "RDNA3 Instruction Set
+// Architecture" microcode formats chapter; the decoder fills them once per code object so that the executor never
+// looks at encoding bits again.
+#ifndef BAREGPU_AM_SIM_ISA_INSTRUCTION_H_
+#define BAREGPU_AM_SIM_ISA_INSTRUCTION_H_
+
+#include <cstdint>
+
+namespace am::sim::isa {
+
+enum class Encoding : uint8_t {
+  kSop2,
+  kSopk,
+  kSop1,
+  kSopc,
+  kSopp,
+  kSmem,
+  kVop1,
+  kVop2,
+  kVop3,
+  kVop3p,
+  kVopc,
+  kVopd,
+  kDs,
+  kFlat,
+  kGlobal,
+  kScratch,
+  kMubuf,
+};
+
+// Scalar/vector source operand codes (the 9-bit SRC fields; an 8-bit SGPR field uses the same values < 256).
+namespace operand {
+inline constexpr uint16_t kVccLo = 106;
+inline constexpr uint16_t kVccHi = 107;
+inline constexpr uint16_t kNull = 124;
+inline constexpr uint16_t kM0 = 125;
+inline constexpr uint16_t kExecLo = 126;
+inline constexpr uint16_t kExecHi = 127;
+inline constexpr uint16_t kIntZero = 128;      // 128..192: integers 0..64
+inline constexpr uint16_t kIntMinusOne = 193;  // 193..208: integers -1..-16
+inline constexpr uint16_t kFloatHalf = 240;    // 240..247: 0.5, -0.5, 1, -1, 2, -2, 4, -4
+inline constexpr uint16_t kInvTwoPi = 248;
+inline constexpr uint16_t kDpp8 = 233;
+inline constexpr uint16_t kDpp8Fi = 234;
+inline constexpr uint16_t kDpp16 = 250;
+inline constexpr uint16_t kVccz = 251;
+inline constexpr uint16_t kExecz = 252;
+inline constexpr uint16_t kScc = 253;
+inline constexpr uint16_t kLdsDirect = 254;
+inline constexpr uint16_t kLiteral = 255;
+inline constexpr uint16_t kVgpr0 = 256;
+inline constexpr bool IsVgpr(uint16_t code) { return code >= kVgpr0; }
+}  // namespace operand
+
+// VOPD's component opcodes (the OPX/OPY fields).
+enum VopdOp : uint8_t {
+  kDualFmacF32 = 0,
+  kDualFmaakF32 = 1,
+  kDualFmamkF32 = 2,
+  kDualMulF32 = 3,
+  kDualAddF32 = 4,
+  kDualSubF32 = 5,
+  kDualSubrevF32 = 6,
+  kDualMulDx9ZeroF32 = 7,
+  kDualMovB32 = 8,
+  kDualCndmaskB32 = 9,
+  kDualMaxF32 = 10,
+  kDualMinF32 = 11,
+  kDualDot2accF32F16 = 12,
+  kDualDot2accF32Bf16 = 13,
+  kDualAddNcU32 = 16,
+  kDualLshlrevB32 = 17,
+  kDualAndB32 = 18,
+};
+
+struct Instruction {
+  Encoding encoding = Encoding::kSopp;
+  uint8_t dwords = 1;   // length including the literal / second dword
+  uint16_t opcode = 0;  // the encoding's own opcode field
+  // VALU (VOP1/VOP2/VOPC/VOP3): the opcode in VOP3's numbering (VOPC 0..255, VOP2 256.., VOP1 384..), so that the
+  // short and the VOP3 forms of an operation execute through one path.
+  uint16_t valu_op = 0;
+  uint16_t src[3] = {0, 0, 0};     // source operand codes (>= 256: VGPR); memory: addr, data, saddr
+  uint16_t vdst = 0;               // VGPR number (VALU, loads) or SGPR destination (SALU, SMEM, VOPC in VOP3)
+  uint16_t sdst = operand::kNull;  // VOP3SD's scalar carry-out / mask destination; VOPC e32: VCC
+  uint32_t literal = 0;
+  bool has_literal = false;
+  // VOP3/VOP3P modifiers.
+  uint8_t abs = 0, neg = 0, neg_hi = 0, opsel = 0, opsel_hi = 0, clamp = 0, omod = 0;
+  // DPP (VOP1/VOP2/VOPC with src0 = DPP8/DPP16).
+  uint8_t dpp = 0;  // 0 none, 8, 16
+  uint32_t dpp_word = 0;
+  // SOPK/SOPP immediate, SMEM/FLAT/MUBUF offsets (sign-extended where the field is signed), DS offset0/offset1.
+  int32_t imm = 0;
+  int32_t offset = 0;
+  uint8_t offset1 = 0;
+  bool glc = false, slc = false, dlc = false, gds = false;
+  // MUBUF: OFFEN/IDXEN; SMEM: soffset (src[2]).
+  bool offen = false, idxen = false;
+  // VOPD's second operation.
+  uint8_t opx = 0, opy = 0;
+  uint16_t y_src0 = 0, y_vsrc1 = 0, y_vdst = 0;
+  // The raw words, for error messages (the literal or the second dword of 64-bit encodings in word[1]).
+  uint32_t word[3] = {0, 0, 0};
+  // The mnemonic from the opcode table (never null for a decoded instruction).
+  const char* name = "";
+};
+
+}  // namespace am::sim::isa
+
+#endif  // BAREGPU_AM_SIM_ISA_INSTRUCTION_H_
