@@ -145,4 +145,15 @@ absl::Status Gfx::Submit(std::span<const uint32_t> packets) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<Gfx::RingAccess> Gfx::ring_access() {
+  ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
+  ASSIGN_OR_RETURN(std::span<uint8_t> pointers, device_.memory().CpuView(pointers_, 16));
+  return RingAccess{.ring = reinterpret_cast<uint32_t*>(ring.data()),
+                    .dwords = kRingBytes / 4,
+                    .rptr = reinterpret_cast<const uint32_t*>(pointers.data()),
+                    .wptr_poll = reinterpret_cast<uint64_t*>(pointers.data() + 8),
+                    .doorbells = doorbells_,
+                    .doorbell_offset = kDoorbell64 * 8};
+}
+
 }  // namespace am

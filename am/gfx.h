@@ -10,6 +10,7 @@
 #include <span>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "am/ip_block.h"
 #include "pci/mmio.h"
@@ -40,6 +41,21 @@ class Gfx final : public IpBlock {
   uint32_t rptr();
   bool idle();
   uint64_t ring_mc() const;
+
+  // For hcq/amd, which writes packets into the ring itself through pointers resolved once (no CpuView lookup per
+  // submit). It takes wptr() before writing and hands the new value back with set_wptr(), so Submit, WaitIdle and
+  // ResetQueue keep seeing every packet.
+  struct RingAccess {
+    uint32_t* ring = nullptr;  // the ring's CPU view (BAR0)
+    uint64_t dwords = 0;
+    const uint32_t* rptr = nullptr;  // the MEC's rptr report: dwords, wrapped to the ring
+    uint64_t* wptr_poll = nullptr;   // the wptr poll location (dwords, not wrapped)
+    pci::Mmio doorbells;             // BAR2
+    uint64_t doorbell_offset = 0;    // byte offset of the queue's 64-bit doorbell in BAR2
+  };
+  absl::StatusOr<RingAccess> ring_access();
+  uint64_t wptr() const { return wptr_; }
+  void set_wptr(uint64_t wptr) { wptr_ = wptr; }
 
  private:
   void Select(uint32_t me, uint32_t pipe, uint32_t queue);

@@ -113,4 +113,14 @@ absl::Status Sdma::Trap(uint32_t context) {
   return Submit(std::span(reinterpret_cast<const uint32_t*>(&packet), sizeof(packet) / 4));
 }
 
+absl::StatusOr<Sdma::RingAccess> Sdma::ring_access() {
+  ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
+  ASSIGN_OR_RETURN(std::span<uint8_t> rptr, device_.memory().CpuView(rptr_, 8));
+  return RingAccess{.ring = ring.data(),
+                    .bytes = kRingBytes,
+                    .rptr = reinterpret_cast<const uint64_t*>(rptr.data()),
+                    .doorbells = doorbells_,
+                    .doorbell_offset = kDoorbell64 * 8};
+}
+
 }  // namespace am

@@ -9,6 +9,7 @@
 #include <span>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "am/ip_block.h"
 #include "pci/mmio.h"
@@ -38,6 +39,19 @@ class Sdma final : public IpBlock {
   // The engine's rptr (bytes) from the write-back; idle when it reached everything submitted.
   uint64_t rptr();
   bool idle() { return rptr() == wptr_; }
+
+  // For hcq/amd, which writes packets into the ring itself through pointers resolved once (no CpuView lookup per
+  // submit). It takes wptr() before writing and hands the new value back with set_wptr().
+  struct RingAccess {
+    uint8_t* ring = nullptr;  // the ring's CPU view (BAR0)
+    uint64_t bytes = 0;
+    const uint64_t* rptr = nullptr;  // the engine's rptr write-back: bytes, never wrapped
+    pci::Mmio doorbells;             // BAR2
+    uint64_t doorbell_offset = 0;    // byte offset of the queue's 64-bit doorbell in BAR2
+  };
+  absl::StatusOr<RingAccess> ring_access();
+  uint64_t wptr() const { return wptr_; }
+  void set_wptr(uint64_t wptr) { wptr_ = wptr; }
 
  private:
   absl::Status Submit(std::span<const uint32_t> dwords);

@@ -1,0 +1,62 @@
+// hcq::ArgsState: one launch's kernel-argument memory (carved from the device's kernel-argument area) and its
+// layout as tinygrad's HCQ lays it out: the buffers' 64-bit addresses first, then 32-bit values. A value may be a
+// variable, patched when the queue it was passed to is submitted. The memory is valid until that queue has been
+// submitted (the area is reused in order afterwards); a graph keeps its own.
+#ifndef BAREGPU_HCQ_ARGS_STATE_H_
+#define BAREGPU_HCQ_ARGS_STATE_H_
+
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "hcq/buffer.h"
+#include "hcq/variable.h"
+
+namespace hcq {
+
+class ArgsState {
+ public:
+  struct Slot {
+    uint32_t variable;
+    uint32_t* dword;
+  };
+
+  ArgsState() = default;
+  ArgsState(uint8_t* cpu, uint64_t va, uint64_t size, uint32_t buffers)
+      : cpu_(cpu), va_(va), size_(size), buffers_(buffers) {}
+
+  uint64_t va() const { return va_; }
+  uint64_t size() const { return size_; }
+  uint8_t* cpu() const { return cpu_; }
+
+  void set_buffer(uint32_t index, uint64_t address) { std::memcpy(cpu_ + 8 * index, &address, 8); }
+  void set_buffer(uint32_t index, const Buffer& buffer) { set_buffer(index, buffer.va()); }
+  void set_value(uint32_t index, Value value) {
+    uint32_t* dword = reinterpret_cast<uint32_t*>(cpu_ + 8 * buffers_) + index;
+    if (value.is_variable()) {
+      slots_.push_back({value.variable(), dword});
+    } else {
+      *dword = static_cast<uint32_t>(value.constant());
+    }
+  }
+  // Writes the variables' values; false when var_vals lacks one (the caller reports it).
+  bool Apply(VarVals var_vals) const {
+    for (const Slot& slot : slots_) {
+      if (slot.variable >= var_vals.size()) return false;
+      *slot.dword = static_cast<uint32_t>(var_vals[slot.variable]);
+    }
+    return true;
+  }
+  const std::vector<Slot>& slots() const { return slots_; }
+
+ private:
+  uint8_t* cpu_ = nullptr;
+  uint64_t va_ = 0, size_ = 0;
+  uint32_t buffers_ = 0;
+  std::vector<Slot> slots_;
+};
+
+}  // namespace hcq
+
+#endif  // BAREGPU_HCQ_ARGS_STATE_H_

@@ -1,0 +1,122 @@
+#include "hcq/device.h"
+
+#include <cstring>
+#include <map>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "base/mutex.h"
+#include "base/status_macros.h"
+
+namespace hcq {
+namespace {
+
+struct Registry {
+  base::Mutex mu;
+  std::map<std::string, DeviceFactory> factories ABSL_GUARDED_BY(mu);
+};
+Registry& Backends() {
+  static auto* registry = new Registry;
+  return *registry;
+}
+
+}  // namespace
+
+bool RegisterBackend(absl::string_view backend, DeviceFactory factory) {
+  Registry& registry = Backends();
+  base::MutexLock lock(&registry.mu);
+  registry.factories[std::string(backend)] = std::move(factory);
+  return true;
+}
+
+absl::StatusOr<std::unique_ptr<Device>> Device::Open(absl::string_view name, const DeviceOptions& options) {
+  DeviceFactory factory;
+  {
+    Registry& registry = Backends();
+    base::MutexLock lock(&registry.mu);
+    // One backend so far; a second (hcq/nv) would pick by vendor id.
+    if (registry.factories.empty()) return absl::UnavailableError("hcq: no backend is linked in");
+    factory = registry.factories.begin()->second;
+  }
+  return factory(name, options);
+}
+
+Device::~Device() = default;
+
+absl::Status Device::InitCommon() {
+  if (options_.signal_pool_bytes < 2 * Signal::kBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: signal pool of %d bytes holds fewer than the two timeline signals (%d bytes each)", name_,
+                        options_.signal_pool_bytes, Signal::kBytes));
+  }
+  ASSIGN_OR_RETURN(signal_pool_, allocator_.alloc(options_.signal_pool_bytes, {.kind = MemoryKind::kHost}));
+  std::memset(signal_pool_.cpu(), 0, signal_pool_.size());
+  for (uint32_t slot = static_cast<uint32_t>(signal_pool_.size() / Signal::kBytes); slot-- > 0;) {
+    free_signals_.push_back(slot);
+  }
+  ASSIGN_OR_RETURN(kernargs_, allocator_.alloc(options_.kernarg_bytes, {.kind = MemoryKind::kHost}));
+  ASSIGN_OR_RETURN(timeline_signal_, NewSignal(0));
+  ASSIGN_OR_RETURN(shadow_timeline_signal_, NewSignal(0));
+  timeline_value_ = 1;
+  return allocator_.Init(options_.staging_buffers, options_.staging_bytes);
+}
+
+void Device::FiniCommon() {
+  profiler_.Collect();
+  allocator_.Shutdown();
+  if (kernargs_.valid()) (void)allocator_.free(kernargs_);
+  if (signal_pool_.valid()) (void)allocator_.free(signal_pool_);
+  kernargs_ = signal_pool_ = Buffer();
+}
+
+absl::StatusOr<Signal> Device::NewSignal(uint64_t value) {
+  if (free_signals_.empty()) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "%s: all %d signals of the pool are in use; free some or raise DeviceOptions::signal_pool_bytes", name_,
+        signal_pool_.size() / Signal::kBytes));
+  }
+  const uint32_t slot = free_signals_.back();
+  free_signals_.pop_back();
+  Signal signal(this, signal_pool_.va() + slot * Signal::kBytes, signal_pool_.cpu() + slot * Signal::kBytes);
+  signal.set_value(value);
+  std::atomic_ref<uint64_t>(reinterpret_cast<uint64_t*>(signal_pool_.cpu() + slot * Signal::kBytes)[1]).store(0);
+  return signal;
+}
+
+void Device::FreeSignal(const Signal& signal) {
+  if (signal.device() != this || signal.value_address() < signal_pool_.va()) return;
+  free_signals_.push_back(static_cast<uint32_t>((signal.value_address() - signal_pool_.va()) / Signal::kBytes));
+}
+
+absl::StatusOr<ArgsState> Device::NewArgs(uint64_t size, uint32_t buffers) {
+  // The kernel reads at least the buffer pointers; 256-byte alignment is more than the 16 bytes the ABI wants and
+  // keeps launches on separate cache lines.
+  const uint64_t bytes = (std::max<uint64_t>(size, 8 * buffers) + 255) & ~uint64_t{255};
+  if (bytes > kernargs_.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: %d bytes of kernel arguments exceed the area (%d bytes)", name_, bytes, kernargs_.size()));
+  }
+  // Reused in order, as tinygrad's kernarg allocator: by the time the area wraps the old launches have run.
+  if (kernarg_next_ + bytes > kernargs_.size()) kernarg_next_ = 0;
+  ArgsState args(kernargs_.cpu() + kernarg_next_, kernargs_.va() + kernarg_next_, bytes, buffers);
+  std::memset(args.cpu(), 0, bytes);
+  kernarg_next_ += bytes;
+  return args;
+}
+
+absl::Status Device::synchronize() {
+  RETURN_IF_ERROR(timeline_signal_.wait(timeline_value_ - 1));
+  profiler_.Collect();
+  if (timeline_value_ > options_.timeline_wrap) {
+    // Everything has completed: continue on the shadow signal from 1, so no wait compares against a value that
+    // will not fit the engines' 32-bit compare. The old signal becomes the shadow (anyone still holding it sees
+    // its final value).
+    std::swap(timeline_signal_, shadow_timeline_signal_);
+    timeline_signal_.set_value(0);
+    timeline_value_ = 1;
+    allocator_.ResetStagingTimeline();
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hcq

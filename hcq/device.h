@@ -1,0 +1,119 @@
+// hcq::Device: one GPU as HCQ sees it (tinygrad's HCQCompiled): its allocator, its compute and copy queue types,
+// a pool of signals, a kernel-argument area, the timeline signal (and its shadow, for rollover) and synchronize().
+// Backends (hcq/amd/) implement the queues, memory and programs; this layer knows no vendor.
+//
+//   auto dev = hcq::Device::Open("sim:navi31");
+//   auto q = (*dev)->NewComputeQueue();
+//   q->wait(dev->timeline_signal(), dev->timeline_value() - 1).exec(prog, args, {4, 1, 1}, {64, 1, 1})
+//       .signal(dev->timeline_signal(), dev->next_timeline()).submit(*dev);
+#ifndef BAREGPU_HCQ_DEVICE_H_
+#define BAREGPU_HCQ_DEVICE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "hcq/allocator.h"
+#include "hcq/args_state.h"
+#include "hcq/buffer.h"
+#include "hcq/hw_queue.h"
+#include "hcq/profiler.h"
+#include "hcq/signal.h"
+
+namespace hcq {
+
+class Program;
+
+struct DeviceOptions {
+  uint64_t kernarg_bytes = uint64_t{16} << 20;  // tinygrad's HCQ default kernel-argument area
+  uint64_t signal_pool_bytes = 4096;            // tinygrad's default signal pool (256 signals of 16 bytes)
+  uint32_t staging_buffers = 32;                // copy-in/out staging ring: 32 x 2 MiB (tinygrad's defaults)
+  uint64_t staging_bytes = uint64_t{2} << 20;
+  // Past this timeline value synchronize() swaps in the shadow timeline signal (tinygrad wraps past 2^31, well
+  // below the 32-bit compare of the engines' waits). Tests lower it.
+  uint64_t timeline_wrap = uint64_t{1} << 31;
+  // Largest copy per packet; 0 = the engine's own limit.
+  uint64_t max_copy_packet_bytes = 0;
+  bool profile = false;  // bracket every exec and copy with timestamps (Profiler)
+};
+
+class Device {
+ public:
+  // "sim:navi31[:INSTANCE]" or a PCI address ("0000:03:00.0"): boots the GPU (a partial boot when the device was
+  // left booted by baregpu) and sets up HCQ on it.
+  static absl::StatusOr<std::unique_ptr<Device>> Open(absl::string_view name, const DeviceOptions& options = {});
+  virtual ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const std::string& name() const { return name_; }
+  const DeviceOptions& options() const { return options_; }
+  Allocator& allocator() { return allocator_; }
+  Profiler& profiler() { return profiler_; }
+
+  virtual std::unique_ptr<ComputeQueue> NewComputeQueue() = 0;
+  virtual std::unique_ptr<CopyQueue> NewCopyQueue() = 0;
+  // Loads kernel `kernel` of a code object (ELF) into device memory.
+  virtual absl::StatusOr<std::unique_ptr<Program>> LoadProgram(std::span<const uint8_t> code_object,
+                                                               absl::string_view kernel) = 0;
+
+  // Signals from the pool (host memory every queue reaches), initialised to `value`.
+  absl::StatusOr<Signal> NewSignal(uint64_t value = 0);
+  void FreeSignal(const Signal& signal);
+  // Kernel-argument memory for one launch: `size` bytes, `buffers` pointers first (from the area, reused in order).
+  absl::StatusOr<ArgsState> NewArgs(uint64_t size, uint32_t buffers);
+
+  // Maps this device's signal pool into `peer`, so its queues can wait on and signal this device's signals.
+  absl::Status ShareSignalsWith(Device& peer) { return peer.allocator().map(signal_pool_); }
+
+  const Signal& timeline_signal() const { return timeline_signal_; }
+  const Signal& shadow_timeline_signal() const { return shadow_timeline_signal_; }
+  // The next value to signal; waiting for timeline_value() - 1 waits for everything submitted so far.
+  uint64_t timeline_value() const { return timeline_value_; }
+  uint64_t next_timeline() { return timeline_value_++; }
+  // Waits for all submitted work, then rolls the timeline over to the shadow signal when it grew past the wrap.
+  absl::Status synchronize();
+
+  // Each queue's state in words (pointers, the packet it stands at); for timeout messages.
+  virtual std::string DescribeQueues() = 0;
+
+  // The backend's memory (the allocator builds on these).
+  virtual absl::StatusOr<std::shared_ptr<Allocation>> AllocMemory(uint64_t size, const BufferSpec& spec) = 0;
+  virtual absl::Status FreeMemory(Allocation& allocation) = 0;
+  // Maps another device's allocation into this device's address space at the allocation's address.
+  virtual absl::Status MapPeer(Allocation& allocation) = 0;
+
+ protected:
+  Device(std::string name, const DeviceOptions& options)
+      : name_(std::move(name)), options_(options), allocator_(*this), profiler_(*this) {}
+  // After the backend's queues and memory work: the signal pool, kernel-argument area, timelines, staging ring.
+  absl::Status InitCommon();
+  // Releases what InitCommon allocated (the backend's destructor calls it before tearing itself down).
+  void FiniCommon();
+
+ private:
+  std::string name_;
+  DeviceOptions options_;
+  Allocator allocator_;
+  Profiler profiler_;
+  Buffer signal_pool_;
+  std::vector<uint32_t> free_signals_;  // slot indexes
+  Buffer kernargs_;
+  uint64_t kernarg_next_ = 0;
+  Signal timeline_signal_, shadow_timeline_signal_;
+  uint64_t timeline_value_ = 1;
+};
+
+// Backends register a way to open devices by name (hcq/amd registers itself for sim:navi31 and PCI addresses).
+using DeviceFactory =
+    std::function<absl::StatusOr<std::unique_ptr<Device>>(absl::string_view name, const DeviceOptions& options)>;
+bool RegisterBackend(absl::string_view backend, DeviceFactory factory);
+
+}  // namespace hcq
+
+#endif  // BAREGPU_HCQ_DEVICE_H_

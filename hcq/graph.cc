@@ -1,0 +1,163 @@
+#include "hcq/graph.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "hcq/device.h"
+#include "hcq/program.h"
+
+namespace hcq {
+
+Graph::~Graph() {
+  segments_.clear();
+  for (PerDevice& d : devices_) {
+    if (d.kernargs.valid()) (void)d.device->allocator().free(d.kernargs);
+    if (d.signal.valid()) d.device->FreeSignal(d.signal);
+  }
+}
+
+Graph::PerDevice* Graph::Find(Device* device) {
+  for (PerDevice& d : devices_) {
+    if (d.device == device) return &d;
+  }
+  return nullptr;
+}
+
+void Graph::AddKernel(const Program& program, std::span<const Buffer> buffers, std::span<const Value> values,
+                      const Dims& global, const Dims& local) {
+  Entry e{.device = &program.device(), .program = &program};
+  for (const Buffer& b : buffers) e.buffers.push_back(b.va());
+  e.values.assign(values.begin(), values.end());
+  e.global = global;
+  e.local = local;
+  entries_.push_back(std::move(e));
+}
+
+void Graph::AddCopy(Device& device, uint64_t destination, uint64_t source, uint64_t size) {
+  entries_.push_back({.device = &device, .destination = destination, .source = source, .size = size});
+}
+
+absl::Status Graph::Finalize() {
+  if (finalized_) return absl::FailedPreconditionError("graph finalized twice");
+  if (entries_.empty()) return absl::FailedPreconditionError("a graph with no kernels or copies");
+  // Per device: a handover signal and the kernel arguments of all its launches.
+  for (const Entry& e : entries_) {
+    if (Find(e.device) == nullptr) devices_.push_back({.device = e.device});
+  }
+  auto args_bytes = [](const Entry& e) {
+    const uint64_t size = std::max<uint64_t>(e.program->kernarg_size(), 8 * e.buffers.size() + 4 * e.values.size());
+    return (size + 255) & ~uint64_t{255};
+  };
+  for (PerDevice& d : devices_) {
+    ASSIGN_OR_RETURN(d.signal, d.device->NewSignal(0));
+    uint64_t bytes = 0;
+    for (const Entry& e : entries_) {
+      if (e.device == d.device && e.program != nullptr) bytes += args_bytes(e);
+    }
+    if (bytes > 0) {
+      ASSIGN_OR_RETURN(d.kernargs, d.device->allocator().alloc(bytes, {.kind = MemoryKind::kHost}));
+      std::memset(d.kernargs.cpu(), 0, bytes);
+    }
+  }
+  // Segments: maximal runs of one device's entries on one engine, in recorded order per device.
+  std::vector<uint64_t> kernarg_used(devices_.size(), 0);
+  std::vector<int> last_segment(devices_.size(), -1);
+  const uint32_t device_vars = user_variables_;
+  const uint32_t segment_vars = device_vars + 2 * static_cast<uint32_t>(devices_.size());
+  auto device_index = [&](Device* device) { return static_cast<uint32_t>(Find(device) - devices_.data()); };
+  std::vector<bool> last_is_copy(devices_.size(), false);
+  for (const Entry& e : entries_) {
+    const uint32_t di = device_index(e.device);
+    PerDevice& d = devices_[di];
+    const bool is_copy = e.program == nullptr;
+    if (last_segment[di] < 0 || last_is_copy[di] != is_copy) {
+      const int previous = last_segment[di];
+      Segment s{.device = e.device, .index_on_device = d.segments++, .last_on_device = false};
+      if (is_copy) {
+        s.queue = e.device->NewCopyQueue();
+      } else {
+        s.queue = e.device->NewComputeQueue();
+      }
+      segments_.push_back(std::move(s));
+      last_segment[di] = static_cast<int>(segments_.size() - 1);
+      last_is_copy[di] = is_copy;
+      // Its start: the device's earlier work, or the previous segment of this graph on the device.
+      HwQueue* q = segments_.back().queue.get();
+      const Value wait_for = segments_.back().index_on_device == 0
+                                 ? Value(Variable{device_vars + 2 * di})
+                                 : Value(Variable{segment_vars + static_cast<uint32_t>(previous)});
+      const Signal& wait_on = segments_.back().index_on_device == 0 ? d.device->timeline_signal() : d.signal;
+      if (is_copy) {
+        static_cast<CopyQueue*>(q)->wait(wait_on, wait_for);
+      } else {
+        static_cast<ComputeQueue*>(q)->wait(wait_on, wait_for).memory_barrier();
+      }
+    }
+    HwQueue* q = segments_[last_segment[di]].queue.get();
+    if (is_copy) {
+      static_cast<CopyQueue*>(q)->copy(e.destination, e.source, e.size);
+    } else {
+      const uint64_t bytes = args_bytes(e);
+      auto args = std::make_unique<ArgsState>(d.kernargs.cpu() + kernarg_used[di], d.kernargs.va() + kernarg_used[di],
+                                              bytes, static_cast<uint32_t>(e.buffers.size()));
+      kernarg_used[di] += bytes;
+      for (size_t i = 0; i < e.buffers.size(); ++i) args->set_buffer(static_cast<uint32_t>(i), e.buffers[i]);
+      for (size_t i = 0; i < e.values.size(); ++i) args->set_value(static_cast<uint32_t>(i), e.values[i]);
+      static_cast<ComputeQueue*>(q)->exec(*e.program, *args, e.global, e.local);
+      args_.push_back(std::move(args));
+    }
+  }
+  // Ends: a device's last segment signals its timeline; then each segment signals its handover value, last, so a
+  // run whose handover arrived has finished with its queues and the next run may patch them.
+  for (size_t i = 0; i < devices_.size(); ++i) segments_[last_segment[i]].last_on_device = true;
+  for (size_t si = 0; si < segments_.size(); ++si) {
+    Segment& s = segments_[si];
+    const uint32_t di = device_index(s.device);
+    const Value handover = Variable{segment_vars + static_cast<uint32_t>(si)};
+    if (auto* copy = dynamic_cast<CopyQueue*>(s.queue.get())) {
+      if (s.last_on_device) copy->signal(s.device->timeline_signal(), Variable{device_vars + 2 * di + 1});
+      copy->signal(devices_[di].signal, handover);
+    } else {
+      auto* compute = static_cast<ComputeQueue*>(s.queue.get());
+      if (s.last_on_device) compute->signal(s.device->timeline_signal(), Variable{device_vars + 2 * di + 1});
+      compute->signal(devices_[di].signal, handover);
+    }
+    RETURN_IF_ERROR(s.queue->bind(*s.device));
+  }
+  vals_.assign(segment_vars + segments_.size(), 0);
+  finalized_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status Graph::Run(VarVals var_vals) {
+  if (!finalized_) return absl::FailedPreconditionError("Graph::Run before Finalize");
+  if (var_vals.size() < user_variables_) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("graph run with %d values for %d variables", var_vals.size(), user_variables_));
+  }
+  // The bound queues are patched in place: the previous run must have left them (tinygrad's HCQGraph waits the
+  // same way). When the caller already synchronized, this is one check of each graph signal.
+  for (PerDevice& d : devices_) {
+    if (d.runs > 0) RETURN_IF_ERROR(d.signal.wait(d.runs * d.segments));
+  }
+  std::copy(var_vals.begin(), var_vals.begin() + user_variables_, vals_.begin());
+  const uint32_t device_vars = user_variables_;
+  const uint32_t segment_vars = device_vars + 2 * static_cast<uint32_t>(devices_.size());
+  for (size_t di = 0; di < devices_.size(); ++di) {
+    PerDevice& d = devices_[di];
+    vals_[device_vars + 2 * di] = d.device->timeline_value() - 1;
+    vals_[device_vars + 2 * di + 1] = d.device->next_timeline();
+  }
+  for (size_t si = 0; si < segments_.size(); ++si) {
+    const Segment& s = segments_[si];
+    PerDevice& d = *Find(s.device);
+    vals_[segment_vars + si] = d.runs * d.segments + s.index_on_device + 1;
+  }
+  for (PerDevice& d : devices_) ++d.runs;
+  for (const Segment& s : segments_) RETURN_IF_ERROR(s.queue->submit(*s.device, vals_));
+  return absl::OkStatus();
+}
+
+}  // namespace hcq

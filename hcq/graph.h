@@ -1,0 +1,87 @@
+// hcq::Graph (tinygrad's HCQGraph): a sequence of kernels and copies recorded once into bound queues per device
+// and replayed with new variable values. Run() patches only what depends on variables (kernel arguments, launch
+// dimensions, signal values) in place and submits each bound queue by reference, so a replay costs a few stores
+// and a doorbell per queue, whatever the number of kernels.
+//
+// On each device the entries run in recorded order: a run of consecutive entries on one engine is one segment;
+// segments hand over through a graph signal of the device. The first segment waits for the device's timeline and
+// the last one signals it, so a replay is ordered with everything else submitted to that device. Entries of
+// different devices are ordered only through those timelines (no cross-device edges yet).
+#ifndef BAREGPU_HCQ_GRAPH_H_
+#define BAREGPU_HCQ_GRAPH_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "hcq/args_state.h"
+#include "hcq/buffer.h"
+#include "hcq/hw_queue.h"
+#include "hcq/signal.h"
+#include "hcq/variable.h"
+
+namespace hcq {
+
+class Device;
+class Program;
+
+class Graph {
+ public:
+  // `variables`: how many user variables the recorded commands use (var_vals of Run has that many values).
+  explicit Graph(uint32_t variables) : user_variables_(variables) {}
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  // Records a kernel launch; `values` become the 32-bit kernel arguments after the buffers.
+  void AddKernel(const Program& program, std::span<const Buffer> buffers, std::span<const Value> values,
+                 const Dims& global, const Dims& local);
+  // Records a copy on `device`'s copy queue.
+  void AddCopy(Device& device, uint64_t destination, uint64_t source, uint64_t size);
+  // Builds and binds the queues.
+  absl::Status Finalize();
+  // Replays with `var_vals` (user_variables values). No allocation, no system call besides the devices' own.
+  absl::Status Run(VarVals var_vals);
+  // The kernels' and copies' count, and how many queues a run submits.
+  size_t entries() const { return entries_.size(); }
+  size_t queues() const { return segments_.size(); }
+
+ private:
+  struct Entry {
+    Device* device;
+    const Program* program = nullptr;  // null: a copy
+    std::vector<uint64_t> buffers;
+    std::vector<Value> values;
+    Dims global{1, 1, 1}, local{1, 1, 1};
+    uint64_t destination = 0, source = 0, size = 0;
+  };
+  struct Segment {
+    Device* device;
+    std::unique_ptr<HwQueue> queue;
+    uint32_t index_on_device;  // 0 = first segment of its device
+    bool last_on_device;
+  };
+  struct PerDevice {
+    Device* device;
+    Signal signal;    // hands segments over
+    Buffer kernargs;  // every kernel's arguments, graph-owned
+    uint32_t segments = 0;
+    uint64_t runs = 0;
+  };
+  PerDevice* Find(Device* device);
+
+  uint32_t user_variables_;
+  absl::Status error_;
+  std::vector<Entry> entries_;
+  std::vector<Segment> segments_;
+  std::vector<PerDevice> devices_;
+  std::vector<std::unique_ptr<ArgsState>> args_;
+  std::vector<uint64_t> vals_;  // user values, then per device: timeline wait, timeline signal, segment base
+  bool finalized_ = false;
+};
+
+}  // namespace hcq
+
+#endif  // BAREGPU_HCQ_GRAPH_H_

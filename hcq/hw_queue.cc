@@ -1,0 +1,107 @@
+#include "hcq/hw_queue.h"
+
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "hcq/args_state.h"
+#include "hcq/device.h"
+
+namespace hcq {
+
+HwQueue::HwQueue(Device& device) : device_(device) {
+  // Room for a typical graph's worth of commands, so building rarely grows the buffers at all.
+  commands_.reserve(1024);
+  patches_.reserve(64);
+  args_.reserve(16);
+}
+
+HwQueue::~HwQueue() {
+  if (bound_.valid()) (void)device_.allocator().free(bound_);
+}
+
+void HwQueue::reset() {
+  commands_.clear();
+  patches_.clear();
+  args_.clear();
+  error_ = absl::OkStatus();
+  if (bound_.valid()) (void)device_.allocator().free(bound_);
+  bound_ = Buffer();
+}
+
+uint32_t HwQueue::Emit(std::initializer_list<uint32_t> dwords) {
+  const uint32_t offset = static_cast<uint32_t>(commands_.size());
+  commands_.insert(commands_.end(), dwords);
+  return offset;
+}
+
+void HwQueue::Set(uint32_t offset, Value value) {
+  if (value.is_variable()) {
+    patches_.push_back({value.variable(), offset});
+  } else {
+    commands_[offset] = static_cast<uint32_t>(value.constant());
+  }
+}
+
+void HwQueue::AddArgs(ArgsState* args) { args_.push_back(args); }
+
+void HwQueue::WaitCommand(const Signal& signal, Value value) {
+  if (!signal.valid()) return Fail(absl::InvalidArgumentError("wait on an unallocated signal"));
+  EmitWait(signal.value_address(), value);
+}
+
+void HwQueue::SignalCommand(const Signal& signal, Value value) {
+  if (!signal.valid()) return Fail(absl::InvalidArgumentError("signal of an unallocated signal"));
+  EmitSignal(signal.value_address(), value);
+}
+
+void HwQueue::TimestampCommand(const Signal& signal) {
+  if (!signal.valid()) return Fail(absl::InvalidArgumentError("timestamp into an unallocated signal"));
+  EmitTimestamp(signal.timestamp_address());
+}
+
+absl::Status HwQueue::bind(Device& device) {
+  RETURN_IF_ERROR(error_);
+  if (&device != &device_) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("a queue of %s cannot be bound to %s", device_.name(), device.name()));
+  }
+  if (commands_.empty()) return absl::FailedPreconditionError("bind of an empty queue");
+  if (bound_.valid()) (void)device_.allocator().free(bound_);
+  bound_ = Buffer();
+  PadForBind();
+  // Host memory: patched by the CPU at every submit without an HDP flush.
+  ASSIGN_OR_RETURN(bound_, device_.allocator().alloc(commands_.size() * 4, {.kind = MemoryKind::kHost}));
+  std::memcpy(bound_.cpu(), commands_.data(), commands_.size() * 4);
+  return absl::OkStatus();
+}
+
+absl::Status HwQueue::submit(Device& device, VarVals var_vals) {
+  if (!error_.ok()) return error_;
+  if (&device != &device_) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("a queue of %s cannot be submitted to %s", device_.name(), device.name()));
+  }
+  uint32_t* bound = reinterpret_cast<uint32_t*>(bound_.cpu());
+  for (const Patch& patch : patches_) {
+    if (patch.variable >= var_vals.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("submit to %s: the queue uses variable %d but var_vals has %d values", device_.name(),
+                          patch.variable, var_vals.size()));
+    }
+    const uint32_t value = static_cast<uint32_t>(var_vals[patch.variable]);
+    commands_[patch.offset] = value;
+    if (bound != nullptr) std::atomic_ref<uint32_t>(bound[patch.offset]).store(value, std::memory_order_relaxed);
+  }
+  for (const ArgsState* args : args_) {
+    if (!args->Apply(var_vals)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("submit to %s: a kernel argument uses a variable beyond var_vals (%d values)", device_.name(),
+                          var_vals.size()));
+    }
+  }
+  if (bound != nullptr) return WriteIndirect(bound_.va(), static_cast<uint32_t>(commands_.size()));
+  return WriteRing(commands_);
+}
+
+}  // namespace hcq

@@ -1,0 +1,112 @@
+// Hardware command queues. A queue is built by chaining commands into a command buffer in the device's own packet
+// format, then submitted: copied into the device's ring, or, once bound, put in device memory once and submitted
+// by an indirect-buffer packet. Commands may take variables (hcq/variable.h); submit patches their values in
+// place. The command buffer keeps its capacity across reset(), so a warmed-up queue builds and submits without
+// allocating; a device's queues are submitted from one thread at a time.
+//
+// Building never fails on the spot: a bad command (an exec with a program of another device...) is remembered and
+// returned by the next bind or submit.
+#ifndef BAREGPU_HCQ_HW_QUEUE_H_
+#define BAREGPU_HCQ_HW_QUEUE_H_
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "hcq/buffer.h"
+#include "hcq/signal.h"
+#include "hcq/variable.h"
+
+namespace hcq {
+
+class ArgsState;
+class Device;
+class Program;
+
+using Dims = std::array<Value, 3>;
+
+class HwQueue {
+ public:
+  virtual ~HwQueue();
+  HwQueue(const HwQueue&) = delete;
+  HwQueue& operator=(const HwQueue&) = delete;
+
+  // Puts the command buffer into `device`'s memory once; later submits to that device only reference it.
+  absl::Status bind(Device& device);
+  // Puts the queue on `device`; var_vals gives the variables' values for this submission. A bound queue is
+  // patched in place: resubmit it with other values only after its previous submission ran (as Graph does).
+  absl::Status submit(Device& device, VarVals var_vals = {});
+  // Forgets every command (keeping capacity) and the binding.
+  void reset();
+
+  std::span<const uint32_t> dwords() const { return commands_; }
+  const std::vector<Patch>& patches() const { return patches_; }
+  bool bound() const { return bound_.valid(); }
+  Device& device() const { return device_; }
+
+ protected:
+  explicit HwQueue(Device& device);
+
+  void WaitCommand(const Signal& signal, Value value);
+  void SignalCommand(const Signal& signal, Value value);
+  void TimestampCommand(const Signal& signal);
+
+  // The backend's encodings.
+  virtual void EmitWait(uint64_t address, Value value) = 0;
+  virtual void EmitSignal(uint64_t address, Value value) = 0;
+  virtual void EmitTimestamp(uint64_t address) = 0;
+  // Writes `dwords` into the device's ring (unbound queues) or an indirect-buffer packet for `bound`.
+  virtual absl::Status WriteRing(std::span<const uint32_t> dwords) = 0;
+  virtual absl::Status WriteIndirect(uint64_t va, uint32_t dwords) = 0;
+  // Bound command buffers: the address alignment and the dword granularity the engine wants.
+  virtual uint32_t bind_alignment() const { return 256; }
+  virtual void PadForBind() {}
+
+  // Appends dwords; returns the offset of the first.
+  uint32_t Emit(std::initializer_list<uint32_t> dwords);
+  // The dword at `offset` takes `value`: written now when constant, recorded when a variable.
+  void Set(uint32_t offset, Value value);
+  void Fail(absl::Status status) {
+    if (error_.ok()) error_ = std::move(status);
+  }
+  void AddArgs(ArgsState* args);
+
+  Device& device_;
+  std::vector<uint32_t> commands_;
+  std::vector<Patch> patches_;
+  std::vector<ArgsState*> args_;
+  absl::Status error_;
+  Buffer bound_;
+};
+
+class ComputeQueue : public HwQueue {
+ public:
+  ComputeQueue& wait(const Signal& signal, Value value) { return WaitCommand(signal, value), *this; }
+  ComputeQueue& signal(const Signal& signal, Value value) { return SignalCommand(signal, value), *this; }
+  ComputeQueue& timestamp(const Signal& signal) { return TimestampCommand(signal), *this; }
+  // Runs `program` over global (workgroups) x local (threads per workgroup) with `args` as kernel arguments.
+  virtual ComputeQueue& exec(const Program& program, ArgsState& args, const Dims& global, const Dims& local) = 0;
+  // Makes host writes visible to the GPU and GPU caches coherent before the next command.
+  virtual ComputeQueue& memory_barrier() = 0;
+
+ protected:
+  using HwQueue::HwQueue;
+};
+
+class CopyQueue : public HwQueue {
+ public:
+  CopyQueue& wait(const Signal& signal, Value value) { return WaitCommand(signal, value), *this; }
+  CopyQueue& signal(const Signal& signal, Value value) { return SignalCommand(signal, value), *this; }
+  CopyQueue& timestamp(const Signal& signal) { return TimestampCommand(signal), *this; }
+  // Copies `size` bytes between device addresses, split into the engine's largest packets.
+  virtual CopyQueue& copy(uint64_t destination, uint64_t source, uint64_t size) = 0;
+
+ protected:
+  using HwQueue::HwQueue;
+};
+
+}  // namespace hcq
+
+#endif  // BAREGPU_HCQ_HW_QUEUE_H_

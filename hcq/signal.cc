@@ -1,0 +1,72 @@
+#include "hcq/signal.h"
+
+#include <cstdlib>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "base/status_macros.h"
+#include "hcq/device.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+namespace hcq {
+namespace {
+
+constexpr absl::Duration kDefaultTimeout = absl::Seconds(30);
+// About a few microseconds of polling before the first sleep: a signal the device answers quickly (the virtual
+// device's engines, a short kernel) costs no system call.
+constexpr int kSpinIterations = 4096;
+
+inline void CpuRelax() {
+#if defined(__x86_64__)
+  _mm_pause();
+#endif
+}
+
+}  // namespace
+
+absl::StatusOr<absl::Duration> DefaultWaitTimeout() {
+  const char* text = std::getenv("HCQDEV_WAIT_TIMEOUT_MS");
+  if (text == nullptr || *text == '\0') return kDefaultTimeout;
+  int64_t ms = 0;
+  if (!absl::SimpleAtoi(text, &ms) || ms <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("HCQDEV_WAIT_TIMEOUT_MS=\"%s\" is not a positive number of milliseconds; set it to e.g. "
+                        "30000 or unset it for the default of 30 s",
+                        text));
+  }
+  return absl::Milliseconds(ms);
+}
+
+absl::Status Signal::wait(uint64_t value) const {
+  ASSIGN_OR_RETURN(absl::Duration timeout, DefaultWaitTimeout());
+  return wait(value, timeout);
+}
+
+absl::Status Signal::wait(uint64_t value, absl::Duration timeout) const {
+  if (cpu_ == nullptr) return absl::FailedPreconditionError("wait on a signal that was never allocated");
+  for (int i = 0; i < kSpinIterations; ++i) {
+    if (this->value() >= value) return absl::OkStatus();
+    CpuRelax();
+  }
+  // Slow path: the clock and sleeps are system calls from here on, which is fine for a wait this long.
+  const auto start = std::chrono::steady_clock::now();
+  const auto limit = absl::ToChronoNanoseconds(timeout);
+  auto sleep = std::chrono::microseconds(1);
+  while (this->value() < value) {
+    if (std::chrono::steady_clock::now() - start >= limit) {
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "%s: signal at %#x still %d after %s waiting for %d (HCQDEV_WAIT_TIMEOUT_MS sets the limit); %s",
+          device_ != nullptr ? device_->name() : "?", va_, this->value(), absl::FormatDuration(timeout), value,
+          device_ != nullptr ? device_->DescribeQueues() : ""));
+    }
+    std::this_thread::sleep_for(sleep);
+    sleep = std::min(sleep * 2, std::chrono::microseconds(1000));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace hcq

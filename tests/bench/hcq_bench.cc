@@ -1,0 +1,130 @@
+// Issue 8's HCQ numbers on the virtual Navi31: building and submitting queues, graph replay, signal round trip,
+// host-to-VRAM bandwidth through the staging ring.
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "am/sim/persistent_state.h"
+#include "benchmark/benchmark.h"
+#include "hcq/amd/amd_program.h"
+#include "hcq/device.h"
+#include "hcq/graph.h"
+
+namespace hcq {
+namespace {
+
+std::unique_ptr<Device> OpenBenchDevice() {
+  (void)am::sim::PersistentState::PowerCycle("sim:navi31:hcq-bench");
+  auto device = Device::Open("sim:navi31:hcq-bench");
+  return device.ok() ? std::move(*device) : nullptr;
+}
+
+// CPU cost of appending exec + signal to a warmed-up compute queue (the commands only: without the ISA
+// interpreter the virtual device cannot run the dispatch, so nothing is submitted here).
+void BM_BuildExecSignal(benchmark::State& state) {
+  auto dev = OpenBenchDevice();
+  if (!dev) return state.SkipWithError("open failed");
+  auto signal = dev->NewSignal();
+  auto args = dev->NewArgs(64, 3);
+  if (!signal.ok() || !args.ok()) return state.SkipWithError("setup failed");
+  amd::AmdProgram program(*dev, "bench", 64, {.entry = 0x1000, .kernarg_segment_ptr = true}, Buffer());
+  auto queue = dev->NewComputeQueue();
+  uint64_t value = 0;
+  for (auto _ : state) {
+    queue->reset();
+    queue->exec(program, *args, {4, 1, 1}, {64, 1, 1}).signal(*signal, ++value);
+    benchmark::DoNotOptimize(queue->dwords().data());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_BuildExecSignal);
+
+// Submitting a bound compute queue (wait + memory barrier + signal with a variable): patch, INDIRECT_BUFFER
+// into the ring, doorbell. Waits for the device every 256 submits so the ring never fills.
+void BM_SubmitBoundQueue(benchmark::State& state) {
+  auto dev = OpenBenchDevice();
+  if (!dev) return state.SkipWithError("open failed");
+  auto signal = dev->NewSignal();
+  if (!signal.ok()) return state.SkipWithError("signal failed");
+  auto queue = dev->NewComputeQueue();
+  queue->memory_barrier().signal(*signal, Variable{0});
+  if (!queue->bind(*dev).ok()) return state.SkipWithError("bind failed");
+  uint64_t value = 0;
+  for (auto _ : state) {
+    const uint64_t vals[] = {++value};
+    if (!queue->submit(*dev, vals).ok()) return state.SkipWithError("submit failed");
+    if (value % 256 == 0) {
+      state.PauseTiming();
+      (void)signal->wait(value);
+      state.ResumeTiming();
+    }
+  }
+  (void)signal->wait(value);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SubmitBoundQueue);
+
+// Graph replay, per recorded entry: a graph of 64 copies of 256 bytes (kernels need the ISA interpreter), Run()
+// patches and submits its bound queue; the device work is waited for outside the timing.
+void BM_GraphReplayPerEntry(benchmark::State& state) {
+  auto dev = OpenBenchDevice();
+  if (!dev) return state.SkipWithError("open failed");
+  auto a = dev->allocator().alloc(1 << 16), b = dev->allocator().alloc(1 << 16);
+  if (!a.ok() || !b.ok()) return state.SkipWithError("alloc failed");
+  constexpr int kEntries = 64;
+  Graph graph(0);
+  for (int i = 0; i < kEntries; ++i) graph.AddCopy(*dev, b->va() + 256 * i, a->va() + 256 * i, 256);
+  if (!graph.Finalize().ok()) return state.SkipWithError("finalize failed");
+  int runs = 0;
+  for (auto _ : state) {
+    if (!graph.Run({}).ok()) return state.SkipWithError("run failed");
+    if (++runs % 64 == 0) {
+      state.PauseTiming();
+      (void)dev->synchronize();
+      state.ResumeTiming();
+    }
+  }
+  (void)dev->synchronize();
+  state.SetItemsProcessed(state.iterations() * kEntries);
+}
+BENCHMARK(BM_GraphReplayPerEntry);
+
+// Host signals through the compute queue and waits for the device's answer: submit + MEC + spin wait.
+void BM_SignalRoundTrip(benchmark::State& state) {
+  auto dev = OpenBenchDevice();
+  if (!dev) return state.SkipWithError("open failed");
+  auto signal = dev->NewSignal();
+  if (!signal.ok()) return state.SkipWithError("signal failed");
+  auto queue = dev->NewComputeQueue();
+  queue->signal(*signal, Variable{0});
+  if (!queue->bind(*dev).ok()) return state.SkipWithError("bind failed");
+  uint64_t value = 0;
+  for (auto _ : state) {
+    const uint64_t vals[] = {++value};
+    if (!queue->submit(*dev, vals).ok() || !signal->wait(value).ok()) return state.SkipWithError("round trip failed");
+  }
+}
+BENCHMARK(BM_SignalRoundTrip)->UseRealTime();
+
+// Host memory to VRAM through the staging ring (copyin), 64 MiB per iteration.
+void BM_CopyInBandwidth(benchmark::State& state) {
+  auto dev = OpenBenchDevice();
+  if (!dev) return state.SkipWithError("open failed");
+  const uint64_t size = uint64_t{64} << 20;
+  auto buffer = dev->allocator().alloc(size);
+  if (!buffer.ok()) return state.SkipWithError("alloc failed");
+  std::vector<uint8_t> data(size, 0x3c);
+  for (auto _ : state) {
+    if (!dev->allocator().copyin(*buffer, data).ok() || !dev->synchronize().ok()) {
+      return state.SkipWithError("copyin failed");
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * size);
+}
+BENCHMARK(BM_CopyInBandwidth)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+}  // namespace hcq
+
+BENCHMARK_MAIN();

@@ -1,0 +1,99 @@
+// The C API: handles, error codes and the per-thread message, and the same semantics as the C++ interface.
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "am/sim/persistent_state.h"
+#include "gtest/gtest.h"
+#include "hcq/hcq.h"
+#include "tests/am/sim/sim_state_dir.h"
+
+namespace {
+
+auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
+
+class CApiTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:capi").ok());
+    ASSERT_EQ(hcq_device_open("sim:navi31:capi", &dev_), HCQ_OK) << hcq_last_error();
+  }
+  void TearDown() override { hcq_device_close(dev_); }
+  hcq_device* dev_ = nullptr;
+};
+
+TEST_F(CApiTest, OpeningAnUnknownDeviceFailsWithAMessage) {
+  hcq_device* other = nullptr;
+  EXPECT_NE(hcq_device_open("sim:no-such-gpu", &other), HCQ_OK);
+  EXPECT_EQ(other, nullptr);
+  EXPECT_NE(std::string(hcq_last_error()), "");
+  // The message is per thread.
+  std::thread([] { EXPECT_EQ(std::string(hcq_last_error()), ""); }).join();
+  EXPECT_EQ(hcq_device_open(nullptr, &other), HCQ_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(CApiTest, QueuesSignalWithConstantsAndVariables) {
+  hcq_signal* signal = nullptr;
+  ASSERT_EQ(hcq_signal_new(dev_, 0, &signal), HCQ_OK);
+  hcq_queue* queue = nullptr;
+  ASSERT_EQ(hcq_queue_new_compute(dev_, &queue), HCQ_OK);
+  hcq_queue_signal_var(queue, signal, 0);
+  ASSERT_EQ(hcq_queue_bind(queue), HCQ_OK) << hcq_last_error();
+  for (uint64_t v = 1; v <= 10; ++v) {
+    ASSERT_EQ(hcq_queue_submit(queue, &v, 1), HCQ_OK) << hcq_last_error();
+    ASSERT_EQ(hcq_signal_wait(signal, v, 5000), HCQ_OK) << hcq_last_error();
+  }
+  EXPECT_EQ(hcq_signal_value(signal), 10u);
+  EXPECT_EQ(hcq_queue_submit(queue, nullptr, 0), HCQ_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(hcq_last_error()).find("variable 0"), std::string::npos) << hcq_last_error();
+  hcq_queue_free(queue);
+  hcq_signal_free(signal);
+}
+
+TEST_F(CApiTest, WaitTimesOutWithTimeoutCode) {
+  hcq_signal* signal = nullptr;
+  ASSERT_EQ(hcq_signal_new(dev_, 0, &signal), HCQ_OK);
+  EXPECT_EQ(hcq_signal_wait(signal, 1, 10), HCQ_ERROR_TIMEOUT);
+  hcq_signal_set_value(signal, 1);
+  EXPECT_EQ(hcq_signal_wait(signal, 1, 10), HCQ_OK);
+  hcq_signal_free(signal);
+}
+
+TEST_F(CApiTest, CopiesThroughBuffersAndCopyQueue) {
+  hcq_buffer *a = nullptr, *b = nullptr;
+  ASSERT_EQ(hcq_buffer_alloc(dev_, 1 << 20, 0, &a), HCQ_OK);
+  ASSERT_EQ(hcq_buffer_alloc(dev_, 1 << 20, 1, &b), HCQ_OK);
+  EXPECT_NE(hcq_buffer_address(a), 0u);
+  EXPECT_EQ(hcq_buffer_size(a), 1u << 20);
+  std::string data(1 << 20, 'x');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7);
+  ASSERT_EQ(hcq_buffer_copyin(a, data.data(), data.size()), HCQ_OK) << hcq_last_error();
+  hcq_queue* copy = nullptr;
+  ASSERT_EQ(hcq_queue_new_copy(dev_, &copy), HCQ_OK);
+  hcq_signal* timeline = hcq_device_timeline_signal(dev_);
+  hcq_queue_wait(copy, timeline, hcq_device_timeline_value(dev_) - 1);
+  hcq_queue_copy(copy, hcq_buffer_address(b), hcq_buffer_address(a), data.size());
+  hcq_queue_signal(copy, timeline, hcq_device_next_timeline(dev_));
+  ASSERT_EQ(hcq_queue_submit(copy, nullptr, 0), HCQ_OK) << hcq_last_error();
+  ASSERT_EQ(hcq_device_synchronize(dev_), HCQ_OK) << hcq_last_error();
+  EXPECT_EQ(std::memcmp(hcq_buffer_cpu(b), data.data(), data.size()), 0);
+  std::string back(data.size(), '\0');
+  ASSERT_EQ(hcq_buffer_copyout(back.data(), a, back.size()), HCQ_OK);
+  EXPECT_EQ(back, data);
+  // A compute-only command on a copy queue is refused at submit.
+  hcq_queue_memory_barrier(copy);
+  EXPECT_EQ(hcq_queue_submit(copy, nullptr, 0), HCQ_ERROR_INVALID_ARGUMENT);
+  hcq_queue_free(copy);
+  hcq_buffer_free(a);
+  hcq_buffer_free(b);
+}
+
+TEST_F(CApiTest, LoadingGarbageAsACodeObjectIsAnError) {
+  const char garbage[] = "not an ELF file";
+  hcq_program* program = nullptr;
+  EXPECT_NE(hcq_program_load(dev_, garbage, sizeof(garbage), "vector_add", &program), HCQ_OK);
+  EXPECT_EQ(program, nullptr);
+  EXPECT_NE(std::string(hcq_last_error()), "");
+}
+
+}  // namespace

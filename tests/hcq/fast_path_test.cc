@@ -1,0 +1,90 @@
+// The fast paths allocate nothing: building a warmed-up queue, submitting it (bound or through the ring), graph
+// replay and a signal wait that is answered during its spin. Counted with a global operator new in this binary.
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "hcq/device.h"
+#include "hcq/graph.h"
+#include "tests/hcq/hcq_fixture.h"
+
+namespace {
+std::atomic<uint64_t> allocations{0};
+}  // namespace
+
+void* operator new(std::size_t size) {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+
+namespace hcq {
+namespace {
+
+auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
+
+using FastPathTest = testing::HcqTest;
+
+TEST_F(FastPathTest, RebuildingAndSubmittingAWarmQueueAllocatesNothing) {
+  auto signal = dev_->NewSignal(0);
+  ASSERT_TRUE(signal.ok());
+  auto compute = dev_->NewComputeQueue();
+  auto copy = dev_->NewCopyQueue();
+  auto build = [&](uint64_t v) {
+    compute->reset();
+    compute->wait(dev_->timeline_signal(), dev_->timeline_value() - 1)
+        .memory_barrier()
+        .signal(*signal, Variable{0})
+        .signal(dev_->timeline_signal(), dev_->next_timeline());
+    copy->reset();
+    copy->wait(dev_->timeline_signal(), dev_->timeline_value() - 1)
+        .signal(dev_->timeline_signal(), dev_->next_timeline());
+    const uint64_t vals[] = {v};
+    return compute->submit(*dev_, vals).ok() && copy->submit(*dev_).ok();
+  };
+  ASSERT_TRUE(build(1));  // warm-up
+  ASSERT_TRUE(dev_->synchronize().ok());
+  const uint64_t before = allocations.load();
+  for (uint64_t v = 2; v < 200; ++v) ASSERT_TRUE(build(v));
+  EXPECT_EQ(allocations.load() - before, 0u);
+  ASSERT_TRUE(dev_->synchronize().ok());
+  EXPECT_EQ(signal->value(), 199u);
+}
+
+TEST_F(FastPathTest, BoundSubmitAndSpinningWaitAllocateNothing) {
+  auto signal = dev_->NewSignal(0);
+  ASSERT_TRUE(signal.ok());
+  auto queue = dev_->NewCopyQueue();
+  queue->signal(*signal, Variable{0});
+  ASSERT_TRUE(queue->bind(*dev_).ok());
+  const uint64_t first[] = {1};
+  ASSERT_TRUE(queue->submit(*dev_, first).ok());
+  ASSERT_TRUE(signal->wait(1, absl::Seconds(5)).ok());
+  const uint64_t before = allocations.load();
+  for (uint64_t v = 2; v < 200; ++v) {
+    const uint64_t vals[] = {v};
+    ASSERT_TRUE(queue->submit(*dev_, vals).ok());
+    ASSERT_TRUE(signal->wait(v, absl::Seconds(5)).ok());
+  }
+  EXPECT_EQ(allocations.load() - before, 0u);
+}
+
+TEST_F(FastPathTest, GraphReplayAllocatesNothing) {
+  auto a = dev_->allocator().alloc(4096), b = dev_->allocator().alloc(4096);
+  ASSERT_TRUE(a.ok() && b.ok());
+  Graph graph(0);
+  graph.AddCopy(*dev_, b->va(), a->va(), 4096);
+  graph.AddCopy(*dev_, a->va(), b->va(), 4096);
+  ASSERT_TRUE(graph.Finalize().ok());
+  ASSERT_TRUE(graph.Run({}).ok());
+  ASSERT_TRUE(dev_->synchronize().ok());
+  const uint64_t before = allocations.load();
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(graph.Run({}).ok());
+  EXPECT_EQ(allocations.load() - before, 0u);
+  ASSERT_TRUE(dev_->synchronize().ok());
+}
+
+}  // namespace
+}  // namespace hcq
