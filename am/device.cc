@@ -147,6 +147,19 @@ absl::Status Device::Boot(BootOptions options) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<QueueReset>> Device::RecoverQueues() {
+  std::vector<QueueReset> resets;
+  if (!gfx_->idle()) {
+    ASSIGN_OR_RETURN(QueueReset reset, gfx_->ResetQueue());
+    resets.push_back(std::move(reset));
+  }
+  if (!sdma_->idle()) {
+    ASSIGN_OR_RETURN(QueueReset reset, sdma_->ResetQueue());
+    resets.push_back(std::move(reset));
+  }
+  return resets;
+}
+
 absl::Status Device::Fini() {
   absl::Status result;
   for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) result.Update(Run(**it, "fini_hw", &IpBlock::FiniHw));

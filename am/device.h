@@ -14,6 +14,7 @@
 #include "am/discovery.h"
 #include "am/ip_block.h"
 #include "am/memory_manager.h"
+#include "am/queue_reset.h"
 #include "am/register_io.h"
 #include "am/regs/register_space.h"
 #include "firmware/store.h"
@@ -71,6 +72,11 @@ class Device {
   BootKind boot_kind() const { return boot_kind_; }
   // fini_hw in reverse order.
   absl::Status Fini();
+
+  // Resets every queue that still holds unfinished work — after a wait timed out on a hang, or a fault stopped an
+  // engine — and returns what each one lost; an idle queue is left alone. The device stays usable. An error
+  // names the queue that could not be brought back (then only Boot({.full_reset = true}) helps).
+  absl::StatusOr<std::vector<QueueReset>> RecoverQueues();
 
   pci::Device& pci() { return *pci_; }
   RegisterIo& io() { return *io_; }

@@ -9,6 +9,7 @@
 #include "am/device.h"
 #include "am/regs/gc.h"
 #include "am/regs/mqd.h"
+#include "am/regs/pm4.h"
 #include "am/soc.h"
 #include "base/status_macros.h"
 
@@ -16,6 +17,7 @@ namespace am {
 namespace {
 
 namespace gc = regs::gc;
+namespace pm4 = regs::pm4;
 
 // gfx_v11_0_compute_mqd_init: the MQD header and the "all CUs" static thread masks.
 constexpr uint32_t kMqdHeader = 0xC0310800;
@@ -62,10 +64,20 @@ absl::Status Gfx::InitHw() {
   g.Write(gc::CP_MEC_RS64_CNTL{}.mec_pipe0_active(1).mec_halt(0));
 
   ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
-  ASSIGN_OR_RETURN(std::span<uint8_t> pointers, device_.memory().CpuView(pointers_, 4096));
   std::memset(ring.data(), 0, ring.size());
-  std::memset(pointers.data(), 0, pointers.size());
   wptr_ = 0;
+  RETURN_IF_ERROR(g.status());
+  return LoadQueue();
+}
+
+absl::Status Gfx::LoadQueue() {
+  auto g = device_.Regs<regs::Ip::kGc>();
+  // The queue starts empty at the driver's write pointer: 0 at boot, past the lost commands after a reset.
+  const uint32_t start = static_cast<uint32_t>(wptr_ % (kRingBytes / 4));
+  ASSIGN_OR_RETURN(std::span<uint8_t> pointers, device_.memory().CpuView(pointers_, 4096));
+  std::memset(pointers.data(), 0, pointers.size());
+  std::memcpy(pointers.data(), &start, sizeof(start));
+  std::memcpy(pointers.data() + 8, &wptr_, sizeof(wptr_));
 
   regs::V11ComputeMqd mqd{};
   mqd.header = kMqdHeader;
@@ -94,6 +106,9 @@ absl::Status Gfx::InitHw() {
   mqd.cp_hqd_pq_wptr_poll_addr_hi = static_cast<uint32_t>(wptr >> 32);
   mqd.cp_hqd_pq_doorbell_control =
       gc::CP_HQD_PQ_DOORBELL_CONTROL{}.doorbell_offset(kDoorbell64 * 2).doorbell_en(1).raw();
+  mqd.cp_hqd_pq_rptr = start;
+  mqd.cp_hqd_pq_wptr_lo = static_cast<uint32_t>(wptr_);
+  mqd.cp_hqd_pq_wptr_hi = static_cast<uint32_t>(wptr_ >> 32);
   mqd.cp_hqd_vmid = 0;
   mqd.cp_hqd_active = 0;  // activated last, after every other register
   ASSIGN_OR_RETURN(std::span<uint8_t> mqd_view, device_.memory().CpuView(mqd_, sizeof(mqd)));
@@ -109,7 +124,9 @@ absl::Status Gfx::InitHw() {
   return g.status();
 }
 
-absl::Status Gfx::FiniHw() {
+absl::Status Gfx::FiniHw() { return Dequeue(); }
+
+absl::Status Gfx::Dequeue() {
   auto g = device_.Regs<regs::Ip::kGc>();
   Select(1, 0, 0);
   // gfx_v11_0_kiq_fini_register / tinygrad: dequeue, then wait for the HQD to go inactive.
@@ -118,6 +135,62 @@ absl::Status Gfx::FiniHw() {
                                            kTimeout, "the compute queue to dequeue");
   Select(0, 0, 0);
   return idle;
+}
+
+std::vector<std::string> Gfx::PendingPackets() {
+  std::vector<std::string> packets;
+  auto ring = device_.memory().CpuView(ring_, kRingBytes);
+  if (!ring.ok()) return packets;
+  const uint32_t* words = reinterpret_cast<const uint32_t*>(ring->data());
+  const uint64_t ring_dwords = kRingBytes / 4;
+  uint64_t at = rptr();
+  uint64_t pending = (wptr_ - at) % ring_dwords;
+  while (pending > 0) {
+    const uint32_t header = words[at % ring_dwords];
+    if (pm4::PacketType(header) != pm4::PACKET_TYPE3) {
+      packets.push_back(absl::StrFormat("a type-%d header %#010x", pm4::PacketType(header), header));
+      break;  // without a type-3 length the rest cannot be delimited
+    }
+    const char* name = pm4::Packet3Name(pm4::Packet3Opcode(header));
+    packets.push_back(name != nullptr ? name : absl::StrFormat("opcode %#x", pm4::Packet3Opcode(header)));
+    const uint64_t size = std::min<uint64_t>(pm4::PacketCount(header) + 2, pending);
+    at += size, pending -= size;
+  }
+  return packets;
+}
+
+absl::Status Gfx::WaitIdle(absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!idle()) {
+    if (absl::Now() >= deadline) {
+      const std::vector<std::string> pending = PendingPackets();
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "%s: the compute queue (MEC1 pipe 0 queue 0) made no progress for %s: rptr %#x, wptr %#x, stuck at %s",
+          device_.pci().name(), absl::FormatDuration(timeout), rptr(), wptr_ % (kRingBytes / 4),
+          pending.empty() ? "nothing" : pending.front()));
+    }
+    std::this_thread::yield();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<QueueReset> Gfx::ResetQueue() {
+  QueueReset reset{.queue = "compute queue (MEC1 pipe 0 queue 0)", .method = "HQD dequeue and reload"};
+  const uint64_t ring_dwords = kRingBytes / 4;
+  reset.rptr = rptr();
+  reset.wptr = wptr_ % ring_dwords;
+  reset.lost_dwords = (wptr_ - reset.rptr) % ring_dwords;
+  reset.lost_packets = PendingPackets();
+  // A hung queue still answers a dequeue at its next packet boundary (the CP preempts it); one that does not
+  // needs the whole chip reset, which is the caller's decision (Device::Boot with full_reset).
+  if (absl::Status dequeued = Dequeue(); !dequeued.ok()) {
+    return absl::InternalError(
+        absl::StrFormat("%s: the compute queue cannot be reset: %s; only a full reset "
+                        "(baregpu boot --reset) recovers the MEC now",
+                        device_.pci().name(), dequeued.message()));
+  }
+  RETURN_IF_ERROR(LoadQueue());
+  return reset;
 }
 
 uint32_t Gfx::rptr() {

@@ -8,11 +8,14 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "am/ip_block.h"
+#include "am/queue_reset.h"
 #include "pci/mmio.h"
 
 namespace am {
@@ -42,6 +45,13 @@ class Gfx final : public IpBlock {
   bool idle();
   uint64_t ring_mc() const;
 
+  // Waits until the MEC consumed everything submitted; on timeout the error names the queue, its pointers and the
+  // packet it is stuck at.
+  absl::Status WaitIdle(absl::Duration timeout = kTimeout);
+  // Brings back a queue that hung or stopped on a fault: dequeues it from the HQD and loads it again, empty, at
+  // the write pointer. Returns what was lost; an error when the MEC does not even answer the dequeue.
+  absl::StatusOr<QueueReset> ResetQueue();
+
   // For hcq/amd, which writes packets into the ring itself through pointers resolved once (no CpuView lookup per
   // submit). It takes wptr() before writing and hands the new value back with set_wptr(), so Submit, WaitIdle and
   // ResetQueue keep seeing every packet.
@@ -59,6 +69,9 @@ class Gfx final : public IpBlock {
 
  private:
   void Select(uint32_t me, uint32_t pipe, uint32_t queue);
+  absl::Status LoadQueue();
+  absl::Status Dequeue();
+  std::vector<std::string> PendingPackets();
 
   Device& device_;
   uint64_t ring_ = 0, eop_ = 0, mqd_ = 0, pointers_ = 0;  // VRAM; rptr report at pointers_, wptr poll at +8

@@ -7,11 +7,14 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "am/ip_block.h"
+#include "am/queue_reset.h"
 #include "pci/mmio.h"
 
 namespace am {
@@ -40,6 +43,13 @@ class Sdma final : public IpBlock {
   uint64_t rptr();
   bool idle() { return rptr() == wptr_; }
 
+  // Waits until the engine consumed everything submitted; on timeout the error names the queue, its pointers and
+  // the packet it is stuck at.
+  absl::Status WaitIdle(absl::Duration timeout = absl::Seconds(1));
+  // Brings back a queue that hung or stopped on a fault (sdma_v6_0_soft_reset, then the ring again, empty at the
+  // write pointer). Returns what was lost.
+  absl::StatusOr<QueueReset> ResetQueue();
+
   // For hcq/amd, which writes packets into the ring itself through pointers resolved once (no CpuView lookup per
   // submit). It takes wptr() before writing and hands the new value back with set_wptr().
   struct RingAccess {
@@ -55,6 +65,8 @@ class Sdma final : public IpBlock {
 
  private:
   absl::Status Submit(std::span<const uint32_t> dwords);
+  absl::Status LoadRing();
+  std::vector<std::string> PendingPackets();
 
   Device& device_;
   uint64_t ring_ = 0, rptr_ = 0;  // VRAM

@@ -58,6 +58,13 @@ absl::Status Device::SetDmaMaskBits(unsigned bits) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::unique_ptr<DmaMapping>> Device::MapPeerMemory(std::span<uint8_t> memory) {
+  return absl::UnimplementedError(absl::StrFormat(
+      "%s: the %s backend cannot map peer memory (%d bytes) for DMA; open the device through vfio-pci for "
+      "peer-to-peer access",
+      name(), backend(), memory.size()));
+}
+
 absl::Status Device::SetBusMaster(bool enable) {
   ASSIGN_OR_RETURN(uint16_t command, ReadConfig16(PCI_COMMAND));
   const uint16_t updated = enable ? (command | PCI_COMMAND_MASTER) : (command & ~PCI_COMMAND_MASTER);

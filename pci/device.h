@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "pci/dma_buffer.h"
+#include "pci/dma_mapping.h"
 #include "pci/mmio.h"
 
 namespace pci {
@@ -67,6 +68,9 @@ class Device {
   // Sets the addressing capability of the device in bits (12..64). New allocations honour it.
   absl::Status SetDmaMaskBits(unsigned bits);
   virtual absl::StatusOr<std::unique_ptr<DmaBuffer>> AllocDma(size_t size) = 0;
+  // Peer-to-peer: makes `memory` (page-aligned; typically another device's BAR from MapMemory) reachable by this
+  // device's DMA. Backends that cannot say so in an error naming themselves.
+  virtual absl::StatusOr<std::unique_ptr<DmaMapping>> MapPeerMemory(std::span<uint8_t> memory);
 
   // PCI_COMMAND_MASTER: without it the device may not start DMA or MSI writes.
   absl::Status SetBusMaster(bool enable);

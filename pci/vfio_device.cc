@@ -76,6 +76,24 @@ class VfioBuffer : public DmaBuffer {
   std::shared_ptr<IommuContext> iommu_;
 };
 
+// Peer memory (another device's BAR mmap) in the IOMMU domain. Type1 maps VM_PFNMAP areas such as a vfio-pci BAR
+// mmap by their PFNs, which is what peer-to-peer DMA through the IOMMU needs.
+class VfioPeerMapping : public DmaMapping {
+ public:
+  VfioPeerMapping(uint64_t iova, uint64_t size, std::shared_ptr<IommuContext> iommu)
+      : DmaMapping(iova, size), iommu_(std::move(iommu)) {}
+  ~VfioPeerMapping() override {
+    vfio_iommu_type1_dma_unmap unmap{};
+    unmap.argsz = sizeof(unmap);
+    unmap.iova = device_address();
+    unmap.size = size();
+    if (::ioctl(iommu_->container.get(), VFIO_IOMMU_UNMAP_DMA, &unmap) == 0) (void)iommu_->iova->Free(unmap.iova);
+  }
+
+ private:
+  std::shared_ptr<IommuContext> iommu_;
+};
+
 struct Region {
   vfio_region_info info{};
   std::vector<Range> mmap_areas;  // where mmap is allowed (end inclusive); empty: nowhere
@@ -93,6 +111,7 @@ class VfioDevice : public Device {
   absl::StatusOr<Mmio> MapMmio(int bar) override;
   absl::StatusOr<std::span<uint8_t>> MapMemory(int bar) override;
   absl::StatusOr<std::unique_ptr<DmaBuffer>> AllocDma(size_t size) override;
+  absl::StatusOr<std::unique_ptr<DmaMapping>> MapPeerMemory(std::span<uint8_t> memory) override;
   absl::Status ResetFunction() override;
   absl::StatusOr<std::vector<int>> EnableInterrupts(int count) override;
   absl::Status DisableInterrupts() override;
@@ -379,6 +398,27 @@ absl::StatusOr<std::unique_ptr<DmaBuffer>> VfioDevice::AllocDma(size_t size) {
   std::vector<uint64_t> pages(memory.size() / kPageSize);
   for (size_t i = 0; i < pages.size(); ++i) pages[i] = iova + i * kPageSize;
   return std::make_unique<VfioBuffer>(std::move(memory), std::move(pages), iommu_);
+}
+
+absl::StatusOr<std::unique_ptr<DmaMapping>> VfioDevice::MapPeerMemory(std::span<uint8_t> memory) {
+  if (memory.empty() || reinterpret_cast<uintptr_t>(memory.data()) % kPageSize != 0 || memory.size() % kPageSize != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: peer memory of %d bytes: DMA mappings take whole pages", name(), memory.size()));
+  }
+  const uint64_t alignment = memory.size() >= kHugePageSize ? kHugePageSize : kPageSize;
+  ASSIGN_OR_RETURN(uint64_t iova, iommu_->iova->Allocate(memory.size(), alignment, dma_mask()));
+  vfio_iommu_type1_dma_map map{};
+  map.argsz = sizeof(map);
+  map.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE;
+  map.vaddr = reinterpret_cast<uintptr_t>(memory.data());
+  map.iova = iova;
+  map.size = memory.size();
+  if (::ioctl(iommu_->container.get(), VFIO_IOMMU_MAP_DMA, &map) != 0) {
+    const int err = errno;
+    (void)iommu_->iova->Free(iova);
+    return base::Annotate(MapDmaError(err, map.size, iova), name() + " (peer memory)");
+  }
+  return std::make_unique<VfioPeerMapping>(iova, memory.size(), iommu_);
 }
 
 absl::Status VfioDevice::ResetFunction() {

@@ -23,6 +23,10 @@ constexpr uint32_t PacketType(uint32_t header) { return (header >> 30) & 3; }
 constexpr uint32_t PacketCount(uint32_t header) { return (header >> 16) & 0x3fff; }
 constexpr uint32_t Packet3Opcode(uint32_t header) { return (header >> 8) & 0xff; }
 
+// The name of a compute-queue opcode (nvd.h's PACKET3_* without the prefix), or nullptr for one baregpu never
+// sends or executes. For messages: a stuck queue's next packet, a packet the virtual MEC refuses.
+const char* Packet3Name(uint32_t opcode);
+
 // SET_SH_REG / SET_UCONFIG_REG address registers relative to the start of their range (a register's dword
 // offset in gc segment 0 minus PACKET3_SET_SH_REG_START or PACKET3_SET_UCONFIG_REG_START).
 constexpr bool IsShReg(uint32_t dword_offset) {

@@ -64,6 +64,9 @@ class SdmaEngine : public EngineControl {
   ~SdmaEngine() override;
 
   void InjectHang(bool hang);
+  // GRBM_SOFT_RESET.SOFT_RESET_SDMAn: the engine's internal state (a hang included) is lost and its thread stops;
+  // the ring registers keep their values until the driver programs them again (sdma_v6_0_soft_reset, then start).
+  void SoftReset();
   bool Sleep(std::chrono::nanoseconds duration) override;
   bool Checkpoint() override;
 
@@ -204,6 +207,17 @@ void SdmaEngine::InjectHang(bool hang) {
     wake_->hang = hang;
   }
   wake_->cv.notify_all();
+}
+
+void SdmaEngine::SoftReset() {
+  {
+    std::lock_guard lock(wake_->mu);
+    wake_->hang = false;
+  }
+  std::lock_guard lock(control_mu_);
+  if (thread_.joinable()) Stop();
+  std::atomic_ref<uint32_t>(state_.stopped_on_error).store(0);
+  // Idle out of reset: the engine runs again when the driver's next RB_CNTL/F32_CNTL write finds it enabled.
 }
 
 bool SdmaEngine::Sleep(std::chrono::nanoseconds duration) {
@@ -401,6 +415,14 @@ void SdmaEngine::Fail(const Ring& ring, uint64_t rptr, const absl::Status& statu
 SdmaModel::SdmaModel(const ModelContext& context) {
   auto& state = StateBlock<SdmaState>(context.state.sdma);
   for (int i = 0; i < kInstances; ++i) engines_[i] = std::make_unique<SdmaEngine>(context, i, state.engine[i]);
+  // GRBM_SOFT_RESET resets an engine on the rising edge of its bit (the driver pulses it: set, read back, clear).
+  const uint64_t soft_reset = RegisterAddress<gc::GRBM_SOFT_RESET>(context.bases);
+  context.registers.OnWrite(soft_reset, "sdma", [this, last = uint32_t{0}](uint32_t value) mutable {
+    const auto now = gc::GRBM_SOFT_RESET::FromRaw(value), before = gc::GRBM_SOFT_RESET::FromRaw(last);
+    last = value;
+    if (now.soft_reset_sdma0() && !before.soft_reset_sdma0()) engines_[0]->SoftReset();
+    if (now.soft_reset_sdma1() && !before.soft_reset_sdma1()) engines_[1]->SoftReset();
+  });
 }
 
 SdmaModel::~SdmaModel() = default;

@@ -203,6 +203,36 @@ absl::StatusOr<std::unique_ptr<DmaBuffer>> VirtualDevice::AllocDma(size_t size) 
   return std::make_unique<Buffer>(std::move(memory), std::move(pages), dma_, iova_);
 }
 
+namespace {
+
+// Peer memory in a virtual device's DMA space: the range is the device's until the mapping goes.
+class PeerMapping : public DmaMapping {
+ public:
+  PeerMapping(uint64_t iova, uint64_t size, std::shared_ptr<DmaSpace> dma, std::shared_ptr<IovaAllocator> iova_alloc)
+      : DmaMapping(iova, size), dma_(std::move(dma)), iova_alloc_(std::move(iova_alloc)) {}
+  ~PeerMapping() override {
+    dma_->Unmap(device_address());
+    (void)iova_alloc_->Free(device_address());
+  }
+
+ private:
+  std::shared_ptr<DmaSpace> dma_;
+  std::shared_ptr<IovaAllocator> iova_alloc_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<DmaMapping>> VirtualDevice::MapPeerMemory(std::span<uint8_t> memory) {
+  if (memory.empty() || reinterpret_cast<uintptr_t>(memory.data()) % kPageSize != 0 || memory.size() % kPageSize != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: peer memory at %p, %d bytes: DMA mappings take whole pages (%d bytes, aligned)", name(),
+                        static_cast<const void*>(memory.data()), memory.size(), kPageSize));
+  }
+  ASSIGN_OR_RETURN(uint64_t iova, iova_->Allocate(memory.size(), kPageSize, dma_mask()));
+  dma_->Map(iova, memory.data(), memory.size());
+  return std::make_unique<PeerMapping>(iova, memory.size(), dma_, iova_);
+}
+
 absl::Status VirtualDevice::ResetFunction() {
   RETURN_IF_ERROR(DisableInterrupts());
   {

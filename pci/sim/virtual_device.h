@@ -44,6 +44,7 @@ class VirtualDevice : public Device {
   absl::StatusOr<Mmio> MapMmio(int bar) override;
   absl::StatusOr<std::span<uint8_t>> MapMemory(int bar) override;
   absl::StatusOr<std::unique_ptr<DmaBuffer>> AllocDma(size_t size) override;
+  absl::StatusOr<std::unique_ptr<DmaMapping>> MapPeerMemory(std::span<uint8_t> memory) override;
   absl::Status ResetFunction() override;
   absl::StatusOr<std::vector<int>> EnableInterrupts(int count) override;
   absl::Status DisableInterrupts() override;
