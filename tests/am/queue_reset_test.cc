@@ -172,6 +172,23 @@ TEST_F(QueueResetTest, AnSdmaCopyThatFaultsIsReportedAndTheQueueRecovers) {
   EXPECT_TRUE(WaitForFence(10));
 }
 
+TEST_F(QueueResetTest, ALostDoorbellIsATimeoutAndRecoveryRunsTheNextSubmission) {
+  // Both halves of the 64-bit doorbell write are lost: the engine never hears of the fence.
+  sim_->doorbells().InjectDrop(2);
+  ASSERT_TRUE(device_->sdma().Fence(device_->McAddress(fence_), 11).ok());
+  absl::Status wait = device_->sdma().WaitIdle(kShortWait);
+  EXPECT_EQ(wait.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_NE(wait.message().find("stuck at FENCE"), std::string::npos) << wait;
+  EXPECT_EQ(sim_->dropped_doorbells(), 2u);
+
+  auto resets = device_->RecoverQueues();
+  ASSERT_TRUE(resets.ok()) << resets.status();
+  ASSERT_EQ(resets->size(), 1u);
+  EXPECT_EQ(resets->front().lost_packets, std::vector<std::string>{"FENCE"});
+  ASSERT_TRUE(device_->sdma().Fence(device_->McAddress(fence_), 12).ok());
+  EXPECT_TRUE(WaitForFence(12));
+}
+
 TEST_F(QueueResetTest, RecoveredQueuesDequeueCleanlyAtFini) {
   ASSERT_TRUE(sim_->gfx().InjectQueueHang(0, 0));
   sim_->sdma().InjectHang(0, true);
