@@ -131,6 +131,13 @@ absl::Status Graph::Finalize() {
   return absl::OkStatus();
 }
 
+absl::Status Graph::Wait() const {
+  for (const PerDevice& d : devices_) {
+    if (d.runs > 0) RETURN_IF_ERROR(d.signal.wait(d.runs * d.segments));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Graph::Run(VarVals var_vals) {
   if (!finalized_) return absl::FailedPreconditionError("Graph::Run before Finalize");
   if (var_vals.size() < user_variables_) {
@@ -138,10 +145,8 @@ absl::Status Graph::Run(VarVals var_vals) {
         absl::StrFormat("graph run with %d values for %d variables", var_vals.size(), user_variables_));
   }
   // The bound queues are patched in place: the previous run must have left them (tinygrad's HCQGraph waits the
-  // same way). When the caller already synchronized, this is one check of each graph signal.
-  for (PerDevice& d : devices_) {
-    if (d.runs > 0) RETURN_IF_ERROR(d.signal.wait(d.runs * d.segments));
-  }
+  // same way). When the caller already waited, this is one check of each graph signal.
+  RETURN_IF_ERROR(Wait());
   std::copy(var_vals.begin(), var_vals.begin() + user_variables_, vals_.begin());
   const uint32_t device_vars = user_variables_;
   const uint32_t segment_vars = device_vars + 2 * static_cast<uint32_t>(devices_.size());

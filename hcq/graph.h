@@ -44,6 +44,8 @@ class Graph {
   absl::Status Finalize();
   // Replays with `var_vals` (user_variables values). No allocation, no system call besides the devices' own.
   absl::Status Run(VarVals var_vals);
+  // Waits until the last run has finished with its queues (Run does this itself before patching them).
+  absl::Status Wait() const;
   // The kernels' and copies' count, and how many queues a run submits.
   size_t entries() const { return entries_.size(); }
   size_t queues() const { return segments_.size(); }

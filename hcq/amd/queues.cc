@@ -11,6 +11,7 @@
 #include "hcq/amd/amd_device.h"
 #include "hcq/amd/amd_program.h"
 #include "hcq/args_state.h"
+#include "hcq/device.h"
 
 namespace hcq::amd {
 namespace {
@@ -109,6 +110,16 @@ ComputeQueue& Pm4Queue::exec(const Program& program, ArgsState& args, const Dims
   }
   const KernelSetup& k = static_cast<const AmdProgram&>(program).setup();
   AddArgs(&args);
+  Signal profile_end;
+  if (device_.options().profile) {
+    absl::StatusOr<std::pair<Signal, Signal>> span = device_.profiler().Begin(program.name(), "compute");
+    if (!span.ok()) {
+      Fail(span.status());
+      return *this;
+    }
+    timestamp(span->first);
+    profile_end = span->second;
+  }
   SetShRegs(sh_base_[kPgmLo], {Lo(k.entry >> 8), Lo(k.entry >> 40)});
   SetShRegs(sh_base_[kRsrc1], {k.rsrc1, k.rsrc2});
   SetShRegs(sh_base_[kRsrc3], {k.rsrc3});
@@ -132,6 +143,7 @@ ComputeQueue& Pm4Queue::exec(const Program& program, ArgsState& args, const Dims
   for (int i = 0; i < 3; ++i) Set(dispatch_at + 1 + i, global[i]);
   // gfx_v11: a compute partial flush so the next command sees the dispatch's results.
   Emit({pm4::Packet3(pm4::PACKET3_EVENT_WRITE, 0), pm4::EVENT_TYPE(pm4::CS_PARTIAL_FLUSH) | pm4::EVENT_INDEX(4)});
+  if (profile_end.valid()) timestamp(profile_end);
   return *this;
 }
 
@@ -149,6 +161,17 @@ SdmaQueue::SdmaQueue(AmdDevice& device) : CopyQueue(device), amd_(device) {}
 
 CopyQueue& SdmaQueue::copy(uint64_t destination, uint64_t source, uint64_t size) {
   const uint64_t largest = amd_.copy_packet_bytes();
+  Signal profile_end;
+  if (device_.options().profile) {
+    absl::StatusOr<std::pair<Signal, Signal>> span =
+        device_.profiler().Begin(absl::StrFormat("copy %d bytes", size), "copy");
+    if (!span.ok()) {
+      Fail(span.status());
+      return *this;
+    }
+    timestamp(span->first);
+    profile_end = span->second;
+  }
   for (uint64_t done = 0; done < size;) {
     const uint64_t piece = std::min(largest, size - done);
     // sdma_v6_0_emit_copy_buffer: COPY_LINEAR, count = bytes - 1.
@@ -156,6 +179,7 @@ CopyQueue& SdmaQueue::copy(uint64_t destination, uint64_t source, uint64_t size)
           Lo(source + done), Hi(source + done), Lo(destination + done), Hi(destination + done)});
     done += piece;
   }
+  if (profile_end.valid()) timestamp(profile_end);
   return *this;
 }
 

@@ -1,0 +1,55 @@
+// Profiling: copies (and kernels) bracketed by GPU timestamps, exported as Chrome trace JSON.
+#include "hcq/profiler.h"
+
+#include "absl/strings/match.h"
+#include "hcq/device.h"
+#include "tests/hcq/hcq_fixture.h"
+
+namespace hcq {
+namespace {
+
+auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
+
+TEST(JsonStringTest, EscapesQuotesBackslashesAndControlCharacters) {
+  EXPECT_EQ(JsonString("plain"), "\"plain\"");
+  EXPECT_EQ(JsonString("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(JsonString("line\nnext\ttab\x01"), "\"line\\nnext\\ttab\\u0001\"");
+}
+
+class ProfilerTest : public testing::HcqTest {
+ protected:
+  DeviceOptions Options() override { return {.profile = true}; }
+};
+
+TEST_F(ProfilerTest, CopiesAreBracketedByTimestamps) {
+  auto a = dev_->allocator().alloc(1 << 20), b = dev_->allocator().alloc(1 << 20);
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto queue = dev_->NewCopyQueue();
+  queue->wait(dev_->timeline_signal(), dev_->timeline_value() - 1)
+      .copy(b->va(), a->va(), 1 << 20)
+      .signal(dev_->timeline_signal(), dev_->next_timeline());
+  ASSERT_TRUE(queue->submit(*dev_).ok());
+  ASSERT_TRUE(dev_->synchronize().ok());
+  ASSERT_EQ(dev_->profiler().events().size(), 1u);
+  const ProfileEvent& e = dev_->profiler().events()[0];
+  EXPECT_EQ(e.name, "copy 1048576 bytes");
+  EXPECT_EQ(e.queue, "copy");
+  EXPECT_GT(e.start_us, 0);
+  EXPECT_GE(e.end_us, e.start_us);
+  const std::string json = dev_->profiler().ChromeTraceJson();
+  EXPECT_TRUE(absl::StartsWith(json, "{\"traceEvents\":[")) << json;
+  EXPECT_TRUE(absl::StrContains(json, "\"ph\":\"X\",\"name\":\"copy 1048576 bytes\"")) << json;
+  EXPECT_TRUE(absl::StrContains(json, "\"pid\":\"sim:navi31:hcq\"")) << json;
+  EXPECT_TRUE(absl::EndsWith(json, "]}")) << json;
+}
+
+TEST_F(ProfilerTest, OffByDefault) {
+  auto plain = testing::OpenFresh("sim:navi31:hcq-plain");
+  ASSERT_NE(plain, nullptr);
+  auto queue = plain->NewCopyQueue();
+  queue->copy(0x1000, 0x2000, 16);
+  EXPECT_EQ(queue->dwords().size(), 7u);  // COPY_LINEAR only, no timestamps
+}
+
+}  // namespace
+}  // namespace hcq
