@@ -49,7 +49,13 @@ absl::Status Device::InitCommon() {
         absl::StrFormat("%s: signal pool of %d bytes holds fewer than the two timeline signals (%d bytes each)", name_,
                         options_.signal_pool_bytes, Signal::kBytes));
   }
-  ASSIGN_OR_RETURN(signal_pool_, allocator_.alloc(options_.signal_pool_bytes, {.kind = MemoryKind::kHost}));
+  ASSIGN_OR_RETURN(signal_pool_,
+                   allocator_.alloc(options_.signal_pool_bytes,
+                                    {.kind = options_.signals_in_vram ? MemoryKind::kVram : MemoryKind::kHost}));
+  if (signal_pool_.cpu() == nullptr) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s: the signal pool at %#x is not CPU-visible (a small BAR?); use host signals", name_, signal_pool_.va()));
+  }
   std::memset(signal_pool_.cpu(), 0, signal_pool_.size());
   for (uint32_t slot = static_cast<uint32_t>(signal_pool_.size() / Signal::kBytes); slot-- > 0;) {
     free_signals_.push_back(slot);

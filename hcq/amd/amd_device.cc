@@ -57,6 +57,8 @@ AmdDevice::~AmdDevice() {
   // Let submitted work finish before its memory goes (bounded: a hung device still closes).
   (void)timeline_signal().wait(timeline_value() - 1, absl::Seconds(1));
   FiniCommon();
+  for (auto& [va, peer] : peers_) std::erase(peer.allocation->mapped, static_cast<Device*>(this));
+  peers_.clear();
   host_.clear();
 }
 
@@ -101,6 +103,11 @@ absl::StatusOr<std::shared_ptr<Allocation>> AmdDevice::AllocMemory(uint64_t size
 }
 
 absl::Status AmdDevice::FreeMemory(Allocation& allocation) {
+  // Peers lose their mappings before the memory goes.
+  for (Device* device : allocation.mapped) {
+    if (auto* peer = dynamic_cast<AmdDevice*>(device); peer != nullptr && peer != this)
+      peer->peers_.erase(allocation.va);
+  }
   am::MemoryManager& memory = am_->memory();
   RETURN_IF_ERROR(memory.Unmap(allocation.va));
   RETURN_IF_ERROR(memory.Flush());
@@ -110,11 +117,23 @@ absl::Status AmdDevice::FreeMemory(Allocation& allocation) {
 }
 
 absl::Status AmdDevice::MapPeer(Allocation& allocation) {
-  // A peer's VRAM is reached through its BAR0 and a peer's host memory through its own IOMMU mappings; both need
-  // the am-level peer mapping (am::MemoryManager), which is not there yet.
-  return absl::UnimplementedError(absl::StrFormat(
-      "%s: mapping %s's buffer at %#x (%d bytes) for peer access needs am-level peer mapping, not available yet",
-      name(), allocation.owner != nullptr ? allocation.owner->name() : "?", allocation.va, allocation.size));
+  auto* owner = dynamic_cast<AmdDevice*>(allocation.owner);
+  if (owner == nullptr || owner == this) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: peer mapping of a buffer that is not another AMD device's", name()));
+  }
+  if (allocation.spec.kind != MemoryKind::kVram) {
+    // Host memory is reachable only through the IOMMU mappings of the device that allocated it.
+    return absl::UnimplementedError(absl::StrFormat(
+        "%s: %s's host buffer at %#x cannot be mapped for peer access; allocate it in VRAM (peers reach VRAM through "
+        "the owner's BAR0) or on this device",
+        name(), owner->name(), allocation.va));
+  }
+  const uint64_t rounded = (allocation.size + 4095) & ~uint64_t{4095};
+  ASSIGN_OR_RETURN(std::unique_ptr<am::PeerMapping> mapping,
+                   am::PeerMapping::Create(*am_, *owner->am_, allocation.backend_handle, rounded, allocation.va));
+  peers_[allocation.va] = {std::move(mapping), &allocation};
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<Program>> AmdDevice::LoadProgram(std::span<const uint8_t> code_object,

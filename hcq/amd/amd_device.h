@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "am/device.h"
 #include "am/gfx.h"
+#include "am/peer_mapping.h"
 #include "am/sdma.h"
 #include "hcq/device.h"
 #include "pci/dma_buffer.h"
@@ -95,6 +96,12 @@ class AmdDevice final : public Device {
   // Host allocations by VA (the DMA buffer must outlive its mapping); VRAM allocations keep their offset in the
   // Allocation.
   absl::flat_hash_map<uint64_t, std::unique_ptr<pci::DmaBuffer>> host_;
+  // Other devices' VRAM mapped here (by VA), with the allocation that lists this device among its mappings.
+  struct Peer {
+    std::unique_ptr<am::PeerMapping> mapping;
+    Allocation* allocation;
+  };
+  absl::flat_hash_map<uint64_t, Peer> peers_;
 };
 
 }  // namespace hcq::amd
