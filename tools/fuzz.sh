@@ -10,16 +10,30 @@
 #   tools/fuzz.sh smoke              build, then run every seed plus 5000 mutations (bounded, < 30 s); exit 77
 #                                    (skip) when clang-19 or its fuzzer runtime is missing
 # BAREGPU_FUZZ_DIR moves build-fuzz/ elsewhere (the meson test uses BUILD/fuzz).
+#   tools/fuzz.sh code_object build|seeds|run|smoke   the same for the AMDGPU code-object parser
+#                                    (tools/fuzz/code_object_fuzzer.cc); seeds: the gfx1100 corpus of build/
+#                                    (or of $BAREGPU_CORPUS_DIR, the directory holding the *.co files)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${BAREGPU_FUZZ_DIR:-$root/build-fuzz}
 cxx=${CLANGXX:-clang++-19}
-binary=$out/firmware_fuzzer
+target=firmware
+if [ "${1:-}" = code_object ]; then
+  target=code_object
+  shift
+fi
+binary=$out/${target}_fuzzer
+seeds_dir=$out/seeds
+corpus_dir=$out/corpus
+if [ "$target" = code_object ]; then
+  seeds_dir=$out/code_object-seeds
+  corpus_dir=$out/code_object-corpus
+fi
 
 have_toolchain() {
   command -v "$cxx" >/dev/null || return 1
   echo 'extern "C" int LLVMFuzzerTestOneInput(const char*, unsigned long) { return 0; }' |
-    "$cxx" -x c++ -fsanitize=fuzzer - -o "$out/.probe" 2>/dev/null
+    "$cxx" -x c++ -fsanitize=fuzzer - -o "$out/.probe-$target" 2>/dev/null
 }
 
 build() {
@@ -33,8 +47,13 @@ build() {
            sdma_layouts smc_layouts virtual_firmware; do
     sources+=("firmware/$f.cc")
   done
+  local headers=(firmware/*.h base/*.h)
+  if [ "$target" = code_object ]; then
+    sources=(tools/fuzz/code_object_fuzzer.cc am/code_object.cc)
+    headers=(am/code_object.h base/*.h)
+  fi
   # Rebuild only when a source is newer than the binary.
-  if [ -x "$binary" ] && [ -z "$(find "${sources[@]}" firmware/*.h base/*.h -newer "$binary" 2>/dev/null)" ]; then
+  if [ -x "$binary" ] && [ -z "$(find "${sources[@]}" "${headers[@]}" -newer "$binary" 2>/dev/null)" ]; then
     return 0
   fi
   # shellcheck disable=SC2046
@@ -44,6 +63,14 @@ build() {
 }
 
 seeds() {
+  if [ "$target" = code_object ]; then
+    mkdir -p "$seeds_dir"
+    rm -f "$seeds_dir"/*
+    local corpus=${BAREGPU_CORPUS_DIR:-$root/build/tests/am/sim/isa/kernels}
+    if [ -d "$corpus" ]; then cp "$corpus"/*.co "$seeds_dir"/ 2>/dev/null || true; fi
+    echo "fuzz: $(ls "$seeds_dir" | wc -l) seeds in $seeds_dir"
+    return 0
+  fi
   mkdir -p "$out/seeds"
   rm -f "$out/seeds"/*
   local shared=$root/../shared/firmware/amdgpu
@@ -79,19 +106,19 @@ case "${1:-}" in
   seeds) seeds ;;
   run)
     build
-    [ -d "$out/seeds" ] || seeds
-    mkdir -p "$out/corpus" "$out/findings"
+    [ -d "$seeds_dir" ] || seeds
+    mkdir -p "$corpus_dir" "$out/findings"
     "$binary" -max_total_time="${2:-300}" -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$out/findings/" \
-      -print_final_stats=1 "$out/corpus" "$out/seeds"
+      -print_final_stats=1 "$corpus_dir" "$seeds_dir"
     ;;
   smoke)
     build || exit $?
     seeds >/dev/null
     # A fixed seed and run count keep it deterministic and bounded.
-    "$binary" -seed=1 -runs=5000 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$out/" "$out/seeds"
+    "$binary" -seed=1 -runs=5000 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$out/" "$seeds_dir"
     ;;
   *)
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -142,7 +142,8 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
   if (state_->cold()) PowerOnDefaults();
   // After the power-on values: engines that a previous process left running start again from their state.
   psp_ = std::make_unique<PspModel>(context_, smu_);
-  gfx_ = std::make_unique<GfxModel>(context_, nullptr);
+  executor_ = std::make_unique<isa::Rdna3Executor>(context_);
+  gfx_ = std::make_unique<GfxModel>(context_, executor_.get());
   sdma_ = std::make_unique<SdmaModel>(context_);
 }
 

@@ -16,6 +16,7 @@
 #include "am/sim/gmc_model.h"
 #include "am/sim/gpu_clock.h"
 #include "am/sim/ih_model.h"
+#include "am/sim/isa/rdna3_executor.h"
 #include "am/sim/loaded_firmware.h"
 #include "am/sim/model_context.h"
 #include "am/sim/model_state.h"
@@ -106,6 +107,7 @@ class Navi31 final : public pci::sim::VirtualDevice {
   SmuModel smu_;
   NbioModel nbio_;
   // Engines last: they run threads that use everything above, and stop first.
+  std::unique_ptr<isa::Rdna3Executor> executor_;  // the shader engine DISPATCH_DIRECT runs (outlives gfx_)
   std::unique_ptr<PspModel> psp_;
   std::unique_ptr<GfxModel> gfx_;
   std::unique_ptr<SdmaModel> sdma_;

@@ -257,6 +257,10 @@ absl::StatusOr<Instruction> Decode(std::span<const uint32_t> words) {
                                                       EncodingName(inst.encoding), inst.opcode, w0));
   }
   inst.name = name;
+  const OperandShape shape = ShapeOf(inst);
+  inst.dst_dwords = shape.dst_dwords;
+  for (int i = 0; i < 3; ++i) inst.src_dwords[i] = shape.src_dwords[i];
+  inst.float_bits = shape.float_bits;
   return inst;
 }
 

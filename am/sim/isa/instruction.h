@@ -102,6 +102,11 @@ struct Instruction {
   uint16_t y_src0 = 0, y_vsrc1 = 0, y_vdst = 0;
   // The raw words, for error messages (the literal or the second dword of 64-bit encodings in word[1]).
   uint32_t word[3] = {0, 0, 0};
+  // Operand widths in dwords and the sources' float width (16/32/64; 0: integer), from the mnemonic
+  // (operand_shape.h), so that the executor reads 64-bit and half-precision operands without looking at names.
+  uint8_t dst_dwords = 1;
+  uint8_t src_dwords[3] = {1, 1, 1};
+  uint8_t float_bits = 0;
   // The mnemonic from the opcode table (never null for a decoded instruction).
   const char* name = "";
 };

@@ -109,6 +109,8 @@ OperandShape ShapeOf(const Instruction& inst) {
   shape.dst_dwords = dst;
   for (uint8_t& s : shape.src_dwords) s = src;
   shape.float_sources = types.last_kind == 'f' || Contains(name, "bf16");
+  if (shape.float_sources)
+    shape.float_bits = static_cast<uint8_t>(types.last_bits == 64 ? 64 : types.last_bits == 16 ? 16 : 32);
   switch (inst.encoding) {
     case Encoding::kSop1:
       shape.num_srcs = 1;

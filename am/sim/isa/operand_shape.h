@@ -17,6 +17,7 @@ struct OperandShape {
   uint8_t num_srcs = 0;
   bool has_dst = true;
   bool float_sources = false;  // abs/neg modifiers apply (the sources are floating point)
+  uint8_t float_bits = 0;      // the sources' float width: 16, 32 or 64 (0: integer sources)
 };
 
 OperandShape ShapeOf(const Instruction& inst);

@@ -1,0 +1,58 @@
+// Bit-level float helpers for the interpreter: reinterpretation, half precision (the host's _Float16, which
+// rounds to nearest even like the hardware's default MODE), and flushing of denormals when MODE says so.
+#ifndef BAREGPU_AM_SIM_ISA_FLOAT_BITS_H_
+#define BAREGPU_AM_SIM_ISA_FLOAT_BITS_H_
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+
+namespace am::sim::isa {
+
+inline float AsF32(uint32_t bits) { return std::bit_cast<float>(bits); }
+inline uint32_t Bits32(float value) { return std::bit_cast<uint32_t>(value); }
+inline double AsF64(uint64_t bits) { return std::bit_cast<double>(bits); }
+inline uint64_t Bits64(double value) { return std::bit_cast<uint64_t>(value); }
+inline float F16ToF32(uint16_t bits) { return static_cast<float>(std::bit_cast<_Float16>(bits)); }
+inline uint16_t F32ToF16(float value) { return std::bit_cast<uint16_t>(static_cast<_Float16>(value)); }
+inline _Float16 AsF16(uint16_t bits) { return std::bit_cast<_Float16>(bits); }
+inline uint16_t Bits16(_Float16 value) { return std::bit_cast<uint16_t>(value); }
+
+// MODE.FP_DENORM (RDNA3 ISA, MODE register): bits [5:4] single precision, [7:6] double and half precision; 0 flushes
+// denormal inputs and outputs, 3 keeps both.
+inline bool FlushF32(uint32_t mode) { return ((mode >> 4) & 3) == 0; }
+inline bool FlushF16F64(uint32_t mode) { return ((mode >> 6) & 3) == 0; }
+
+inline uint32_t FlushDenormF32(uint32_t bits) { return (bits & 0x7f800000u) == 0 ? bits & 0x80000000u : bits; }
+inline uint64_t FlushDenormF64(uint64_t bits) {
+  return (bits & 0x7ff0000000000000ull) == 0 ? bits & 0x8000000000000000ull : bits;
+}
+inline uint16_t FlushDenormF16(uint16_t bits) { return (bits & 0x7c00) == 0 ? bits & 0x8000 : bits; }
+
+// The hardware's float to integer conversions saturate and send NaN to 0.
+inline int32_t CvtF32ToI32(float f) {
+  if (std::isnan(f)) return 0;
+  if (f >= 2147483648.0f) return INT32_MAX;
+  if (f <= -2147483648.0f) return INT32_MIN;
+  return static_cast<int32_t>(f);
+}
+inline uint32_t CvtF32ToU32(float f) {
+  if (std::isnan(f) || f <= 0.0f) return 0;
+  if (f >= 4294967296.0f) return UINT32_MAX;
+  return static_cast<uint32_t>(f);
+}
+inline int32_t CvtF64ToI32(double f) {
+  if (std::isnan(f)) return 0;
+  if (f >= 2147483647.0) return INT32_MAX;
+  if (f <= -2147483648.0) return INT32_MIN;
+  return static_cast<int32_t>(f);
+}
+inline uint32_t CvtF64ToU32(double f) {
+  if (std::isnan(f) || f <= 0.0) return 0;
+  if (f >= 4294967295.0) return UINT32_MAX;
+  return static_cast<uint32_t>(f);
+}
+
+}  // namespace am::sim::isa
+
+#endif  // BAREGPU_AM_SIM_ISA_FLOAT_BITS_H_

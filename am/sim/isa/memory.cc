@@ -1,0 +1,564 @@
+// Vector memory: GLOBAL/FLAT (through the GMC, atomics with std::atomic_ref on the mapped host view), SCRATCH (the
+// private segment) and DS (the workgroup's LDS), per the RDNA3 ISA.
+//
+// Scratch: the interpreter keeps each lane's private segment in a host buffer owned by the workgroup runner, sized
+// by COMPUTE_TMPRING_SIZE.WAVESIZE (units of 256 bytes per wave, shared by its lanes). A scratch instruction's
+// address (SADDR + VADDR + offset) is the offset inside the lane's own segment, which is what the hardware's
+// flat-scratch base plus per-lane swizzle resolves to; the segment never aliases GPU memory the driver mapped.
+#include <atomic>
+#include <bit>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "am/sim/isa/float_bits.h"
+#include "am/sim/isa/opcodes.h"
+#include "am/sim/isa/workgroup_runner.h"
+
+namespace am::sim::isa {
+namespace {
+
+// The shared load/store opcodes (16..37) of GLOBAL, FLAT and SCRATCH.
+struct Access1 {
+  bool valid = false;
+  bool store = false;
+  int bytes = 0;
+  bool sign = false;
+  int d16 = 0;  // 1: low half of the VGPR, 2: high half
+};
+
+Access1 LoadStoreKind(uint16_t op) {
+  switch (op) {
+    case 16:
+      return {true, false, 1, false, 0};
+    case 17:
+      return {true, false, 1, true, 0};
+    case 18:
+      return {true, false, 2, false, 0};
+    case 19:
+      return {true, false, 2, true, 0};
+    case 20:
+      return {true, false, 4, false, 0};
+    case 21:
+      return {true, false, 8, false, 0};
+    case 22:
+      return {true, false, 12, false, 0};
+    case 23:
+      return {true, false, 16, false, 0};
+    case 24:
+      return {true, true, 1, false, 0};
+    case 25:
+      return {true, true, 2, false, 0};
+    case 26:
+      return {true, true, 4, false, 0};
+    case 27:
+      return {true, true, 8, false, 0};
+    case 28:
+      return {true, true, 12, false, 0};
+    case 29:
+      return {true, true, 16, false, 0};
+    case 30:
+      return {true, false, 1, false, 1};
+    case 31:
+      return {true, false, 1, true, 1};
+    case 32:
+      return {true, false, 2, false, 1};
+    case 33:
+      return {true, false, 1, false, 2};
+    case 34:
+      return {true, false, 1, true, 2};
+    case 35:
+      return {true, false, 2, false, 2};
+    case 36:
+      return {true, true, 1, false, 2};
+    case 37:
+      return {true, true, 2, false, 2};
+    default:
+      return {};
+  }
+}
+
+// Puts loaded bytes into the lane's destination VGPRs.
+void LoadToVgprs(Wave& wave, uint16_t vdst, int lane, const Access1& k, const uint8_t* bytes) {
+  if (k.bytes >= 4) {
+    for (int i = 0; i < k.bytes / 4; ++i) std::memcpy(&wave.v(vdst + i)[lane], bytes + 4 * i, 4);
+    return;
+  }
+  uint32_t v = k.bytes == 1 ? bytes[0] : (bytes[0] | uint32_t{bytes[1]} << 8);
+  if (k.sign)
+    v = k.bytes == 1 ? static_cast<uint32_t>(static_cast<int8_t>(v)) : static_cast<uint32_t>(static_cast<int16_t>(v));
+  uint32_t& d = wave.v(vdst)[lane];
+  if (k.d16 == 0) {
+    d = v;
+  } else if (k.d16 == 1) {
+    d = (d & 0xffff0000u) | (v & 0xffff);
+  } else {
+    d = (d & 0xffffu) | (v << 16);
+  }
+}
+
+void StoreFromVgprs(Wave& wave, uint16_t vdata, int lane, const Access1& k, uint8_t* bytes) {
+  if (k.bytes >= 4) {
+    for (int i = 0; i < k.bytes / 4; ++i) std::memcpy(bytes + 4 * i, &wave.v(vdata + i)[lane], 4);
+    return;
+  }
+  uint32_t v = wave.v(vdata)[lane];
+  if (k.d16 == 2) v >>= 16;
+  bytes[0] = static_cast<uint8_t>(v);
+  if (k.bytes == 2) bytes[1] = static_cast<uint8_t>(v >> 8);
+}
+
+// new = f(old, data, compare); the old value is returned.
+template <typename T>
+T AtomicUpdate(T* location, auto f) {
+  std::atomic_ref<T> ref(*location);
+  T old = ref.load(std::memory_order_relaxed);
+  while (!ref.compare_exchange_weak(old, f(old), std::memory_order_relaxed)) {
+  }
+  return old;
+}
+
+// The atomic operation of a GLOBAL/FLAT opcode (RDNA3 ISA pseudocode). `data` is DATA[0], `cmp` DATA[1].
+template <typename T>
+bool AtomicOp(uint16_t op, T* location, T data, T cmp, T& old) {
+  using S = std::make_signed_t<T>;
+  auto run = [&](auto f) {
+    old = AtomicUpdate<T>(location, f);
+    return true;
+  };
+  switch (op) {
+    case global::kGlobalAtomicSwapB32:
+    case global::kGlobalAtomicSwapB64:
+      return run([&](T) { return data; });
+    case global::kGlobalAtomicCmpswapB32:
+    case global::kGlobalAtomicCmpswapB64:
+      return run([&](T o) { return o == cmp ? data : o; });
+    case global::kGlobalAtomicAddU32:
+    case global::kGlobalAtomicAddU64:
+      return run([&](T o) { return static_cast<T>(o + data); });
+    case global::kGlobalAtomicSubU32:
+    case global::kGlobalAtomicSubU64:
+      return run([&](T o) { return static_cast<T>(o - data); });
+    case global::kGlobalAtomicCsubU32:
+      return run([&](T o) { return o > data ? static_cast<T>(o - data) : T{0}; });
+    case global::kGlobalAtomicMinI32:
+    case global::kGlobalAtomicMinI64:
+      return run([&](T o) { return static_cast<S>(data) < static_cast<S>(o) ? data : o; });
+    case global::kGlobalAtomicMinU32:
+    case global::kGlobalAtomicMinU64:
+      return run([&](T o) { return data < o ? data : o; });
+    case global::kGlobalAtomicMaxI32:
+    case global::kGlobalAtomicMaxI64:
+      return run([&](T o) { return static_cast<S>(data) > static_cast<S>(o) ? data : o; });
+    case global::kGlobalAtomicMaxU32:
+    case global::kGlobalAtomicMaxU64:
+      return run([&](T o) { return data > o ? data : o; });
+    case global::kGlobalAtomicAndB32:
+    case global::kGlobalAtomicAndB64:
+      return run([&](T o) { return static_cast<T>(o & data); });
+    case global::kGlobalAtomicOrB32:
+    case global::kGlobalAtomicOrB64:
+      return run([&](T o) { return static_cast<T>(o | data); });
+    case global::kGlobalAtomicXorB32:
+    case global::kGlobalAtomicXorB64:
+      return run([&](T o) { return static_cast<T>(o ^ data); });
+    case global::kGlobalAtomicIncU32:
+    case global::kGlobalAtomicIncU64:
+      return run([&](T o) { return o >= data ? T{0} : static_cast<T>(o + 1); });
+    case global::kGlobalAtomicDecU32:
+    case global::kGlobalAtomicDecU64:
+      return run([&](T o) { return (o == 0 || o > data) ? data : static_cast<T>(o - 1); });
+    default:
+      break;
+  }
+  if constexpr (sizeof(T) == 4) {
+    switch (op) {
+      case global::kGlobalAtomicAddF32:
+        return run([&](T o) { return Bits32(AsF32(o) + AsF32(data)); });
+      case global::kGlobalAtomicMinF32:
+        return run([&](T o) { return Bits32(std::fmin(AsF32(o), AsF32(data))); });
+      case global::kGlobalAtomicMaxF32:
+        return run([&](T o) { return Bits32(std::fmax(AsF32(o), AsF32(data))); });
+      case global::kGlobalAtomicCmpswapF32:
+        return run([&](T o) { return AsF32(o) == AsF32(cmp) ? data : o; });
+      default:
+        break;
+    }
+  }
+  return false;
+}
+
+bool Is64BitAtomic(uint16_t op) { return op >= global::kGlobalAtomicSwapB64 && op <= global::kGlobalAtomicDecU64; }
+
+}  // namespace
+
+WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& inst) {
+  const uint64_t exec = wave.exec();
+  const uint32_t* vaddr = wave.v(inst.src[0] - operand::kVgpr0);
+  const uint32_t* vaddr_hi = wave.v(inst.src[0] - operand::kVgpr0 + 1);
+  const bool saddr = inst.encoding == Encoding::kGlobal && inst.src[2] != operand::kNull && inst.src[2] < 128;
+  const uint64_t sbase = saddr ? (wave.sgpr[inst.src[2]] | uint64_t{wave.sgpr[(inst.src[2] + 1) & 127]} << 32) : 0;
+  auto address = [&](int l) -> uint64_t {
+    const uint64_t base = saddr ? sbase + vaddr[l] : (vaddr[l] | uint64_t{vaddr_hi[l]} << 32);
+    return base + static_cast<int64_t>(inst.offset);
+  };
+  const Access1 k = LoadStoreKind(inst.opcode);
+  if (k.valid) {
+    for (uint64_t m = exec; m != 0; m &= m - 1) {
+      const int l = std::countr_zero(m);
+      uint8_t bytes[16];
+      if (k.store) {
+        StoreFromVgprs(wave, inst.src[1] - operand::kVgpr0, l, k, bytes);
+        if (absl::Status s = memory_.Write(address(l), bytes, k.bytes); !s.ok()) return MemoryFault(wave, inst, s);
+      } else {
+        if (absl::Status s = memory_.Read(address(l), bytes, k.bytes); !s.ok()) return MemoryFault(wave, inst, s);
+        LoadToVgprs(wave, inst.vdst, l, k, bytes);
+      }
+    }
+    return Flow::kNext;
+  }
+  if (inst.opcode >= global::kGlobalAtomicSwapB32 && inst.opcode <= global::kGlobalAtomicAddF32) {
+    const bool wide = Is64BitAtomic(inst.opcode);
+    const int size = wide ? 8 : 4;
+    const uint16_t data = inst.src[1] - operand::kVgpr0;
+    const bool cmpswap = inst.opcode == global::kGlobalAtomicCmpswapB32 ||
+                         inst.opcode == global::kGlobalAtomicCmpswapB64 ||
+                         inst.opcode == global::kGlobalAtomicCmpswapF32;
+    for (uint64_t m = exec; m != 0; m &= m - 1) {
+      const int l = std::countr_zero(m);
+      const uint64_t where = address(l);
+      if ((where & (size - 1)) != 0) {
+        return MemoryFault(wave, inst,
+                           absl::InvalidArgumentError(absl::StrFormat("atomic at unaligned address %#x", where)));
+      }
+      absl::StatusOr<uint8_t*> host = memory_.Host(where, size, Access::kWrite);
+      if (!host.ok()) return MemoryFault(wave, inst, host.status());
+      bool ok;
+      uint64_t old = 0;
+      if (wide) {
+        const uint64_t value = wave.v(data)[l] | uint64_t{wave.v(data + 1)[l]} << 32;
+        const uint64_t cmp = cmpswap ? (wave.v(data + 2)[l] | uint64_t{wave.v(data + 3)[l]} << 32) : 0;
+        ok = AtomicOp<uint64_t>(inst.opcode, reinterpret_cast<uint64_t*>(*host), value, cmp, old);
+      } else {
+        uint32_t old32 = 0;
+        ok = AtomicOp<uint32_t>(inst.opcode, reinterpret_cast<uint32_t*>(*host), wave.v(data)[l],
+                                cmpswap ? wave.v(data + 1)[l] : 0, old32);
+        old = old32;
+      }
+      if (!ok) return Illegal(wave, inst, "atomic operation not implemented by the interpreter");
+      if (inst.glc) {  // GLC on an atomic: return the old value
+        wave.v(inst.vdst)[l] = static_cast<uint32_t>(old);
+        if (wide) wave.v(inst.vdst + 1)[l] = static_cast<uint32_t>(old >> 32);
+      }
+    }
+    return Flow::kNext;
+  }
+  return Illegal(wave, inst, "GLOBAL/FLAT operation not implemented by the interpreter");
+}
+
+WorkgroupRunner::Flow WorkgroupRunner::Mubuf(Wave& wave, const Instruction& inst) {
+  // The cache invalidations the memory model emits around barriers: the interpreter's memory is coherent.
+  if (inst.opcode == mubuf::kBufferGl0Inv || inst.opcode == mubuf::kBufferGl1Inv) return Flow::kNext;
+  const Access1 k = LoadStoreKind(inst.opcode);
+  if (!k.valid) return Illegal(wave, inst, "MUBUF operation not implemented by the interpreter");
+  // The buffer resource (V#) in four SGPRs: base [47:0], stride [61:48], num_records in the third dword.
+  const uint32_t* desc = &wave.sgpr[inst.src[2] & 124];
+  const uint64_t base = desc[0] | (uint64_t{desc[1] & 0xffff} << 32);
+  const uint32_t stride = (desc[1] >> 16) & 0x3fff, records = desc[2];
+  const uint32_t soffset = ScalarValue(wave, inst, inst.vdst);
+  const uint16_t vaddr = inst.src[0] - operand::kVgpr0, vdata = inst.src[1] - operand::kVgpr0;
+  for (uint64_t m = wave.exec(); m != 0; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    const uint32_t index = inst.idxen ? wave.v(vaddr)[l] : 0;
+    const uint32_t voffset = inst.offen ? wave.v(vaddr + (inst.idxen ? 1 : 0))[l] : 0;
+    const uint64_t offset = uint64_t{voffset} + soffset + static_cast<uint32_t>(inst.offset);
+    // Out-of-range accesses (raw buffers: past num_records bytes; structured: index past num_records) read 0 and
+    // drop writes.
+    const bool in_range = stride == 0 ? offset + k.bytes <= records : index < records;
+    const uint64_t address = base + uint64_t{index} * stride + offset;
+    uint8_t bytes[16] = {};
+    if (k.store) {
+      if (!in_range) continue;
+      StoreFromVgprs(wave, vdata, l, k, bytes);
+      if (absl::Status s = memory_.Write(address, bytes, k.bytes); !s.ok()) return MemoryFault(wave, inst, s);
+    } else {
+      if (in_range) {
+        if (absl::Status s = memory_.Read(address, bytes, k.bytes); !s.ok()) return MemoryFault(wave, inst, s);
+      }
+      LoadToVgprs(wave, vdata, l, k, bytes);
+    }
+  }
+  return Flow::kNext;
+}
+
+WorkgroupRunner::Flow WorkgroupRunner::Scratch(Wave& wave, const Instruction& inst) {
+  const Access1 k = LoadStoreKind(inst.opcode);
+  if (!k.valid) return Illegal(wave, inst, "SCRATCH operation not implemented by the interpreter");
+  const uint64_t exec = wave.exec();
+  const uint32_t per_lane = setup_.scratch_bytes_per_lane;
+  const uint32_t sbase = inst.src[2] != operand::kNull && inst.src[2] < 128 ? wave.sgpr[inst.src[2]] : 0;
+  const uint32_t* vaddr = wave.v(inst.src[0] - operand::kVgpr0);
+  for (uint64_t m = exec; m != 0; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    const int64_t offset = int64_t{sbase} + (inst.offen ? vaddr[l] : 0) + inst.offset;
+    if (offset < 0 || offset + k.bytes > per_lane) {
+      return MemoryFault(wave, inst,
+                         absl::OutOfRangeError(absl::StrFormat(
+                             "scratch %s of %d bytes at private offset %d of lane %d, but the lane's private segment "
+                             "is %d bytes (COMPUTE_TMPRING_SIZE.WAVESIZE and RSRC2.SCRATCH_EN size it)",
+                             k.store ? "store" : "load", k.bytes, offset, l, per_lane)));
+    }
+    uint8_t* lane_segment = scratch_.data() + (size_t{wave.wave_id} * wave.lanes + l) * per_lane;
+    if (k.store) {
+      StoreFromVgprs(wave, inst.src[1] - operand::kVgpr0, l, k, lane_segment + offset);
+    } else {
+      LoadToVgprs(wave, inst.vdst, l, k, lane_segment + offset);
+    }
+  }
+  return Flow::kNext;
+}
+
+WorkgroupRunner::Flow WorkgroupRunner::Ds(Wave& wave, const Instruction& inst) {
+  if (inst.gds) return Illegal(wave, inst, "GDS is not modelled");
+  const uint64_t exec = wave.exec();
+  const uint32_t* addr = wave.v(inst.src[0] - operand::kVgpr0);
+  const uint16_t data0 = inst.src[1] - operand::kVgpr0, data1 = inst.src[2] - operand::kVgpr0;
+  const uint32_t offset = static_cast<uint32_t>(inst.offset) | (uint32_t{inst.offset1} << 8);
+  const uint32_t lds_size = static_cast<uint32_t>(lds_.size());
+  // Out-of-range LDS reads return 0 and writes are dropped (the hardware's LDS range check).
+  auto read = [&](uint32_t a, void* out, int bytes) {
+    if (uint64_t{a} + bytes <= lds_size) {
+      std::memcpy(out, lds_.data() + a, bytes);
+    } else {
+      std::memset(out, 0, bytes);
+    }
+  };
+  auto write = [&](uint32_t a, const void* in, int bytes) {
+    if (uint64_t{a} + bytes <= lds_size) std::memcpy(lds_.data() + a, in, bytes);
+  };
+  auto each = [&](auto body) {
+    for (uint64_t m = exec; m != 0; m &= m - 1) body(std::countr_zero(m));
+  };
+  const uint16_t op = inst.opcode;
+  // Read-modify-write on 32 bits, returning the old value to VDST for the _RTN forms.
+  auto rmw32 = [&](bool rtn, auto f) {
+    each([&](int l) {
+      const uint32_t a = addr[l] + offset;
+      uint32_t old = 0;
+      read(a, &old, 4);
+      const uint32_t r = f(old, wave.v(data0)[l], wave.v(data1)[l]);
+      write(a, &r, 4);
+      if (rtn) wave.v(inst.vdst)[l] = old;
+    });
+    return Flow::kNext;
+  };
+  auto rmw64 = [&](bool rtn, auto f) {
+    each([&](int l) {
+      const uint32_t a = addr[l] + offset;
+      uint64_t old = 0;
+      read(a, &old, 8);
+      const uint64_t d0 = wave.v(data0)[l] | uint64_t{wave.v(data0 + 1)[l]} << 32;
+      const uint64_t d1 = wave.v(data1)[l] | uint64_t{wave.v(data1 + 1)[l]} << 32;
+      const uint64_t r = f(old, d0, d1);
+      write(a, &r, 8);
+      if (rtn) {
+        wave.v(inst.vdst)[l] = static_cast<uint32_t>(old);
+        wave.v(inst.vdst + 1)[l] = static_cast<uint32_t>(old >> 32);
+      }
+    });
+    return Flow::kNext;
+  };
+  auto store = [&](int bytes, bool high) {
+    each([&](int l) {
+      uint8_t b[16];
+      for (int i = 0; i < (bytes + 3) / 4; ++i) {
+        uint32_t v = wave.v(data0 + i)[l];
+        if (high) v >>= 16;
+        std::memcpy(b + 4 * i, &v, 4);
+      }
+      write(addr[l] + offset, b, bytes);
+    });
+    return Flow::kNext;
+  };
+  auto load = [&](int bytes, bool sign) {
+    each([&](int l) {
+      uint8_t b[16] = {};
+      read(addr[l] + offset, b, bytes);
+      if (bytes >= 4) {
+        for (int i = 0; i < bytes / 4; ++i) std::memcpy(&wave.v(inst.vdst + i)[l], b + 4 * i, 4);
+      } else {
+        uint32_t v = bytes == 1 ? b[0] : (b[0] | uint32_t{b[1]} << 8);
+        if (sign)
+          v = bytes == 1 ? static_cast<uint32_t>(static_cast<int8_t>(v))
+                         : static_cast<uint32_t>(static_cast<int16_t>(v));
+        wave.v(inst.vdst)[l] = v;
+      }
+    });
+    return Flow::kNext;
+  };
+  // Two addresses: ADDR + OFFSET0 * size (* 64 for STRIDE64) and ADDR + OFFSET1 * size.
+  auto two = [&](int size, int stride, bool is_store) {
+    each([&](int l) {
+      const uint32_t a0 = addr[l] + uint32_t{static_cast<uint8_t>(inst.offset)} * size * stride;
+      const uint32_t a1 = addr[l] + uint32_t{inst.offset1} * size * stride;
+      const int dwords = size / 4;
+      if (is_store) {
+        uint32_t v0[2], v1[2];
+        for (int i = 0; i < dwords; ++i) {
+          v0[i] = wave.v(data0 + i)[l];
+          v1[i] = wave.v(data1 + i)[l];
+        }
+        write(a0, v0, size);
+        write(a1, v1, size);
+      } else {
+        uint32_t v0[2] = {}, v1[2] = {};
+        read(a0, v0, size);
+        read(a1, v1, size);
+        for (int i = 0; i < dwords; ++i) {
+          wave.v(inst.vdst + i)[l] = v0[i];
+          wave.v(inst.vdst + dwords + i)[l] = v1[i];
+        }
+      }
+    });
+    return Flow::kNext;
+  };
+  auto f32 = [](auto f) { return [f](uint32_t o, uint32_t d, uint32_t) { return Bits32(f(AsF32(o), AsF32(d))); }; };
+  switch (op) {
+    case ds::kDsNop:
+      return Flow::kNext;
+    case ds::kDsAddU32:
+      return rmw32(false, [](uint32_t o, uint32_t d, uint32_t) { return o + d; });
+    case ds::kDsAddRtnU32:
+      return rmw32(true, [](uint32_t o, uint32_t d, uint32_t) { return o + d; });
+    case ds::kDsSubU32:
+      return rmw32(false, [](uint32_t o, uint32_t d, uint32_t) { return o - d; });
+    case ds::kDsSubRtnU32:
+      return rmw32(true, [](uint32_t o, uint32_t d, uint32_t) { return o - d; });
+    case ds::kDsRsubU32:
+      return rmw32(false, [](uint32_t o, uint32_t d, uint32_t) { return d - o; });
+    case ds::kDsIncU32:
+    case ds::kDsIncRtnU32:
+      return rmw32(op == ds::kDsIncRtnU32, [](uint32_t o, uint32_t d, uint32_t) { return o >= d ? 0 : o + 1; });
+    case ds::kDsDecU32:
+    case ds::kDsDecRtnU32:
+      return rmw32(op == ds::kDsDecRtnU32,
+                   [](uint32_t o, uint32_t d, uint32_t) { return (o == 0 || o > d) ? d : o - 1; });
+    case ds::kDsMinI32:
+    case ds::kDsMinRtnI32:
+      return rmw32(op == ds::kDsMinRtnI32, [](uint32_t o, uint32_t d, uint32_t) {
+        return static_cast<int32_t>(d) < static_cast<int32_t>(o) ? d : o;
+      });
+    case ds::kDsMaxI32:
+    case ds::kDsMaxRtnI32:
+      return rmw32(op == ds::kDsMaxRtnI32, [](uint32_t o, uint32_t d, uint32_t) {
+        return static_cast<int32_t>(d) > static_cast<int32_t>(o) ? d : o;
+      });
+    case ds::kDsMinU32:
+    case ds::kDsMinRtnU32:
+      return rmw32(op == ds::kDsMinRtnU32, [](uint32_t o, uint32_t d, uint32_t) { return std::min(o, d); });
+    case ds::kDsMaxU32:
+    case ds::kDsMaxRtnU32:
+      return rmw32(op == ds::kDsMaxRtnU32, [](uint32_t o, uint32_t d, uint32_t) { return std::max(o, d); });
+    case ds::kDsAndB32:
+    case ds::kDsAndRtnB32:
+      return rmw32(op == ds::kDsAndRtnB32, [](uint32_t o, uint32_t d, uint32_t) { return o & d; });
+    case ds::kDsOrB32:
+    case ds::kDsOrRtnB32:
+      return rmw32(op == ds::kDsOrRtnB32, [](uint32_t o, uint32_t d, uint32_t) { return o | d; });
+    case ds::kDsXorB32:
+    case ds::kDsXorRtnB32:
+      return rmw32(op == ds::kDsXorRtnB32, [](uint32_t o, uint32_t d, uint32_t) { return o ^ d; });
+    case ds::kDsStorexchgRtnB32:
+      return rmw32(true, [](uint32_t, uint32_t d, uint32_t) { return d; });
+    // CMPSTORE: DATA0 is the compare value, DATA1 the new one (RDNA3 ISA, DS_CMPSTORE_B32).
+    case ds::kDsCmpstoreB32:
+    case ds::kDsCmpstoreRtnB32:
+      return rmw32(op == ds::kDsCmpstoreRtnB32,
+                   [](uint32_t o, uint32_t cmp, uint32_t src) { return o == cmp ? src : o; });
+    case ds::kDsAddF32:
+    case ds::kDsAddRtnF32:
+      return rmw32(op == ds::kDsAddRtnF32, f32([](float o, float d) { return o + d; }));
+    case ds::kDsMinF32:
+    case ds::kDsMinRtnF32:
+      return rmw32(op == ds::kDsMinRtnF32, f32([](float o, float d) { return std::fmin(o, d); }));
+    case ds::kDsMaxF32:
+    case ds::kDsMaxRtnF32:
+      return rmw32(op == ds::kDsMaxRtnF32, f32([](float o, float d) { return std::fmax(o, d); }));
+    case ds::kDsAddU64:
+    case ds::kDsAddRtnU64:
+      return rmw64(op == ds::kDsAddRtnU64, [](uint64_t o, uint64_t d, uint64_t) { return o + d; });
+    case ds::kDsStoreB8:
+      return store(1, false);
+    case ds::kDsStoreB16:
+      return store(2, false);
+    case ds::kDsStoreB8D16Hi:
+      return store(1, true);
+    case ds::kDsStoreB16D16Hi:
+      return store(2, true);
+    case ds::kDsStoreB32:
+      return store(4, false);
+    case ds::kDsStoreB64:
+      return store(8, false);
+    case ds::kDsStoreB96:
+      return store(12, false);
+    case ds::kDsStoreB128:
+      return store(16, false);
+    case ds::kDsLoadU8:
+      return load(1, false);
+    case ds::kDsLoadI8:
+      return load(1, true);
+    case ds::kDsLoadU16:
+      return load(2, false);
+    case ds::kDsLoadI16:
+      return load(2, true);
+    case ds::kDsLoadB32:
+      return load(4, false);
+    case ds::kDsLoadB64:
+      return load(8, false);
+    case ds::kDsLoadB96:
+      return load(12, false);
+    case ds::kDsLoadB128:
+      return load(16, false);
+    case ds::kDsStore2addrB32:
+      return two(4, 1, true);
+    case ds::kDsStore2addrStride64B32:
+      return two(4, 64, true);
+    case ds::kDsStore2addrB64:
+      return two(8, 1, true);
+    case ds::kDsStore2addrStride64B64:
+      return two(8, 64, true);
+    case ds::kDsLoad2addrB32:
+      return two(4, 1, false);
+    case ds::kDsLoad2addrStride64B32:
+      return two(4, 64, false);
+    case ds::kDsLoad2addrB64:
+      return two(8, 1, false);
+    case ds::kDsLoad2addrStride64B64:
+      return two(8, 64, false);
+    case ds::kDsBpermuteB32:
+    case ds::kDsPermuteB32: {
+      // Lane-to-lane through the LDS crossbar, without touching LDS: bpermute reads lane (ADDR+offset)/4, permute
+      // writes to it.
+      uint32_t source[kMaxLanes];
+      const uint32_t* data = wave.v(data0);
+      std::memcpy(source, data, sizeof(uint32_t) * wave.lanes);
+      uint32_t result[kMaxLanes];
+      std::memset(result, 0, sizeof(result));
+      uint32_t* d = wave.v(inst.vdst);
+      for (int l = 0; l < wave.lanes; ++l) result[l] = d[l];
+      each([&](int l) {
+        const int other = static_cast<int>(((addr[l] + offset) / 4) % wave.lanes);
+        if (op == ds::kDsBpermuteB32) {
+          result[l] = ((exec >> other) & 1) ? source[other] : 0;
+        } else {
+          result[other] = source[l];
+        }
+      });
+      each([&](int l) { d[l] = result[l]; });
+      return Flow::kNext;
+    }
+    default:
+      return Illegal(wave, inst, "DS operation not implemented by the interpreter");
+  }
+}
+
+}  // namespace am::sim::isa

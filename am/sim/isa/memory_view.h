@@ -1,0 +1,67 @@
+// A wave's window onto GPU memory: translations go through the GMC (GpuMemory::Map, so unmapped or protected pages
+// fault exactly as for any engine), and the host view of the last page read and the last page written is kept, so
+// that consecutive lanes touching one page translate once rather than once per lane.
+#ifndef BAREGPU_AM_SIM_ISA_MEMORY_VIEW_H_
+#define BAREGPU_AM_SIM_ISA_MEMORY_VIEW_H_
+
+#include <cstdint>
+#include <cstring>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "am/sim/gpu_memory.h"
+
+namespace am::sim::isa {
+
+class MemoryView {
+ public:
+  MemoryView(GpuMemory& memory, const MemoryClient& client) : memory_(memory), client_(client) {}
+
+  // A host pointer to `size` bytes at `address` when they lie in one translated piece; null (with OK) when they
+  // straddle two, so that the caller takes Read/Write. A fault is the GMC's error.
+  absl::StatusOr<uint8_t*> Host(uint64_t address, uint32_t size, Access access) {
+    Window& w = access == Access::kRead ? read_ : write_;
+    if (address - w.base < w.length && w.length - (address - w.base) >= size) return w.host + (address - w.base);
+    const uint64_t page = address & ~uint64_t{kPage - 1};
+    absl::StatusOr<std::span<uint8_t>> span = memory_.Map(client_, page, kPage, access);
+    if (!span.ok()) return span.status();
+    w = {page, span->size(), span->data()};
+    if (address - w.base < w.length && w.length - (address - w.base) >= size) return w.host + (address - w.base);
+    return nullptr;
+  }
+  absl::Status Read(uint64_t address, void* out, uint32_t size) {
+    absl::StatusOr<uint8_t*> host = Host(address, size, Access::kRead);
+    if (!host.ok()) return host.status();
+    if (*host != nullptr) {
+      std::memcpy(out, *host, size);
+      return absl::OkStatus();
+    }
+    return ReadMemory(memory_, client_, address, {static_cast<uint8_t*>(out), size});
+  }
+  absl::Status Write(uint64_t address, const void* in, uint32_t size) {
+    absl::StatusOr<uint8_t*> host = Host(address, size, Access::kWrite);
+    if (!host.ok()) return host.status();
+    if (*host != nullptr) {
+      std::memcpy(*host, in, size);
+      return absl::OkStatus();
+    }
+    return WriteMemory(memory_, client_, address, {static_cast<const uint8_t*>(in), size});
+  }
+  // Forget cached translations (a new dispatch may run under new page tables).
+  void Reset() { read_ = write_ = {}; }
+
+ private:
+  static constexpr uint64_t kPage = 4096;
+  struct Window {
+    uint64_t base = 0;
+    uint64_t length = 0;
+    uint8_t* host = nullptr;
+  };
+  GpuMemory& memory_;
+  MemoryClient client_;
+  Window read_, write_;
+};
+
+}  // namespace am::sim::isa
+
+#endif  // BAREGPU_AM_SIM_ISA_MEMORY_VIEW_H_

@@ -1,0 +1,121 @@
+#include "am/sim/isa/program.h"
+
+#include <algorithm>
+#include <cstring>
+#include <span>
+
+#include "absl/strings/str_format.h"
+#include "am/sim/isa/decoder.h"
+#include "base/status_macros.h"
+
+namespace am::sim::isa {
+namespace {
+
+constexpr uint64_t kPage = 4096;
+
+// SOPP opcodes (RDNA3 ISA, SOPP table) that end or redirect the instruction stream.
+constexpr uint16_t kSoppEndpgm = 48, kSoppEndpgmSaved = 49, kSoppBranch = 32, kSoppCbranchFirst = 33,
+                   kSoppCbranchLast = 42, kSoppCodeEnd = 31;
+// SOP1 s_setpc_b64 / s_swappc_b64 / s_rfe_b64; SOPK s_call_b64.
+constexpr uint16_t kSop1Setpc = 72, kSop1Swappc = 73, kSop1Rfe = 74, kSopkCall = 20;
+
+// Reads whole words from `address` to the end of its page.
+absl::Status FetchPage(GpuMemory& memory, const MemoryClient& client, uint64_t address, std::vector<uint32_t>& words) {
+  const uint64_t bytes = kPage - (address & (kPage - 1));
+  std::vector<uint8_t> buffer(bytes);
+  RETURN_IF_ERROR(ReadMemory(memory, client, address, buffer));
+  const size_t old = words.size();
+  words.resize(old + bytes / 4);
+  std::memcpy(words.data() + old, buffer.data(), bytes / 4 * 4);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const MemoryClient& client, uint64_t entry) {
+  if ((entry & 3) != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat("program address %#x is not dword aligned", entry));
+  }
+  std::unique_ptr<Program> program(new Program(entry));
+  std::vector<uint32_t>& words = program->words_;
+  std::vector<DecodedSlot>& slots = program->slots_;
+  RETURN_IF_ERROR(FetchPage(memory, client, entry, words));
+  std::vector<uint64_t> work{0};
+  while (!work.empty()) {
+    const uint64_t index = work.back();
+    work.pop_back();
+    // Code before the entry point is not part of this kernel; a wave going there decodes late.
+    if (index >= (uint64_t{1} << 24)) continue;
+    while (index >= words.size()) RETURN_IF_ERROR(FetchPage(memory, client, entry + words.size() * 4, words));
+    if (slots.size() < words.size()) slots.resize(words.size());
+    if (slots[index].present) continue;
+    absl::StatusOr<Instruction> inst = Decode(
+        std::span<const uint32_t>(words).subspan(index, std::min<size_t>(kMaxInstructionDwords, words.size() - index)));
+    if (!inst.ok() && words.size() - index < kMaxInstructionDwords) {
+      // Possibly cut off by the end of the fetched page: the instruction continues on the next one.
+      RETURN_IF_ERROR(FetchPage(memory, client, entry + words.size() * 4, words));
+      slots.resize(words.size());
+      inst = Decode(std::span<const uint32_t>(words).subspan(index, kMaxInstructionDwords));
+    }
+    DecodedSlot& slot = slots[index];
+    slot.present = true;
+    if (!inst.ok()) {
+      slot.inst.word[0] = words[index];
+      slot.error = std::string(inst.status().message());
+      continue;  // executing it raises the SQ's illegal-instruction interrupt
+    }
+    slot.valid = true;
+    slot.inst = *inst;
+    ++program->decoded_;
+    const uint64_t next = index + inst->dwords;
+    const uint64_t target = static_cast<uint64_t>(static_cast<int64_t>(index) + 1 + inst->imm);
+    bool falls_through = true;
+    if (inst->encoding == Encoding::kSopp) {
+      const uint16_t op = inst->opcode;
+      if (op == kSoppEndpgm || op == kSoppEndpgmSaved || op == kSoppCodeEnd) falls_through = false;
+      if (op == kSoppBranch) falls_through = false;
+      if (op == kSoppBranch || (op >= kSoppCbranchFirst && op <= kSoppCbranchLast)) work.push_back(target);
+    } else if (inst->encoding == Encoding::kSop1 && (inst->opcode == kSop1Setpc || inst->opcode == kSop1Rfe)) {
+      falls_through = false;
+    } else if (inst->encoding == Encoding::kSopk && inst->opcode == kSopkCall) {
+      work.push_back(target);
+    }
+    (void)kSop1Swappc;
+    if (falls_through) work.push_back(next);
+  }
+  return program;
+}
+
+bool Program::Unchanged(GpuMemory& memory, const MemoryClient& client) const {
+  std::vector<uint8_t> current(words_.size() * 4);
+  if (!ReadMemory(memory, client, entry_, current).ok()) return false;
+  return std::memcmp(current.data(), words_.data(), current.size()) == 0;
+}
+
+absl::StatusOr<const DecodedSlot*> Program::Late(uint64_t pc, GpuMemory& memory, const MemoryClient& client) {
+  std::lock_guard lock(late_mu_);
+  auto it = late_.find(pc);
+  if (it != late_.end()) return it->second.get();
+  auto slot = std::make_unique<DecodedSlot>();
+  slot->present = true;
+  uint32_t words[kMaxInstructionDwords] = {};
+  size_t have = 0;
+  absl::StatusOr<Instruction> inst = absl::InvalidArgumentError("no words");
+  for (have = 1; have <= kMaxInstructionDwords; ++have) {
+    uint8_t bytes[4];
+    RETURN_IF_ERROR(ReadMemory(memory, client, pc + (have - 1) * 4, bytes));
+    std::memcpy(&words[have - 1], bytes, 4);
+    inst = Decode(std::span<const uint32_t>(words, have));
+    if (inst.ok()) break;
+  }
+  if (inst.ok()) {
+    slot->valid = true;
+    slot->inst = *inst;
+  } else {
+    slot->inst.word[0] = words[0];
+    slot->error = std::string(inst.status().message());
+  }
+  return (late_[pc] = std::move(slot)).get();
+}
+
+}  // namespace am::sim::isa

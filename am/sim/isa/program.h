@@ -1,0 +1,61 @@
+// A kernel's machine code, decoded once: starting at the entry point, every instruction reachable through
+// fall-through and direct branches is fetched (page by page, through the GMC) and decoded into a table indexed by
+// address. Waves then execute from the table and never decode. A target only known at run time (s_setpc_b64) is
+// decoded on first use. The table is kept between dispatches of the same entry point while the code words it was
+// built from are unchanged.
+#ifndef BAREGPU_AM_SIM_ISA_PROGRAM_H_
+#define BAREGPU_AM_SIM_ISA_PROGRAM_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "am/sim/gpu_memory.h"
+#include "am/sim/isa/instruction.h"
+
+namespace am::sim::isa {
+
+// What a wave finds at an address: an instruction, or why there is none (its words, for the SQ's report).
+struct DecodedSlot {
+  Instruction inst;
+  bool present = false;  // the address was decoded (successfully or not)
+  bool valid = false;
+  std::string error;  // for an invalid slot: the decoder's reason
+};
+
+class Program {
+ public:
+  static absl::StatusOr<std::unique_ptr<Program>> Load(GpuMemory& memory, const MemoryClient& client, uint64_t entry);
+
+  uint64_t entry() const { return entry_; }
+  // The slot at `pc`; decodes it (under a lock) when it was not reached by the static walk. An error is an
+  // instruction fetch fault.
+  absl::StatusOr<const DecodedSlot*> At(uint64_t pc, GpuMemory& memory, const MemoryClient& client) {
+    const uint64_t index = (pc - entry_) / 4;
+    if (pc >= entry_ && (pc & 3) == 0 && index < slots_.size() && slots_[index].present) return &slots_[index];
+    return Late(pc, memory, client);
+  }
+  // Whether the code in memory is still what was decoded.
+  bool Unchanged(GpuMemory& memory, const MemoryClient& client) const;
+  size_t instruction_count() const { return decoded_; }
+
+ private:
+  explicit Program(uint64_t entry) : entry_(entry) {}
+  absl::StatusOr<const DecodedSlot*> Late(uint64_t pc, GpuMemory& memory, const MemoryClient& client);
+
+  uint64_t entry_;
+  std::vector<uint32_t> words_;  // the code from entry_ on, whole pages as fetched
+  std::vector<DecodedSlot> slots_;
+  size_t decoded_ = 0;
+  std::mutex late_mu_;
+  std::map<uint64_t, std::unique_ptr<DecodedSlot>> late_;  // guarded by late_mu_
+};
+
+}  // namespace am::sim::isa
+
+#endif  // BAREGPU_AM_SIM_ISA_PROGRAM_H_

@@ -1,0 +1,150 @@
+#include "am/sim/isa/rdna3_executor.h"
+
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "am/regs/gc.h"
+#include "am/regs/gfx_srcid_constants.h"
+#include "am/regs/ih_constants.h"
+#include "am/sim/isa/workgroup_runner.h"
+#include "base/status_macros.h"
+
+namespace am::sim::isa {
+namespace {
+
+namespace gc = regs::gc;
+
+// SQ interrupt word (kfd_int_process_v11.c, SQ_INTERRUPT_WORD_ERROR_CTXID*): context_id0 TYPE [24:21],
+// context_id1 ENCODING [7:6]; error type ILLEGAL_INST = 1, encoding ERROR = 2.
+constexpr uint32_t kSqErrorTypeIllegalInstruction = 1;
+constexpr uint32_t kSqEncodingError = 2;
+
+// LDS_SIZE granularity for gfx11 compute: 128 dwords (AMDGPUUsage, COMPUTE_PGM_RSRC2 GRANULATED_LDS_SIZE).
+constexpr uint32_t kLdsGranuleBytes = 128 * 4;
+constexpr uint32_t kMaxLdsBytes = 64 * 1024;
+// COMPUTE_TMPRING_SIZE.WAVESIZE units: 256 bytes per wave.
+constexpr uint32_t kScratchGranuleBytes = 256;
+constexpr uint32_t kMaxWorkgroupThreads = 1024;
+
+}  // namespace
+
+Rdna3Executor::Rdna3Executor(const ModelContext& context, int workers)
+    : context_(context),
+      workers_(workers > 0 ? workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
+
+absl::StatusOr<Program*> Rdna3Executor::ProgramAt(uint64_t address, GpuMemory& memory, const MemoryClient& client) {
+  auto it = programs_.find(address);
+  if (it != programs_.end() && it->second->Unchanged(memory, client)) return it->second.get();
+  ASSIGN_OR_RETURN(std::unique_ptr<Program> program, Program::Load(memory, client, address));
+  Program* raw = program.get();
+  programs_[address] = std::move(program);
+  return raw;
+}
+
+void Rdna3Executor::ReportIllegalInstruction(const DispatchState& state, uint64_t pc, const std::string& message) {
+  InterruptEntry entry;
+  entry.client_id = regs::ih::SOC21_IH_CLIENTID_GRBM_CP;
+  entry.source_id = regs::ih::GFX_11_0_0__SRCID__SQ_INTERRUPT_ID;
+  entry.vmid = state.memory.vmid;
+  entry.src_data[0] = kSqErrorTypeIllegalInstruction << 21;
+  entry.src_data[1] = kSqEncodingError << 6;
+  // The SQ reports the wave's PC through its trap state; the entry's spare words carry it for the driver's log.
+  entry.src_data[2] = static_cast<uint32_t>(pc);
+  entry.src_data[3] = static_cast<uint32_t>(pc >> 32);
+  context_.interrupts.Post(entry);
+  context_.errors.Report("sq", message);
+}
+
+absl::Status Rdna3Executor::Dispatch(const DispatchState& state, GpuMemory& memory) {
+  std::lock_guard lock(mu_);
+  const auto rsrc1 = gc::COMPUTE_PGM_RSRC1::FromRaw(state.pgm_rsrc1);
+  const auto rsrc2 = gc::COMPUTE_PGM_RSRC2::FromRaw(state.pgm_rsrc2);
+  const auto initiator = gc::COMPUTE_DISPATCH_INITIATOR::FromRaw(state.dispatch_initiator);
+  const auto tmpring = gc::COMPUTE_TMPRING_SIZE::FromRaw(state.tmpring_size);
+
+  DispatchSetup setup;
+  setup.memory = &memory;
+  setup.client = state.memory;
+  setup.lanes = initiator.cs_w32_en() ? 32 : 64;
+  setup.user_data = state.user_data;
+  setup.user_sgprs = rsrc2.user_sgpr();
+  setup.tgid_enable[0] = rsrc2.tgid_x_en();
+  setup.tgid_enable[1] = rsrc2.tgid_y_en();
+  setup.tgid_enable[2] = rsrc2.tgid_z_en();
+  setup.tg_size_enable = rsrc2.tg_size_en();
+  setup.scratch_enable = rsrc2.scratch_en();
+  setup.workitem_id_dims = rsrc2.tidig_comp_cnt();
+  setup.float_mode = rsrc1.float_mode();
+  for (int i = 0; i < 3; ++i) {
+    setup.workgroup_size[i] = gc::COMPUTE_NUM_THREAD_X::FromRaw(state.num_thread[i]).num_thread_full();
+    setup.grid[i] = state.dimensions[i];
+    setup.start[i] = state.start[i];
+  }
+  const uint64_t threads = uint64_t{setup.workgroup_size[0]} * setup.workgroup_size[1] * setup.workgroup_size[2];
+  if (threads == 0 || threads > kMaxWorkgroupThreads) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "workgroup of %dx%dx%d threads (COMPUTE_NUM_THREAD_X/Y/Z): must be 1..%d", setup.workgroup_size[0],
+        setup.workgroup_size[1], setup.workgroup_size[2], kMaxWorkgroupThreads));
+  }
+  setup.lds_bytes = rsrc2.lds_size() * kLdsGranuleBytes;
+  if (setup.lds_bytes > kMaxLdsBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("COMPUTE_PGM_RSRC2.LDS_SIZE %d asks for %d bytes of LDS; a "
+                        "workgroup has at most %d",
+                        rsrc2.lds_size(), setup.lds_bytes, kMaxLdsBytes));
+  }
+  setup.scratch_bytes_per_lane = setup.scratch_enable ? tmpring.wavesize() * kScratchGranuleBytes / setup.lanes : 0;
+  const uint64_t workgroups = uint64_t{setup.grid[0]} * setup.grid[1] * setup.grid[2];
+  if (workgroups == 0) return absl::OkStatus();
+
+  absl::StatusOr<Program*> program = ProgramAt(state.program_address, memory, state.memory);
+  if (!program.ok()) {
+    return absl::Status(program.status().code(), absl::StrFormat("instruction fetch of the program at %#x: %s",
+                                                                 state.program_address, program.status().message()));
+  }
+  setup.program = *program;
+  std::atomic<bool> stop{false};
+  setup.stop = &stop;
+
+  // Workgroups are handed out in order from a shared counter; the first fault stops the rest.
+  std::atomic<uint64_t> next{0};
+  std::mutex error_mu;
+  absl::Status first_error;
+  WaveFault first_fault;
+  auto worker = [&] {
+    WorkgroupRunner runner(setup);
+    while (!stop.load(std::memory_order_relaxed)) {
+      const uint64_t index = next.fetch_add(1, std::memory_order_relaxed);
+      if (index >= workgroups) break;
+      const uint32_t x = static_cast<uint32_t>(index % setup.grid[0]);
+      const uint32_t y = static_cast<uint32_t>((index / setup.grid[0]) % setup.grid[1]);
+      const uint32_t z = static_cast<uint32_t>(index / (uint64_t{setup.grid[0]} * setup.grid[1]));
+      absl::Status status = runner.Run(x, y, z);
+      if (!status.ok() && runner.fault().kind != WaveFault::kNone) {
+        std::lock_guard error_lock(error_mu);
+        if (first_error.ok()) {
+          first_error = absl::InternalError(absl::StrFormat("workgroup (%d, %d, %d): %s", x, y, z, status.message()));
+          first_fault = runner.fault();
+        }
+        stop.store(true, std::memory_order_relaxed);
+      }
+    }
+    lane_instructions_.fetch_add(runner.lane_instructions(), std::memory_order_relaxed);
+  };
+  const int threads_used = static_cast<int>(std::min<uint64_t>(workers_, workgroups));
+  std::vector<std::thread> pool;
+  for (int i = 1; i < threads_used; ++i) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+
+  if (!first_error.ok() && first_fault.kind == WaveFault::kIllegalInstruction) {
+    ReportIllegalInstruction(state, first_fault.pc, std::string(first_error.message()));
+  } else if (!first_error.ok()) {
+    context_.errors.Report("sq", std::string(first_error.message()));
+  }
+  return first_error;
+}
+
+}  // namespace am::sim::isa

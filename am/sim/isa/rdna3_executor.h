@@ -1,0 +1,45 @@
+// The virtual Navi31's shader engine: runs DISPATCH_DIRECT's kernels by interpreting their gfx1100 machine code.
+// Dispatch builds the workgroups and waves as the SPI would (COMPUTE_PGM_RSRC1/2/3, USER_DATA, dimensions, wave32
+// or wave64 from the dispatch initiator), runs the workgroups on a bounded set of worker threads, and reports a
+// VM fault (the GMC has latched and posted it) or an illegal instruction (the SQ interrupt) as a device error that
+// stops the dispatch.
+#ifndef BAREGPU_AM_SIM_ISA_RDNA3_EXECUTOR_H_
+#define BAREGPU_AM_SIM_ISA_RDNA3_EXECUTOR_H_
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "absl/status/status.h"
+#include "am/sim/isa/program.h"
+#include "am/sim/model_context.h"
+#include "am/sim/shader_executor.h"
+
+namespace am::sim::isa {
+
+class Rdna3Executor final : public ShaderExecutor {
+ public:
+  // `workers`: the most threads one dispatch uses (0: the machine's hardware threads).
+  explicit Rdna3Executor(const ModelContext& context, int workers = 0);
+
+  absl::Status Dispatch(const DispatchState& state, GpuMemory& memory) override;
+
+  // Lane-instructions executed by every dispatch so far (instructions x wave width), for benchmarks.
+  uint64_t lane_instructions() const { return lane_instructions_.load(std::memory_order_relaxed); }
+
+ private:
+  absl::StatusOr<Program*> ProgramAt(uint64_t address, GpuMemory& memory, const MemoryClient& client);
+  void ReportIllegalInstruction(const DispatchState& state, uint64_t pc, const std::string& message);
+
+  ModelContext context_;
+  int workers_;
+  std::mutex mu_;  // one dispatch at a time; guards programs_
+  std::map<uint64_t, std::unique_ptr<Program>> programs_;
+  std::atomic<uint64_t> lane_instructions_{0};
+};
+
+}  // namespace am::sim::isa
+
+#endif  // BAREGPU_AM_SIM_ISA_RDNA3_EXECUTOR_H_

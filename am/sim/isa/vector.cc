@@ -1,0 +1,1447 @@
+// Vector ALU (VOP1, VOP2, VOPC, VOP3, VOP3SD, VOP3P, VOPD, DPP), per the RDNA3 ISA pseudocode. Every operation
+// runs over the wave's lanes in one loop; sources are resolved once per instruction into a VGPR row or a broadcast
+// value, so a lane costs a load, the operation and a store.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/match.h"
+#include "absl/strings/string_view.h"
+#include "am/sim/isa/float_bits.h"
+#include "am/sim/isa/opcode_names.h"
+#include "am/sim/isa/opcodes.h"
+#include "am/sim/isa/workgroup_runner.h"
+
+namespace am::sim::isa {
+namespace {
+
+// A resolved source: a VGPR row (and the next row for 64-bit operands) or a value for every lane.
+struct Src {
+  const uint32_t* lo = nullptr;
+  const uint32_t* hi = nullptr;
+  uint64_t value = 0;
+  uint32_t u32(int lane) const { return lo != nullptr ? lo[lane] : static_cast<uint32_t>(value); }
+  uint64_t u64(int lane) const { return lo != nullptr ? (lo[lane] | uint64_t{hi[lane]} << 32) : value; }
+};
+
+constexpr uint16_t kInlineF16[] = {0x3800, 0xb800, 0x3c00, 0xbc00, 0x4000, 0xc000, 0x4400, 0xc400, 0x3118};
+
+// VOPC semantics by opcode, parsed once from the mnemonics (v_cmp[x]_<cond>_<type>).
+struct CompareOp {
+  enum Type : uint8_t { kNone, kF16, kF32, kF64, kI16, kU16, kI32, kU32, kI64, kU64 } type = kNone;
+  enum Cond : uint8_t { kF, kLt, kEq, kLe, kGt, kLg, kGe, kO, kU, kNge, kNlg, kNgt, kNle, kNeq, kNlt, kT, kClass };
+  Cond cond = kF;
+  bool writes_exec = false;
+};
+
+const CompareOp* CompareTable() {
+  static const auto* table = [] {
+    auto* t = new CompareOp[256];
+    static constexpr std::pair<const char*, CompareOp::Cond> kConds[] = {
+        {"f", CompareOp::kF},     {"lt", CompareOp::kLt},   {"eq", CompareOp::kEq},      {"le", CompareOp::kLe},
+        {"gt", CompareOp::kGt},   {"lg", CompareOp::kLg},   {"ne", CompareOp::kLg},      {"ge", CompareOp::kGe},
+        {"o", CompareOp::kO},     {"u", CompareOp::kU},     {"nge", CompareOp::kNge},    {"nlg", CompareOp::kNlg},
+        {"ngt", CompareOp::kNgt}, {"nle", CompareOp::kNle}, {"neq", CompareOp::kNeq},    {"nlt", CompareOp::kNlt},
+        {"t", CompareOp::kT},     {"tru", CompareOp::kT},   {"class", CompareOp::kClass}};
+    static constexpr std::pair<const char*, CompareOp::Type> kTypes[] = {
+        {"f16", CompareOp::kF16}, {"f32", CompareOp::kF32}, {"f64", CompareOp::kF64},
+        {"i16", CompareOp::kI16}, {"u16", CompareOp::kU16}, {"i32", CompareOp::kI32},
+        {"u32", CompareOp::kU32}, {"i64", CompareOp::kI64}, {"u64", CompareOp::kU64}};
+    for (int op = 0; op < 256; ++op) {
+      const char* name = OpcodeName(Encoding::kVopc, op);
+      if (name == nullptr) continue;
+      absl::string_view n = name;
+      CompareOp c;
+      if (absl::StartsWith(n, "v_cmpx_")) {
+        c.writes_exec = true;
+        n.remove_prefix(7);
+      } else if (absl::StartsWith(n, "v_cmp_")) {
+        n.remove_prefix(6);
+      } else {
+        continue;
+      }
+      const size_t us = n.rfind('_');
+      if (us == absl::string_view::npos) continue;
+      const absl::string_view cond = n.substr(0, us), type = n.substr(us + 1);
+      for (auto [text, value] : kConds) {
+        if (cond == text) c.cond = value;
+      }
+      for (auto [text, value] : kTypes) {
+        if (type == text) c.type = value;
+      }
+      t[op] = c;
+    }
+    return t;
+  }();
+  return table;
+}
+
+template <typename T>
+bool CompareValues(CompareOp::Cond cond, T a, T b) {
+  switch (cond) {
+    case CompareOp::kF:
+      return false;
+    case CompareOp::kLt:
+      return a < b;
+    case CompareOp::kEq:
+      return a == b;
+    case CompareOp::kLe:
+      return a <= b;
+    case CompareOp::kGt:
+      return a > b;
+    case CompareOp::kLg:
+      return a < b || a > b;
+    case CompareOp::kGe:
+      return a >= b;
+    case CompareOp::kO:
+      return a == a && b == b;
+    case CompareOp::kU:
+      return a != a || b != b;
+    case CompareOp::kNge:
+      return !(a >= b);
+    case CompareOp::kNlg:
+      return !(a < b || a > b);
+    case CompareOp::kNgt:
+      return !(a > b);
+    case CompareOp::kNle:
+      return !(a <= b);
+    case CompareOp::kNeq:
+      return !(a == b);
+    case CompareOp::kNlt:
+      return !(a < b);
+    case CompareOp::kT:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// V_CMP_CLASS: bit index of a value's class in the mask (0 sNaN, 1 qNaN, 2 -inf, 3 -normal, 4 -denormal, 5 -0,
+// 6 +0, 7 +denormal, 8 +normal, 9 +inf).
+template <typename T>
+int FloatClass(T v, bool quiet_bit) {
+  if (std::isnan(v)) return quiet_bit ? 1 : 0;
+  const bool neg = std::signbit(v);
+  if (std::isinf(v)) return neg ? 2 : 9;
+  if (v == 0) return neg ? 5 : 6;
+  if (std::fpclassify(v) == FP_SUBNORMAL) return neg ? 4 : 7;
+  return neg ? 3 : 8;
+}
+
+float ApplyModsF32(float v, int i, uint8_t abs, uint8_t neg) {
+  if ((abs >> i) & 1) v = std::fabs(v);
+  if ((neg >> i) & 1) v = -v;
+  return v;
+}
+double ApplyModsF64(double v, int i, uint8_t abs, uint8_t neg) {
+  if ((abs >> i) & 1) v = std::fabs(v);
+  if ((neg >> i) & 1) v = -v;
+  return v;
+}
+
+uint16_t F32ToF16Rtz(float f) {
+  uint16_t h = F32ToF16(f);
+  if (std::isfinite(f) && std::fabs(F16ToF32(h)) > std::fabs(f)) --h;
+  return h;
+}
+
+float Fract(float x) { return std::isinf(x) ? std::copysign(0.0f, x) : std::min(x - std::floor(x), 0x1.fffffep-1f); }
+double Fract64(double x) {
+  return std::isinf(x) ? std::copysign(0.0, x) : std::min(x - std::floor(x), 0x1.fffffffffffffp-1);
+}
+
+template <typename T>
+T Median3(T a, T b, T c) {
+  return std::max(std::min(a, b), std::min(std::max(a, b), c));
+}
+
+float MinF(float a, float b) {
+  if (std::isnan(a)) return b;
+  if (std::isnan(b)) return a;
+  return std::fmin(a, b);
+}
+float MaxF(float a, float b) {
+  if (std::isnan(a)) return b;
+  if (std::isnan(b)) return a;
+  return std::fmax(a, b);
+}
+
+// V_DIV_SCALE: the prescaling of the division sequence. Inputs in the normal range need none (D = S0, VCC = 0);
+// the extreme cases scale by 2^+-64 (single) or 2^+-128 (double) as the ISA pseudocode describes.
+template <typename T>
+T DivScale(T s0, T s1, T s2, bool& vcc) {
+  constexpr int kScale = sizeof(T) == 4 ? 64 : 128;
+  constexpr int kMantissa = sizeof(T) == 4 ? 23 : 52;
+  constexpr int kMaxExpDiff = sizeof(T) == 4 ? 96 : 768;
+  vcc = false;
+  if (s2 == 0 || s1 == 0) return std::numeric_limits<T>::quiet_NaN();
+  int e1 = 0, e2 = 0;
+  std::frexp(s1, &e1);
+  std::frexp(s2, &e2);
+  const T min_normal = std::numeric_limits<T>::min();
+  if (e2 - e1 >= kMaxExpDiff) {
+    vcc = true;
+    return s0 == s1 ? std::ldexp(s0, kScale) : s0;
+  }
+  if (std::fabs(s1) < min_normal) return std::ldexp(s0, kScale);
+  const bool rcp_denorm = std::fabs(T(1) / s1) < min_normal;
+  const bool quot_denorm = std::fabs(s2 / s1) < min_normal;
+  if (rcp_denorm && quot_denorm) {
+    vcc = true;
+    return s0 == s1 ? std::ldexp(s0, kScale) : s0;
+  }
+  if (rcp_denorm) return std::ldexp(s0, -kScale);
+  if (quot_denorm) {
+    vcc = true;
+    return s0 == s2 ? std::ldexp(s0, kScale) : s0;
+  }
+  if (e2 - 1 <= kMantissa - 126 && sizeof(T) == 4) return std::ldexp(s0, kScale);
+  return s0;
+}
+
+template <typename T>
+T DivFixup(T quotient, T denominator, T numerator) {
+  const bool sign = std::signbit(denominator) != std::signbit(numerator);
+  const T inf = std::numeric_limits<T>::infinity();
+  if (std::isnan(denominator) || std::isnan(numerator)) return std::numeric_limits<T>::quiet_NaN();
+  if (denominator == 0 && numerator == 0) return std::numeric_limits<T>::quiet_NaN();
+  if (std::isinf(denominator) && std::isinf(numerator)) return std::numeric_limits<T>::quiet_NaN();
+  if (denominator == 0 || std::isinf(numerator)) return sign ? -inf : inf;
+  if (std::isinf(denominator) || numerator == 0) return sign ? -T(0) : T(0);
+  if (std::isnan(quotient)) return sign ? -inf : inf;
+  return sign ? -std::fabs(quotient) : std::fabs(quotient);
+}
+
+}  // namespace
+
+WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst) {
+  const int n = wave.lanes;
+  const uint64_t exec = wave.exec();
+  const uint16_t op = inst.valu_op;
+  const bool vop3 = inst.encoding == Encoding::kVop3;
+  const bool flush32 = FlushF32(wave.mode), flush16_64 = FlushF16F64(wave.mode);
+
+  // Resolve the sources.
+  Src src[3];
+  for (int i = 0; i < 3; ++i) {
+    const uint16_t code = inst.src[i];
+    if (operand::IsVgpr(code)) {
+      src[i].lo = wave.v(code - operand::kVgpr0);
+      src[i].hi = wave.v(code - operand::kVgpr0 + 1);
+    } else if (inst.src_dwords[i] == 2) {
+      src[i].value = ScalarValue64(wave, inst, code, inst.float_bits == 64);
+    } else if (inst.float_bits == 16 && code >= operand::kFloatHalf && code <= operand::kInvTwoPi) {
+      src[i].value = kInlineF16[code - operand::kFloatHalf];
+    } else {
+      src[i].value = ScalarValue(wave, inst, code);
+    }
+  }
+  // DPP: src0 comes from another lane of its VGPR.
+  uint32_t dpp_row[kMaxLanes];
+  uint64_t dpp_enabled = ~uint64_t{0};
+  if (inst.dpp != 0) {
+    const uint32_t* row = src[0].lo;
+    const uint32_t w = inst.dpp_word;
+    dpp_enabled = 0;
+    for (int lane = 0; lane < n; ++lane) {
+      int from = -1;
+      if (inst.dpp == 8) {
+        from = (lane & ~7) | ((w >> (8 + 3 * (lane & 7))) & 7);
+      } else {
+        const uint32_t ctrl = (w >> 8) & 0x1ff;
+        const int in_row = lane & 15, row_base = lane & ~15;
+        if (ctrl <= 0xff) {
+          from = (lane & ~3) | ((ctrl >> (2 * (lane & 3))) & 3);
+        } else if (ctrl >= 0x101 && ctrl <= 0x10f) {
+          const int s = in_row + static_cast<int>(ctrl - 0x100);
+          from = s < 16 ? row_base + s : -1;
+        } else if (ctrl >= 0x111 && ctrl <= 0x11f) {
+          const int s = in_row - static_cast<int>(ctrl - 0x110);
+          from = s >= 0 ? row_base + s : -1;
+        } else if (ctrl >= 0x121 && ctrl <= 0x12f) {
+          from = row_base + ((in_row - static_cast<int>(ctrl - 0x120)) & 15);
+        } else if (ctrl == 0x140) {
+          from = row_base + (15 - in_row);
+        } else if (ctrl == 0x141) {
+          from = (lane & ~7) | (7 - (lane & 7));
+        } else if (ctrl >= 0x150 && ctrl <= 0x15f) {
+          from = row_base + static_cast<int>(ctrl - 0x150);
+        } else if (ctrl >= 0x160 && ctrl <= 0x16f) {
+          from = row_base + (in_row ^ static_cast<int>(ctrl - 0x160));
+        } else {
+          return Illegal(wave, inst, "DPP control not implemented by the interpreter");
+        }
+        const uint32_t row_mask = (w >> 28) & 0xf, bank_mask = (w >> 24) & 0xf;
+        if (!((row_mask >> (lane >> 4)) & 1) || !((bank_mask >> ((lane & 15) >> 2)) & 1)) continue;
+        const bool bound_ctrl = (w >> 19) & 1;
+        if (from < 0 || from >= n || !((exec >> from) & 1)) {
+          if (!bound_ctrl) continue;
+          dpp_row[lane] = 0;
+          dpp_enabled |= uint64_t{1} << lane;
+          continue;
+        }
+      }
+      if (from < 0 || from >= n) continue;
+      dpp_row[lane] = row[from];
+      dpp_enabled |= uint64_t{1} << lane;
+    }
+    src[0].lo = dpp_row;
+    src[0].hi = dpp_row;
+  }
+  const uint64_t active = exec & dpp_enabled;
+  const uint8_t abs = inst.abs, neg = inst.neg;
+
+  auto a = [&](int l) { return src[0].u32(l); };
+  auto b = [&](int l) { return src[1].u32(l); };
+  auto c = [&](int l) { return src[2].u32(l); };
+  auto a64 = [&](int l) { return src[0].u64(l); };
+  auto b64 = [&](int l) { return src[1].u64(l); };
+  auto c64 = [&](int l) { return src[2].u64(l); };
+  auto f32in = [&](int i, uint32_t bits) {
+    if (flush32) bits = FlushDenormF32(bits);
+    return ApplyModsF32(AsF32(bits), i, abs, neg);
+  };
+  auto fa = [&](int l) { return f32in(0, a(l)); };
+  auto fb = [&](int l) { return f32in(1, b(l)); };
+  auto fc = [&](int l) { return f32in(2, c(l)); };
+  auto f64in = [&](int i, uint64_t bits) {
+    if (flush16_64) bits = FlushDenormF64(bits);
+    return ApplyModsF64(AsF64(bits), i, abs, neg);
+  };
+  auto da = [&](int l) { return f64in(0, a64(l)); };
+  auto db = [&](int l) { return f64in(1, b64(l)); };
+  auto dc = [&](int l) { return f64in(2, c64(l)); };
+  // Half sources: VOP3 op_sel picks the high half.
+  auto h = [&](int i, uint32_t bits) {
+    uint16_t v = static_cast<uint16_t>(vop3 && ((inst.opsel >> i) & 1) ? bits >> 16 : bits);
+    if (flush16_64) v = FlushDenormF16(v);
+    return ApplyModsF32(F16ToF32(v), i, abs, neg);
+  };
+  auto ha = [&](int l) { return h(0, a(l)); };
+  auto hb = [&](int l) { return h(1, b(l)); };
+  auto hc = [&](int l) { return h(2, c(l)); };
+  auto u16 = [&](int i, uint32_t bits) {
+    return static_cast<uint16_t>(vop3 && ((inst.opsel >> i) & 1) ? bits >> 16 : bits);
+  };
+
+  uint32_t* d = wave.v(inst.vdst);
+  uint32_t* d_hi = wave.v(inst.vdst + 1);
+  const float omod_scale = inst.omod == 1 ? 2.0f : inst.omod == 2 ? 4.0f : inst.omod == 3 ? 0.5f : 1.0f;
+  auto out_f32 = [&](float r) {
+    if (inst.omod != 0) r *= omod_scale;
+    if (inst.clamp) r = std::isnan(r) ? 0.0f : std::clamp(r, 0.0f, 1.0f);
+    uint32_t bits = Bits32(r);
+    return flush32 ? FlushDenormF32(bits) : bits;
+  };
+  auto out_f64 = [&](double r) {
+    if (inst.omod != 0) r *= omod_scale;
+    if (inst.clamp) r = std::isnan(r) ? 0.0 : std::clamp(r, 0.0, 1.0);
+    const uint64_t bits = Bits64(r);
+    return flush16_64 ? FlushDenormF64(bits) : bits;
+  };
+  auto out_f16 = [&](float r) {
+    if (inst.omod != 0) r *= omod_scale;
+    if (inst.clamp) r = std::isnan(r) ? 0.0f : std::clamp(r, 0.0f, 1.0f);
+    const uint16_t bits = F32ToF16(r);
+    return flush16_64 ? FlushDenormF16(bits) : bits;
+  };
+  // Loops over the active lanes.
+  auto each = [&](auto body) {
+    if (active == wave.all_lanes()) {
+      for (int l = 0; l < n; ++l) body(l);
+    } else {
+      for (uint64_t m = active; m != 0; m &= m - 1) body(std::countr_zero(m));
+    }
+  };
+  auto set32 = [&](auto f) { each([&](int l) { d[l] = f(l); }); };
+  auto set64 = [&](auto f) {
+    each([&](int l) {
+      const uint64_t r = f(l);
+      d[l] = static_cast<uint32_t>(r);
+      d_hi[l] = static_cast<uint32_t>(r >> 32);
+    });
+  };
+  auto setf32 = [&](auto f) { each([&](int l) { d[l] = out_f32(f(l)); }); };
+  auto setf64 = [&](auto f) {
+    each([&](int l) {
+      const uint64_t r = out_f64(f(l));
+      d[l] = static_cast<uint32_t>(r);
+      d_hi[l] = static_cast<uint32_t>(r >> 32);
+    });
+  };
+  // 16-bit results go to the low half (or the high half with VOP3 op_sel[3]); the other half is kept.
+  auto set16 = [&](auto f) {
+    const bool high = vop3 && ((inst.opsel >> 3) & 1);
+    each([&](int l) {
+      const uint32_t r = static_cast<uint16_t>(f(l));
+      d[l] = high ? (d[l] & 0xffffu) | (r << 16) : (d[l] & 0xffff0000u) | r;
+    });
+  };
+  auto setf16 = [&](auto f) { set16([&](int l) { return out_f16(f(l)); }); };
+
+  if (op < 256) {  // VOPC
+    const CompareOp& cmp = CompareTable()[op];
+    if (cmp.type == CompareOp::kNone) return Illegal(wave, inst, "VOPC operation not implemented by the interpreter");
+    uint64_t mask = 0;
+    each([&](int l) {
+      bool r = false;
+      if (cmp.cond == CompareOp::kClass) {
+        const uint32_t classes = b(l);
+        int cls = 0;
+        if (cmp.type == CompareOp::kF32) {
+          cls = FloatClass(fa(l), (a(l) >> 22) & 1);
+        } else if (cmp.type == CompareOp::kF64) {
+          cls = FloatClass(da(l), (a64(l) >> 51) & 1);
+        } else {
+          cls = FloatClass(ha(l), (a(l) >> 9) & 1);
+        }
+        r = (classes >> cls) & 1;
+      } else {
+        switch (cmp.type) {
+          case CompareOp::kF16:
+            r = CompareValues(cmp.cond, ha(l), hb(l));
+            break;
+          case CompareOp::kF32:
+            r = CompareValues(cmp.cond, fa(l), fb(l));
+            break;
+          case CompareOp::kF64:
+            r = CompareValues(cmp.cond, da(l), db(l));
+            break;
+          case CompareOp::kI16:
+            r = CompareValues(cmp.cond, static_cast<int16_t>(u16(0, a(l))), static_cast<int16_t>(u16(1, b(l))));
+            break;
+          case CompareOp::kU16:
+            r = CompareValues(cmp.cond, u16(0, a(l)), u16(1, b(l)));
+            break;
+          case CompareOp::kI32:
+            r = CompareValues(cmp.cond, static_cast<int32_t>(a(l)), static_cast<int32_t>(b(l)));
+            break;
+          case CompareOp::kU32:
+            r = CompareValues(cmp.cond, a(l), b(l));
+            break;
+          case CompareOp::kI64:
+            r = CompareValues(cmp.cond, static_cast<int64_t>(a64(l)), static_cast<int64_t>(b64(l)));
+            break;
+          case CompareOp::kU64:
+            r = CompareValues(cmp.cond, a64(l), b64(l));
+            break;
+          default:
+            break;
+        }
+      }
+      if (r) mask |= uint64_t{1} << l;
+    });
+    if (cmp.writes_exec) {
+      wave.set_exec(mask);
+    } else {
+      wave.set_mask_at(inst.sdst, mask);
+    }
+    return Flow::kNext;
+  }
+
+  switch (op) {
+    // VOP2 operations (VOP3 numbering 256..).
+    case vop3::kVCndmaskB32: {
+      const uint64_t sel = wave.mask_at(inst.src[2]);
+      set32([&](int l) { return ((sel >> l) & 1) ? b(l) : a(l); });
+      break;
+    }
+    case vop3::kVAddF32:
+      setf32([&](int l) { return fa(l) + fb(l); });
+      break;
+    case vop3::kVSubF32:
+      setf32([&](int l) { return fa(l) - fb(l); });
+      break;
+    case vop3::kVSubrevF32:
+      setf32([&](int l) { return fb(l) - fa(l); });
+      break;
+    case vop3::kVMulF32:
+      setf32([&](int l) { return fa(l) * fb(l); });
+      break;
+    case vop3::kVMulDx9ZeroF32:
+      setf32([&](int l) { return (fa(l) == 0.0f || fb(l) == 0.0f) ? 0.0f : fa(l) * fb(l); });
+      break;
+    case vop3::kVMulI32I24:
+      set32([&](int l) {
+        return static_cast<uint32_t>((static_cast<int32_t>(a(l) << 8) >> 8) * (static_cast<int32_t>(b(l) << 8) >> 8));
+      });
+      break;
+    case vop3::kVMulHiI32I24:
+      set32([&](int l) {
+        return static_cast<uint32_t>(
+            (int64_t{static_cast<int32_t>(a(l) << 8) >> 8} * (static_cast<int32_t>(b(l) << 8) >> 8)) >> 32);
+      });
+      break;
+    case vop3::kVMulU32U24:
+      set32([&](int l) { return (a(l) & 0xffffff) * (b(l) & 0xffffff); });
+      break;
+    case vop3::kVMulHiU32U24:
+      set32([&](int l) { return static_cast<uint32_t>((uint64_t{a(l) & 0xffffff} * (b(l) & 0xffffff)) >> 32); });
+      break;
+    case vop3::kVMinF32:
+      setf32([&](int l) { return MinF(fa(l), fb(l)); });
+      break;
+    case vop3::kVMaxF32:
+      setf32([&](int l) { return MaxF(fa(l), fb(l)); });
+      break;
+    case vop3::kVMinI32:
+      set32([&](int l) {
+        return static_cast<uint32_t>(std::min(static_cast<int32_t>(a(l)), static_cast<int32_t>(b(l))));
+      });
+      break;
+    case vop3::kVMaxI32:
+      set32([&](int l) {
+        return static_cast<uint32_t>(std::max(static_cast<int32_t>(a(l)), static_cast<int32_t>(b(l))));
+      });
+      break;
+    case vop3::kVMinU32:
+      set32([&](int l) { return std::min(a(l), b(l)); });
+      break;
+    case vop3::kVMaxU32:
+      set32([&](int l) { return std::max(a(l), b(l)); });
+      break;
+    case vop3::kVLshlrevB32:
+      set32([&](int l) { return b(l) << (a(l) & 31); });
+      break;
+    case vop3::kVLshrrevB32:
+      set32([&](int l) { return b(l) >> (a(l) & 31); });
+      break;
+    case vop3::kVAshrrevI32:
+      set32([&](int l) { return static_cast<uint32_t>(static_cast<int32_t>(b(l)) >> (a(l) & 31)); });
+      break;
+    case vop3::kVAndB32:
+      set32([&](int l) { return a(l) & b(l); });
+      break;
+    case vop3::kVOrB32:
+      set32([&](int l) { return a(l) | b(l); });
+      break;
+    case vop3::kVXorB32:
+      set32([&](int l) { return a(l) ^ b(l); });
+      break;
+    case vop3::kVXnorB32:
+      set32([&](int l) { return ~(a(l) ^ b(l)); });
+      break;
+    case vop3::kVAddCoCiU32:
+    case vop3::kVSubCoCiU32:
+    case vop3::kVSubrevCoCiU32: {
+      const uint64_t carry_in = wave.mask_at(inst.src[2]);
+      uint64_t carry_out = 0;
+      each([&](int l) {
+        const uint64_t ci = (carry_in >> l) & 1;
+        uint64_t r;
+        bool co;
+        if (op == vop3::kVAddCoCiU32) {
+          r = uint64_t{a(l)} + b(l) + ci;
+          co = (r >> 32) != 0;
+        } else {
+          const uint32_t x = op == vop3::kVSubCoCiU32 ? a(l) : b(l), y = op == vop3::kVSubCoCiU32 ? b(l) : a(l);
+          r = uint64_t{x} - y - ci;
+          co = uint64_t{y} + ci > x;
+        }
+        d[l] = static_cast<uint32_t>(r);
+        if (co) carry_out |= uint64_t{1} << l;
+      });
+      wave.set_mask_at(inst.sdst, carry_out);
+      break;
+    }
+    case vop3::kVAddNcU32:
+      set32([&](int l) { return a(l) + b(l); });
+      break;
+    case vop3::kVSubNcU32:
+      set32([&](int l) { return a(l) - b(l); });
+      break;
+    case vop3::kVSubrevNcU32:
+      set32([&](int l) { return b(l) - a(l); });
+      break;
+    case vop3::kVFmacF32:
+      setf32([&](int l) { return std::fma(fa(l), fb(l), AsF32(d[l])); });
+      break;
+    case 256 + vop2::kVFmamkF32:
+      setf32([&](int l) { return std::fma(fa(l), AsF32(inst.literal), fb(l)); });
+      break;
+    case 256 + vop2::kVFmaakF32:
+      setf32([&](int l) { return std::fma(fa(l), fb(l), AsF32(inst.literal)); });
+      break;
+    case vop3::kVCvtPkRtzF16F32:
+      set32([&](int l) { return F32ToF16Rtz(fa(l)) | (uint32_t{F32ToF16Rtz(fb(l))} << 16); });
+      break;
+    case vop3::kVAddF16:
+      setf16([&](int l) { return ha(l) + hb(l); });
+      break;
+    case vop3::kVSubF16:
+      setf16([&](int l) { return ha(l) - hb(l); });
+      break;
+    case vop3::kVSubrevF16:
+      setf16([&](int l) { return hb(l) - ha(l); });
+      break;
+    case vop3::kVMulF16:
+      setf16([&](int l) { return ha(l) * hb(l); });
+      break;
+    case vop3::kVFmacF16:
+      setf16([&](int l) { return std::fma(ha(l), hb(l), F16ToF32(static_cast<uint16_t>(d[l]))); });
+      break;
+    case 256 + vop2::kVFmamkF16:
+      setf16([&](int l) { return std::fma(ha(l), F16ToF32(static_cast<uint16_t>(inst.literal)), hb(l)); });
+      break;
+    case 256 + vop2::kVFmaakF16:
+      setf16([&](int l) { return std::fma(ha(l), hb(l), F16ToF32(static_cast<uint16_t>(inst.literal))); });
+      break;
+    case vop3::kVMaxF16:
+      setf16([&](int l) { return MaxF(ha(l), hb(l)); });
+      break;
+    case vop3::kVMinF16:
+      setf16([&](int l) { return MinF(ha(l), hb(l)); });
+      break;
+    case vop3::kVLdexpF16:
+      setf16([&](int l) { return std::ldexp(ha(l), static_cast<int16_t>(u16(1, b(l)))); });
+      break;
+
+    // VOP1 operations (VOP3 numbering 384..).
+    case vop3::kVNop:
+      break;
+    case vop3::kVMovB32:
+      set32([&](int l) { return a(l); });
+      break;
+    case vop3::kVReadfirstlaneB32: {
+      const int lane = exec == 0 ? 0 : std::countr_zero(exec);
+      WriteScalar(wave, inst.vdst, a(lane));
+      break;
+    }
+    case vop3::kVCvtI32F64:
+      set32([&](int l) { return static_cast<uint32_t>(CvtF64ToI32(da(l))); });
+      break;
+    case vop3::kVCvtF64I32:
+      setf64([&](int l) { return static_cast<double>(static_cast<int32_t>(a(l))); });
+      break;
+    case vop3::kVCvtF32I32:
+      setf32([&](int l) { return static_cast<float>(static_cast<int32_t>(a(l))); });
+      break;
+    case vop3::kVCvtF32U32:
+      setf32([&](int l) { return static_cast<float>(a(l)); });
+      break;
+    case vop3::kVCvtU32F32:
+      set32([&](int l) { return CvtF32ToU32(fa(l)); });
+      break;
+    case vop3::kVCvtI32F32:
+      set32([&](int l) { return static_cast<uint32_t>(CvtF32ToI32(fa(l))); });
+      break;
+    case vop3::kVCvtF16F32:
+      setf16([&](int l) { return fa(l); });
+      break;
+    case vop3::kVCvtF32F16:
+      setf32([&](int l) { return ha(l); });
+      break;
+    case vop3::kVCvtNearestI32F32:
+      set32([&](int l) { return static_cast<uint32_t>(CvtF32ToI32(std::floor(fa(l) + 0.5f))); });
+      break;
+    case vop3::kVCvtFloorI32F32:
+      set32([&](int l) { return static_cast<uint32_t>(CvtF32ToI32(std::floor(fa(l)))); });
+      break;
+    case vop3::kVCvtF32F64:
+      setf32([&](int l) { return static_cast<float>(da(l)); });
+      break;
+    case vop3::kVCvtF64F32:
+      setf64([&](int l) { return static_cast<double>(fa(l)); });
+      break;
+    case vop3::kVCvtF32Ubyte0:
+      setf32([&](int l) { return static_cast<float>(a(l) & 0xff); });
+      break;
+    case vop3::kVCvtF32Ubyte1:
+      setf32([&](int l) { return static_cast<float>((a(l) >> 8) & 0xff); });
+      break;
+    case vop3::kVCvtF32Ubyte2:
+      setf32([&](int l) { return static_cast<float>((a(l) >> 16) & 0xff); });
+      break;
+    case vop3::kVCvtF32Ubyte3:
+      setf32([&](int l) { return static_cast<float>(a(l) >> 24); });
+      break;
+    case vop3::kVCvtU32F64:
+      set32([&](int l) { return CvtF64ToU32(da(l)); });
+      break;
+    case vop3::kVCvtF64U32:
+      setf64([&](int l) { return static_cast<double>(a(l)); });
+      break;
+    case vop3::kVTruncF64:
+      setf64([&](int l) { return std::trunc(da(l)); });
+      break;
+    case vop3::kVCeilF64:
+      setf64([&](int l) { return std::ceil(da(l)); });
+      break;
+    case vop3::kVRndneF64:
+      setf64([&](int l) { return std::nearbyint(da(l)); });
+      break;
+    case vop3::kVFloorF64:
+      setf64([&](int l) { return std::floor(da(l)); });
+      break;
+    case vop3::kVFractF32:
+      setf32([&](int l) { return Fract(fa(l)); });
+      break;
+    case vop3::kVTruncF32:
+      setf32([&](int l) { return std::trunc(fa(l)); });
+      break;
+    case vop3::kVCeilF32:
+      setf32([&](int l) { return std::ceil(fa(l)); });
+      break;
+    case vop3::kVRndneF32:
+      setf32([&](int l) { return std::nearbyint(fa(l)); });
+      break;
+    case vop3::kVFloorF32:
+      setf32([&](int l) { return std::floor(fa(l)); });
+      break;
+    case vop3::kVExpF32:
+      setf32([&](int l) { return std::exp2(fa(l)); });
+      break;
+    case vop3::kVLogF32:
+      setf32([&](int l) { return std::log2(fa(l)); });
+      break;
+    case vop3::kVRcpF32:
+    case vop3::kVRcpIflagF32:
+      setf32([&](int l) { return 1.0f / fa(l); });
+      break;
+    case vop3::kVRsqF32:
+      setf32([&](int l) { return 1.0f / std::sqrt(fa(l)); });
+      break;
+    case vop3::kVRcpF64:
+      setf64([&](int l) { return 1.0 / da(l); });
+      break;
+    case vop3::kVRsqF64:
+      setf64([&](int l) { return 1.0 / std::sqrt(da(l)); });
+      break;
+    case vop3::kVSqrtF32:
+      setf32([&](int l) { return std::sqrt(fa(l)); });
+      break;
+    case vop3::kVSqrtF64:
+      setf64([&](int l) { return std::sqrt(da(l)); });
+      break;
+    // V_SIN/V_COS take the angle in revolutions.
+    case vop3::kVSinF32:
+      setf32([&](int l) { return static_cast<float>(std::sin(fa(l) * 2.0 * M_PI)); });
+      break;
+    case vop3::kVCosF32:
+      setf32([&](int l) { return static_cast<float>(std::cos(fa(l) * 2.0 * M_PI)); });
+      break;
+    case vop3::kVNotB32:
+      set32([&](int l) { return ~a(l); });
+      break;
+    case vop3::kVBfrevB32:
+      set32([&](int l) {
+        uint32_t v = a(l), r = 0;
+        for (int i = 0; i < 32; ++i) r |= ((v >> i) & 1) << (31 - i);
+        return r;
+      });
+      break;
+    case vop3::kVClzI32U32:
+      set32([&](int l) { return a(l) == 0 ? ~0u : static_cast<uint32_t>(std::countl_zero(a(l))); });
+      break;
+    case vop3::kVCtzI32B32:
+      set32([&](int l) { return a(l) == 0 ? ~0u : static_cast<uint32_t>(std::countr_zero(a(l))); });
+      break;
+    case vop3::kVClsI32:
+      set32([&](int l) {
+        const uint32_t v = a(l), x = (v & 0x80000000u) ? ~v : v;
+        return x == 0 ? ~0u : static_cast<uint32_t>(std::countl_zero(x) - 1);
+      });
+      break;
+    case vop3::kVFrexpExpI32F64:
+      set32([&](int l) {
+        int e = 0;
+        const double v = da(l);
+        if (!std::isfinite(v)) return 0u;
+        std::frexp(v, &e);
+        return static_cast<uint32_t>(e);
+      });
+      break;
+    case vop3::kVFrexpMantF64:
+      setf64([&](int l) {
+        int e = 0;
+        const double v = da(l);
+        return std::isfinite(v) ? std::frexp(v, &e) : v;
+      });
+      break;
+    case vop3::kVFractF64:
+      setf64([&](int l) { return Fract64(da(l)); });
+      break;
+    case vop3::kVFrexpExpI32F32:
+      set32([&](int l) {
+        int e = 0;
+        const float v = fa(l);
+        if (!std::isfinite(v)) return 0u;
+        std::frexp(v, &e);
+        return static_cast<uint32_t>(e);
+      });
+      break;
+    case vop3::kVFrexpMantF32:
+      setf32([&](int l) {
+        int e = 0;
+        const float v = fa(l);
+        return std::isfinite(v) ? std::frexp(v, &e) : v;
+      });
+      break;
+    case vop3::kVCvtF16U16:
+      setf16([&](int l) { return static_cast<float>(u16(0, a(l))); });
+      break;
+    case vop3::kVCvtF16I16:
+      setf16([&](int l) { return static_cast<float>(static_cast<int16_t>(u16(0, a(l)))); });
+      break;
+    case vop3::kVCvtU16F16:
+      set16([&](int l) {
+        const float v = ha(l);
+        return static_cast<uint16_t>(std::isnan(v) || v <= 0 ? 0 : v >= 65535.0f ? 65535 : static_cast<int>(v));
+      });
+      break;
+    case vop3::kVCvtI16F16:
+      set16([&](int l) {
+        const float v = ha(l);
+        return static_cast<uint16_t>(std::isnan(v) ? 0 : static_cast<int16_t>(std::clamp(v, -32768.0f, 32767.0f)));
+      });
+      break;
+    case vop3::kVRcpF16:
+      setf16([&](int l) { return 1.0f / ha(l); });
+      break;
+    case vop3::kVSqrtF16:
+      setf16([&](int l) { return std::sqrt(ha(l)); });
+      break;
+    case vop3::kVRsqF16:
+      setf16([&](int l) { return 1.0f / std::sqrt(ha(l)); });
+      break;
+    case vop3::kVLogF16:
+      setf16([&](int l) { return std::log2(ha(l)); });
+      break;
+    case vop3::kVExpF16:
+      setf16([&](int l) { return std::exp2(ha(l)); });
+      break;
+    case vop3::kVFloorF16:
+      setf16([&](int l) { return std::floor(ha(l)); });
+      break;
+    case vop3::kVCeilF16:
+      setf16([&](int l) { return std::ceil(ha(l)); });
+      break;
+    case vop3::kVTruncF16:
+      setf16([&](int l) { return std::trunc(ha(l)); });
+      break;
+    case vop3::kVRndneF16:
+      setf16([&](int l) { return std::nearbyint(ha(l)); });
+      break;
+    case vop3::kVFractF16:
+      setf16([&](int l) { return Fract(ha(l)); });
+      break;
+    case vop3::kVMovB16:
+      set16([&](int l) { return u16(0, a(l)); });
+      break;
+    case vop3::kVNotB16:
+      set16([&](int l) { return static_cast<uint16_t>(~u16(0, a(l))); });
+      break;
+    case vop3::kVCvtI32I16:
+      set32([&](int l) { return static_cast<uint32_t>(static_cast<int16_t>(u16(0, a(l)))); });
+      break;
+    case vop3::kVCvtU32U16:
+      set32([&](int l) { return uint32_t{u16(0, a(l))}; });
+      break;
+
+    // Native VOP3 operations.
+    case vop3::kVFmaF32:
+      setf32([&](int l) { return std::fma(fa(l), fb(l), fc(l)); });
+      break;
+    case vop3::kVFmaF64:
+      setf64([&](int l) { return std::fma(da(l), db(l), dc(l)); });
+      break;
+    case vop3::kVFmaF16:
+      setf16([&](int l) { return std::fma(ha(l), hb(l), hc(l)); });
+      break;
+    case vop3::kVMadU32U24:
+      set32([&](int l) { return (a(l) & 0xffffff) * (b(l) & 0xffffff) + c(l); });
+      break;
+    case vop3::kVMadI32I24:
+      set32([&](int l) {
+        return static_cast<uint32_t>((static_cast<int32_t>(a(l) << 8) >> 8) * (static_cast<int32_t>(b(l) << 8) >> 8)) +
+               c(l);
+      });
+      break;
+    case vop3::kVBfeU32:
+      set32([&](int l) {
+        const uint32_t off = b(l) & 31, w = c(l) & 31;
+        return w == 0 ? 0u : (a(l) >> off) & ((1u << w) - 1);
+      });
+      break;
+    case vop3::kVBfeI32:
+      set32([&](int l) {
+        const uint32_t off = b(l) & 31, w = c(l) & 31;
+        if (w == 0) return 0u;
+        const uint32_t field = (a(l) >> off) & ((1u << w) - 1);
+        return static_cast<uint32_t>(static_cast<int32_t>(field << (32 - w)) >> (32 - w));
+      });
+      break;
+    case vop3::kVBfiB32:
+      set32([&](int l) { return (a(l) & b(l)) | (~a(l) & c(l)); });
+      break;
+    case vop3::kVAlignbitB32:
+      set32([&](int l) { return static_cast<uint32_t>(((uint64_t{a(l)} << 32 | b(l)) >> (c(l) & 31))); });
+      break;
+    case vop3::kVAlignbyteB32:
+      set32([&](int l) { return static_cast<uint32_t>(((uint64_t{a(l)} << 32 | b(l)) >> (8 * (c(l) & 3)))); });
+      break;
+    case vop3::kVMin3F32:
+      setf32([&](int l) { return MinF(MinF(fa(l), fb(l)), fc(l)); });
+      break;
+    case vop3::kVMax3F32:
+      setf32([&](int l) { return MaxF(MaxF(fa(l), fb(l)), fc(l)); });
+      break;
+    case vop3::kVMed3F32:
+      setf32([&](int l) { return Median3(fa(l), fb(l), fc(l)); });
+      break;
+    case vop3::kVMin3I32:
+      set32([&](int l) {
+        return static_cast<uint32_t>(
+            std::min({static_cast<int32_t>(a(l)), static_cast<int32_t>(b(l)), static_cast<int32_t>(c(l))}));
+      });
+      break;
+    case vop3::kVMax3I32:
+      set32([&](int l) {
+        return static_cast<uint32_t>(
+            std::max({static_cast<int32_t>(a(l)), static_cast<int32_t>(b(l)), static_cast<int32_t>(c(l))}));
+      });
+      break;
+    case vop3::kVMed3I32:
+      set32([&](int l) {
+        return static_cast<uint32_t>(
+            Median3(static_cast<int32_t>(a(l)), static_cast<int32_t>(b(l)), static_cast<int32_t>(c(l))));
+      });
+      break;
+    case vop3::kVMin3U32:
+      set32([&](int l) { return std::min({a(l), b(l), c(l)}); });
+      break;
+    case vop3::kVMax3U32:
+      set32([&](int l) { return std::max({a(l), b(l), c(l)}); });
+      break;
+    case vop3::kVMed3U32:
+      set32([&](int l) { return Median3(a(l), b(l), c(l)); });
+      break;
+    case vop3::kVMaxminF32:
+      setf32([&](int l) { return MinF(MaxF(fa(l), fb(l)), fc(l)); });
+      break;
+    case vop3::kVMinmaxF32:
+      setf32([&](int l) { return MaxF(MinF(fa(l), fb(l)), fc(l)); });
+      break;
+    case vop3::kVMaxminU32:
+      set32([&](int l) { return std::min(std::max(a(l), b(l)), c(l)); });
+      break;
+    case vop3::kVMinmaxU32:
+      set32([&](int l) { return std::max(std::min(a(l), b(l)), c(l)); });
+      break;
+    case vop3::kVMaxminI32:
+      set32([&](int l) {
+        return static_cast<uint32_t>(
+            std::min(std::max(static_cast<int32_t>(a(l)), static_cast<int32_t>(b(l))), static_cast<int32_t>(c(l))));
+      });
+      break;
+    case vop3::kVMinmaxI32:
+      set32([&](int l) {
+        return static_cast<uint32_t>(
+            std::max(std::min(static_cast<int32_t>(a(l)), static_cast<int32_t>(b(l))), static_cast<int32_t>(c(l))));
+      });
+      break;
+    case vop3::kVDivFixupF32:
+      setf32([&](int l) { return DivFixup(fa(l), fb(l), fc(l)); });
+      break;
+    case vop3::kVDivFixupF64:
+      setf64([&](int l) { return DivFixup(da(l), db(l), dc(l)); });
+      break;
+    case vop3::kVDivFmasF32:
+    case vop3::kVDivFmasF64: {
+      const uint64_t vcc = wave.mask_at(operand::kVccLo);
+      if (op == vop3::kVDivFmasF32) {
+        setf32([&](int l) {
+          const float r = std::fma(fa(l), fb(l), fc(l));
+          if (!((vcc >> l) & 1)) return r;
+          int e = 0;
+          std::frexp(fc(l), &e);
+          return std::ldexp(r, e - 1 > 126 ? 64 : -64);
+        });
+      } else {
+        setf64([&](int l) {
+          const double r = std::fma(da(l), db(l), dc(l));
+          if (!((vcc >> l) & 1)) return r;
+          int e = 0;
+          std::frexp(dc(l), &e);
+          return std::ldexp(r, e - 1 > 1022 ? 128 : -128);
+        });
+      }
+      break;
+    }
+    case vop3::kVDivScaleF32:
+    case vop3::kVDivScaleF64: {
+      uint64_t vcc = 0;
+      if (op == vop3::kVDivScaleF32) {
+        each([&](int l) {
+          bool flag = false;
+          d[l] = out_f32(DivScale(fa(l), fb(l), fc(l), flag));
+          if (flag) vcc |= uint64_t{1} << l;
+        });
+      } else {
+        each([&](int l) {
+          bool flag = false;
+          const uint64_t r = out_f64(DivScale(da(l), db(l), dc(l), flag));
+          d[l] = static_cast<uint32_t>(r);
+          d_hi[l] = static_cast<uint32_t>(r >> 32);
+          if (flag) vcc |= uint64_t{1} << l;
+        });
+      }
+      wave.set_mask_at(inst.sdst, vcc);
+      break;
+    }
+    case vop3::kVXor3B32:
+      set32([&](int l) { return a(l) ^ b(l) ^ c(l); });
+      break;
+    case vop3::kVPermB32:
+      set32([&](int l) {
+        const uint64_t bytes = uint64_t{a(l)} << 32 | b(l);
+        uint32_t r = 0;
+        for (int i = 0; i < 4; ++i) {
+          const uint32_t sel = (c(l) >> (8 * i)) & 0xff;
+          uint32_t byte;
+          if (sel < 8) {
+            byte = (bytes >> (8 * sel)) & 0xff;
+          } else if (sel < 12) {
+            // Sign of a 16-bit half replicated.
+            const int bit = sel == 8 ? 15 : sel == 9 ? 31 : sel == 10 ? 47 : 63;
+            byte = ((bytes >> bit) & 1) ? 0xff : 0;
+          } else if (sel == 12) {
+            byte = 0;
+          } else {
+            byte = 0xff;
+          }
+          r |= byte << (8 * i);
+        }
+        return r;
+      });
+      break;
+    case vop3::kVXadU32:
+      set32([&](int l) { return (a(l) ^ b(l)) + c(l); });
+      break;
+    case vop3::kVLshlAddU32:
+      set32([&](int l) { return (a(l) << (b(l) & 31)) + c(l); });
+      break;
+    case vop3::kVAddLshlU32:
+      set32([&](int l) { return (a(l) + b(l)) << (c(l) & 31); });
+      break;
+    case vop3::kVAdd3U32:
+      set32([&](int l) { return a(l) + b(l) + c(l); });
+      break;
+    case vop3::kVLshlOrB32:
+      set32([&](int l) { return (a(l) << (b(l) & 31)) | c(l); });
+      break;
+    case vop3::kVAndOrB32:
+      set32([&](int l) { return (a(l) & b(l)) | c(l); });
+      break;
+    case vop3::kVOr3B32:
+      set32([&](int l) { return a(l) | b(l) | c(l); });
+      break;
+    case vop3::kVMadU32U16:
+      set32([&](int l) { return uint32_t{u16(0, a(l))} * u16(1, b(l)) + c(l); });
+      break;
+    case vop3::kVMadI32I16:
+      set32([&](int l) {
+        return static_cast<uint32_t>(int32_t{static_cast<int16_t>(u16(0, a(l)))} * static_cast<int16_t>(u16(1, b(l)))) +
+               c(l);
+      });
+      break;
+    case vop3::kVCndmaskB16: {
+      const uint64_t sel = wave.mask_at(inst.src[2]);
+      set16([&](int l) { return ((sel >> l) & 1) ? u16(1, b(l)) : u16(0, a(l)); });
+      break;
+    }
+    case vop3::kVMadU64U32:
+    case vop3::kVMadI64I32: {
+      each([&](int l) {
+        uint64_t r;
+        if (op == vop3::kVMadU64U32) {
+          r = uint64_t{a(l)} * b(l) + c64(l);
+        } else {
+          r = static_cast<uint64_t>(int64_t{static_cast<int32_t>(a(l))} * static_cast<int32_t>(b(l))) + c64(l);
+        }
+        d[l] = static_cast<uint32_t>(r);
+        d_hi[l] = static_cast<uint32_t>(r >> 32);
+      });
+      wave.set_mask_at(inst.sdst, 0);  // the carry-out of the 64-bit add is not modelled
+      break;
+    }
+    case vop3::kVAddCoU32: {
+      uint64_t carry = 0;
+      each([&](int l) {
+        const uint64_t r = uint64_t{a(l)} + b(l);
+        if ((r >> 32) != 0) carry |= uint64_t{1} << l;
+        d[l] = static_cast<uint32_t>(r);
+      });
+      wave.set_mask_at(inst.sdst, carry);
+      break;
+    }
+    case vop3::kVSubCoU32:
+    case vop3::kVSubrevCoU32: {
+      uint64_t borrow = 0;
+      each([&](int l) {
+        const uint32_t x = op == vop3::kVSubCoU32 ? a(l) : b(l), y = op == vop3::kVSubCoU32 ? b(l) : a(l);
+        if (y > x) borrow |= uint64_t{1} << l;
+        d[l] = x - y;
+      });
+      wave.set_mask_at(inst.sdst, borrow);
+      break;
+    }
+    case vop3::kVAddNcU16:
+      set16([&](int l) { return u16(0, a(l)) + u16(1, b(l)); });
+      break;
+    case vop3::kVSubNcU16:
+      set16([&](int l) { return u16(0, a(l)) - u16(1, b(l)); });
+      break;
+    case vop3::kVMulLoU16:
+      set16([&](int l) { return u16(0, a(l)) * u16(1, b(l)); });
+      break;
+    case vop3::kVAddNcI16:
+      set16([&](int l) { return u16(0, a(l)) + u16(1, b(l)); });
+      break;
+    case vop3::kVSubNcI16:
+      set16([&](int l) { return u16(0, a(l)) - u16(1, b(l)); });
+      break;
+    case vop3::kVMaxU16:
+      set16([&](int l) { return std::max(u16(0, a(l)), u16(1, b(l))); });
+      break;
+    case vop3::kVMinU16:
+      set16([&](int l) { return std::min(u16(0, a(l)), u16(1, b(l))); });
+      break;
+    case vop3::kVMaxI16:
+      set16([&](int l) { return std::max(static_cast<int16_t>(u16(0, a(l))), static_cast<int16_t>(u16(1, b(l)))); });
+      break;
+    case vop3::kVMinI16:
+      set16([&](int l) { return std::min(static_cast<int16_t>(u16(0, a(l))), static_cast<int16_t>(u16(1, b(l)))); });
+      break;
+    case vop3::kVLshlrevB16:
+      set16([&](int l) { return u16(1, b(l)) << (u16(0, a(l)) & 15); });
+      break;
+    case vop3::kVLshrrevB16:
+      set16([&](int l) { return u16(1, b(l)) >> (u16(0, a(l)) & 15); });
+      break;
+    case vop3::kVAshrrevI16:
+      set16([&](int l) { return static_cast<int16_t>(u16(1, b(l))) >> (u16(0, a(l)) & 15); });
+      break;
+    case vop3::kVAndB16:
+      set16([&](int l) { return u16(0, a(l)) & u16(1, b(l)); });
+      break;
+    case vop3::kVOrB16:
+      set16([&](int l) { return u16(0, a(l)) | u16(1, b(l)); });
+      break;
+    case vop3::kVXorB16:
+      set16([&](int l) { return u16(0, a(l)) ^ u16(1, b(l)); });
+      break;
+    case vop3::kVPackB32F16:
+      set32([&](int l) { return uint32_t{F32ToF16(ha(l))} | uint32_t{F32ToF16(hb(l))} << 16; });
+      break;
+    case vop3::kVLdexpF32:
+      setf32([&](int l) { return std::ldexp(fa(l), static_cast<int32_t>(b(l))); });
+      break;
+    case vop3::kVLdexpF64:
+      setf64([&](int l) { return std::ldexp(da(l), static_cast<int32_t>(b(l))); });
+      break;
+    case vop3::kVBfmB32:
+      set32([&](int l) { return ((1u << (a(l) & 31)) - 1) << (b(l) & 31); });
+      break;
+    case vop3::kVBcntU32B32:
+      set32([&](int l) { return static_cast<uint32_t>(std::popcount(a(l))) + b(l); });
+      break;
+    case vop3::kVMbcntLoU32B32:
+      set32([&](int l) {
+        const uint32_t below = l >= 32 ? ~0u : (l == 0 ? 0u : (~0u >> (32 - l)));
+        return static_cast<uint32_t>(std::popcount(a(l) & below)) + b(l);
+      });
+      break;
+    case vop3::kVMbcntHiU32B32:
+      set32([&](int l) {
+        const int hi = l - 32;
+        const uint32_t below = hi <= 0 ? 0u : (~0u >> (32 - hi));
+        return static_cast<uint32_t>(std::popcount(a(l) & below)) + b(l);
+      });
+      break;
+    case vop3::kVCvtPkU16U32:
+      set32([&](int l) { return std::min(a(l), 0xffffu) | std::min(b(l), 0xffffu) << 16; });
+      break;
+    case vop3::kVCvtPkI16I32:
+      set32([&](int l) {
+        auto sat = [](uint32_t v) { return static_cast<uint16_t>(std::clamp(static_cast<int32_t>(v), -32768, 32767)); };
+        return uint32_t{sat(a(l))} | uint32_t{sat(b(l))} << 16;
+      });
+      break;
+    case vop3::kVAddNcI32:
+      set32([&](int l) { return a(l) + b(l); });
+      break;
+    case vop3::kVSubNcI32:
+      set32([&](int l) { return a(l) - b(l); });
+      break;
+    case vop3::kVAddF64:
+      setf64([&](int l) { return da(l) + db(l); });
+      break;
+    case vop3::kVMulF64:
+      setf64([&](int l) { return da(l) * db(l); });
+      break;
+    case vop3::kVMinF64:
+      setf64([&](int l) { return std::fmin(da(l), db(l)); });
+      break;
+    case vop3::kVMaxF64:
+      setf64([&](int l) { return std::fmax(da(l), db(l)); });
+      break;
+    case vop3::kVMulLoU32:
+      set32([&](int l) { return a(l) * b(l); });
+      break;
+    case vop3::kVMulHiU32:
+      set32([&](int l) { return static_cast<uint32_t>((uint64_t{a(l)} * b(l)) >> 32); });
+      break;
+    case vop3::kVMulHiI32:
+      set32([&](int l) {
+        return static_cast<uint32_t>(
+            static_cast<uint64_t>(int64_t{static_cast<int32_t>(a(l))} * static_cast<int32_t>(b(l))) >> 32);
+      });
+      break;
+    case vop3::kVLshlrevB64:
+      set64([&](int l) { return b64(l) << (a(l) & 63); });
+      break;
+    case vop3::kVLshrrevB64:
+      set64([&](int l) { return b64(l) >> (a(l) & 63); });
+      break;
+    case vop3::kVAshrrevI64:
+      set64([&](int l) { return static_cast<uint64_t>(static_cast<int64_t>(b64(l)) >> (a(l) & 63)); });
+      break;
+    case vop3::kVReadlaneB32: {
+      const uint32_t lane = b(0) & (n - 1);
+      WriteScalar(wave, inst.vdst, src[0].lo != nullptr ? src[0].lo[lane] : a(0));
+      break;
+    }
+    case vop3::kVWritelaneB32: {
+      const uint32_t lane = b(0) & (n - 1);
+      d[lane] = a(0);  // ignores EXEC
+      break;
+    }
+    default:
+      return Illegal(wave, inst, "VALU operation not implemented by the interpreter");
+  }
+  return Flow::kNext;
+}
+
+WorkgroupRunner::Flow WorkgroupRunner::Vop3p(Wave& wave, const Instruction& inst) {
+  const int n = wave.lanes;
+  const uint64_t exec = wave.exec();
+  Src src[3];
+  for (int i = 0; i < 3; ++i) {
+    const uint16_t code = inst.src[i];
+    if (operand::IsVgpr(code)) {
+      src[i].lo = wave.v(code - operand::kVgpr0);
+    } else if (inst.float_bits == 16 && code >= operand::kFloatHalf && code <= operand::kInvTwoPi) {
+      src[i].value = kInlineF16[code - operand::kFloatHalf];  // the constant in the low half, 0 above
+    } else {
+      src[i].value = ScalarValue(wave, inst, code);
+    }
+  }
+  uint32_t* d = wave.v(inst.vdst);
+  const uint16_t op = inst.opcode;
+  // Half `hi` (0/1) of source i for the packed operations: op_sel picks the half for the low result, op_sel_hi for
+  // the high result; neg_lo/neg_hi negate (float) per half.
+  auto half = [&](int i, int l, bool hi) -> uint16_t {
+    const bool sel = hi ? (inst.opsel_hi >> i) & 1 : (inst.opsel >> i) & 1;
+    return static_cast<uint16_t>(sel ? src[i].u32(l) >> 16 : src[i].u32(l));
+  };
+  auto fhalf = [&](int i, int l, bool hi) {
+    float v = F16ToF32(half(i, l, hi));
+    if (hi ? (inst.neg_hi >> i) & 1 : (inst.neg >> i) & 1) v = -v;
+    return v;
+  };
+  auto each = [&](auto body) {
+    for (uint64_t m = exec; m != 0; m &= m - 1) body(std::countr_zero(m));
+  };
+  auto packed = [&](auto f) {
+    each([&](int l) {
+      d[l] = uint32_t{static_cast<uint16_t>(f(l, false))} | uint32_t{static_cast<uint16_t>(f(l, true))} << 16;
+    });
+  };
+  auto clamp01 = [&](float v) { return inst.clamp ? (std::isnan(v) ? 0.0f : std::clamp(v, 0.0f, 1.0f)) : v; };
+  // fma_mix: a source is f32, or f16 (op_sel picks the half) when its op_sel_hi bit is set.
+  auto mix = [&](int i, int l) {
+    float v;
+    if ((inst.opsel_hi >> i) & 1) {
+      v = F16ToF32(static_cast<uint16_t>(((inst.opsel >> i) & 1) ? src[i].u32(l) >> 16 : src[i].u32(l)));
+    } else {
+      v = AsF32(src[i].u32(l));
+    }
+    if ((inst.neg_hi >> i) & 1) v = std::fabs(v);  // neg_hi is abs for the mix operations
+    if ((inst.neg >> i) & 1) v = -v;
+    return v;
+  };
+  switch (op) {
+    case vop3p::kVPkAddF16:
+      packed([&](int l, bool hi) { return F32ToF16(clamp01(fhalf(0, l, hi) + fhalf(1, l, hi))); });
+      break;
+    case vop3p::kVPkMulF16:
+      packed([&](int l, bool hi) { return F32ToF16(clamp01(fhalf(0, l, hi) * fhalf(1, l, hi))); });
+      break;
+    case vop3p::kVPkFmaF16:
+      packed([&](int l, bool hi) {
+        return F32ToF16(clamp01(std::fma(fhalf(0, l, hi), fhalf(1, l, hi), fhalf(2, l, hi))));
+      });
+      break;
+    case vop3p::kVPkMinF16:
+      packed([&](int l, bool hi) { return F32ToF16(MinF(fhalf(0, l, hi), fhalf(1, l, hi))); });
+      break;
+    case vop3p::kVPkMaxF16:
+      packed([&](int l, bool hi) { return F32ToF16(MaxF(fhalf(0, l, hi), fhalf(1, l, hi))); });
+      break;
+    case vop3p::kVPkAddU16:
+    case vop3p::kVPkAddI16:
+      packed([&](int l, bool hi) { return half(0, l, hi) + half(1, l, hi); });
+      break;
+    case vop3p::kVPkSubU16:
+    case vop3p::kVPkSubI16:
+      packed([&](int l, bool hi) { return half(0, l, hi) - half(1, l, hi); });
+      break;
+    case vop3p::kVPkMulLoU16:
+      packed([&](int l, bool hi) { return half(0, l, hi) * half(1, l, hi); });
+      break;
+    case vop3p::kVPkLshlrevB16:
+      packed([&](int l, bool hi) { return half(1, l, hi) << (half(0, l, hi) & 15); });
+      break;
+    case vop3p::kVPkLshrrevB16:
+      packed([&](int l, bool hi) { return half(1, l, hi) >> (half(0, l, hi) & 15); });
+      break;
+    case vop3p::kVPkAshrrevI16:
+      packed([&](int l, bool hi) { return static_cast<int16_t>(half(1, l, hi)) >> (half(0, l, hi) & 15); });
+      break;
+    case vop3p::kVPkMaxU16:
+      packed([&](int l, bool hi) { return std::max(half(0, l, hi), half(1, l, hi)); });
+      break;
+    case vop3p::kVPkMinU16:
+      packed([&](int l, bool hi) { return std::min(half(0, l, hi), half(1, l, hi)); });
+      break;
+    case vop3p::kVPkMaxI16:
+      packed([&](int l, bool hi) {
+        return std::max(static_cast<int16_t>(half(0, l, hi)), static_cast<int16_t>(half(1, l, hi)));
+      });
+      break;
+    case vop3p::kVPkMinI16:
+      packed([&](int l, bool hi) {
+        return std::min(static_cast<int16_t>(half(0, l, hi)), static_cast<int16_t>(half(1, l, hi)));
+      });
+      break;
+    case vop3p::kVPkMadU16:
+      packed([&](int l, bool hi) { return half(0, l, hi) * half(1, l, hi) + half(2, l, hi); });
+      break;
+    case vop3p::kVFmaMixF32:
+      each([&](int l) { d[l] = Bits32(clamp01(std::fma(mix(0, l), mix(1, l), mix(2, l)))); });
+      break;
+    case vop3p::kVFmaMixloF16:
+      each([&](int l) { d[l] = (d[l] & 0xffff0000u) | F32ToF16(clamp01(std::fma(mix(0, l), mix(1, l), mix(2, l)))); });
+      break;
+    case vop3p::kVFmaMixhiF16:
+      each([&](int l) {
+        d[l] = (d[l] & 0xffffu) | uint32_t{F32ToF16(clamp01(std::fma(mix(0, l), mix(1, l), mix(2, l))))} << 16;
+      });
+      break;
+    case vop3p::kVDot2F32F16:
+      each([&](int l) {
+        const float r =
+            fhalf(0, l, false) * fhalf(1, l, false) + fhalf(0, l, true) * fhalf(1, l, true) + AsF32(src[2].u32(l));
+        d[l] = Bits32(clamp01(r));
+      });
+      break;
+    default:
+      return Illegal(wave, inst, "VOP3P operation not implemented by the interpreter");
+  }
+  (void)n;
+  return Flow::kNext;
+}
+
+WorkgroupRunner::Flow WorkgroupRunner::Vopd(Wave& wave, const Instruction& inst) {
+  const int n = wave.lanes;
+  const uint64_t exec = wave.exec();
+  const bool flush32 = FlushF32(wave.mode);
+  auto value = [&](uint16_t code, int l) -> uint32_t {
+    return operand::IsVgpr(code) ? wave.v(code - operand::kVgpr0)[l] : ScalarValue(wave, inst, code);
+  };
+  auto f = [&](uint16_t code, int l) {
+    uint32_t bits = value(code, l);
+    return AsF32(flush32 ? FlushDenormF32(bits) : bits);
+  };
+  const uint64_t vcc = wave.mask_at(operand::kVccLo);
+  const float literal = AsF32(inst.literal);
+  // Both halves read their sources before either writes (the hardware issues them together).
+  uint32_t results[2][kMaxLanes];
+  const uint8_t ops[2] = {inst.opx, inst.opy};
+  const uint16_t src0[2] = {inst.src[0], inst.y_src0}, src1[2] = {inst.src[1], inst.y_vsrc1};
+  const uint16_t dst[2] = {inst.vdst, inst.y_vdst};
+  for (int half = 0; half < 2; ++half) {
+    const uint32_t* acc = wave.v(dst[half]);
+    for (uint64_t m = exec; m != 0; m &= m - 1) {
+      const int l = std::countr_zero(m);
+      const uint16_t s0 = src0[half], s1 = src1[half];
+      float r = 0;
+      bool is_float = true;
+      uint32_t bits = 0;
+      switch (ops[half]) {
+        case kDualFmacF32:
+          r = std::fma(f(s0, l), f(s1, l), AsF32(acc[l]));
+          break;
+        case kDualFmaakF32:
+          r = std::fma(f(s0, l), f(s1, l), literal);
+          break;
+        case kDualFmamkF32:
+          r = std::fma(f(s0, l), literal, f(s1, l));
+          break;
+        case kDualMulF32:
+          r = f(s0, l) * f(s1, l);
+          break;
+        case kDualAddF32:
+          r = f(s0, l) + f(s1, l);
+          break;
+        case kDualSubF32:
+          r = f(s0, l) - f(s1, l);
+          break;
+        case kDualSubrevF32:
+          r = f(s1, l) - f(s0, l);
+          break;
+        case kDualMulDx9ZeroF32:
+          r = (f(s0, l) == 0 || f(s1, l) == 0) ? 0.0f : f(s0, l) * f(s1, l);
+          break;
+        case kDualMaxF32:
+          r = MaxF(f(s0, l), f(s1, l));
+          break;
+        case kDualMinF32:
+          r = MinF(f(s0, l), f(s1, l));
+          break;
+        case kDualMovB32:
+          is_float = false, bits = value(s0, l);
+          break;
+        case kDualCndmaskB32:
+          is_float = false, bits = ((vcc >> l) & 1) ? value(s1, l) : value(s0, l);
+          break;
+        case kDualAddNcU32:
+          is_float = false, bits = value(s0, l) + value(s1, l);
+          break;
+        case kDualLshlrevB32:
+          is_float = false, bits = value(s1, l) << (value(s0, l) & 31);
+          break;
+        case kDualAndB32:
+          is_float = false, bits = value(s0, l) & value(s1, l);
+          break;
+        default:
+          return Illegal(wave, inst, "VOPD operation not implemented by the interpreter");
+      }
+      if (is_float) bits = flush32 ? FlushDenormF32(Bits32(r)) : Bits32(r);
+      results[half][l] = bits;
+    }
+  }
+  for (int half = 0; half < 2; ++half) {
+    uint32_t* d = wave.v(dst[half]);
+    for (uint64_t m = exec; m != 0; m &= m - 1) {
+      const int l = std::countr_zero(m);
+      d[l] = results[half][l];
+    }
+  }
+  (void)n;
+  return Flow::kNext;
+}
+
+}  // namespace am::sim::isa

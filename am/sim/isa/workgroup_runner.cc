@@ -1,0 +1,256 @@
+#include "am/sim/isa/workgroup_runner.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_format.h"
+#include "am/sim/isa/decoder.h"
+#include "am/sim/isa/float_bits.h"
+
+namespace am::sim::isa {
+namespace {
+
+// A wave that runs this many instructions without ending is reported as hung (the hardware would hang the queue
+// until the driver's timeout; the virtual GPU says so instead of spinning forever).
+constexpr uint64_t kWaveInstructionLimit = uint64_t{1} << 30;
+
+// The float inline constants 240..248 (RDNA3 ISA, "Scalar/vector source operands") in single precision.
+constexpr uint32_t kInlineF32[] = {0x3f000000, 0xbf000000, 0x3f800000, 0xbf800000, 0x40000000,
+                                   0xc0000000, 0x40800000, 0xc0800000, 0x3e22f983};
+constexpr uint64_t kInlineF64[] = {0x3fe0000000000000, 0xbfe0000000000000, 0x3ff0000000000000,
+                                   0xbff0000000000000, 0x4000000000000000, 0xc000000000000000,
+                                   0x4010000000000000, 0xc010000000000000, 0x3fc45f306dc9c882};
+
+}  // namespace
+
+WorkgroupRunner::WorkgroupRunner(const DispatchSetup& setup)
+    : setup_(setup), memory_(*setup.memory, setup.client), lds_(setup.lds_bytes) {}
+
+uint32_t WorkgroupRunner::ScalarValue(const Wave& wave, const Instruction& inst, uint16_t code) const {
+  if (code < 128) return code == operand::kNull ? 0 : wave.sgpr[code];
+  if (code <= 192) return code - operand::kIntZero;
+  if (code <= 208) return static_cast<uint32_t>(-static_cast<int32_t>(code - 192));
+  if (code >= operand::kFloatHalf && code <= operand::kInvTwoPi) return kInlineF32[code - operand::kFloatHalf];
+  switch (code) {
+    case operand::kVccz:
+      return wave.mask_at(operand::kVccLo) == 0;
+    case operand::kExecz:
+      return wave.exec() == 0;
+    case operand::kScc:
+      return wave.scc;
+    case operand::kLiteral:
+      return inst.literal;
+    default:
+      return 0;
+  }
+}
+
+uint64_t WorkgroupRunner::ScalarValue64(const Wave& wave, const Instruction& inst, uint16_t code, bool f64) const {
+  if (code < 128) {
+    if (code == operand::kNull) return 0;
+    return wave.sgpr[code] | uint64_t{wave.sgpr[(code + 1) & 127]} << 32;
+  }
+  if (code <= 192) return code - operand::kIntZero;
+  if (code <= 208) return static_cast<uint64_t>(-static_cast<int64_t>(code - 192));
+  if (code >= operand::kFloatHalf && code <= operand::kInvTwoPi) {
+    return f64 ? kInlineF64[code - operand::kFloatHalf] : kInlineF32[code - operand::kFloatHalf];
+  }
+  if (code == operand::kLiteral) return f64 ? uint64_t{inst.literal} << 32 : inst.literal;
+  return ScalarValue(wave, inst, code);
+}
+
+void WorkgroupRunner::WriteScalar(Wave& wave, uint16_t code, uint32_t value) {
+  if (code >= 128 || code == operand::kNull) return;
+  wave.sgpr[code] = value;
+}
+
+void WorkgroupRunner::WriteScalar64(Wave& wave, uint16_t code, uint64_t value) {
+  if (code >= 128 || code == operand::kNull) return;
+  wave.sgpr[code] = static_cast<uint32_t>(value);
+  wave.sgpr[(code + 1) & 127] = static_cast<uint32_t>(value >> 32);
+  wave.sgpr[operand::kNull] = 0;
+}
+
+void WorkgroupRunner::InitWave(Wave& wave, uint32_t index, uint32_t x, uint32_t y, uint32_t z, uint32_t waves) {
+  std::fill(std::begin(wave.sgpr), std::end(wave.sgpr), 0);
+  wave.lanes = setup_.lanes;
+  wave.pc = setup_.program->entry();
+  wave.scc = false;
+  wave.mode = setup_.float_mode;
+  wave.wave_id = index;
+  wave.done = false;
+  wave.at_barrier = false;
+  // AMDGPUUsage, "Initial Kernel Execution State": user SGPRs from COMPUTE_USER_DATA, then the enabled
+  // workgroup ids, the workgroup info and the scratch wave offset.
+  uint32_t s = 0;
+  for (; s < setup_.user_sgprs && s < setup_.user_data.size(); ++s) wave.sgpr[s] = setup_.user_data[s];
+  const uint32_t ids[3] = {x, y, z};
+  for (int d = 0; d < 3; ++d) {
+    if (setup_.tgid_enable[d]) wave.sgpr[s++] = ids[d];
+  }
+  if (setup_.tg_size_enable) wave.sgpr[s++] = waves & 0x3f;  // TG_SIZE: wave count in the workgroup
+  if (setup_.scratch_enable) wave.sgpr[s++] = 0;             // private segment wave offset (host scratch: 0)
+  // Work-item ids packed into VGPR0 (gfx11: X bits 9:0, Y 19:10, Z 29:20), EXEC for the lanes that exist.
+  const auto& size = setup_.workgroup_size;
+  const uint32_t total = size[0] * size[1] * size[2];
+  uint32_t* v0 = wave.v(0);
+  uint64_t exec = 0;
+  for (int lane = 0; lane < wave.lanes; ++lane) {
+    const uint32_t t = index * wave.lanes + lane;
+    if (t >= total) {
+      v0[lane] = 0;
+      continue;
+    }
+    exec |= uint64_t{1} << lane;
+    const uint32_t tx = t % size[0], ty = (t / size[0]) % size[1], tz = t / (size[0] * size[1]);
+    v0[lane] = tx | (setup_.workitem_id_dims >= 1 ? ty << 10 : 0) | (setup_.workitem_id_dims >= 2 ? tz << 20 : 0);
+  }
+  wave.set_exec(exec);
+}
+
+absl::Status WorkgroupRunner::Run(uint32_t x, uint32_t y, uint32_t z) {
+  const auto& size = setup_.workgroup_size;
+  const uint32_t threads = size[0] * size[1] * size[2];
+  const uint32_t waves = (threads + setup_.lanes - 1) / setup_.lanes;
+  if (waves_.size() < waves) waves_.resize(waves);
+  std::fill(lds_.begin(), lds_.end(), 0);
+  const size_t scratch_bytes = size_t{setup_.scratch_bytes_per_lane} * setup_.lanes * waves;
+  if (scratch_.size() != scratch_bytes) scratch_.assign(scratch_bytes, 0);
+  for (uint32_t w = 0; w < waves; ++w) {
+    InitWave(waves_[w], w, setup_.start[0] + x, setup_.start[1] + y, setup_.start[2] + z, waves);
+  }
+  // Round robin: each wave runs to its next barrier or its end; a barrier opens when every wave that has not
+  // ended reached it.
+  while (true) {
+    bool any_running = false;
+    for (uint32_t w = 0; w < waves; ++w) {
+      Wave& wave = waves_[w];
+      if (wave.done || wave.at_barrier) continue;
+      const Flow flow = RunWave(wave);
+      if (flow == Flow::kFault) {
+        if (setup_.stop != nullptr) setup_.stop->store(true, std::memory_order_relaxed);
+        return absl::InternalError(fault_.message);
+      }
+      any_running = true;
+    }
+    bool all_done = true;
+    for (uint32_t w = 0; w < waves; ++w) {
+      if (!waves_[w].done) all_done = false;
+    }
+    if (all_done) return absl::OkStatus();
+    if (!any_running) {
+      for (uint32_t w = 0; w < waves; ++w) waves_[w].at_barrier = false;
+    }
+    if (setup_.stop != nullptr && setup_.stop->load(std::memory_order_relaxed)) {
+      return absl::AbortedError("dispatch stopped by a fault in another workgroup");
+    }
+  }
+}
+
+WorkgroupRunner::Flow WorkgroupRunner::RunWave(Wave& wave) {
+  uint64_t executed = 0;
+  while (true) {
+    absl::StatusOr<const DecodedSlot*> slot = setup_.program->At(wave.pc, *setup_.memory, setup_.client);
+    if (!slot.ok()) {
+      fault_ = {WaveFault::kMemory,
+                wave.pc,
+                {0, 0, 0},
+                0,
+                absl::StrFormat("instruction fetch at PC %#x: %s", wave.pc, slot.status().message())};
+      return Flow::kFault;
+    }
+    const DecodedSlot& decoded = **slot;
+    if (!decoded.valid) return Illegal(wave, decoded.inst, decoded.error);
+    const Instruction& inst = decoded.inst;
+    const Flow flow = Execute(wave, inst);
+    lane_instructions_ += wave.lanes;
+    switch (flow) {
+      case Flow::kNext:
+        wave.pc += inst.dwords * 4u;
+        break;
+      case Flow::kJumped:
+        break;
+      case Flow::kBarrier:
+        wave.pc += inst.dwords * 4u;
+        wave.at_barrier = true;
+        return flow;
+      case Flow::kEnd:
+        wave.done = true;
+        return flow;
+      case Flow::kFault:
+        return flow;
+    }
+    if (++executed > kWaveInstructionLimit) {
+      fault_ = {WaveFault::kUnsupported,
+                wave.pc,
+                {0, 0, 0},
+                0,
+                absl::StrFormat("wave %d ran %d instructions without ending (PC %#x): treated as hung", wave.wave_id,
+                                executed, wave.pc)};
+      return Flow::kFault;
+    }
+    if ((executed & 0xffff) == 0 && setup_.stop != nullptr && setup_.stop->load(std::memory_order_relaxed)) {
+      wave.done = true;
+      return Flow::kEnd;
+    }
+  }
+}
+
+WorkgroupRunner::Flow WorkgroupRunner::Execute(Wave& wave, const Instruction& inst) {
+  switch (inst.encoding) {
+    case Encoding::kSop1:
+      return Sop1(wave, inst);
+    case Encoding::kSop2:
+      return Sop2(wave, inst);
+    case Encoding::kSopc:
+      return Sopc(wave, inst);
+    case Encoding::kSopk:
+      return Sopk(wave, inst);
+    case Encoding::kSopp:
+      return Sopp(wave, inst);
+    case Encoding::kSmem:
+      return Smem(wave, inst);
+    case Encoding::kVop1:
+    case Encoding::kVop2:
+    case Encoding::kVopc:
+    case Encoding::kVop3:
+      return Valu(wave, inst);
+    case Encoding::kVop3p:
+      return Vop3p(wave, inst);
+    case Encoding::kVopd:
+      return Vopd(wave, inst);
+    case Encoding::kGlobal:
+    case Encoding::kFlat:
+      return Global(wave, inst);
+    case Encoding::kScratch:
+      return Scratch(wave, inst);
+    case Encoding::kDs:
+      return Ds(wave, inst);
+    case Encoding::kMubuf:
+      return Mubuf(wave, inst);
+  }
+  return Illegal(wave, inst, "unknown encoding");
+}
+
+WorkgroupRunner::Flow WorkgroupRunner::Illegal(Wave& wave, const Instruction& inst, const std::string& why) {
+  fault_.kind = WaveFault::kIllegalInstruction;
+  fault_.pc = wave.pc;
+  fault_.dwords = std::max<int>(1, inst.dwords);
+  std::copy(std::begin(inst.word), std::end(inst.word), fault_.words);
+  std::string words = absl::StrFormat("%08x", inst.word[0]);
+  for (int i = 1; i < fault_.dwords && i < 3; ++i) absl::StrAppendFormat(&words, " %08x", inst.word[i]);
+  fault_.message = absl::StrFormat("illegal instruction at PC %#x (encoding %s%s%s): %s", wave.pc, words,
+                                   inst.name[0] != 0 ? ", " : "", inst.name, why);
+  return Flow::kFault;
+}
+
+WorkgroupRunner::Flow WorkgroupRunner::MemoryFault(Wave& wave, const Instruction& inst, const absl::Status& status) {
+  fault_.kind = WaveFault::kMemory;
+  fault_.pc = wave.pc;
+  fault_.dwords = inst.dwords;
+  std::copy(std::begin(inst.word), std::end(inst.word), fault_.words);
+  fault_.message = absl::StrFormat("memory violation at PC %#x (%s): %s", wave.pc, Disassemble(inst, wave.lanes == 64),
+                                   status.message());
+  return Flow::kFault;
+}
+
+}  // namespace am::sim::isa

@@ -1,0 +1,102 @@
+// Runs the waves of one workgroup to completion on the calling thread: they share the workgroup's LDS and meet
+// at s_barrier. The waves take turns (each runs until it reaches a barrier or ends), which is a legal schedule of
+// the hardware's and keeps a workgroup on one thread. A worker thread reuses one runner for many workgroups.
+#ifndef BAREGPU_AM_SIM_ISA_WORKGROUP_RUNNER_H_
+#define BAREGPU_AM_SIM_ISA_WORKGROUP_RUNNER_H_
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "am/sim/gpu_memory.h"
+#include "am/sim/isa/instruction.h"
+#include "am/sim/isa/memory_view.h"
+#include "am/sim/isa/program.h"
+#include "am/sim/isa/wave.h"
+
+namespace am::sim::isa {
+
+// Everything the waves of a dispatch share, fixed before the first wave starts.
+struct DispatchSetup {
+  Program* program = nullptr;
+  GpuMemory* memory = nullptr;
+  MemoryClient client;
+  int lanes = 32;
+  std::array<uint32_t, 16> user_data{};
+  uint32_t user_sgprs = 0;
+  bool tgid_enable[3] = {false, false, false};
+  bool tg_size_enable = false;
+  bool scratch_enable = false;
+  uint32_t workitem_id_dims = 0;             // RSRC2.TIDIG_COMP_CNT: 0 = X, 1 = X and Y, 2 = X, Y and Z
+  std::array<uint32_t, 3> workgroup_size{};  // work-items per workgroup in X, Y, Z
+  std::array<uint32_t, 3> grid{};            // workgroups in X, Y, Z
+  std::array<uint32_t, 3> start{};
+  uint32_t lds_bytes = 0;
+  uint32_t scratch_bytes_per_lane = 0;
+  uint32_t float_mode = 0;            // RSRC1.FLOAT_MODE, the wave's initial MODE round/denorm bits
+  std::atomic<bool>* stop = nullptr;  // set when any workgroup failed: the others end early
+};
+
+// Why a wave stopped (the executor turns it into the device's report).
+struct WaveFault {
+  enum Kind { kNone, kMemory, kIllegalInstruction, kUnsupported } kind = kNone;
+  uint64_t pc = 0;
+  uint32_t words[3] = {0, 0, 0};
+  int dwords = 0;
+  std::string message;
+};
+
+class WorkgroupRunner {
+ public:
+  explicit WorkgroupRunner(const DispatchSetup& setup);
+
+  // Runs workgroup (x, y, z) of the grid. A non-OK status carries the fault in fault().
+  absl::Status Run(uint32_t x, uint32_t y, uint32_t z);
+  const WaveFault& fault() const { return fault_; }
+  uint64_t lane_instructions() const { return lane_instructions_; }
+
+ private:
+  enum class Flow { kNext, kJumped, kBarrier, kEnd, kFault };
+
+  void InitWave(Wave& wave, uint32_t index, uint32_t x, uint32_t y, uint32_t z, uint32_t waves);
+  Flow RunWave(Wave& wave);
+  Flow Execute(Wave& wave, const Instruction& inst);
+  Flow Illegal(Wave& wave, const Instruction& inst, const std::string& why);
+  Flow MemoryFault(Wave& wave, const Instruction& inst, const absl::Status& status);
+
+  // Families (scalar.cc, vector.cc, memory.cc).
+  Flow Sop1(Wave& wave, const Instruction& inst);
+  Flow Sop2(Wave& wave, const Instruction& inst);
+  Flow Sopc(Wave& wave, const Instruction& inst);
+  Flow Sopk(Wave& wave, const Instruction& inst);
+  Flow Sopp(Wave& wave, const Instruction& inst);
+  Flow Smem(Wave& wave, const Instruction& inst);
+  Flow Valu(Wave& wave, const Instruction& inst);
+  Flow Vop3p(Wave& wave, const Instruction& inst);
+  Flow Vopd(Wave& wave, const Instruction& inst);
+  Flow Global(Wave& wave, const Instruction& inst);
+  Flow Scratch(Wave& wave, const Instruction& inst);
+  Flow Ds(Wave& wave, const Instruction& inst);
+  Flow Mubuf(Wave& wave, const Instruction& inst);
+
+  // Scalar operand values (inline constants per the operand's type; `f64`/`f16` select the float encodings).
+  uint32_t ScalarValue(const Wave& wave, const Instruction& inst, uint16_t code) const;
+  uint64_t ScalarValue64(const Wave& wave, const Instruction& inst, uint16_t code, bool f64) const;
+  void WriteScalar(Wave& wave, uint16_t code, uint32_t value);
+  void WriteScalar64(Wave& wave, uint16_t code, uint64_t value);
+
+  const DispatchSetup& setup_;
+  MemoryView memory_;
+  std::vector<Wave> waves_;
+  std::vector<uint8_t> lds_;
+  std::vector<uint8_t> scratch_;  // per wave: lanes x scratch_bytes_per_lane
+  WaveFault fault_;
+  uint64_t lane_instructions_ = 0;
+};
+
+}  // namespace am::sim::isa
+
+#endif  // BAREGPU_AM_SIM_ISA_WORKGROUP_RUNNER_H_

@@ -1,0 +1,506 @@
+// The code-object parser on the real gfx1100 corpus the build compiles (tests/am/sim/isa/kernels), on copies of it
+// damaged field by field, and under random mutation. Expected values come from the kernels' sources (argument
+// sizes, LDS arrays, wave size flags) and from llvm-objdump-19's disassembly, never from the parser itself.
+#include "am/code_object.h"
+
+#include <elf.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "base/file.h"
+#include "gtest/gtest.h"
+#include "tests/am/sim/isa/kernels/corpus.h"
+
+namespace am {
+namespace {
+
+using ::am::sim::testing::CorpusEntry;
+using ::am::sim::testing::kCorpusDir;
+using ::am::sim::testing::kCorpusEntries;
+
+std::vector<uint8_t> ReadCorpusFile(const std::string& path) {
+  absl::StatusOr<std::string> bytes = base::ReadFile(path);
+  EXPECT_TRUE(bytes.ok()) << bytes.status() << " (the build makes the corpus: ninja -C BUILD)";
+  if (!bytes.ok()) return {};
+  return std::vector<uint8_t>(bytes->begin(), bytes->end());
+}
+
+std::vector<uint8_t> VectorAddO2() { return ReadCorpusFile(std::string(kCorpusDir) + "/vector_add-O2.co"); }
+
+absl::StatusOr<CodeObject> Parse(const std::vector<uint8_t>& bytes) { return CodeObject::Parse(bytes, "test.co"); }
+
+// Reads headers, sections and symbols with <elf.h> directly, to find the bytes a test damages.
+class ElfEditor {
+ public:
+  explicit ElfEditor(std::vector<uint8_t>& bytes) : bytes_(bytes) {}
+
+  template <typename T>
+  T Get(size_t offset) const {
+    T value;
+    std::memcpy(&value, bytes_.data() + offset, sizeof(T));
+    return value;
+  }
+  template <typename T>
+  void Set(size_t offset, T value) {
+    std::memcpy(bytes_.data() + offset, &value, sizeof(T));
+  }
+
+  Elf64_Ehdr header() const { return Get<Elf64_Ehdr>(0); }
+  size_t SectionHeaderOffset(size_t index) const { return header().e_shoff + index * sizeof(Elf64_Shdr); }
+  Elf64_Shdr Section(size_t index) const { return Get<Elf64_Shdr>(SectionHeaderOffset(index)); }
+  std::string SectionName(size_t index) const {
+    const Elf64_Shdr names = Section(header().e_shstrndx);
+    return reinterpret_cast<const char*>(bytes_.data() + names.sh_offset + Section(index).sh_name);
+  }
+  size_t FindSection(const std::string& name) const {
+    for (size_t i = 0; i < header().e_shnum; ++i) {
+      if (SectionName(i) == name) return i;
+    }
+    ADD_FAILURE() << "no section " << name;
+    return 0;
+  }
+  // File offset of the Elf64_Sym called `name` in symbol table section `table` ("" -> not found: 0).
+  size_t SymbolOffset(const std::string& table, const std::string& name) const {
+    const Elf64_Shdr symtab = Section(FindSection(table));
+    const Elf64_Shdr strtab = Section(symtab.sh_link);
+    for (size_t at = symtab.sh_offset; at < symtab.sh_offset + symtab.sh_size; at += sizeof(Elf64_Sym)) {
+      const auto sym = Get<Elf64_Sym>(at);
+      if (name == reinterpret_cast<const char*>(bytes_.data() + strtab.sh_offset + sym.st_name)) return at;
+    }
+    ADD_FAILURE() << "no symbol " << name << " in " << table;
+    return 0;
+  }
+  // File offset of a kernel descriptor (its symbol's value is a virtual address inside a PT_LOAD segment).
+  size_t DescriptorOffset(const std::string& kernel) const {
+    const uint64_t vaddr = Get<Elf64_Sym>(SymbolOffset(".dynsym", kernel + ".kd")).st_value;
+    for (size_t i = 0; i < header().e_phnum; ++i) {
+      const auto phdr = Get<Elf64_Phdr>(header().e_phoff + i * sizeof(Elf64_Phdr));
+      if (phdr.p_type == PT_LOAD && vaddr >= phdr.p_vaddr && vaddr < phdr.p_vaddr + phdr.p_filesz) {
+        return phdr.p_offset + (vaddr - phdr.p_vaddr);
+      }
+    }
+    ADD_FAILURE() << "descriptor of " << kernel << " is not in a segment";
+    return 0;
+  }
+  // Renames every occurrence of `from` in the string tables to `to` (same length).
+  void RenameSymbol(const std::string& from, const std::string& to) {
+    ASSERT_EQ(from.size(), to.size());
+    for (const char* table : {".dynstr", ".strtab"}) {
+      const Elf64_Shdr shdr = Section(FindSection(table));
+      for (size_t at = shdr.sh_offset; at + from.size() < shdr.sh_offset + shdr.sh_size; ++at) {
+        if (std::memcmp(bytes_.data() + at, from.c_str(), from.size() + 1) == 0) {
+          std::memcpy(bytes_.data() + at, to.c_str(), to.size());
+        }
+      }
+    }
+  }
+
+ private:
+  std::vector<uint8_t>& bytes_;
+};
+
+TEST(CodeObjectTest, EveryCorpusObjectIsAGfx1100CodeObject) {
+  ASSERT_GT(kCorpusEntries.size(), 0u);
+  for (const CorpusEntry& entry : kCorpusEntries) {
+    SCOPED_TRACE(entry.stem());
+    std::vector<uint8_t> bytes = ReadCorpusFile(entry.code_object_path());
+    absl::StatusOr<CodeObject> object = CodeObject::Parse(bytes, entry.stem());
+    ASSERT_TRUE(object.ok()) << object.status();
+    EXPECT_EQ(object->target(), "gfx1100");
+    EXPECT_EQ(object->abi_version(), 3);  // clang-19's default: code object V5 (ELFABIVERSION_AMDGPU_HSA_V5)
+    EXPECT_EQ(object->image_alignment(), 0x1000u);
+    ASSERT_FALSE(object->kernels().empty());
+    for (const CodeObject::Kernel& kernel : object->kernels()) {
+      SCOPED_TRACE(kernel.name);
+      EXPECT_EQ(kernel.entry_offset % 256, 0u);
+      EXPECT_EQ(kernel.descriptor_offset % 64, 0u);
+      EXPECT_GT(kernel.code_size, 0u);
+      EXPECT_LE(kernel.entry_offset + kernel.code_size, object->image().size());
+      // The descriptor in the image is the descriptor the parser returns.
+      EXPECT_EQ(std::memcmp(object->image().data() + kernel.descriptor_offset, &kernel.descriptor, 64), 0);
+    }
+  }
+}
+
+// Each kernel's entry is where llvm-objdump-19 puts its label, and the image holds the instruction words objdump
+// printed there.
+TEST(CodeObjectTest, EntriesAndCodeMatchObjdump) {
+  for (const CorpusEntry& entry : kCorpusEntries) {
+    SCOPED_TRACE(entry.stem());
+    absl::StatusOr<std::string> dis = base::ReadFile(entry.disassembly_path());
+    ASSERT_TRUE(dis.ok()) << dis.status();
+    absl::StatusOr<CodeObject> object = CodeObject::Parse(ReadCorpusFile(entry.code_object_path()), entry.stem());
+    ASSERT_TRUE(object.ok()) << object.status();
+    std::vector<std::string> lines = absl::StrSplit(*dis, '\n');
+    int labels = 0;
+    for (size_t i = 0; i + 1 < lines.size(); ++i) {
+      // "0000000000001700 <vector_add>:" then "\ts_load_b32 s2, s[0:1], 0x18   // 000000001700: F4000080 F8000018"
+      const std::string& line = lines[i];
+      const size_t open = line.find(" <"), close = line.find(">:");
+      if (open == std::string::npos || close == std::string::npos || close < open) continue;
+      const std::string name = line.substr(open + 2, close - open - 2);
+      uint64_t address = 0;
+      ASSERT_TRUE(absl::SimpleHexAtoi(line.substr(0, open), &address)) << line;
+      absl::StatusOr<const CodeObject::Kernel*> kernel = object->FindKernel(name);
+      ASSERT_TRUE(kernel.ok()) << kernel.status();
+      EXPECT_EQ((*kernel)->entry_offset, address) << name;
+      const std::string& first = lines[i + 1];
+      const size_t comment = first.find("// ");
+      ASSERT_NE(comment, std::string::npos) << first;
+      std::vector<std::string> words = absl::StrSplit(first.substr(first.find(": ", comment) + 2), ' ');
+      uint32_t word = 0;
+      ASSERT_TRUE(absl::SimpleHexAtoi(words[0], &word)) << first;
+      uint32_t in_image;
+      std::memcpy(&in_image, object->image().data() + address, 4);
+      EXPECT_EQ(in_image, word) << name << ": " << first;
+      ++labels;
+    }
+    EXPECT_EQ(labels, static_cast<int>(object->kernels().size()));
+  }
+}
+
+// What each kernel's source implies: explicit argument bytes at -O2 (no hidden arguments are used, so LLVM adds
+// none), its __local arrays, its wave size flag, and scratch for the private array (and for everything at -O0).
+TEST(CodeObjectTest, DescriptorsSayWhatTheSourcesAskFor) {
+  struct Expected {
+    const char* file;
+    const char* kernel;
+    uint32_t kernarg_bytes;  // explicit arguments, with alignment padding
+    uint32_t lds_bytes;
+    bool wave32;
+    uint32_t min_scratch_at_o2;
+  };
+  const Expected kExpected[] = {
+      {"vector_add", "vector_add", 3 * 8 + 4, 0, true, 0},
+      {"vector_add_wave64", "vector_add", 3 * 8 + 4, 0, false, 0},
+      {"saxpy", "saxpy", 4 + 4 + 8 + 8 + 4, 0, true, 0},  // float a, then 8-byte aligned pointers
+      {"fill", "fill", 8 + 3 * 4, 0, true, 0},
+      {"int64", "int64_ops", 3 * 8 + 4, 0, true, 0},
+      {"reduction", "reduce_sum", 2 * 8 + 4, 256 * 4, true, 0},
+      {"matmul", "matmul", 3 * 8 + 3 * 4, 2 * 16 * 16 * 4, true, 0},
+      {"histogram", "histogram", 3 * 8 + 4, 64 * 4, true, 0},
+      {"divergence", "divergence", 2 * 8 + 4, 0, true, 0},
+      {"half", "half_ops", 4 * 8 + 4, 0, true, 0},
+      {"half", "half2_ops", 3 * 8 + 4, 0, true, 0},
+      {"scratch", "scratch", 2 * 8 + 4, 0, true, 48 * 4},
+  };
+  for (const Expected& e : kExpected) {
+    for (const char* opt : {"O0", "O2"}) {
+      const std::string stem = std::string(e.file) + "-" + opt;
+      SCOPED_TRACE(stem + " " + e.kernel);
+      absl::StatusOr<CodeObject> object =
+          CodeObject::Parse(ReadCorpusFile(std::string(kCorpusDir) + "/" + stem + ".co"), stem);
+      ASSERT_TRUE(object.ok()) << object.status();
+      absl::StatusOr<const CodeObject::Kernel*> kernel = object->FindKernel(e.kernel);
+      ASSERT_TRUE(kernel.ok()) << kernel.status();
+      const KernelDescriptor& d = (*kernel)->descriptor;
+      EXPECT_EQ((*kernel)->lds_size(), e.lds_bytes);
+      EXPECT_EQ((*kernel)->wave32(), e.wave32);
+      EXPECT_TRUE(d.has(KernelDescriptor::kEnableSgprKernargSegmentPtr));
+      EXPECT_EQ(d.enabled_user_sgprs() <= d.user_sgpr_count(), true);
+      if (std::string(opt) == "O2") {
+        EXPECT_EQ((*kernel)->kernarg_size(), e.kernarg_bytes);
+        EXPECT_GE((*kernel)->scratch_size(), e.min_scratch_at_o2);
+        EXPECT_EQ(d.enable_private_segment(), e.min_scratch_at_o2 > 0);
+      } else {
+        // -O0 keeps every local variable on the stack, and adds the hidden arguments of code object V5.
+        EXPECT_GT((*kernel)->kernarg_size(), e.kernarg_bytes);
+        EXPECT_GT((*kernel)->scratch_size(), 0u);
+        EXPECT_TRUE(d.enable_private_segment());
+      }
+    }
+  }
+}
+
+TEST(CodeObjectTest, FindKernelNamesTheKernelsThere) {
+  absl::StatusOr<CodeObject> object =
+      CodeObject::Parse(ReadCorpusFile(std::string(kCorpusDir) + "/half-O2.co"), "half-O2.co");
+  ASSERT_TRUE(object.ok()) << object.status();
+  ASSERT_EQ(object->kernels().size(), 2u);
+  absl::StatusOr<const CodeObject::Kernel*> missing = object->FindKernel("half3_ops");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(missing.status().message(),
+            "half-O2.co: no kernel descriptor half3_ops.kd; the kernels here are half2_ops, half_ops");
+}
+
+// One damaged copy of vector_add-O2.co per case, and the words its error must contain.
+struct Damage {
+  const char* what;
+  void (*apply)(std::vector<uint8_t>&);
+  std::vector<const char*> expected;
+};
+
+class CodeObjectDamageTest : public ::testing::TestWithParam<Damage> {};
+
+TEST_P(CodeObjectDamageTest, IsRefusedWithAnErrorNamingIt) {
+  std::vector<uint8_t> bytes = VectorAddO2();
+  ASSERT_FALSE(bytes.empty());
+  GetParam().apply(bytes);
+  absl::StatusOr<CodeObject> object = Parse(bytes);
+  ASSERT_FALSE(object.ok()) << GetParam().what;
+  EXPECT_EQ(object.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string message(object.status().message());
+  EXPECT_TRUE(absl::StartsWith(message, "test.co: ")) << message;
+  for (const char* word : GetParam().expected) EXPECT_TRUE(absl::StrContains(message, word)) << message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Fields, CodeObjectDamageTest,
+    ::testing::Values(
+        Damage{"empty", [](std::vector<uint8_t>& b) { b.clear(); }, {"not an ELF file", "[]"}},
+        Damage{"bad magic", [](std::vector<uint8_t>& b) { b[3] = 'G'; }, {"not an ELF file", "[7f 45 4c 47]"}},
+        Damage{"header cut", [](std::vector<uint8_t>& b) { b.resize(40); }, {"truncated: 40 bytes", "64-byte"}},
+        Damage{"32-bit", [](std::vector<uint8_t>& b) { b[EI_CLASS] = ELFCLASS32; }, {"EI_CLASS", "offset 4", "is 1"}},
+        Damage{"big-endian", [](std::vector<uint8_t>& b) { b[EI_DATA] = ELFDATA2MSB; }, {"EI_DATA", "is 2"}},
+        Damage{"PAL", [](std::vector<uint8_t>& b) { b[EI_OSABI] = 65; },
+               {"EI_OSABI", "offset 7 is 65", "ELFOSABI_AMDGPU_HSA", "amdgcn-amd-amdhsa"}},
+        Damage{"code object V3", [](std::vector<uint8_t>& b) { b[EI_ABIVERSION] = 1; },
+               {"EI_ABIVERSION", "code object V3", "V4-V6"}},
+        Damage{"executable", [](std::vector<uint8_t>& b) { ElfEditor(b).Set<uint16_t>(16, ET_EXEC); },
+               {"e_type at offset 16 is 2", "ET_DYN"}},
+        Damage{"x86", [](std::vector<uint8_t>& b) { ElfEditor(b).Set<uint16_t>(18, EM_X86_64); },
+               {"e_machine at offset 18 is 62", "224 (EM_AMDGPU)"}},
+        Damage{"gfx1030", [](std::vector<uint8_t>& b) { ElfEditor(b).Set<uint32_t>(48, 0x36); },
+               {"target is gfx1030", "EF_AMDGPU_MACH 0x36", "expected gfx1100 (0x41)", "-mcpu=gfx1100"}},
+        Damage{"unknown target", [](std::vector<uint8_t>& b) { ElfEditor(b).Set<uint32_t>(48, 0x7f); },
+               {"target is unknown", "0x7f"}},
+        Damage{"xnack on", [](std::vector<uint8_t>& b) { ElfEditor(b).Set<uint32_t>(48, 0x341); },
+               {"e_flags 0x341", "bits 0x300"}},
+        Damage{"program headers past the end",
+               [](std::vector<uint8_t>& b) { ElfEditor(b).Set<uint64_t>(32, b.size() - 100); },
+               {"program header table", "runs past the end of the file"}},
+        Damage{"program header size",
+               [](std::vector<uint8_t>& b) { ElfEditor(b).Set<uint16_t>(offsetof(Elf64_Ehdr, e_phentsize), 32); },
+               {"e_phentsize at offset 54 is 32, expected 56"}},
+        Damage{"no program headers",
+               [](std::vector<uint8_t>& b) { ElfEditor(b).Set<uint16_t>(offsetof(Elf64_Ehdr, e_phnum), 0); },
+               {"e_phnum is 0"}},
+        Damage{"segment past the end",
+               [](std::vector<uint8_t>& b) {
+                 // The second program header is the first PT_LOAD (after PT_PHDR).
+                 ElfEditor e(b);
+                 const size_t load = e.header().e_phoff + sizeof(Elf64_Phdr);
+                 ASSERT_EQ(e.Get<Elf64_Phdr>(load).p_type, static_cast<uint32_t>(PT_LOAD));
+                 e.Set<uint64_t>(load + offsetof(Elf64_Phdr, p_filesz), b.size() + 1);
+                 e.Set<uint64_t>(load + offsetof(Elf64_Phdr, p_memsz), b.size() + 1);
+               },
+               {"PT_LOAD program header 1", "p_filesz", "runs past the end of the file"}},
+        Damage{"huge segment",
+               [](std::vector<uint8_t>& b) {
+                 ElfEditor e(b);
+                 e.Set<uint64_t>(e.header().e_phoff + sizeof(Elf64_Phdr) + offsetof(Elf64_Phdr, p_memsz),
+                                 uint64_t{1} << 40);
+               },
+               {"p_memsz 0x10000000000", "256 MiB"}},
+        Damage{"file bytes beyond memory",
+               [](std::vector<uint8_t>& b) {
+                 ElfEditor e(b);
+                 e.Set<uint64_t>(e.header().e_phoff + sizeof(Elf64_Phdr) + offsetof(Elf64_Phdr, p_memsz), 4);
+               },
+               {"p_filesz", "is larger than p_memsz 0x4"}},
+        Damage{"overlapping segments",
+               [](std::vector<uint8_t>& b) {
+                 ElfEditor e(b);  // the code segment moved onto the read-only one
+                 e.Set<uint64_t>(e.header().e_phoff + 2 * sizeof(Elf64_Phdr) + offsetof(Elf64_Phdr, p_vaddr), 0x100);
+               },
+               {"overlaps an earlier PT_LOAD segment"}},
+        Damage{"section headers past the end",
+               [](std::vector<uint8_t>& b) { ElfEditor(b).Set<uint64_t>(offsetof(Elf64_Ehdr, e_shoff), b.size()); },
+               {"section header table", "runs past the end of the file"}},
+        Damage{"cut before the section headers", [](std::vector<uint8_t>& b) { b.resize(b.size() - 1); },
+               {"section header table", "runs past the end of the file"}},
+        Damage{"bad e_shstrndx",
+               [](std::vector<uint8_t>& b) { ElfEditor(b).Set<uint16_t>(offsetof(Elf64_Ehdr, e_shstrndx), 99); },
+               {"e_shstrndx at offset 62 is 99", "only 14 sections"}},
+        Damage{"section names not a string table",
+               [](std::vector<uint8_t>& b) {
+                 ElfEditor e(b);
+                 e.Set<uint32_t>(e.SectionHeaderOffset(e.header().e_shstrndx) + offsetof(Elf64_Shdr, sh_type),
+                                 SHT_PROGBITS);
+               },
+               {"named by e_shstrndx", "expected 3 (SHT_STRTAB)"}},
+        Damage{"symbol size field",
+               [](std::vector<uint8_t>& b) {
+                 ElfEditor e(b);
+                 e.Set<uint64_t>(e.SectionHeaderOffset(e.FindSection(".dynsym")) + offsetof(Elf64_Shdr, sh_entsize),
+                                 16);
+               },
+               {"(.dynsym): sh_entsize is 16, expected 24"}},
+        Damage{"symbol name out of bounds",
+               [](std::vector<uint8_t>& b) {
+                 ElfEditor e(b);
+                 e.Set<uint32_t>(e.SymbolOffset(".symtab", "vector_add.kd") + offsetof(Elf64_Sym, st_name), 0x7fffff);
+               },
+               {"of .symtab", "st_name 0x7fffff is past the end of its string table"}},
+        Damage{"unterminated string table",
+               [](std::vector<uint8_t>& b) {
+                 ElfEditor e(b);
+                 const Elf64_Shdr dynstr = e.Section(e.FindSection(".dynstr"));
+                 b[dynstr.sh_offset + dynstr.sh_size - 1] = 'x';
+               },
+               {".dynsym's sh_link", "does not end with a NUL byte"}},
+        Damage{"tables disagree",
+               [](std::vector<uint8_t>& b) {
+                 ElfEditor e(b);
+                 e.Set<uint64_t>(e.SymbolOffset(".dynsym", "vector_add.kd") + offsetof(Elf64_Sym, st_value), 0x640);
+               },
+               {"symbol vector_add.kd is", "in .dynsym but", "in .symtab"}},
+        Damage{"no descriptor",
+               [](std::vector<uint8_t>& b) { ElfEditor(b).RenameSymbol("vector_add.kd", "vector_add.kx"); },
+               {"no kernel descriptors", "NAME.kd"}},
+        Damage{"descriptor size",
+               [](std::vector<uint8_t>& b) {
+                 ElfEditor e(b);
+                 for (const char* table : {".dynsym", ".symtab"}) {
+                   e.Set<uint64_t>(e.SymbolOffset(table, "vector_add.kd") + offsetof(Elf64_Sym, st_size), 32);
+                 }
+               },
+               {"kernel descriptor vector_add.kd", "is 32 bytes", "is 64"}},
+        Damage{"descriptor outside the file",
+               [](std::vector<uint8_t>& b) {
+                 ElfEditor e(b);
+                 for (const char* table : {".dynsym", ".symtab"}) {
+                   e.Set<uint64_t>(e.SymbolOffset(table, "vector_add.kd") + offsetof(Elf64_Sym, st_value), 0x7fffc0);
+                 }
+               },
+               {"vector_add.kd at 0x7fffc0", "not inside the file bytes of any PT_LOAD segment"}},
+        Damage{"descriptor misaligned",
+               [](std::vector<uint8_t>& b) {
+                 ElfEditor e(b);
+                 for (const char* table : {".dynsym", ".symtab"}) {
+                   const size_t at = e.SymbolOffset(table, "vector_add.kd") + offsetof(Elf64_Sym, st_value);
+                   e.Set<uint64_t>(at, e.Get<uint64_t>(at) - 8);
+                 }
+               },
+               {"not 64-byte aligned"}},
+        Damage{"entry misaligned",
+               [](std::vector<uint8_t>& b) {
+                 ElfEditor e(b);
+                 const size_t at = e.DescriptorOffset("vector_add") + 16;
+                 e.Set<int64_t>(at, e.Get<int64_t>(at) + 4);
+               },
+               {"kernel_code_entry_byte_offset at file offset", "not 256-byte aligned"}},
+        Damage{"entry elsewhere",
+               [](std::vector<uint8_t>& b) {
+                 ElfEditor e(b);
+                 const size_t at = e.DescriptorOffset("vector_add") + 16;
+                 e.Set<int64_t>(at, e.Get<int64_t>(at) + 256);
+               },
+               {"is not symbol vector_add at 0x1700"}},
+        Damage{"entry outside code",
+               [](std::vector<uint8_t>& b) { ElfEditor(b).Set<int64_t>(ElfEditor(b).DescriptorOffset("vector_add") + 16, -0x600); },
+               {"is -1536", "not inside an executable PT_LOAD segment"}},
+        Damage{"entry before address 0",
+               [](std::vector<uint8_t>& b) {
+                 ElfEditor(b).Set<int64_t>(ElfEditor(b).DescriptorOffset("vector_add") + 16, INT64_MIN);
+               },
+               {"not inside an executable PT_LOAD segment"}},
+        Damage{"reserved descriptor bits",
+               [](std::vector<uint8_t>& b) { b[ElfEditor(b).DescriptorOffset("vector_add") + 30] = 1; },
+               {"reserved bits 351:192", "are not 0"}},
+        Damage{"reserved property bits",
+               [](std::vector<uint8_t>& b) {
+                 ElfEditor e(b);
+                 const size_t at = e.DescriptorOffset("vector_add") + 56;
+                 e.Set<uint16_t>(at, e.Get<uint16_t>(at) | 0x1000);
+               },
+               {"kernel_code_properties", "reserved bits 0x1000 are set"}},
+        Damage{"kernarg preload",
+               [](std::vector<uint8_t>& b) {
+                 ElfEditor(b).Set<uint16_t>(ElfEditor(b).DescriptorOffset("vector_add") + 58, 2);
+               },
+               {"kernarg_preload", "is 0x2", "GFX90A/GFX940, not gfx1100"}},
+        Damage{"too much LDS",
+               [](std::vector<uint8_t>& b) {
+                 ElfEditor(b).Set<uint32_t>(ElfEditor(b).DescriptorOffset("vector_add"), 65537);
+               },
+               {"group_segment_fixed_size", "65537 bytes of LDS", "at most 65536"}},
+        Damage{"user SGPR count",
+               [](std::vector<uint8_t>& b) {
+                 ElfEditor e(b);
+                 const size_t at = e.DescriptorOffset("vector_add") + 52;
+                 e.Set<uint32_t>(at, (e.Get<uint32_t>(at) & ~0x3eu) | (1 << 1));
+               },
+               {"USER_SGPR_COUNT 1", "fewer than the 2 user SGPRs"}}),
+    [](const ::testing::TestParamInfo<Damage>& info) {
+      std::string name;
+      for (const char* c = info.param.what; *c; ++c) name += std::isalnum(static_cast<unsigned char>(*c)) ? *c : '_';
+      return name;
+    });
+
+TEST(CodeObjectTest, ARelocatableObjectIsToldToLink) {
+  std::vector<uint8_t> bytes = ReadCorpusFile(std::string(kCorpusDir) + "/vector_add-O2.o");
+  absl::StatusOr<CodeObject> object = Parse(bytes);
+  ASSERT_FALSE(object.ok());
+  EXPECT_TRUE(absl::StrContains(object.status().message(), "(ET_REL)")) << object.status();
+  EXPECT_TRUE(absl::StrContains(object.status().message(), "ld.lld-19 -shared")) << object.status();
+}
+
+TEST(CodeObjectTest, EveryTruncationIsRefused) {
+  const std::vector<uint8_t> whole = VectorAddO2();
+  ASSERT_FALSE(whole.empty());
+  for (size_t length = 0; length < whole.size(); ++length) {
+    std::vector<uint8_t> cut(whole.begin(), whole.begin() + length);
+    EXPECT_FALSE(Parse(cut).ok()) << "cut to " << length << " bytes";
+  }
+}
+
+// Thousands of random damages to each corpus object: the parser must return (ASan checks every read), and what
+// it accepts must be self-consistent.
+TEST(CodeObjectTest, RandomMutationsNeverCrashOrEscapeTheImage) {
+  std::mt19937_64 random(20260612);
+  int accepted = 0, refused = 0;
+  for (const CorpusEntry& entry : kCorpusEntries) {
+    const std::vector<uint8_t> original = ReadCorpusFile(entry.code_object_path());
+    ASSERT_FALSE(original.empty());
+    for (int round = 0; round < 400; ++round) {
+      std::vector<uint8_t> bytes = original;
+      const int edits = 1 + random() % 4;
+      for (int e = 0; e < edits; ++e) {
+        switch (random() % 4) {
+          case 0:  // a random byte anywhere
+            bytes[random() % bytes.size()] = random();
+            break;
+          case 1: {  // an extreme 64-bit value at an 8-byte boundary (offsets, sizes, addresses in the tables)
+            const uint64_t values[] = {0, ~uint64_t{0}, uint64_t{1} << 63, bytes.size(), bytes.size() - 1, 0x40};
+            if (bytes.size() < 8) break;
+            const size_t at = (random() % (bytes.size() / 8)) * 8;
+            std::memcpy(bytes.data() + at, &values[random() % 6], 8);
+            break;
+          }
+          case 2:  // a flipped bit in the first 4 KiB (the headers, the symbol and string tables, descriptors)
+            bytes[random() % std::min<size_t>(bytes.size(), 4096)] ^= 1 << (random() % 8);
+            break;
+          default:  // a cut
+            bytes.resize(random() % bytes.size() + 1);
+            break;
+        }
+      }
+      absl::StatusOr<CodeObject> object = CodeObject::Parse(bytes, entry.stem());
+      if (!object.ok()) {
+        ++refused;
+        EXPECT_TRUE(absl::StartsWith(object.status().message(), entry.stem() + ": ")) << object.status();
+        continue;
+      }
+      ++accepted;
+      EXPECT_LE(object->image().size(), uint64_t{256} << 20);
+      for (const CodeObject::Kernel& kernel : object->kernels()) {
+        EXPECT_LE(kernel.descriptor_offset + 64, object->image().size());
+        EXPECT_LT(kernel.entry_offset, object->image().size());
+        EXPECT_EQ(kernel.entry_offset % 256, 0u);
+      }
+    }
+  }
+  // Both outcomes happen: bytes outside what the parser reads (code, notes) leave the object valid.
+  EXPECT_GT(accepted, 0);
+  EXPECT_GT(refused, 0);
+}
+
+}  // namespace
+}  // namespace am
