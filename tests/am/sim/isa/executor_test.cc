@@ -1,0 +1,259 @@
+// Rdna3Executor driven directly: assembled snippets (tests/am/sim/isa/asm, llvm-mc-19) run on FlatMemory, and
+// each result is checked against a value worked out by hand from the RDNA3 ISA's operation descriptions.
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include "am/regs/gc.h"
+#include "am/regs/gfx_srcid_constants.h"
+#include "am/regs/ih_constants.h"
+#include "am/sim/isa/rdna3_executor.h"
+#include "gtest/gtest.h"
+#include "tests/am/sim/isa/asm_snippets.h"
+#include "tests/am/sim/model_fixture.h"
+
+namespace am::sim::isa {
+namespace {
+
+namespace gc = regs::gc;
+
+constexpr uint64_t kProgram = 0x10000;
+constexpr uint64_t kOut = 0x200000;
+constexpr uint64_t kIn = 0x300000;
+constexpr uint64_t kCounter = 0x400000;
+
+class ExecutorTest : public ::testing::Test {
+ protected:
+  // Places the snippet's code at kProgram.
+  void Load(const char* name) {
+    std::ifstream in(testing::AsmSnippetPath(name, ".bin"), std::ios::binary);
+    ASSERT_TRUE(in) << "missing " << testing::AsmSnippetPath(name, ".bin");
+    std::vector<uint8_t> code((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    code.resize((code.size() + 4095) / 4096 * 4096, 0);
+    std::span<uint8_t> where = fixture_.memory().Place(kProgram, code.size());
+    std::memcpy(where.data(), code.data(), code.size());
+  }
+  DispatchState State(std::vector<uint32_t> user_data, uint32_t threads, uint32_t lds_granules = 0) {
+    DispatchState state;
+    state.program_address = kProgram;
+    // FLOAT_MODE 0xf0: round to nearest even, denormals kept (what clang sets for OpenCL on gfx11).
+    state.pgm_rsrc1 = gc::COMPUTE_PGM_RSRC1{}.float_mode(0xf0).raw();
+    state.pgm_rsrc2 = gc::COMPUTE_PGM_RSRC2{}
+                          .user_sgpr(static_cast<uint32_t>(user_data.size()))
+                          .tgid_x_en(1)
+                          .scratch_en(1)
+                          .lds_size(lds_granules)
+                          .raw();
+    for (size_t i = 0; i < user_data.size(); ++i) state.user_data[i] = user_data[i];
+    state.num_thread = {threads, 1, 1};
+    state.dimensions = {1, 1, 1};
+    state.dispatch_initiator = gc::COMPUTE_DISPATCH_INITIATOR{}.compute_shader_en(1).cs_w32_en(1).raw();
+    state.tmpring_size = gc::COMPUTE_TMPRING_SIZE{}.waves(1).wavesize(1).raw();  // 256 bytes per wave32: 8 per lane
+    state.memory = {Hub::kGc, 0, 0, "sq", false};
+    return state;
+  }
+  static std::vector<uint32_t> Pointer(uint64_t address) {
+    return {static_cast<uint32_t>(address), static_cast<uint32_t>(address >> 32)};
+  }
+  absl::Status Run(const char* name, std::vector<uint32_t> user_data, uint32_t threads = 32) {
+    Load(name);
+    return executor_.Dispatch(State(std::move(user_data), threads), fixture_.memory());
+  }
+  std::span<uint32_t> Out(size_t dwords) {
+    std::span<uint8_t> bytes = fixture_.memory().Place(kOut, dwords * 4);
+    return {reinterpret_cast<uint32_t*>(bytes.data()), dwords};
+  }
+
+  testing::ModelFixture fixture_;
+  Rdna3Executor executor_{fixture_.context(), 2};
+};
+
+float F(uint32_t bits) { return std::bit_cast<float>(bits); }
+
+TEST_F(ExecutorTest, ScalarAlu) {
+  std::span<uint32_t> out = Out(32);
+  ASSERT_TRUE(Run("salu", Pointer(kOut), 1).ok());
+  EXPECT_EQ(out[0], 5u);  // 7 + 0xfffffffe
+  EXPECT_EQ(out[1], 1u);  // carry out selected 1
+  EXPECT_EQ(static_cast<int32_t>(out[2]), -21);
+  EXPECT_EQ(out[3], 0u);           // 1 << 40, low dword
+  EXPECT_EQ(out[4], 0x100u);       // high dword
+  EXPECT_EQ(out[5], 0x12u);        // bits 15:8 of 0xabcd1234
+  EXPECT_EQ(out[6], 0xffff8000u);  // s_movk sign-extends
+  EXPECT_EQ(out[7], 64u);          // SCC from a signed compare
+  EXPECT_EQ(out[8], 7u);
+  EXPECT_EQ(out[9], 8u);
+  EXPECT_EQ(out[10], 0xfffffffeu);  // 3 - 5
+  EXPECT_EQ(out[11], 9u);           // 10 - 0 - borrow
+  EXPECT_EQ(static_cast<int32_t>(out[12]), -8);
+  EXPECT_EQ(out[13], 3u);
+  EXPECT_EQ(out[14], 0xf0u);
+  EXPECT_EQ(out[15], 112u);  // (3 << 2) + 100
+  EXPECT_EQ(out[16], 3u);    // high dword of 0x80000000 * 6
+  EXPECT_EQ(static_cast<int32_t>(out[17]), -128);
+  EXPECT_EQ(out[18], 0x80000000u);
+}
+
+TEST_F(ExecutorTest, VectorInteger) {
+  std::span<uint32_t> out = Out(12 * 32);
+  ASSERT_TRUE(Run("valu_int", Pointer(kOut)).ok());
+  for (uint32_t l = 0; l < 32; ++l) {
+    SCOPED_TRACE(l);
+    EXPECT_EQ(out[0 * 32 + l], 3 * l + 5);
+    EXPECT_EQ(out[1 * 32 + l], l - 10);
+    EXPECT_EQ(out[2 * 32 + l], (l + 1) / 2);
+    EXPECT_EQ(out[3 * 32 + l], l < 16 ? 111u : 64u);
+    EXPECT_EQ(out[4 * 32 + l], l > 0 ? 1u : 0u);  // carry of 0xffffffff + l
+    const int32_t field = static_cast<int32_t>(l & 7);
+    EXPECT_EQ(static_cast<int32_t>(out[5 * 32 + l]), field >= 4 ? field - 8 : field);
+    EXPECT_EQ(out[6 * 32 + l], l < 8 ? 77u : 0u);
+    EXPECT_EQ(out[7 * 32 + l], l == 9 ? 5u : 0u);
+    EXPECT_EQ(out[8 * 32 + l], l >> 4);
+    const uint64_t pair = (uint64_t{l == 9 ? 5u : 0u} << 32) | l;
+    EXPECT_EQ(out[9 * 32 + l], static_cast<uint32_t>((pair << 31) >> 32));
+    EXPECT_EQ(out[10 * 32 + l], l);
+    EXPECT_EQ(out[11 * 32 + l], l ^ 1);
+  }
+}
+
+TEST_F(ExecutorTest, VectorFloat) {
+  std::span<uint32_t> out = Out(12 * 32);
+  ASSERT_TRUE(Run("valu_float", Pointer(kOut)).ok());
+  for (uint32_t l = 0; l < 32; ++l) {
+    SCOPED_TRACE(l);
+    const float f = static_cast<float>(l);
+    EXPECT_EQ(F(out[0 * 32 + l]), f / 2 + 1);
+    EXPECT_EQ(F(out[1 * 32 + l]), f * f - f);
+    EXPECT_EQ(F(out[2 * 32 + l]), std::sqrt(f));
+    EXPECT_EQ(static_cast<int32_t>(out[3 * 32 + l]), static_cast<int32_t>(2 - f));
+    EXPECT_EQ(F(out[4 * 32 + l]), l > 10 ? 4.0f : -1.0f);
+    EXPECT_EQ(F(out[5 * 32 + l]), f + 0.5f);  // exact in half precision for l < 32
+    // Half of 2l + 1: sign 0, value 2l + 1 (exact), in the low 16 bits; high half 0 + 0.
+    const _Float16 expected = static_cast<_Float16>(2 * f + 1);
+    EXPECT_EQ(out[6 * 32 + l] & 0xffff, std::bit_cast<uint16_t>(expected));
+    EXPECT_EQ(out[6 * 32 + l] >> 16, 0u);
+    EXPECT_EQ(F(out[7 * 32 + l]), f * f);
+    EXPECT_EQ(F(out[8 * 32 + l]), 2 * f);
+    EXPECT_EQ(F(out[9 * 32 + l]), 0.25f);
+    EXPECT_EQ(F(out[10 * 32 + l]), 1.0f / (f + 1));
+    EXPECT_EQ(out[11 * 32 + l], 1u);
+  }
+}
+
+TEST_F(ExecutorTest, VectorMemoryAtomicsAndScratch) {
+  std::span<uint32_t> out = Out(7 * 32);
+  for (uint32_t l = 0; l < 32; ++l) out[6 * 32 + l] = 0xaaaaaaaa;
+  std::span<uint8_t> in = fixture_.memory().Place(kIn, 64);
+  for (int i = 0; i < 64; ++i) in[i] = static_cast<uint8_t>(i);
+  std::span<uint8_t> counter = fixture_.memory().Place(kCounter, 4);
+  std::vector<uint32_t> user = Pointer(kOut);
+  for (uint32_t v : Pointer(kIn)) user.push_back(v);
+  for (uint32_t v : Pointer(kCounter)) user.push_back(v);
+  ASSERT_TRUE(Run("memory", user).ok());
+  uint32_t count = 0;
+  std::memcpy(&count, counter.data(), 4);
+  EXPECT_EQ(count, 32u);
+  std::vector<bool> seen(32, false);
+  for (uint32_t l = 0; l < 32; ++l) {
+    SCOPED_TRACE(l);
+    EXPECT_EQ(out[0 * 32 + l], l);
+    EXPECT_EQ(out[1 * 32 + l], 0x3f3eu);
+    EXPECT_EQ(out[2 * 32 + l], 0x0f0e0d0cu);
+    ASSERT_LT(out[3 * 32 + l], 32u);
+    EXPECT_FALSE(seen[out[3 * 32 + l]]) << "two lanes got old value " << out[3 * 32 + l];
+    seen[out[3 * 32 + l]] = true;
+    EXPECT_EQ(out[4 * 32 + l], l * l);
+    EXPECT_EQ(out[5 * 32 + l], 1000 + l);
+    EXPECT_EQ(out[6 * 32 + l], 0xaaaa0000u | l);
+  }
+}
+
+TEST_F(ExecutorTest, LdsAndBarrierAcrossWaves) {
+  std::span<uint32_t> out = Out(3 * 64);
+  Load("lds");
+  // 64 work-items = two wave32s; 260 bytes of LDS = one 512-byte granule.
+  ASSERT_TRUE(executor_.Dispatch(State(Pointer(kOut), 64, 1), fixture_.memory()).ok());
+  for (uint32_t t = 0; t < 64; ++t) {
+    SCOPED_TRACE(t);
+    EXPECT_EQ(out[t], 2 * (63 - t));
+    EXPECT_EQ(out[64 + t], 64u);
+    EXPECT_EQ(out[128 + t], 2u);
+  }
+}
+
+TEST_F(ExecutorTest, BranchesAndDivergence) {
+  std::span<uint32_t> out = Out(3 * 32);
+  ASSERT_TRUE(Run("branches", Pointer(kOut)).ok());
+  for (uint32_t l = 0; l < 32; ++l) {
+    SCOPED_TRACE(l);
+    EXPECT_EQ(out[l], 55u);
+    EXPECT_EQ(out[32 + l], l % 2 == 0 ? 10 * l : 0u - l);
+    EXPECT_EQ(out[64 + l], static_cast<uint32_t>(std::bit_width(l)));
+  }
+}
+
+TEST_F(ExecutorTest, WorkgroupIdsAndManyWorkgroups) {
+  // The same snippet over 8 workgroups of 32: each writes its rows at the same place, so instead check that a
+  // grid runs every workgroup by counting with the memory snippet's atomic.
+  std::span<uint32_t> out = Out(7 * 32);
+  (void)out;
+  std::span<uint8_t> in = fixture_.memory().Place(kIn, 64);
+  (void)in;
+  std::span<uint8_t> counter = fixture_.memory().Place(kCounter, 4);
+  std::vector<uint32_t> user = Pointer(kOut);
+  for (uint32_t v : Pointer(kIn)) user.push_back(v);
+  for (uint32_t v : Pointer(kCounter)) user.push_back(v);
+  Load("memory");
+  DispatchState state = State(user, 32);
+  state.dimensions = {4, 2, 1};
+  ASSERT_TRUE(executor_.Dispatch(state, fixture_.memory()).ok());
+  uint32_t count = 0;
+  std::memcpy(&count, counter.data(), 4);
+  EXPECT_EQ(count, 8u * 32u);
+}
+
+TEST_F(ExecutorTest, OutOfBoundsStoreIsAVmFaultThatStopsTheDispatch) {
+  std::span<uint32_t> out = Out(1);
+  out[0] = 0xdeadbeef;
+  // s[0:1] points at unmapped memory; s[2:3] at the output, which the second store would write.
+  std::vector<uint32_t> user = Pointer(0x7770000);
+  for (uint32_t v : Pointer(kOut)) user.push_back(v);
+  absl::Status status = Run("fault", user, 1);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("0x7770000"), std::string::npos) << status;
+  EXPECT_NE(status.message().find("global_store_b32"), std::string::npos) << status;
+  EXPECT_EQ(fixture_.memory().faults(), 1);
+  EXPECT_EQ(out[0], 0xdeadbeefu) << "the store after the faulting one ran";
+}
+
+TEST_F(ExecutorTest, IllegalInstructionPostsTheSqInterrupt) {
+  std::span<uint32_t> out = Out(1);
+  absl::Status status = Run("illegal", Pointer(kOut), 1);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(out[0], 0x55u) << "the store before the illegal instruction";
+  // v_mov (4 bytes), v_mov with literal (8), global_store (8): the bad word is at program + 20.
+  EXPECT_NE(status.message().find("0x10014"), std::string::npos) << status;
+  EXPECT_NE(status.message().find("bf860000"), std::string::npos) << status;
+  ASSERT_TRUE(fixture_.interrupts().WaitFor(1));
+  const InterruptEntry entry = fixture_.interrupts().entries()[0];
+  EXPECT_EQ(entry.client_id, regs::ih::SOC21_IH_CLIENTID_GRBM_CP);
+  EXPECT_EQ(entry.source_id, regs::ih::GFX_11_0_0__SRCID__SQ_INTERRUPT_ID);
+  EXPECT_EQ((entry.src_data[0] >> 21) & 0xf, 1u);  // SQ_INTERRUPT_ERROR_TYPE_ILLEGAL_INST
+  EXPECT_EQ((entry.src_data[1] >> 6) & 3, 2u);     // SQ_INTERRUPT_WORD_ENCODING_ERROR
+  EXPECT_EQ(entry.src_data[2], kProgram + 20);
+  ASSERT_FALSE(fixture_.errors().errors().empty());
+  EXPECT_EQ(fixture_.errors().errors()[0].model, "sq");
+}
+
+TEST_F(ExecutorTest, BadWorkgroupSizeIsRefused) {
+  Load("salu");
+  DispatchState state = State(Pointer(kOut), 0);
+  EXPECT_FALSE(executor_.Dispatch(state, fixture_.memory()).ok());
+  state.num_thread = {2048, 1, 1};
+  EXPECT_FALSE(executor_.Dispatch(state, fixture_.memory()).ok());
+}
+
+}  // namespace
+}  // namespace am::sim::isa
