@@ -19,6 +19,7 @@ class Value {
  public:
   Value(uint64_t constant) : constant_(constant) {}                    // NOLINT: a plain number is a constant value
   Value(int constant) : constant_(static_cast<uint64_t>(constant)) {}  // NOLINT
+  Value(uint32_t constant) : constant_(constant) {}                    // NOLINT
   Value(Variable variable) : variable_(variable.index), is_variable_(true) {}  // NOLINT
 
   bool is_variable() const { return is_variable_; }
