@@ -42,16 +42,8 @@ auto* const kStateDir = RegisterSimStateDir();
 
 constexpr uint32_t kCanary = 0xa5a5a5a5;
 
-// (stem, reason) of kernels the interpreter cannot run yet; see /work/notes/isa_gaps.md.
-// "FILE-OPT:KERNEL" -> the gap.
-const std::vector<std::pair<std::string, std::string>> kKnownGaps = {
-    {"reduction-O0:reduce_sum", "buffer_gl0_inv (MUBUF) after s_barrier"},
-    {"reduction-O2:reduce_sum", "buffer_gl0_inv (MUBUF) after s_barrier"},
-    {"matmul-O0:matmul", "buffer_gl0_inv (MUBUF) after s_barrier"},
-    {"matmul-O2:matmul", "buffer_gl0_inv (MUBUF) after s_barrier"},
-    {"histogram-O0:histogram", "buffer_gl0_inv (MUBUF) after s_barrier"},
-    {"histogram-O2:histogram", "buffer_gl0_inv (MUBUF) after s_barrier"},
-};
+// Kernels the interpreter cannot run yet, "FILE-OPT:KERNEL" -> the gap (see /work/notes/isa_gaps.md).
+const std::vector<std::pair<std::string, std::string>> kKnownGaps = {};
 
 // Explicit kernel arguments, each aligned to its size as the AMDGPU kernarg segment lays them out.
 class Args {
