@@ -181,6 +181,7 @@ TEST(CodeObjectTest, DescriptorsSayWhatTheSourcesAskFor) {
       {"vector_add_wave64", "vector_add", 3 * 8 + 4, 0, false, 0},
       {"saxpy", "saxpy", 4 + 4 + 8 + 8 + 4, 0, true, 0},  // float a, then 8-byte aligned pointers
       {"fill", "fill", 8 + 3 * 4, 0, true, 0},
+      {"grid3d", "grid3d", 8 + 4 * 4, 0, true, 0},
       {"int64", "int64_ops", 3 * 8 + 4, 0, true, 0},
       {"reduction", "reduce_sum", 2 * 8 + 4, 256 * 4, true, 0},
       {"matmul", "matmul", 3 * 8 + 3 * 4, 2 * 16 * 16 * 4, true, 0},

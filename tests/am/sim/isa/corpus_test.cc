@@ -8,6 +8,7 @@
 // entry) and run as DISABLED_ tests until the gap closes.
 #include "tests/am/sim/isa/kernels/corpus.h"
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -195,6 +196,19 @@ void Fill(CaseContext& c) {
   });
 }
 
+void Grid3d(CaseContext& c) {
+  const uint32_t width = 10, height = 7, depth = 5, salt = 0x5a000000;
+  const std::array<uint32_t, 3> groups = {(width + 3) / 4, (height + 3) / 4, (depth + 3) / 4};
+  const uint32_t elements = width * height * depth;
+  ASSIGN_OR_FAIL(out, c.Buffer((elements + 64) * 4));
+  absl::Status launched = c.Launch(Args().Add(out.va).Add(width).Add(height).Add(depth).Add(salt), {groups, {4, 4, 4}});
+  ASSERT_TRUE(launched.ok()) << launched;
+  ExpectWords(out.as<uint32_t>().first(elements + 64), elements, [&](size_t i) {
+    const uint32_t x = i % width, y = i / width % height, z = i / (width * height);
+    return (x | (y << 10) | (z << 20)) ^ salt;
+  });
+}
+
 void Int64(CaseContext& c) {
   const uint32_t n = 300, groups = (n + 63) / 64;
   const std::vector<uint64_t> a = Random<uint64_t>(c.random, n, 0, UINT64_MAX),
@@ -370,6 +384,7 @@ std::vector<CorpusCase> AllCases() {
       {"vector_add_wave64", "vector_add", "", VectorAdd},
       {"saxpy", "saxpy", "", Saxpy},
       {"fill", "fill", "", Fill},
+      {"grid3d", "grid3d", "", Grid3d},
       {"int64", "int64_ops", "", Int64},
       {"reduction", "reduce_sum", "", Reduction},
       {"matmul", "matmul", "", Matmul},
