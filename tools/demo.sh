@@ -12,8 +12,7 @@ echo
 echo "\$ baregpu info sim:navi31"
 "$build_dir/tools/baregpu" info sim:navi31
 echo
-# HCQ: vector add on the virtual GPU from Python through the C API (exit 77 = the virtual GPU cannot run kernels
-# yet; the example says why).
+# HCQ: vector add on the virtual GPU from Python through the C API (exit 77: the code object is not built).
 case "$build_dir" in /*) build_abs=$build_dir ;; *) build_abs="$root/$build_dir" ;; esac
 echo "\$ python3 examples/hcq_vector_add.py $build_dir/libbaregpu.so $build_dir/tests/am/sim/isa/kernels/vector_add-O2.co"
 status=0

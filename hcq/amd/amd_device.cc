@@ -1,13 +1,16 @@
+#include "hcq/amd/amd_device.h"
+
 #include <cstring>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "am/code_object.h"
+#include "am/regs/gc.h"
 #include "am/regs/nbio.h"
 #include "am/soc.h"
 #include "base/status_macros.h"
 #include "firmware/store.h"
-#include "hcq/amd/amd_device.h"
 #include "hcq/amd/amd_program.h"
 #include "hcq/amd/queues.h"
 #include "hcq/program.h"
@@ -18,6 +21,12 @@ namespace {
 
 // gmc_v11_0_sw_init: the GPU addresses 44 bits of system memory.
 constexpr unsigned kDmaMaskBits = 44;
+// COMPUTE_TMPRING_SIZE.WAVESIZE counts 256-byte units (gfx11; what the virtual GPU's interpreter reads too); the
+// field is 15 bits. Scratch is sized for this many waves in flight (WAVES is 12 bits): Navi31's 96 CUs x 32 wave
+// slots.
+constexpr uint64_t kScratchGranule = 256;
+constexpr uint64_t kMaxWaveSizeField = 0x7fff;
+constexpr uint32_t kScratchWaves = 96 * 32;
 
 const bool kRegistered = RegisterBackend("amd", &AmdDevice::Open);
 
@@ -25,6 +34,7 @@ const bool kRegistered = RegisterBackend("amd", &AmdDevice::Open);
 
 AmdProgram::~AmdProgram() {
   if (image_.valid()) (void)device().allocator().free(image_);
+  if (scratch_.valid()) (void)device().allocator().free(scratch_);
 }
 
 absl::StatusOr<std::unique_ptr<Device>> AmdDevice::Open(absl::string_view name, const DeviceOptions& options) {
@@ -138,9 +148,68 @@ absl::Status AmdDevice::MapPeer(Allocation& allocation) {
 
 absl::StatusOr<std::unique_ptr<Program>> AmdDevice::LoadProgram(std::span<const uint8_t> code_object,
                                                                 absl::string_view kernel) {
-  (void)code_object;
-  return absl::UnimplementedError(absl::StrFormat(
-      "%s: loading kernel %s needs the code-object parser (am/code_object.h), not in this build yet", name(), kernel));
+  ASSIGN_OR_RETURN(am::CodeObject object, am::CodeObject::Parse(code_object));
+  if (object.target() != "gfx1100") {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: the code object is for %s, this device runs gfx1100 code; compile with -mcpu=gfx1100",
+                        name(), object.target().empty() ? "an unknown target" : std::string(object.target())));
+  }
+  ASSIGN_OR_RETURN(const am::CodeObject::Kernel* k, object.FindKernel(kernel));
+  if (k->lds_size() > am::kMaxLdsBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: kernel %s wants %d bytes of LDS, a gfx11 workgroup has %d",
+                                                      name(), kernel, k->lds_size(), am::kMaxLdsBytes));
+  }
+  if (object.image_alignment() > 4096) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: the code object wants %d-byte alignment; at most 4096", name(), object.image_alignment()));
+  }
+  ASSIGN_OR_RETURN(Buffer image, allocator().alloc(object.image().size()));
+  if (absl::Status copied = allocator().copyin(image, object.image()); !copied.ok()) {
+    (void)allocator().free(image);
+    return copied;
+  }
+  RETURN_IF_ERROR(synchronize());
+  const am::KernelDescriptor& d = k->descriptor;
+  KernelSetup setup{
+      .entry = image.va() + k->entry_offset,
+      .rsrc1 = d.compute_pgm_rsrc1,
+      // The CP takes the LDS size from the dispatch's RSRC2, not from the descriptor.
+      .rsrc2 = am::regs::gc::COMPUTE_PGM_RSRC2::FromRaw(d.compute_pgm_rsrc2)
+                   .lds_size(am::LdsSizeGranules(k->lds_size()))
+                   .raw(),
+      .rsrc3 = d.compute_pgm_rsrc3,
+      .private_segment_buffer = d.has(am::KernelDescriptor::kEnableSgprPrivateSegmentBuffer),
+      .dispatch_ptr = d.has(am::KernelDescriptor::kEnableSgprDispatchPtr),
+      .queue_ptr = d.has(am::KernelDescriptor::kEnableSgprQueuePtr),
+      .kernarg_segment_ptr = d.has(am::KernelDescriptor::kEnableSgprKernargSegmentPtr),
+      .dispatch_id = d.has(am::KernelDescriptor::kEnableSgprDispatchId),
+      .flat_scratch_init = d.has(am::KernelDescriptor::kEnableSgprFlatScratchInit),
+      .private_segment_size = d.has(am::KernelDescriptor::kEnableSgprPrivateSegmentSize),
+      .wave32 = k->wave32(),
+      .private_segment_bytes = k->scratch_size(),
+      .group_segment_bytes = k->lds_size(),
+  };
+  Buffer scratch;
+  if (k->scratch_size() != 0) {
+    // Every wave slot that may run the kernel gets a private segment (tinygrad sizes scratch the same way):
+    // WAVESIZE is the bytes of one wave in 256-byte units, WAVES how many waves the buffer holds.
+    const uint64_t wave_bytes =
+        (uint64_t{k->scratch_size()} * k->wave_size() + kScratchGranule - 1) / kScratchGranule * kScratchGranule;
+    if (wave_bytes / kScratchGranule > kMaxWaveSizeField) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s: kernel %s needs %d bytes of scratch per work-item, more than COMPUTE_TMPRING_SIZE.WAVESIZE holds",
+          name(), kernel, k->scratch_size()));
+    }
+    ASSIGN_OR_RETURN(scratch, allocator().alloc(wave_bytes * kScratchWaves, {.cpu_access = false}));
+    setup.tmpring_size = am::regs::gc::COMPUTE_TMPRING_SIZE{}
+                             .waves(kScratchWaves)
+                             .wavesize(static_cast<uint32_t>(wave_bytes / kScratchGranule))
+                             .raw();
+    setup.scratch_base = scratch.va();
+    setup.rsrc2 = am::regs::gc::COMPUTE_PGM_RSRC2::FromRaw(setup.rsrc2).scratch_en(1).raw();
+  }
+  return std::unique_ptr<Program>(
+      new AmdProgram(*this, std::string(kernel), k->kernarg_size(), setup, std::move(image), std::move(scratch)));
 }
 
 }  // namespace hcq::amd

@@ -23,18 +23,27 @@ struct KernelSetup {
   bool wave32 = true;
   uint32_t private_segment_bytes = 0;  // scratch per work item
   uint32_t group_segment_bytes = 0;    // LDS per workgroup
+  // Scratch: COMPUTE_TMPRING_SIZE (WAVES 11:0, WAVESIZE in 256-byte units 26:12) and the buffer that
+  // COMPUTE_DISPATCH_SCRATCH_BASE_LO/HI point at (address >> 8); 0 without scratch.
+  uint32_t tmpring_size = 0;
+  uint64_t scratch_base = 0;
 };
 
 class AmdProgram final : public Program {
  public:
-  AmdProgram(Device& device, std::string name, uint64_t kernarg_size, KernelSetup setup, Buffer image)
-      : Program(device, std::move(name), kernarg_size), setup_(setup), image_(std::move(image)) {}
+  AmdProgram(Device& device, std::string name, uint64_t kernarg_size, KernelSetup setup, Buffer image,
+             Buffer scratch = Buffer())
+      : Program(device, std::move(name), kernarg_size),
+        setup_(setup),
+        image_(std::move(image)),
+        scratch_(std::move(scratch)) {}
   ~AmdProgram() override;
   const KernelSetup& setup() const { return setup_; }
 
  private:
   KernelSetup setup_;
   Buffer image_;
+  Buffer scratch_;
 };
 
 }  // namespace hcq::amd

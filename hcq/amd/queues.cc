@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "am/regs/database.h"
 #include "am/regs/gc.h"
 #include "am/regs/nbio.h"
 #include "am/regs/pm4.h"
@@ -44,7 +45,7 @@ const uint32_t kHdpFlushMecPipe0 = am::regs::nbio::BIF_BX_PF0_GPU_HDP_FLUSH_DONE
 // gfx_v11_0_ring_emit_ib_compute: INDIRECT_BUFFER_VALID and the size in dwords (bits 19:0).
 constexpr uint32_t kIbSizeMask = 0xfffff;
 
-enum ShIndex { kPgmLo, kRsrc1, kRsrc3, kTmpring, kUserData, kLimits, kStart };
+enum ShIndex { kPgmLo, kRsrc1, kRsrc3, kTmpring, kUserData, kLimits, kStart, kScratchLo, kScratchHi };
 
 }  // namespace
 
@@ -57,6 +58,12 @@ Pm4Queue::Pm4Queue(AmdDevice& device) : ComputeQueue(device), amd_(device) {
   sh_base_[kUserData] = static_cast<uint32_t>(g.AddressOf<gc::COMPUTE_USER_DATA_0>().value_or(0));
   sh_base_[kLimits] = static_cast<uint32_t>(g.AddressOf<gc::COMPUTE_RESOURCE_LIMITS>().value_or(0));
   sh_base_[kStart] = static_cast<uint32_t>(g.AddressOf<gc::COMPUTE_START_X>().value_or(0));
+  // Not among the typed registers: by name from the register database.
+  const am::regs::IpBases& bases = device.am().bases();
+  sh_base_[kScratchLo] = static_cast<uint32_t>(
+      am::regs::ResolveAddress(bases, "COMPUTE_DISPATCH_SCRATCH_BASE_LO", am::regs::Ip::kGc).value_or(0));
+  sh_base_[kScratchHi] = static_cast<uint32_t>(
+      am::regs::ResolveAddress(bases, "COMPUTE_DISPATCH_SCRATCH_BASE_HI", am::regs::Ip::kGc).value_or(0));
   // COMPUTE_PGM_LO/HI, RSRC1/2, START_X..Z + NUM_THREAD_X..Z are consecutive (gc_11_0_0_offset.h).
   static_assert(gc::COMPUTE_PGM_HI::kOffset == gc::COMPUTE_PGM_LO::kOffset + 1);
   static_assert(gc::COMPUTE_PGM_RSRC2::kOffset == gc::COMPUTE_PGM_RSRC1::kOffset + 1);
@@ -123,7 +130,11 @@ ComputeQueue& Pm4Queue::exec(const Program& program, ArgsState& args, const Dims
   SetShRegs(sh_base_[kPgmLo], {Lo(k.entry >> 8), Lo(k.entry >> 40)});
   SetShRegs(sh_base_[kRsrc1], {k.rsrc1, k.rsrc2});
   SetShRegs(sh_base_[kRsrc3], {k.rsrc3});
-  SetShRegs(sh_base_[kTmpring], {0});
+  SetShRegs(sh_base_[kTmpring], {k.tmpring_size});
+  if (k.scratch_base != 0) {
+    SetShRegs(sh_base_[kScratchLo], {Lo(k.scratch_base >> 8)});
+    SetShRegs(sh_base_[kScratchHi], {Lo(k.scratch_base >> 40)});
+  }
   // User SGPRs in hardware order; only the kernarg pointer (and the dispatch packet pointer, which points at the
   // same memory's tail when asked for) carry values baregpu provides.
   uint32_t user[16] = {};

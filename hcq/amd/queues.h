@@ -29,7 +29,7 @@ class Pm4Queue final : public ComputeQueue {
   uint32_t SetShRegs(uint32_t first, std::initializer_list<uint32_t> values);
 
   AmdDevice& amd_;
-  uint32_t sh_base_[8] = {};  // absolute addresses of the COMPUTE_* registers exec writes (see queues.cc)
+  uint32_t sh_base_[9] = {};  // absolute addresses of the COMPUTE_* registers exec writes (see queues.cc)
 };
 
 class SdmaQueue final : public CopyQueue {
