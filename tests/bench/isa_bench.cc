@@ -1,5 +1,6 @@
-// Issue 7's interpreter speed: the corpus's vector_add (-O2, wave32) over 1 Mi elements on one worker thread,
-// reported as lane-instructions per second (instructions executed x 32 lanes; the target is 100 M/s per core).
+// Issue 7's interpreter speed: the corpus's vector_add (-O2, wave32) over 1 Mi elements with one worker, which is
+// the benchmark's own thread, so the rate (instructions executed x 32 lanes per CPU second of that thread) is the
+// per-core figure the issue sets a target for (100 M/s) even on a loaded machine.
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -73,7 +74,7 @@ void BM_VectorAdd(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(executor.lane_instructions()), benchmark::Counter::kIsRate);
   state.SetItemsProcessed(int64_t{n} * state.iterations());
 }
-BENCHMARK(BM_VectorAdd)->Arg(1 << 20)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_VectorAdd)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace am::sim::isa
