@@ -80,6 +80,7 @@ absl::Status Graph::Finalize() {
       } else {
         s.queue = e.device->NewComputeQueue();
       }
+      s.queue->set_profiling(false);
       segments_.push_back(std::move(s));
       last_segment[di] = static_cast<int>(segments_.size() - 1);
       last_is_copy[di] = is_copy;

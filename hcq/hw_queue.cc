@@ -9,7 +9,7 @@
 
 namespace hcq {
 
-HwQueue::HwQueue(Device& device) : device_(device) {
+HwQueue::HwQueue(Device& device) : device_(device), profiling_(device.options().profile) {
   // Room for a typical graph's worth of commands, so building rarely grows the buffers at all.
   commands_.reserve(1024);
   patches_.reserve(64);

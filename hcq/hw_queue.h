@@ -41,6 +41,9 @@ class HwQueue {
   // Forgets every command (keeping capacity) and the binding.
   void reset();
 
+  // Bracket execs and copies with profiler timestamps (DeviceOptions::profile by default). Graphs turn it off for
+  // their bound queues: a span's signals are read and recycled after one submission.
+  void set_profiling(bool on) { profiling_ = on; }
   std::span<const uint32_t> dwords() const { return commands_; }
   const std::vector<Patch>& patches() const { return patches_; }
   bool bound() const { return bound_.valid(); }
@@ -79,6 +82,7 @@ class HwQueue {
   std::vector<ArgsState*> args_;
   absl::Status error_;
   Buffer bound_;
+  bool profiling_;
 };
 
 class ComputeQueue : public HwQueue {

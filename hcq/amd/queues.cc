@@ -118,7 +118,7 @@ ComputeQueue& Pm4Queue::exec(const Program& program, ArgsState& args, const Dims
   const KernelSetup& k = static_cast<const AmdProgram&>(program).setup();
   AddArgs(&args);
   Signal profile_end;
-  if (device_.options().profile) {
+  if (profiling_) {
     absl::StatusOr<std::pair<Signal, Signal>> span = device_.profiler().Begin(program.name(), "compute");
     if (!span.ok()) {
       Fail(span.status());
@@ -173,7 +173,7 @@ SdmaQueue::SdmaQueue(AmdDevice& device) : CopyQueue(device), amd_(device) {}
 CopyQueue& SdmaQueue::copy(uint64_t destination, uint64_t source, uint64_t size) {
   const uint64_t largest = amd_.copy_packet_bytes();
   Signal profile_end;
-  if (device_.options().profile) {
+  if (profiling_) {
     absl::StatusOr<std::pair<Signal, Signal>> span =
         device_.profiler().Begin(absl::StrFormat("copy %d bytes", size), "copy");
     if (!span.ok()) {

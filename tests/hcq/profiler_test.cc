@@ -1,8 +1,11 @@
 // Profiling: copies (and kernels) bracketed by GPU timestamps, exported as Chrome trace JSON.
 #include "hcq/profiler.h"
 
+#include <cstring>
+
 #include "absl/strings/match.h"
 #include "hcq/device.h"
+#include "hcq/graph.h"
 #include "tests/hcq/hcq_fixture.h"
 
 namespace hcq {
@@ -41,6 +44,21 @@ TEST_F(ProfilerTest, CopiesAreBracketedByTimestamps) {
   EXPECT_TRUE(absl::StrContains(json, "\"ph\":\"X\",\"name\":\"copy 1048576 bytes\"")) << json;
   EXPECT_TRUE(absl::StrContains(json, "\"pid\":\"sim:navi31:hcq\"")) << json;
   EXPECT_TRUE(absl::EndsWith(json, "]}")) << json;
+}
+
+TEST_F(ProfilerTest, GraphsReplayWithoutProfileSpans) {
+  auto a = dev_->allocator().alloc(4096), b = dev_->allocator().alloc(4096);
+  ASSERT_TRUE(a.ok() && b.ok());
+  Graph graph(0);
+  graph.AddCopy(*dev_, b->va(), a->va(), 4096);
+  ASSERT_TRUE(graph.Finalize().ok());
+  for (int run = 0; run < 3; ++run) {
+    std::memset(a->cpu(), run + 1, 4096);
+    ASSERT_TRUE(graph.Run({}).ok());
+    ASSERT_TRUE(dev_->synchronize().ok());
+    EXPECT_EQ(b->cpu()[4095], run + 1);
+  }
+  EXPECT_TRUE(dev_->profiler().events().empty());
 }
 
 TEST_F(ProfilerTest, OffByDefault) {
