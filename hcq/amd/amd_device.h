@@ -57,6 +57,7 @@ class CopyRing {
   am::Sdma::RingAccess ring_;
   pci::Mmio registers_;
   uint64_t hdp_flush_offset_ = 0;
+  uint64_t published_wptr_ = 0;
 };
 
 class AmdDevice final : public Device {

@@ -116,7 +116,8 @@ absl::Status CopyRing::Write(std::span<const uint32_t> dwords, const AmdDevice& 
   std::memcpy(ring_.ring, reinterpret_cast<const uint8_t*>(dwords.data()) + first, bytes - first);
   wptr += bytes;
   sdma_->set_wptr(wptr);
-  std::atomic_thread_fence(std::memory_order_release);
+  // The release store orders the ring's bytes before the doorbell (SDMA has no wptr poll location to carry it).
+  std::atomic_ref<uint64_t>(published_wptr_).store(wptr, std::memory_order_release);
   registers_.Write32(hdp_flush_offset_, 0);
   ring_.doorbells.Write32(ring_.doorbell_offset, static_cast<uint32_t>(wptr));
   ring_.doorbells.Write32(ring_.doorbell_offset + 4, static_cast<uint32_t>(wptr >> 32));
