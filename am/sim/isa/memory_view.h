@@ -33,7 +33,7 @@ class MemoryView {
     absl::StatusOr<uint8_t*> host = Host(address, size, Access::kRead);
     if (!host.ok()) return host.status();
     if (*host != nullptr) {
-      std::memcpy(out, *host, size);
+      CopyRelaxed(static_cast<uint8_t*>(out), *host, size);
       return absl::OkStatus();
     }
     return ReadMemory(memory_, client_, address, {static_cast<uint8_t*>(out), size});
@@ -42,7 +42,7 @@ class MemoryView {
     absl::StatusOr<uint8_t*> host = Host(address, size, Access::kWrite);
     if (!host.ok()) return host.status();
     if (*host != nullptr) {
-      std::memcpy(*host, in, size);
+      CopyRelaxed(*host, static_cast<const uint8_t*>(in), size);
       return absl::OkStatus();
     }
     return WriteMemory(memory_, client_, address, {static_cast<const uint8_t*>(in), size});
@@ -52,6 +52,23 @@ class MemoryView {
 
  private:
   static constexpr uint64_t kPage = 4096;
+  // GPU memory is shared with other waves, other engines and the driver: an aligned dword (or word, byte) moves as
+  // one relaxed atomic access, as a memory transaction does on the hardware, so that a kernel mixing plain loads
+  // with another wave's atomics (an -O0 compare-and-swap loop) is a well-defined program for the host too.
+  static void CopyRelaxed(uint8_t* to, const uint8_t* from, uint32_t size) {
+    const bool aligned = ((reinterpret_cast<uintptr_t>(to) | reinterpret_cast<uintptr_t>(from)) & 3) == 0;
+    if (aligned && size % 4 == 0) {
+      for (uint32_t i = 0; i < size; i += 4) {
+        __atomic_store_n(reinterpret_cast<uint32_t*>(to + i),
+                         __atomic_load_n(reinterpret_cast<const uint32_t*>(from + i), __ATOMIC_RELAXED),
+                         __ATOMIC_RELAXED);
+      }
+      return;
+    }
+    for (uint32_t i = 0; i < size; ++i) {
+      __atomic_store_n(to + i, __atomic_load_n(from + i, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    }
+  }
   struct Window {
     uint64_t base = 0;
     uint64_t length = 0;
