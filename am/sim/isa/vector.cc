@@ -1053,17 +1053,27 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
     }
     case vop3::kVMadU64U32:
     case vop3::kVMadI64I32: {
+      // { D1, D0 } = the 65-bit S0 * S1 + S2 (RDNA3 ISA pseudocode): D1 (the VOP3SD SDST lane bit) is bit 64, the
+      // unsigned carry-out, or for the signed form the sign of the exact sum (which no 64-bit overflow can lose).
+      uint64_t high_bit = 0;
       each([&](int l) {
         uint64_t r;
+        bool bit64;
         if (op == vop3::kVMadU64U32) {
-          r = uint64_t{a(l)} * b(l) + c64(l);
+          const unsigned __int128 sum = static_cast<unsigned __int128>(uint64_t{a(l)} * b(l)) + c64(l);
+          r = static_cast<uint64_t>(sum);
+          bit64 = (sum >> 64) != 0;
         } else {
-          r = static_cast<uint64_t>(int64_t{static_cast<int32_t>(a(l))} * static_cast<int32_t>(b(l))) + c64(l);
+          const __int128 sum = static_cast<__int128>(int64_t{static_cast<int32_t>(a(l))} * static_cast<int32_t>(b(l))) +
+                               static_cast<int64_t>(c64(l));
+          r = static_cast<uint64_t>(sum);
+          bit64 = sum < 0;
         }
         d[l] = static_cast<uint32_t>(r);
         d_hi[l] = static_cast<uint32_t>(r >> 32);
+        if (bit64) high_bit |= uint64_t{1} << l;
       });
-      wave.set_mask_at(inst.sdst, 0);  // the carry-out of the 64-bit add is not modelled
+      wave.set_mask_at(inst.sdst, high_bit);
       break;
     }
     case vop3::kVAddCoU32: {

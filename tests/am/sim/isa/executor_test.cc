@@ -118,6 +118,34 @@ TEST_F(ExecutorTest, VectorInteger) {
   }
 }
 
+TEST_F(ExecutorTest, Mad64WritesBit64OfTheSumToItsScalarDestination) {
+  std::span<uint32_t> out = Out(9 * 32);
+  ASSERT_TRUE(Run("mad64", Pointer(kOut)).ok());
+  uint32_t carry = 0, sign = 0;
+  for (uint32_t l = 0; l < 32; ++l) {
+    SCOPED_TRACE(l);
+    // (2^32 - 1) * l * 2^27 + 3 * 2^62 = 3 * 2^62 + l * 2^59 - l * 2^27: past 2^64 from l = 9 (8 * 2^59 = 2^62).
+    const uint64_t u = 0xc000000000000000ull + (uint64_t{l} << 59) - (uint64_t{l} << 27);
+    EXPECT_EQ(out[0 * 32 + l], static_cast<uint32_t>(u));
+    EXPECT_EQ(out[1 * 32 + l], static_cast<uint32_t>(u >> 32));
+    if (l >= 9) carry |= 1u << l;
+    const uint64_t s = uint64_t{5} - l;  // 5 - l, negative from l = 6
+    EXPECT_EQ(out[3 * 32 + l], static_cast<uint32_t>(s));
+    EXPECT_EQ(out[4 * 32 + l], static_cast<uint32_t>(s >> 32));
+    if (l >= 6) sign |= 1u << l;
+    // (2^31 - 1)^2 + 2^63 - 1 = 2^63 + 2^62 - 2^32: a positive 65-bit sum whose low 64 bits look negative.
+    EXPECT_EQ(out[6 * 32 + l], 0u);
+    EXPECT_EQ(out[7 * 32 + l], 0xbfffffffu);
+  }
+  for (uint32_t l = 0; l < 32; ++l) {
+    EXPECT_EQ(out[2 * 32 + l], carry) << "v_mad_u64_u32 carry-out, lane " << l;
+    EXPECT_EQ(out[5 * 32 + l], sign) << "v_mad_i64_i32 bit 64, lane " << l;
+    EXPECT_EQ(out[8 * 32 + l], 0u) << "v_mad_i64_i32 bit 64 of a positive sum past INT64_MAX, lane " << l;
+  }
+  EXPECT_EQ(carry, 0xfffffe00u);
+  EXPECT_EQ(sign, 0xffffffc0u);
+}
+
 TEST_F(ExecutorTest, VectorFloat) {
   std::span<uint32_t> out = Out(12 * 32);
   ASSERT_TRUE(Run("valu_float", Pointer(kOut)).ok());
