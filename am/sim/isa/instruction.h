@@ -107,6 +107,9 @@ struct Instruction {
   uint8_t dst_dwords = 1;
   uint8_t src_dwords[3] = {1, 1, 1};
   uint8_t float_bits = 0;
+  // Where the MODE.FP_ROUND field that rounds the result starts: 0 for single precision (MODE[1:0]), 2 for double
+  // and half precision (MODE[3:2]); from the result type (v_cvt_f16_f32 rounds with the half field).
+  uint8_t round_shift = 0;
   // The mnemonic from the opcode table (never null for a decoded instruction).
   const char* name = "";
 };

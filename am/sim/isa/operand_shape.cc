@@ -108,6 +108,7 @@ OperandShape ShapeOf(const Instruction& inst) {
   const uint8_t dst = Dwords(types.first_bits), src = Dwords(types.last_bits);
   shape.dst_dwords = dst;
   for (uint8_t& s : shape.src_dwords) s = src;
+  if (types.first_kind == 'f') shape.result_float_bits = static_cast<uint8_t>(types.first_bits);
   shape.float_sources = types.last_kind == 'f' || Contains(name, "bf16");
   if (shape.float_sources)
     shape.float_bits = static_cast<uint8_t>(types.last_bits == 64 ? 64 : types.last_bits == 16 ? 16 : 32);

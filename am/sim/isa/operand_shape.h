@@ -16,8 +16,9 @@ struct OperandShape {
   uint8_t src_dwords[3] = {1, 1, 1};
   uint8_t num_srcs = 0;
   bool has_dst = true;
-  bool float_sources = false;  // abs/neg modifiers apply (the sources are floating point)
-  uint8_t float_bits = 0;      // the sources' float width: 16, 32 or 64 (0: integer sources)
+  bool float_sources = false;     // abs/neg modifiers apply (the sources are floating point)
+  uint8_t float_bits = 0;         // the sources' float width: 16, 32 or 64 (0: integer sources)
+  uint8_t result_float_bits = 0;  // the result's float width (the mnemonic's first type): 16, 32, 64 or 0
 };
 
 OperandShape ShapeOf(const Instruction& inst);

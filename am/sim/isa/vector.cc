@@ -669,7 +669,7 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
       setf64([&](int l) { return std::ceil(da(l)); });
       break;
     case vop3::kVRndneF64:
-      setf64([&](int l) { return std::nearbyint(da(l)); });
+      setf64([&](int l) { return ::roundeven(da(l)); });
       break;
     case vop3::kVFloorF64:
       setf64([&](int l) { return std::floor(da(l)); });
@@ -684,7 +684,7 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
       setf32([&](int l) { return std::ceil(fa(l)); });
       break;
     case vop3::kVRndneF32:
-      setf32([&](int l) { return std::nearbyint(fa(l)); });
+      setf32([&](int l) { return ::roundevenf(fa(l)); });
       break;
     case vop3::kVFloorF32:
       setf32([&](int l) { return std::floor(fa(l)); });
@@ -821,7 +821,7 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
       setf16([&](int l) { return std::trunc(ha(l)); });
       break;
     case vop3::kVRndneF16:
-      setf16([&](int l) { return std::nearbyint(ha(l)); });
+      setf16([&](int l) { return ::roundevenf(ha(l)); });
       break;
     case vop3::kVFractF16:
       setf16([&](int l) { return Fract(ha(l)); });

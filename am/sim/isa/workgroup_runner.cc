@@ -1,6 +1,7 @@
 #include "am/sim/isa/workgroup_runner.h"
 
 #include <algorithm>
+#include <cfenv>
 
 #include "absl/strings/str_format.h"
 #include "am/sim/isa/decoder.h"
@@ -12,6 +13,10 @@ namespace {
 // A wave that runs this many instructions without ending is reported as hung (the hardware would hang the queue
 // until the driver's timeout; the virtual GPU says so instead of spinning forever).
 constexpr uint64_t kWaveInstructionLimit = uint64_t{1} << 30;
+
+// MODE.FP_ROUND (RDNA3 ISA, MODE register): bits [1:0] round single precision, [3:2] double and half precision;
+// 0 (round to nearest even) in both is the default the interpreter runs without touching the host's rounding.
+constexpr uint32_t kModeFpRound = 0xf;
 
 // The float inline constants 240..248 (RDNA3 ISA, "Scalar/vector source operands") in single precision.
 constexpr uint32_t kInlineF32[] = {0x3f000000, 0xbf000000, 0x3f800000, 0xbf800000, 0x40000000,
@@ -213,10 +218,13 @@ WorkgroupRunner::Flow WorkgroupRunner::Execute(Wave& wave, const Instruction& in
     case Encoding::kVop2:
     case Encoding::kVopc:
     case Encoding::kVop3:
+      if ((wave.mode & kModeFpRound) != 0) return DirectedRoundingValu(wave, inst);
       return Valu(wave, inst);
     case Encoding::kVop3p:
+      if ((wave.mode & kModeFpRound) != 0) return DirectedRoundingValu(wave, inst);
       return Vop3p(wave, inst);
     case Encoding::kVopd:
+      if ((wave.mode & kModeFpRound) != 0) return DirectedRoundingValu(wave, inst);
       return Vopd(wave, inst);
     case Encoding::kGlobal:
     case Encoding::kFlat:
@@ -229,6 +237,31 @@ WorkgroupRunner::Flow WorkgroupRunner::Execute(Wave& wave, const Instruction& in
       return Mubuf(wave, inst);
   }
   return Illegal(wave, inst, "unknown encoding");
+}
+
+// The float operations in vector.cc are the host's (SSE arithmetic, libm's fma and sqrt, libgcc's half
+// conversions), all of which round the way the host's MXCSR / fenv rounding mode says; vector.cc computes nothing
+// that rounds at compile time, and it is another translation unit, so nothing moves across the fesetround calls.
+WorkgroupRunner::Flow WorkgroupRunner::DirectedRoundingValu(Wave& wave, const Instruction& inst) {
+  // MODE.FP_ROUND values (LLVM SIDefines.h FP_ROUND_ROUND_TO_*): 0 nearest even, 1 +infinity, 2 -infinity, 3 zero.
+  static constexpr int kHostRounding[4] = {FE_TONEAREST, FE_UPWARD, FE_DOWNWARD, FE_TOWARDZERO};
+  const int host = kHostRounding[(wave.mode >> inst.round_shift) & 3];
+  const int saved = std::fegetround();
+  if (host != saved) std::fesetround(host);
+  Flow flow;
+  switch (inst.encoding) {
+    case Encoding::kVop3p:
+      flow = Vop3p(wave, inst);
+      break;
+    case Encoding::kVopd:
+      flow = Vopd(wave, inst);
+      break;
+    default:
+      flow = Valu(wave, inst);
+      break;
+  }
+  if (host != saved) std::fesetround(saved);
+  return flow;
 }
 
 WorkgroupRunner::Flow WorkgroupRunner::Illegal(Wave& wave, const Instruction& inst, const std::string& why) {

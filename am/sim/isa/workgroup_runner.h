@@ -75,6 +75,9 @@ class WorkgroupRunner {
   Flow Sopp(Wave& wave, const Instruction& inst);
   Flow Smem(Wave& wave, const Instruction& inst);
   Flow Valu(Wave& wave, const Instruction& inst);
+  // A VALU instruction under a MODE.FP_ROUND other than round-to-nearest-even: runs it with the host's rounding
+  // mode switched to the one MODE selects for the instruction's result precision.
+  Flow DirectedRoundingValu(Wave& wave, const Instruction& inst);
   Flow Vop3p(Wave& wave, const Instruction& inst);
   Flow Vopd(Wave& wave, const Instruction& inst);
   Flow Global(Wave& wave, const Instruction& inst);

@@ -35,11 +35,12 @@ class ExecutorTest : public ::testing::Test {
     std::span<uint8_t> where = fixture_.memory().Place(kProgram, code.size());
     std::memcpy(where.data(), code.data(), code.size());
   }
-  DispatchState State(std::vector<uint32_t> user_data, uint32_t threads, uint32_t lds_granules = 0) {
+  // FLOAT_MODE 0xf0: round to nearest even, denormals kept (what clang sets for OpenCL on gfx11).
+  DispatchState State(std::vector<uint32_t> user_data, uint32_t threads, uint32_t lds_granules = 0,
+                      uint32_t float_mode = 0xf0) {
     DispatchState state;
     state.program_address = kProgram;
-    // FLOAT_MODE 0xf0: round to nearest even, denormals kept (what clang sets for OpenCL on gfx11).
-    state.pgm_rsrc1 = gc::COMPUTE_PGM_RSRC1{}.float_mode(0xf0).raw();
+    state.pgm_rsrc1 = gc::COMPUTE_PGM_RSRC1{}.float_mode(float_mode).raw();
     state.pgm_rsrc2 = gc::COMPUTE_PGM_RSRC2{}
                           .user_sgpr(static_cast<uint32_t>(user_data.size()))
                           .tgid_x_en(1)
@@ -168,6 +169,69 @@ TEST_F(ExecutorTest, VectorFloat) {
     EXPECT_EQ(F(out[10 * 32 + l]), 1.0f / (f + 1));
     EXPECT_EQ(out[11 * 32 + l], 1u);
   }
+}
+
+// MODE.FP_ROUND values (MODE[1:0] single precision, MODE[3:2] double and half precision).
+enum Round { kNearestEven = 0, kUp = 1, kDown = 2, kTowardZero = 3 };
+
+// One result of asm/rounding.s under each round mode, worked out by hand from the exact value.
+struct RoundedRow {
+  const char* what;
+  bool single;           // rounded by MODE[1:0] (else MODE[3:2])
+  uint32_t mask;         // the bits the row checks
+  uint32_t expected[4];  // indexed by Round
+};
+constexpr RoundedRow kRoundedRows[] = {
+    {"v_add_f32 1 + 2^-25", true, ~0u, {0x3f800000, 0x3f800001, 0x3f800000, 0x3f800000}},
+    {"v_add_f32 -(1 + 2^-25)", true, ~0u, {0xbf800000, 0xbf800000, 0xbf800001, 0xbf800000}},
+    // (1 + 2^-23)^2 = 1 + 2^-22 + 2^-46, between 0x3f800002 and 0x3f800003 and nearer the first.
+    {"v_mul_f32 (1 + 2^-23)^2", true, ~0u, {0x3f800002, 0x3f800003, 0x3f800002, 0x3f800002}},
+    // 2^-22 (1 + 2^-24): a tie between 2^-22 (even) and its successor.
+    {"v_fma_f32 (1 + 2^-23)^2 - 1", true, ~0u, {0x34800000, 0x34800001, 0x34800000, 0x34800000}},
+    // 0x3fb504f3^2 < 2 < 0x3fb504f4^2, and sqrt(2) lies below their midpoint.
+    {"v_sqrt_f32 2", true, ~0u, {0x3fb504f3, 0x3fb504f4, 0x3fb504f3, 0x3fb504f3}},
+    {"v_cvt_f32_u32 2^32 - 1", true, ~0u, {0x4f800000, 0x4f800000, 0x4f7fffff, 0x4f7fffff}},
+    {"v_add_f64 1 + 2^-54 (low)", false, ~0u, {0, 1, 0, 0}},
+    {"v_add_f64 1 + 2^-54 (high)", false, ~0u, {0x3ff00000, 0x3ff00000, 0x3ff00000, 0x3ff00000}},
+    {"v_add_f64 -(1 + 2^-54) (low)", false, ~0u, {0, 0, 1, 0}},
+    {"v_add_f64 -(1 + 2^-54) (high)", false, ~0u, {0xbff00000, 0xbff00000, 0xbff00000, 0xbff00000}},
+    {"v_cvt_f32_f64 1 + 2^-26", true, ~0u, {0x3f800000, 0x3f800001, 0x3f800000, 0x3f800000}},
+    {"v_add_f16 1 + 2^-12", false, 0xffff, {0x3c00, 0x3c01, 0x3c00, 0x3c00}},
+    {"v_add_f16 -(1 + 2^-12)", false, 0xffff, {0xbc00, 0xbc00, 0xbc01, 0xbc00}},
+    {"v_cvt_f16_f32 1 + 2^-12", false, 0xffff, {0x3c00, 0x3c01, 0x3c00, 0x3c00}},
+    {"v_rndne_f32 2.5", true, ~0u, {0x40000000, 0x40000000, 0x40000000, 0x40000000}},
+    {"v_pk_add_f16 1 + 2^-12, -(1 + 2^-12)", false, ~0u, {0xbc003c00, 0xbc003c01, 0xbc013c00, 0xbc003c00}},
+    {"v_dual_add_f32 1 + 2^-25", true, ~0u, {0x3f800000, 0x3f800001, 0x3f800000, 0x3f800000}},
+    {"v_dual_mul_f32 (1 + 2^-23)^2", true, ~0u, {0x3f800002, 0x3f800003, 0x3f800002, 0x3f800002}},
+};
+constexpr size_t kRoundedRowCount = std::size(kRoundedRows);
+
+void ExpectRoundedBlock(std::span<const uint32_t> block, Round single, Round double_half, const char* block_name) {
+  for (size_t i = 0; i < kRoundedRowCount; ++i) {
+    const RoundedRow& row = kRoundedRows[i];
+    const Round mode = row.single ? single : double_half;
+    EXPECT_EQ(block[i] & row.mask, row.expected[mode])
+        << block_name << " row " << i << ": " << row.what << " under FP_ROUND " << mode << " (single " << single
+        << ", double/half " << double_half << ")";
+  }
+}
+
+TEST_F(ExecutorTest, ModeRoundingFromRsrc1SRoundModeAndSSetreg) {
+  std::span<uint32_t> out = Out(3 * kRoundedRowCount);
+  Load("rounding");
+  // RSRC1.FLOAT_MODE 0xf7: single toward zero, double/half toward +infinity, denormals kept.
+  ASSERT_TRUE(executor_.Dispatch(State(Pointer(kOut), 1, 0, 0xf0 | kTowardZero | kUp << 2), fixture_.memory()).ok());
+  ExpectRoundedBlock(out.subspan(0, kRoundedRowCount), kTowardZero, kUp, "RSRC1.FLOAT_MODE");
+  // s_round_mode 0x9.
+  ExpectRoundedBlock(out.subspan(kRoundedRowCount, kRoundedRowCount), kUp, kDown, "s_round_mode");
+  // s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 4), 2.
+  ExpectRoundedBlock(out.subspan(2 * kRoundedRowCount, kRoundedRowCount), kDown, kNearestEven, "s_setreg");
+}
+
+TEST_F(ExecutorTest, DefaultModeRoundsToNearestEven) {
+  std::span<uint32_t> out = Out(3 * kRoundedRowCount);
+  ASSERT_TRUE(Run("rounding", Pointer(kOut), 1).ok());
+  ExpectRoundedBlock(out.subspan(0, kRoundedRowCount), kNearestEven, kNearestEven, "RSRC1.FLOAT_MODE");
 }
 
 TEST_F(ExecutorTest, VectorMemoryAtomicsAndScratch) {
