@@ -151,11 +151,26 @@ absl::StatusOr<Instruction> Decode(std::span<const uint32_t> words) {
       if (inst.opcode < 256) inst.sdst = inst.vdst;
     }
     if (inst.src[0] == operand::kDpp16 || inst.src[0] == operand::kDpp8 || inst.src[0] == operand::kDpp8Fi) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("VOP3 instruction %#010x %#010x uses DPP, which this decoder does not support", w0, *w1));
-    }
-    if (absl::Status s = take_literal(2, is_literal(inst.src[0]) || is_literal(inst.src[1]) || is_literal(inst.src[2]));
-        !s.ok()) {
+      // VOP3 DPP16 / DPP8: the DPP control word is the third dword (src0's VGPR in its bits 7:0). The VOP3 words
+      // keep their neg/abs/op_sel/clamp/omod; the control word's own neg/abs bits are DPP16-on-VOP1/2/C only.
+      if (packed) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("VOP3P instruction %#010x %#010x uses DPP, which this decoder does not support", w0, *w1));
+      }
+      if (is_literal(inst.src[1]) || is_literal(inst.src[2])) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("VOP3 DPP instruction %#010x %#010x has a literal, which DPP cannot carry", w0, *w1));
+      }
+      if (words.size() < 3) return Truncated(words, 3);
+      inst.dpp = inst.src[0] == operand::kDpp16 ? 16 : 8;
+      inst.dpp_fi = inst.src[0] == operand::kDpp8Fi;
+      inst.dpp_word = words[2];
+      inst.word[2] = words[2];
+      inst.dwords = 3;
+      inst.src[0] = static_cast<uint16_t>(operand::kVgpr0 + Bits(words[2], 7, 0));
+    } else if (absl::Status s =
+                   take_literal(2, is_literal(inst.src[0]) || is_literal(inst.src[1]) || is_literal(inst.src[2]));
+               !s.ok()) {
       return s;
     }
   } else if (Bits(w0, 31, 26) == 0x32) {  // VOPD
@@ -240,6 +255,7 @@ absl::StatusOr<Instruction> Decode(std::span<const uint32_t> words) {
       (inst.src[0] == operand::kDpp16 || inst.src[0] == operand::kDpp8 || inst.src[0] == operand::kDpp8Fi)) {
     if (words.size() < 2) return Truncated(words, 2);
     inst.dpp = inst.src[0] == operand::kDpp16 ? 16 : 8;
+    inst.dpp_fi = inst.src[0] == operand::kDpp8Fi;
     inst.dpp_word = words[1];
     inst.word[1] = words[1];
     inst.dwords = 2;

@@ -285,7 +285,7 @@ std::string Dpp(const Instruction& inst) {
   if (inst.dpp == 8) {
     std::string text = " dpp8:[";
     for (int i = 0; i < 8; ++i) absl::StrAppend(&text, i ? "," : "", (w >> (8 + 3 * i)) & 7);
-    return absl::StrCat(text, "]", inst.src[0] == operand::kDpp8Fi ? " fi:1" : "");
+    return absl::StrCat(text, "]", inst.dpp_fi ? " fi:1" : "");
   }
   const uint32_t ctrl = (w >> 8) & 0x1ff;
   std::string text;
@@ -324,7 +324,7 @@ std::string Valu(const Instruction& inst, uint32_t mask) {
   std::string mnemonic(name);
   // LLVM names the encoding when an operation has both a short and a VOP3 form.
   if (inst.dpp != 0) {
-    absl::StrAppend(&mnemonic, "_dpp");
+    absl::StrAppend(&mnemonic, vop3 ? "_e64_dpp" : "_dpp");
   } else if (vop3 && op < 512) {
     absl::StrAppend(&mnemonic, "_e64");
   } else if (!vop3) {

@@ -87,8 +87,9 @@ struct Instruction {
   bool has_literal = false;
   // VOP3/VOP3P modifiers.
   uint8_t abs = 0, neg = 0, neg_hi = 0, opsel = 0, opsel_hi = 0, clamp = 0, omod = 0;
-  // DPP (VOP1/VOP2/VOPC with src0 = DPP8/DPP16).
-  uint8_t dpp = 0;  // 0 none, 8, 16
+  // DPP (VOP1/VOP2/VOPC/VOP3 with src0 = DPP8/DPP16; src[0] then holds the VGPR from the control word).
+  uint8_t dpp = 0;      // 0 none, 8, 16
+  bool dpp_fi = false;  // DPP8 with FI (src0 code 234)
   uint32_t dpp_word = 0;
   // SOPK/SOPP immediate, SMEM/FLAT/MUBUF offsets (sign-extended where the field is signed), DS offset0/offset1.
   int32_t imm = 0;

@@ -171,6 +171,32 @@ TEST_F(ExecutorTest, VectorFloat) {
   }
 }
 
+TEST_F(ExecutorTest, Vop3WithDpp16AndDpp8) {
+  std::span<uint32_t> out = Out(10 * 32);
+  ASSERT_TRUE(Run("vop3_dpp", Pointer(kOut)).ok());
+  uint32_t carries = 0;
+  for (uint32_t l = 0; l < 32; ++l) {
+    SCOPED_TRACE(l);
+    const float f = static_cast<float>(l);
+    EXPECT_EQ(out[0 * 32 + l], (l ^ 1) + 100 + 256 * l);  // quad_perm:[1,0,3,2]
+    EXPECT_EQ(out[1 * 32 + l], (l ^ 7) + 100 + 256 * l);  // dpp8:[7,...,0]
+    // row_shr:1 bound_ctrl:1: -src0 * |-2| + 0.5 with src0 = l - 1, or 0 for a row's first lane.
+    EXPECT_EQ(F(out[2 * 32 + l]), l % 16 == 0 ? 0.5f : -2 * (f - 1) + 0.5f);
+    const uint32_t mirrored = (l & 16) + 15 - (l & 15);           // row_mirror
+    EXPECT_EQ(F(out[3 * 32 + l]), mirrored >= 11 ? 1.0f : 0.0f);  // clamp(2 (m - 10))
+    // row_shl:1: lane l + 1's (l + 1 - 16) + 8; a row's last lane has no source and keeps its old value.
+    EXPECT_EQ(out[4 * 32 + l], l % 16 == 15 ? 0xdeadu : l - 7);
+    if (l % 16 != 15 && l + 1 < 16 && l + 1 + 8 >= 16) carries |= 1u << l;
+    EXPECT_EQ(out[6 * 32 + l], 0xffu);                   // quad_perm:[0,0,0,0]: float(l & ~3) < 6
+    EXPECT_EQ(out[7 * 32 + l], l < 16 ? 1000u : l ^ 1);  // dpp8 swaps neighbours, s6 selects src1
+    const bool enabled = l < 16 && ((l >> 2) & 1) == 1;  // row_mask:0x5 (row 0), bank_mask:0xa (banks 1, 3)
+    EXPECT_EQ(out[8 * 32 + l], enabled ? std::bit_cast<uint32_t>(static_cast<float>(l ^ 1)) : 0xdeadbeefu);
+    EXPECT_EQ(out[9 * 32 + l], (l & 16) + 3);  // row_share:3
+  }
+  for (uint32_t l = 0; l < 32; ++l) EXPECT_EQ(out[5 * 32 + l], carries) << "lane " << l;
+  EXPECT_EQ(carries, 0x7f80u);
+}
+
 // MODE.FP_ROUND values (MODE[1:0] single precision, MODE[3:2] double and half precision).
 enum Round { kNearestEven = 0, kUp = 1, kDown = 2, kTowardZero = 3 };
 

@@ -35,3 +35,13 @@ s_sendmsg sendmsg(MSG_INTERRUPT)
 s_delay_alu instid0(SALU_CYCLE_1)
 v_mad_u64_u32 v[0:1], null, v2, v3, v[4:5]
 v_fma_f16 v0, v1, v2, v3 op_sel:[0,1,0,1]
+v_mov_b32_dpp v0, v1 dpp8:[1,0,3,2,5,4,7,6] fi:1
+v_add_f32_dpp v0, -v1, |v2| row_ror:3 row_mask:0x3 bank_mask:0x5 fi:1
+v_add3_u32_e64_dpp v5, v1, v2, v3 dpp8:[7,6,5,4,3,2,1,0] fi:1
+v_fma_f32_e64_dpp v5, -v1, |v2|, -|v3| row_half_mirror row_mask:0xf bank_mask:0xf fi:1
+v_cmpx_gt_u32_e64_dpp v1, v2 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf
+v_add_f16_e64_dpp v5, v1, v2 clamp div:2 row_shr:15 row_mask:0xf bank_mask:0xf
+v_max3_f32_e64_dpp v5, v1, v2, s3 row_share:3 row_mask:0xf bank_mask:0xf
+v_cndmask_b32_e64_dpp v5, v1, v2, vcc_lo quad_perm:[3,2,1,0] row_mask:0xf bank_mask:0xf bound_ctrl:1
+v_sub_co_u32_e64_dpp v5, s8, v1, v2 row_xmask:15 row_mask:0xf bank_mask:0xf
+v_cvt_f32_i32_e64_dpp v5, v1 mul:4 row_shl:15 row_mask:0xf bank_mask:0xf
