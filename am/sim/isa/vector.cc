@@ -237,7 +237,9 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
       src[i].value = ScalarValue(wave, inst, code);
     }
   }
-  // DPP: src0 comes from another lane of its VGPR.
+  // DPP: src0 comes from another lane of its VGPR. A source lane outside EXEC is fetched only with FI (LLVM
+  // AMDGPUModifierSyntax, fi): otherwise DPP8 reads 0 from it and DPP16 treats it as an invalid lane, which
+  // BOUND_CTRL turns into 0 or into no write.
   uint32_t dpp_row[kMaxLanes];
   uint64_t dpp_enabled = ~uint64_t{0};
   if (inst.dpp != 0) {
@@ -248,6 +250,11 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
       int from = -1;
       if (inst.dpp == 8) {
         from = (lane & ~7) | ((w >> (8 + 3 * (lane & 7))) & 7);
+        if (!inst.dpp_fi && !((exec >> from) & 1)) {
+          dpp_row[lane] = 0;
+          dpp_enabled |= uint64_t{1} << lane;
+          continue;
+        }
       } else {
         const uint32_t ctrl = (w >> 8) & 0x1ff;
         const int in_row = lane & 15, row_base = lane & ~15;
@@ -274,8 +281,8 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
         }
         const uint32_t row_mask = (w >> 28) & 0xf, bank_mask = (w >> 24) & 0xf;
         if (!((row_mask >> (lane >> 4)) & 1) || !((bank_mask >> ((lane & 15) >> 2)) & 1)) continue;
-        const bool bound_ctrl = (w >> 19) & 1;
-        if (from < 0 || from >= n || !((exec >> from) & 1)) {
+        const bool bound_ctrl = (w >> 19) & 1, fetch_inactive = (w >> 18) & 1;
+        if (from < 0 || from >= n || (!fetch_inactive && !((exec >> from) & 1))) {
           if (!bound_ctrl) continue;
           dpp_row[lane] = 0;
           dpp_enabled |= uint64_t{1} << lane;

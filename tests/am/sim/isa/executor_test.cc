@@ -172,7 +172,7 @@ TEST_F(ExecutorTest, VectorFloat) {
 }
 
 TEST_F(ExecutorTest, Vop3WithDpp16AndDpp8) {
-  std::span<uint32_t> out = Out(10 * 32);
+  std::span<uint32_t> out = Out(15 * 32);
   ASSERT_TRUE(Run("vop3_dpp", Pointer(kOut)).ok());
   uint32_t carries = 0;
   for (uint32_t l = 0; l < 32; ++l) {
@@ -192,6 +192,13 @@ TEST_F(ExecutorTest, Vop3WithDpp16AndDpp8) {
     const bool enabled = l < 16 && ((l >> 2) & 1) == 1;  // row_mask:0x5 (row 0), bank_mask:0xa (banks 1, 3)
     EXPECT_EQ(out[8 * 32 + l], enabled ? std::bit_cast<uint32_t>(static_cast<float>(l ^ 1)) : 0xdeadbeefu);
     EXPECT_EQ(out[9 * 32 + l], (l & 16) + 3);  // row_share:3
+    // EXEC = even lanes, each reading its odd (inactive) neighbour; odd lanes keep 0xdead.
+    const bool active = l % 2 == 0;
+    EXPECT_EQ(out[10 * 32 + l], active ? 100u : 0xdeadu);         // dpp8, fi:0: the inactive lane reads 0
+    EXPECT_EQ(out[11 * 32 + l], active ? l + 1 + 100 : 0xdeadu);  // dpp8, fi:1: its value
+    EXPECT_EQ(out[12 * 32 + l], 0xdeadu);                         // dpp16, fi:0, bound_ctrl:0: no write
+    EXPECT_EQ(out[13 * 32 + l], active ? 100u : 0xdeadu);         // dpp16, fi:0, bound_ctrl:1: 0
+    EXPECT_EQ(out[14 * 32 + l], active ? l + 1 + 100 : 0xdeadu);  // dpp16, fi:1: its value
   }
   for (uint32_t l = 0; l < 32; ++l) EXPECT_EQ(out[5 * 32 + l], carries) << "lane " << l;
   EXPECT_EQ(carries, 0x7f80u);

@@ -37,4 +37,18 @@
   global_store_b32 v40, v1, s[0:1] offset:1024    // row 8: sqrt((l ^ 1)^2) in banks 1 and 3 of row 0
   v_mov_b32_e64_dpp v1, v0 row_share:3 row_mask:0xf bank_mask:0xf
   global_store_b32 v40, v1, s[0:1] offset:1152    // row 9: lane 3 of l's row
+  // Rows 10-14: EXEC holds the even lanes only, so every source lane the swaps pick is inactive. v1 starts as
+  // 0xdead in every lane; EXEC is whole again for each store.
+.macro inactive_source_row offset, op:vararg
+  v_mov_b32 v1, 0xdead
+  s_mov_b32 exec_lo, 0x55555555
+  \op
+  s_mov_b32 exec_lo, -1
+  global_store_b32 v40, v1, s[0:1] offset:\offset
+.endm
+  inactive_source_row 1280, v_add_nc_u32_e64_dpp v1, v0, v2 dpp8:[1,0,3,2,5,4,7,6]        // row 10: 0 + 100
+  inactive_source_row 1408, v_add_nc_u32_e64_dpp v1, v0, v2 dpp8:[1,0,3,2,5,4,7,6] fi:1   // row 11: l + 1 + 100
+  inactive_source_row 1536, v_add_nc_u32_e64_dpp v1, v0, v2 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf
+  inactive_source_row 1664, v_add_nc_u32_e64_dpp v1, v0, v2 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf bound_ctrl:1
+  inactive_source_row 1792, v_add_nc_u32_e64_dpp v1, v0, v2 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf fi:1
   s_endpgm
