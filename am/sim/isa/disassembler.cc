@@ -67,6 +67,14 @@ std::string Source(const Instruction& inst, uint32_t code, uint32_t dwords) {
       return "-4.0";
     case 248:
       return "0.15915494";
+    case operand::kSharedBase:
+      return "src_shared_base";
+    case operand::kSharedLimit:
+      return "src_shared_limit";
+    case operand::kPrivateBase:
+      return "src_private_base";
+    case operand::kPrivateLimit:
+      return "src_private_limit";
     case operand::kVccz:
       return "src_vccz";
     case operand::kExecz:

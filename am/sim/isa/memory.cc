@@ -1,5 +1,6 @@
-// Vector memory: GLOBAL/FLAT (through the GMC, atomics with std::atomic_ref on the mapped host view), SCRATCH (the
-// private segment) and DS (the workgroup's LDS), per the RDNA3 ISA.
+// Vector memory: GLOBAL/FLAT (through the GMC, atomics with std::atomic_ref on the mapped host view; FLAT addresses
+// in the shared or private aperture go to LDS or to the lane's private segment), SCRATCH (the private segment) and
+// DS (the workgroup's LDS), per the RDNA3 ISA.
 //
 // Scratch: the interpreter keeps each lane's private segment in a host buffer owned by the workgroup runner, sized
 // by COMPUTE_TMPRING_SIZE.WAVESIZE (units of 256 bytes per wave, shared by its lanes). A scratch instruction's
@@ -201,11 +202,45 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
     const uint64_t base = saddr ? sbase + vaddr[l] : (vaddr[l] | uint64_t{vaddr_hi[l]} << 32);
     return base + static_cast<int64_t>(inst.offset);
   };
+  // FLAT (not GLOBAL) addresses are generic: a lane's address inside the shared or private aperture is an LDS
+  // address or an offset in its private segment.
+  const bool generic = inst.encoding == Encoding::kFlat;
   const Access1 k = LoadStoreKind(inst.opcode);
   if (k.valid) {
     for (uint64_t m = exec; m != 0; m &= m - 1) {
       const int l = std::countr_zero(m);
       uint8_t bytes[16];
+      if (generic) {
+        const uint64_t where = address(l);
+        const Aperture aperture = ApertureOf(where);
+        const uint32_t offset = static_cast<uint32_t>(where);
+        if (aperture == Aperture::kShared) {
+          // Out of the workgroup's LDS: reads 0, writes are dropped (as for DS).
+          const bool in_range = uint64_t{offset} + k.bytes <= lds_.size();
+          if (k.store) {
+            StoreFromVgprs(wave, inst.src[1] - operand::kVgpr0, l, k, bytes);
+            if (in_range) std::memcpy(lds_.data() + offset, bytes, k.bytes);
+          } else {
+            if (in_range) {
+              std::memcpy(bytes, lds_.data() + offset, k.bytes);
+            } else {
+              std::memset(bytes, 0, k.bytes);
+            }
+            LoadToVgprs(wave, inst.vdst, l, k, bytes);
+          }
+          continue;
+        }
+        if (aperture == Aperture::kPrivate) {
+          absl::StatusOr<uint8_t*> lane_bytes = PrivateBytes(wave, l, offset, k.bytes, k.store);
+          if (!lane_bytes.ok()) return MemoryFault(wave, inst, lane_bytes.status());
+          if (k.store) {
+            StoreFromVgprs(wave, inst.src[1] - operand::kVgpr0, l, k, *lane_bytes);
+          } else {
+            LoadToVgprs(wave, inst.vdst, l, k, *lane_bytes);
+          }
+          continue;
+        }
+      }
       if (k.store) {
         StoreFromVgprs(wave, inst.src[1] - operand::kVgpr0, l, k, bytes);
         if (absl::Status s = memory_.Write(address(l), bytes, k.bytes); !s.ok()) return MemoryFault(wave, inst, s);
@@ -230,7 +265,17 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
         return MemoryFault(wave, inst,
                            absl::InvalidArgumentError(absl::StrFormat("atomic at unaligned address %#x", where)));
       }
-      absl::StatusOr<uint8_t*> host = memory_.Host(where, size, Access::kWrite);
+      absl::StatusOr<uint8_t*> host;
+      const Aperture aperture = generic ? ApertureOf(where) : Aperture::kGlobal;
+      if (aperture == Aperture::kShared) {
+        const uint32_t offset = static_cast<uint32_t>(where);
+        if (uint64_t{offset} + size > lds_.size()) continue;  // out of the LDS: dropped, returns nothing
+        host = lds_.data() + offset;
+      } else if (aperture == Aperture::kPrivate) {
+        host = PrivateBytes(wave, l, static_cast<uint32_t>(where), size, true);
+      } else {
+        host = memory_.Host(where, size, Access::kWrite);
+      }
       if (!host.ok()) return MemoryFault(wave, inst, host.status());
       bool ok;
       uint64_t old = 0;
@@ -294,27 +339,32 @@ WorkgroupRunner::Flow WorkgroupRunner::Scratch(Wave& wave, const Instruction& in
   const Access1 k = LoadStoreKind(inst.opcode);
   if (!k.valid) return Illegal(wave, inst, "SCRATCH operation not implemented by the interpreter");
   const uint64_t exec = wave.exec();
-  const uint32_t per_lane = setup_.scratch_bytes_per_lane;
   const uint32_t sbase = inst.src[2] != operand::kNull && inst.src[2] < 128 ? wave.sgpr[inst.src[2]] : 0;
   const uint32_t* vaddr = wave.v(inst.src[0] - operand::kVgpr0);
   for (uint64_t m = exec; m != 0; m &= m - 1) {
     const int l = std::countr_zero(m);
     const int64_t offset = int64_t{sbase} + (inst.offen ? vaddr[l] : 0) + inst.offset;
-    if (offset < 0 || offset + k.bytes > per_lane) {
-      return MemoryFault(wave, inst,
-                         absl::OutOfRangeError(absl::StrFormat(
-                             "scratch %s of %d bytes at private offset %d of lane %d, but the lane's private segment "
-                             "is %d bytes (COMPUTE_TMPRING_SIZE.WAVESIZE and RSRC2.SCRATCH_EN size it)",
-                             k.store ? "store" : "load", k.bytes, offset, l, per_lane)));
-    }
-    uint8_t* lane_segment = scratch_.data() + (size_t{wave.wave_id} * wave.lanes + l) * per_lane;
+    absl::StatusOr<uint8_t*> lane_bytes = PrivateBytes(wave, l, offset, k.bytes, k.store);
+    if (!lane_bytes.ok()) return MemoryFault(wave, inst, lane_bytes.status());
     if (k.store) {
-      StoreFromVgprs(wave, inst.src[1] - operand::kVgpr0, l, k, lane_segment + offset);
+      StoreFromVgprs(wave, inst.src[1] - operand::kVgpr0, l, k, *lane_bytes);
     } else {
-      LoadToVgprs(wave, inst.vdst, l, k, lane_segment + offset);
+      LoadToVgprs(wave, inst.vdst, l, k, *lane_bytes);
     }
   }
   return Flow::kNext;
+}
+
+absl::StatusOr<uint8_t*> WorkgroupRunner::PrivateBytes(const Wave& wave, int lane, int64_t offset, int bytes,
+                                                       bool store) {
+  const uint32_t per_lane = setup_.scratch_bytes_per_lane;
+  if (offset < 0 || offset + bytes > per_lane) {
+    return absl::OutOfRangeError(
+        absl::StrFormat("private %s of %d bytes at offset %d of lane %d, but the lane's private segment is %d bytes "
+                        "(COMPUTE_TMPRING_SIZE.WAVESIZE and RSRC2.SCRATCH_EN size it)",
+                        store ? "store" : "load", bytes, offset, lane, per_lane));
+  }
+  return scratch_.data() + (size_t{wave.wave_id} * wave.lanes + lane) * per_lane + offset;
 }
 
 WorkgroupRunner::Flow WorkgroupRunner::Ds(Wave& wave, const Instruction& inst) {

@@ -26,6 +26,11 @@ constexpr uint32_t kLdsGranuleBytes = 128 * 4;
 constexpr uint32_t kMaxLdsBytes = 64 * 1024;
 // COMPUTE_TMPRING_SIZE.WAVESIZE units: 256 bytes per wave.
 constexpr uint32_t kScratchGranuleBytes = 256;
+// SH_MEM_BASES for every VMID: the driver (am/) does not program it, so the interpreter uses what tinygrad's AM
+// driver writes (tinygrad/runtime/support/am/ip.py: shared_base=0x1, private_base=0x2, the values KFD's
+// compute_sh_mem_bases_64bit derives from its LDS and scratch apertures at 1 << 48 and 2 << 48): the shared
+// (LDS) aperture at 0x0001'0000'0000'0000 and the private (scratch) aperture at 0x0002'0000'0000'0000, 4 GiB each.
+constexpr uint32_t kShMemBases = gc::SH_MEM_BASES{}.shared_base(1).private_base(2).raw();
 constexpr uint32_t kMaxWorkgroupThreads = 1024;
 
 }  // namespace
@@ -77,6 +82,7 @@ absl::Status Rdna3Executor::Dispatch(const DispatchState& state, GpuMemory& memo
   setup.scratch_enable = rsrc2.scratch_en();
   setup.workitem_id_dims = rsrc2.tidig_comp_cnt();
   setup.float_mode = rsrc1.float_mode();
+  setup.sh_mem_bases = kShMemBases;
   for (int i = 0; i < 3; ++i) {
     setup.workgroup_size[i] = gc::COMPUTE_NUM_THREAD_X::FromRaw(state.num_thread[i]).num_thread_full();
     setup.grid[i] = state.dimensions[i];

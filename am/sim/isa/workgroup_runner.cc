@@ -4,6 +4,7 @@
 #include <cfenv>
 
 #include "absl/strings/str_format.h"
+#include "am/regs/gc.h"
 #include "am/sim/isa/decoder.h"
 #include "am/sim/isa/float_bits.h"
 
@@ -28,7 +29,11 @@ constexpr uint64_t kInlineF64[] = {0x3fe0000000000000, 0xbfe0000000000000, 0x3ff
 }  // namespace
 
 WorkgroupRunner::WorkgroupRunner(const DispatchSetup& setup)
-    : setup_(setup), memory_(*setup.memory, setup.client), lds_(setup.lds_bytes) {}
+    : setup_(setup), memory_(*setup.memory, setup.client), lds_(setup.lds_bytes) {
+  const auto bases = regs::gc::SH_MEM_BASES::FromRaw(setup.sh_mem_bases);
+  shared_aperture_high_ = bases.shared_base() << 16;
+  private_aperture_high_ = bases.private_base() << 16;
+}
 
 uint32_t WorkgroupRunner::ScalarValue(const Wave& wave, const Instruction& inst, uint16_t code) const {
   if (code < 128) return code == operand::kNull ? 0 : wave.sgpr[code];
@@ -44,6 +49,14 @@ uint32_t WorkgroupRunner::ScalarValue(const Wave& wave, const Instruction& inst,
       return wave.scc;
     case operand::kLiteral:
       return inst.literal;
+    // As 32-bit operands the aperture registers read as the high dword of the aperture's first (base) or last
+    // (limit) byte address; both apertures are 2^32 bytes, so base and limit share it.
+    case operand::kSharedBase:
+    case operand::kSharedLimit:
+      return shared_aperture_high_;
+    case operand::kPrivateBase:
+    case operand::kPrivateLimit:
+      return private_aperture_high_;
     default:
       return 0;
   }
@@ -60,7 +73,19 @@ uint64_t WorkgroupRunner::ScalarValue64(const Wave& wave, const Instruction& ins
     return f64 ? kInlineF64[code - operand::kFloatHalf] : kInlineF32[code - operand::kFloatHalf];
   }
   if (code == operand::kLiteral) return f64 ? uint64_t{inst.literal} << 32 : inst.literal;
-  return ScalarValue(wave, inst, code);
+  // As 64-bit operands (s_mov_b64 s[0:1], src_private_base, which clang emits) they are the whole address.
+  switch (code) {
+    case operand::kSharedBase:
+      return uint64_t{shared_aperture_high_} << 32;
+    case operand::kSharedLimit:
+      return uint64_t{shared_aperture_high_} << 32 | 0xffffffffu;
+    case operand::kPrivateBase:
+      return uint64_t{private_aperture_high_} << 32;
+    case operand::kPrivateLimit:
+      return uint64_t{private_aperture_high_} << 32 | 0xffffffffu;
+    default:
+      return ScalarValue(wave, inst, code);
+  }
 }
 
 void WorkgroupRunner::WriteScalar(Wave& wave, uint16_t code, uint32_t value) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "am/sim/gpu_memory.h"
 #include "am/sim/isa/instruction.h"
 #include "am/sim/isa/memory_view.h"
@@ -37,6 +38,7 @@ struct DispatchSetup {
   uint32_t lds_bytes = 0;
   uint32_t scratch_bytes_per_lane = 0;
   uint32_t float_mode = 0;            // RSRC1.FLOAT_MODE, the wave's initial MODE round/denorm bits
+  uint32_t sh_mem_bases = 0;          // SH_MEM_BASES: the FLAT shared and private apertures
   std::atomic<bool>* stop = nullptr;  // set when any workgroup failed: the others end early
 };
 
@@ -85,6 +87,18 @@ class WorkgroupRunner {
   Flow Ds(Wave& wave, const Instruction& inst);
   Flow Mubuf(Wave& wave, const Instruction& inst);
 
+  // FLAT's generic addresses (64-bit address mode): an address whose high 32 bits are an aperture's is an offset
+  // into that aperture, which is 2^32 bytes at SH_MEM_BASES' 16-bit field << 48 (AMDGPUUsage, "Memory Spaces").
+  enum class Aperture { kGlobal, kShared, kPrivate };
+  Aperture ApertureOf(uint64_t address) const {
+    const uint32_t high = static_cast<uint32_t>(address >> 32);
+    if (high == shared_aperture_high_) return Aperture::kShared;
+    if (high == private_aperture_high_) return Aperture::kPrivate;
+    return Aperture::kGlobal;
+  }
+  // The bytes at `offset` of lane `lane`'s private segment, or an out-of-range error naming the access.
+  absl::StatusOr<uint8_t*> PrivateBytes(const Wave& wave, int lane, int64_t offset, int bytes, bool store);
+
   // Scalar operand values (inline constants per the operand's type; `f64`/`f16` select the float encodings).
   uint32_t ScalarValue(const Wave& wave, const Instruction& inst, uint16_t code) const;
   uint64_t ScalarValue64(const Wave& wave, const Instruction& inst, uint16_t code, bool f64) const;
@@ -98,6 +112,7 @@ class WorkgroupRunner {
   std::vector<uint8_t> scratch_;  // per wave: lanes x scratch_bytes_per_lane
   WaveFault fault_;
   uint64_t lane_instructions_ = 0;
+  uint32_t shared_aperture_high_ = 0, private_aperture_high_ = 0;  // the apertures' address bits 63:32
 };
 
 }  // namespace am::sim::isa

@@ -295,6 +295,35 @@ TEST_F(ExecutorTest, VectorMemoryAtomicsAndScratch) {
   }
 }
 
+TEST_F(ExecutorTest, FlatAddressesInTheSharedAndPrivateAperturesReachLdsAndScratch) {
+  std::span<uint32_t> out = Out(16 * 32);
+  Load("flat_aperture");
+  // 512 bytes of LDS (one granule); State() gives each lane 8 private bytes.
+  ASSERT_TRUE(executor_.Dispatch(State(Pointer(kOut), 32, 1), fixture_.memory()).ok());
+  // SH_MEM_BASES shared_base 1, private_base 2 (what tinygrad's AM driver programs): the apertures are
+  // 0x0001'0000'0000'0000 and 0x0002'0000'0000'0000, 2^32 bytes each.
+  constexpr uint32_t kAperture[8] = {0, 0x10000, 0, 0x20000, 0xffffffff, 0x10000, 0x20000, 0x10000};
+  const char* const kWhat[8] = {"src_shared_base (64-bit) low",  "src_shared_base (64-bit) high",
+                                "src_private_base (64-bit) low", "src_private_base (64-bit) high",
+                                "src_shared_limit (64-bit) low", "src_shared_limit (64-bit) high",
+                                "src_private_base (32-bit)",     "src_shared_limit (32-bit)"};
+  std::vector<bool> seen(32, false);
+  for (uint32_t l = 0; l < 32; ++l) {
+    SCOPED_TRACE(l);
+    for (int row = 0; row < 8; ++row) EXPECT_EQ(out[row * 32 + l], kAperture[row]) << kWhat[row];
+    EXPECT_EQ(out[8 * 32 + l], 1000 + l) << "flat_store to LDS, ds_load";
+    EXPECT_EQ(out[9 * 32 + l], 1000 + 31 - l) << "flat_load from LDS";
+    ASSERT_LT(out[10 * 32 + l], 32u) << "flat_atomic_add_u32 on LDS";
+    EXPECT_FALSE(seen[out[10 * 32 + l]]) << "two lanes got old value " << out[10 * 32 + l];
+    seen[out[10 * 32 + l]] = true;
+    EXPECT_EQ(out[11 * 32 + l], 32u) << "LDS after 32 flat atomic adds";
+    EXPECT_EQ(out[12 * 32 + l], 0u) << "flat_load past the LDS";
+    EXPECT_EQ(out[13 * 32 + l], 3 * l) << "flat_store to private, scratch_load";
+    EXPECT_EQ(out[14 * 32 + l], 500 + l) << "scratch_store, flat_load from private";
+    EXPECT_EQ(out[15 * 32 + l], l + 7) << "flat_store to a global address";
+  }
+}
+
 TEST_F(ExecutorTest, LdsAndBarrierAcrossWaves) {
   std::span<uint32_t> out = Out(3 * 64);
   Load("lds");

@@ -45,3 +45,4 @@ v_max3_f32_e64_dpp v5, v1, v2, s3 row_share:3 row_mask:0xf bank_mask:0xf
 v_cndmask_b32_e64_dpp v5, v1, v2, vcc_lo quad_perm:[3,2,1,0] row_mask:0xf bank_mask:0xf bound_ctrl:1
 v_sub_co_u32_e64_dpp v5, s8, v1, v2 row_xmask:15 row_mask:0xf bank_mask:0xf
 v_cvt_f32_i32_e64_dpp v5, v1 mul:4 row_shl:15 row_mask:0xf bank_mask:0xf
+s_mov_b32 s0, src_private_limit
