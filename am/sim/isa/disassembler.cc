@@ -84,6 +84,10 @@ std::string Source(const Instruction& inst, uint32_t code, uint32_t dwords) {
     case operand::kLdsDirect:
       return "src_lds_direct";
     case operand::kLiteral:
+      // LLVM prints a literal whose value an inline integer constant could have carried (-16..64) as that integer.
+      if (const int32_t value = static_cast<int32_t>(inst.literal); value >= -16 && value <= 64) {
+        return absl::StrCat(value);
+      }
       return absl::StrFormat("0x%x", inst.literal);
     default:
       return absl::StrFormat("<operand %d>", code);

@@ -369,6 +369,20 @@ void Scratch(CaseContext& c) {
   });
 }
 
+void GenericPointers(CaseContext& c) {
+  const uint32_t n = 600, groups = (n + 63) / 64;  // the last workgroup has lanes past n (they still fill the tile)
+  const std::vector<uint32_t> in = Random<uint32_t>(c.random, n, 0, UINT32_MAX);
+  ASSIGN_OR_FAIL(din, Upload(c, in));
+  ASSIGN_OR_FAIL(out, c.Buffer((groups * 64 + 64) * 4));
+  absl::Status launched = c.Launch(Args().Add(din.va).Add(out.va).Add(n), {{groups, 1, 1}, {64, 1, 1}});
+  ASSERT_TRUE(launched.ok()) << launched;
+  ExpectWords(out.as<uint32_t>().first(groups * 64 + 64), n, [&](size_t i) {
+    const size_t mirrored = i / 64 * 64 + 63 - i % 64;  // the work-item whose tile entry lane i reads
+    const uint32_t x = in[i], y = mirrored < n ? in[mirrored] : 0;
+    return (y * 3 + 1) + (x ^ ((x & 3) << 8));
+  });
+}
+
 struct CorpusCase {
   std::string file;    // corpus name (the code object is FILE-OPT.co)
   std::string kernel;  // kernel symbol
@@ -393,6 +407,7 @@ std::vector<CorpusCase> AllCases() {
       {"half", "half_ops", "", HalfOps},
       {"half", "half2_ops", "", Half2Ops},
       {"scratch", "scratch", "", Scratch},
+      {"generic", "generic_pointers", "", GenericPointers},
   };
   std::vector<CorpusCase> cases;
   for (const char* opt : {"O0", "O2"}) {
