@@ -175,6 +175,8 @@ std::string Sopp(const Instruction& inst) {
   if (name == "s_nop" || name == "s_setprio" || name == "s_sleep" || name == "s_setkill" || name == "s_sethalt") {
     return absl::StrCat(name, " ", static_cast<uint16_t>(inst.imm));
   }
+  // The trap id prints in decimal while an inline integer constant could carry it (0..64), else in hex.
+  if (name == "s_trap" && static_cast<uint16_t>(inst.imm) <= 64) return absl::StrCat(name, " ", inst.imm);
   return absl::StrFormat("%s 0x%x", name, static_cast<uint16_t>(inst.imm));
 }
 

@@ -615,6 +615,24 @@ WorkgroupRunner::Flow WorkgroupRunner::Sopp(Wave& wave, const Instruction& inst)
     case sopp::kSDenormMode:
       wave.mode = (wave.mode & ~0xf0u) | ((inst.imm & 0xf) << 4);
       return Flow::kNext;
+    case sopp::kSTrap: {
+      // S_TRAP enters the trap handler at TBA with the trap id (RDNA3 ISA pseudocode). baregpu's driver installs
+      // no trap handler, so the interpreter does what the HSA trap handler ABI promises a kernel (AMDGPUUsage,
+      // "Trap Handler ABI", code object V4+): llvm.debugtrap (3) with no debugger attached continues; every other
+      // id (2: llvm.trap, 1: a breakpoint, the reserved ones) halts the wave at the s_trap and fails the dispatch.
+      const uint32_t id = static_cast<uint32_t>(inst.imm) & 0xff;
+      if (id == 3) return Flow::kNext;
+      return Halt(wave, inst, WaveFault::kTrap,
+                  absl::StrFormat("s_trap %d%s: no trap handler is installed, so the wave stops here and the dispatch "
+                                  "fails (what the HSA trap handler does for llvm.trap)",
+                                  id, id == 2 ? " (llvm.trap)" : ""));
+    }
+    case sopp::kSSethalt:
+      // SIMM16[0] sets the wave's HALT bit. Only a debugger (SQ_CMD) resumes a halted wave and none is modelled,
+      // so a halt is reported at once, as a wave that never ends would be.
+      if ((inst.imm & 1) == 0) return Flow::kNext;
+      return Halt(wave, inst, WaveFault::kUnsupported,
+                  "s_sethalt 1 halts the wave and nothing resumes it (no debugger): treated as hung");
     case sopp::kSBarrier:
       return Flow::kBarrier;
     case sopp::kSEndpgm:

@@ -301,6 +301,17 @@ WorkgroupRunner::Flow WorkgroupRunner::Illegal(Wave& wave, const Instruction& in
   return Flow::kFault;
 }
 
+WorkgroupRunner::Flow WorkgroupRunner::Halt(Wave& wave, const Instruction& inst, WaveFault::Kind kind,
+                                            const std::string& why) {
+  fault_.kind = kind;
+  fault_.pc = wave.pc;
+  fault_.dwords = inst.dwords;
+  std::copy(std::begin(inst.word), std::end(inst.word), fault_.words);
+  fault_.message = absl::StrFormat("wave %d halted at PC %#x (%s): %s", wave.wave_id, wave.pc,
+                                   Disassemble(inst, wave.lanes == 64), why);
+  return Flow::kFault;
+}
+
 WorkgroupRunner::Flow WorkgroupRunner::MemoryFault(Wave& wave, const Instruction& inst, const absl::Status& status) {
   fault_.kind = WaveFault::kMemory;
   fault_.pc = wave.pc;

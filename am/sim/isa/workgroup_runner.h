@@ -44,7 +44,7 @@ struct DispatchSetup {
 
 // Why a wave stopped (the executor turns it into the device's report).
 struct WaveFault {
-  enum Kind { kNone, kMemory, kIllegalInstruction, kUnsupported } kind = kNone;
+  enum Kind { kNone, kMemory, kIllegalInstruction, kUnsupported, kTrap } kind = kNone;
   uint64_t pc = 0;
   uint32_t words[3] = {0, 0, 0};
   int dwords = 0;
@@ -68,6 +68,8 @@ class WorkgroupRunner {
   Flow Execute(Wave& wave, const Instruction& inst);
   Flow Illegal(Wave& wave, const Instruction& inst, const std::string& why);
   Flow MemoryFault(Wave& wave, const Instruction& inst, const absl::Status& status);
+  // The wave stops at `inst` for good (s_trap without a trap handler, s_sethalt 1): the dispatch fails with `why`.
+  Flow Halt(Wave& wave, const Instruction& inst, WaveFault::Kind kind, const std::string& why);
 
   // Families (scalar.cc, vector.cc, memory.cc).
   Flow Sop1(Wave& wave, const Instruction& inst);

@@ -392,6 +392,34 @@ TEST_F(ExecutorTest, IllegalInstructionPostsTheSqInterrupt) {
   EXPECT_EQ(fixture_.errors().errors()[0].model, "sq");
 }
 
+TEST_F(ExecutorTest, STrapWithoutATrapHandlerStopsTheDispatchAndDebugtrapContinues) {
+  std::span<uint32_t> out = Out(3);
+  out[2] = 0xdeadbeef;
+  std::vector<uint32_t> user = Pointer(kOut);
+  user.push_back(0);  // s2 = 0: the s_trap path
+  absl::Status status = Run("halt", user, 1);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("s_trap 2"), std::string::npos) << status;
+  EXPECT_EQ(out[0], 0x55u);
+  EXPECT_EQ(out[1], 0x66u) << "s_trap 3 (llvm.debugtrap) without a debugger continues";
+  EXPECT_EQ(out[2], 0xdeadbeefu) << "the wave ran past s_trap 2";
+  ASSERT_FALSE(fixture_.errors().errors().empty());
+  EXPECT_EQ(fixture_.errors().errors()[0].model, "sq");
+}
+
+TEST_F(ExecutorTest, SSethaltHaltsTheWaveForGood) {
+  std::span<uint32_t> out = Out(3);
+  out[2] = 0xdeadbeef;
+  std::vector<uint32_t> user = Pointer(kOut);
+  user.push_back(1);  // s2 = 1: the s_sethalt path
+  absl::Status status = Run("halt", user, 1);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.message().find("s_sethalt 1"), std::string::npos) << status;
+  EXPECT_EQ(out[0], 0x55u);
+  EXPECT_EQ(out[1], 0x66u) << "s_sethalt 0 continues";
+  EXPECT_EQ(out[2], 0xdeadbeefu) << "the wave ran past s_sethalt 1";
+}
+
 TEST_F(ExecutorTest, BadWorkgroupSizeIsRefused) {
   Load("salu");
   DispatchState state = State(Pointer(kOut), 0);

@@ -46,3 +46,6 @@ v_cndmask_b32_e64_dpp v5, v1, v2, vcc_lo quad_perm:[3,2,1,0] row_mask:0xf bank_m
 v_sub_co_u32_e64_dpp v5, s8, v1, v2 row_xmask:15 row_mask:0xf bank_mask:0xf
 v_cvt_f32_i32_e64_dpp v5, v1 mul:4 row_shl:15 row_mask:0xf bank_mask:0xf
 s_mov_b32 s0, src_private_limit
+s_trap 0xfe
+s_trap 64
+s_trap 65
