@@ -200,6 +200,28 @@ T DivScale(T s0, T s1, T s2, bool& vcc) {
   return s0;
 }
 
+// 2/pi as a binary fraction, most significant bit first (bit k of the sequence weighs 2^-(k+1)): floor(2/pi * 2^1216),
+// worked out with Python integers from Machin's formula for pi (its hex digits begin A2F9836E 4E441529 FC2757D1).
+constexpr uint64_t kTwoOverPi[19] = {0xa2f9836e4e441529, 0xfc2757d1f534ddc0, 0xdb6295993c439041, 0xfe5163abdebbc561,
+                                     0xb7246e3a424dd2e0, 0x06492eea09d1921c, 0xfe1deb1cb129a73e, 0xe88235f52ebb4484,
+                                     0xe99c7026b45f7e41, 0x3991d639835339f4, 0x9c845f8bbdf9283b, 0x1ff897ffde05980f,
+                                     0xef2f118b5a0a6d1f, 0x6d367ecf27cb09b7, 0x4f463f669e5fea2d, 0x7527bac7ebe5f17b,
+                                     0x3d0739f78a5292ea, 0x6bfb5fb11f8d5d08, 0x56033046fc7b6bab};
+
+// V_TRIG_PREOP_F64 (RDNA3 ISA pseudocode): the 53 bits of 2/pi that start `53 * S1[4:0]` bits into its fraction,
+// moved further along by how far S0's exponent is past 1077, scaled back to their place (ldexp by -53 - shift,
+// plus 128 for exponents from 1968, where the scaled product would underflow). The ISA defines 1201 bits of 2/pi;
+// later ones read 0.
+double TrigPreop(double x, uint32_t segment) {
+  const int exponent = static_cast<int>((Bits64(x) >> 52) & 0x7ff);
+  const int shift = 53 * static_cast<int>(segment & 31) + (exponent > 1077 ? exponent - 1077 : 0);
+  uint64_t bits = 0;
+  for (int k = shift; k < shift + 53; ++k) {
+    bits = bits << 1 | (k < 1201 ? (kTwoOverPi[k / 64] >> (63 - k % 64)) & 1 : 0);
+  }
+  return std::ldexp(static_cast<double>(bits), -53 - shift + (exponent >= 1968 ? 128 : 0));
+}
+
 template <typename T>
 T DivFixup(T quotient, T denominator, T numerator) {
   const bool sign = std::signbit(denominator) != std::signbit(numerator);
@@ -1157,6 +1179,9 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
       break;
     case vop3::kVLdexpF64:
       setf64([&](int l) { return std::ldexp(da(l), static_cast<int32_t>(b(l))); });
+      break;
+    case vop3::kVTrigPreopF64:
+      setf64([&](int l) { return TrigPreop(da(l), b(l)); });
       break;
     case vop3::kVBfmB32:
       set32([&](int l) { return ((1u << (a(l) & 31)) - 1) << (b(l) & 31); });

@@ -392,6 +392,23 @@ TEST_F(ExecutorTest, IllegalInstructionPostsTheSqInterrupt) {
   EXPECT_EQ(fixture_.errors().errors()[0].model, "sq");
 }
 
+TEST_F(ExecutorTest, TrigPreopReturnsSegmentsOfTwoOverPi) {
+  std::span<uint32_t> out = Out(12);
+  ASSERT_TRUE(Run("trig_preop", Pointer(kOut), 1).ok());
+  // What LLVM 19 constant-folds __builtin_amdgcn_trig_preop(x, segment) to (clang-19 -O2 -emit-llvm).
+  constexpr uint64_t kExpected[6] = {
+      0x3fe45f306dc9c882,  // (1.0, 0): 2/pi truncated to 53 bits
+      0x3c94a7f09d5f47d4,  // (1.0, 1)
+      0x394a6ee06db14acc,  // (1.0, 2)
+      0x3cb529fc2757d1e0,  // (2^100, 0)
+      0x02d7ec47e3574215,  // (2^1000, 3)
+      0,                   // (-4.0, 31)
+  };
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(out[2 * i] | uint64_t{out[2 * i + 1]} << 32, kExpected[i]) << "case " << i;
+  }
+}
+
 TEST_F(ExecutorTest, STrapWithoutATrapHandlerStopsTheDispatchAndDebugtrapContinues) {
   std::span<uint32_t> out = Out(3);
   out[2] = 0xdeadbeef;
