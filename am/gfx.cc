@@ -213,8 +213,7 @@ absl::Status Gfx::Submit(std::span<const uint32_t> packets) {
   for (uint32_t dword : packets) words[wptr_++ % ring_dwords] = dword;
   std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(pointers.data() + 8)).store(wptr_, std::memory_order_release);
   device_.soc().FlushHdp();
-  doorbells_.Write32(kDoorbell64 * 8, static_cast<uint32_t>(wptr_));
-  doorbells_.Write32(kDoorbell64 * 8 + 4, static_cast<uint32_t>(wptr_ >> 32));
+  doorbells_.Write64(kDoorbell64 * 8, wptr_);  // one 64-bit write, as Linux's WDOORBELL64 (writeq)
   return absl::OkStatus();
 }
 

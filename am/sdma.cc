@@ -172,8 +172,7 @@ absl::Status Sdma::Submit(std::span<const uint32_t> dwords) {
     wptr_ += 4;
   }
   device_.soc().FlushHdp();
-  doorbells_.Write32(kDoorbell64 * 8, static_cast<uint32_t>(wptr_));
-  doorbells_.Write32(kDoorbell64 * 8 + 4, static_cast<uint32_t>(wptr_ >> 32));
+  doorbells_.Write64(kDoorbell64 * 8, wptr_);  // one 64-bit write, as Linux's WDOORBELL64 (writeq)
   return absl::OkStatus();
 }
 

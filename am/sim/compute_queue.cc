@@ -30,46 +30,42 @@ ComputeQueue::ComputeQueue(const ModelContext& context, ShaderExecutor* executor
   const auto doorbell = hqd_.Get<gc::CP_HQD_PQ_DOORBELL_CONTROL>();
   if (doorbell.doorbell_en()) {
     doorbell_token_ = context_.doorbells.Subscribe(doorbell.doorbell_offset(), /*is_64bit=*/true, [signals = signals_] {
-      std::lock_guard lock(signals->mu);
-      signals->doorbell_rung = true;
-      signals->cv.notify_all();
+      signals->doorbell_rung.store(true, std::memory_order_release);
+      signals->wakeup.Notify();
     });
   }
   thread_ = std::thread([this] { Run(); });
 }
 
 ComputeQueue::~ComputeQueue() {
-  {
-    std::lock_guard lock(mu_);
+  ChangeAndWake([this] {
     if (stop_ == Stop::kNone) stop_ = Stop::kShutdown;
-    cv_.notify_all();
-  }
+  });
   thread_.join();
   if (doorbell_token_ != 0) context_.doorbells.Unsubscribe(doorbell_token_);
 }
 
 void ComputeQueue::RequestDequeue() {
-  std::lock_guard lock(mu_);
-  if (stop_ == Stop::kNone) stop_ = Stop::kDequeue;
-  cv_.notify_all();
+  ChangeAndWake([this] {
+    if (stop_ == Stop::kNone) stop_ = Stop::kDequeue;
+  });
 }
 
 void ComputeQueue::Wake(bool wptr_register_written) {
-  std::lock_guard lock(mu_);
-  if (wptr_register_written) wptr_written_ = true;
-  cv_.notify_all();
+  ChangeAndWake([this, wptr_register_written] {
+    if (wptr_register_written) wptr_written_ = true;
+  });
 }
 
 void ComputeQueue::InjectHang() {
-  std::lock_guard lock(mu_);
-  hung_ = true;
-  cv_.notify_all();
+  ChangeAndWake([this] { hung_ = true; });
 }
 
 bool ComputeQueue::Backoff(std::chrono::microseconds delay) {
   std::unique_lock lock(mu_);
+  const uint64_t seen = wakeup_.epoch();
   if (stop_ != Stop::kNone) return false;
-  if (delay.count() > 0) cv_.wait_for(lock, delay);
+  if (delay.count() > 0) wakeup_.Wait(lock, seen, /*spin=*/false, delay);
   return stop_ == Stop::kNone;
 }
 
@@ -82,8 +78,7 @@ bool ComputeQueue::polling() const {
 bool ComputeQueue::UpdateWptr(Pm4Engine& engine) {
   const auto doorbell = hqd_.Get<gc::CP_HQD_PQ_DOORBELL_CONTROL>();
   uint64_t wptr = wptr_;
-  if (signals_->doorbell_rung) {
-    signals_->doorbell_rung = false;
+  if (signals_->doorbell_rung.exchange(false, std::memory_order_acq_rel)) {
     if (doorbell_token_ != 0 && hooks_.doorbell_routed(doorbell.doorbell_offset())) {
       wptr = context_.doorbells.Read64(doorbell.doorbell_offset());
     }
@@ -168,9 +163,11 @@ void ComputeQueue::Run() {
   wptr_ = hqd_.Get<gc::CP_HQD_PQ_WPTR_LO>().raw() | (uint64_t{hqd_.Get<gc::CP_HQD_PQ_WPTR_HI>().raw()} << 32);
   std::vector<uint32_t> packet;
   uint32_t incomplete_packet = 0;  // dwords the packet at rptr needs, once the ring holds only part of it
-  while (stop_ == Stop::kNone) {
+  while (true) {
+    const uint64_t seen = wakeup_.epoch();  // before the inputs are read: a change after it ends the wait below
+    if (stop_ != Stop::kNone) break;
     if (hung_ || faulted_ || !hooks_.mec_running()) {
-      cv_.wait(lock);
+      wakeup_.Wait(lock, seen, /*spin=*/false);
       continue;
     }
     if (!UpdateWptr(engine)) {
@@ -187,9 +184,9 @@ void ComputeQueue::Run() {
     }
     if (pending == 0 || pending_skip_ > 0 || incomplete_packet > pending) {
       if (polling()) {
-        cv_.wait_for(lock, kWptrPollPeriod);
+        wakeup_.Wait(lock, seen, /*spin=*/true, kWptrPollPeriod);
       } else {
-        cv_.wait(lock);
+        wakeup_.Wait(lock, seen, /*spin=*/true);
       }
       continue;
     }

@@ -7,12 +7,11 @@
 //
 // It learns of new work from its doorbell (the 64-bit value written there is the new write pointer), from a
 // write of CP_HQD_PQ_WPTR_LO/HI, or, while CP_PQ_WPTR_POLL_CNTL.EN is set, by polling the write-pointer address.
-// An idle queue sleeps on a condition variable; it never spins.
+// A queue that runs out of work polls briefly, then sleeps (am/sim/engine_wakeup.h).
 #ifndef BAREGPU_AM_SIM_COMPUTE_QUEUE_H_
 #define BAREGPU_AM_SIM_COMPUTE_QUEUE_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -20,6 +19,7 @@
 #include <thread>
 
 #include "am/regs/gc.h"
+#include "am/sim/engine_wakeup.h"
 #include "am/sim/model_context.h"
 #include "am/sim/pm4_engine.h"
 
@@ -107,13 +107,22 @@ class ComputeQueue {
   // What the queue's thread sleeps on. Shared with the doorbell listener, which the router may still call briefly
   // after the queue unsubscribed.
   struct Signals {
-    std::mutex mu;
-    std::condition_variable cv;
-    bool doorbell_rung = false;  // guarded by mu
+    EngineWakeup wakeup;
+    std::atomic<bool> doorbell_rung{false};
   };
+  // Sets the state `change` updates (under mu_), then wakes the queue's thread.
+  template <typename F>
+  void ChangeAndWake(F change) {
+    {
+      std::lock_guard lock(mu_);
+      change();
+    }
+    wakeup_.Notify();
+  }
+
   std::shared_ptr<Signals> signals_ = std::make_shared<Signals>();
-  std::mutex& mu_ = signals_->mu;
-  std::condition_variable& cv_ = signals_->cv;
+  EngineWakeup& wakeup_ = signals_->wakeup;
+  std::mutex& mu_ = wakeup_.mu();
   Stop stop_ = Stop::kNone;    // guarded by mu_
   bool wptr_written_ = false;  // guarded by mu_
   bool hung_ = false;          // guarded by mu_

@@ -25,6 +25,9 @@ class DoorbellRouter {
 
   // A write from BAR2 (dword index). Stores the value, then wakes the listeners of that slot.
   void Write(uint64_t index, uint32_t value);
+  // A 64-bit write at dword `index` (low) and `index + 1` (high): both stored, then the listeners of either slot
+  // wake once. Counts as one write for InjectDrop.
+  void Write64(uint64_t index, uint64_t value);
   uint32_t Read(uint64_t index) const;
   // The 64-bit doorbell at `index` (low dword) and `index + 1` (high dword).
   uint64_t Read64(uint64_t index) const;
@@ -41,6 +44,11 @@ class DoorbellRouter {
   void CountDropped() { dropped_.fetch_add(1, std::memory_order_acq_rel); }
 
  private:
+  // Consumes one injected drop; true when this write is lost.
+  bool Drop();
+  // Runs the listeners of slots `first`..`last`.
+  void Fire(uint64_t first, uint64_t last);
+
   struct Subscription {
     int token;
     uint64_t index;
@@ -49,10 +57,12 @@ class DoorbellRouter {
   };
 
   std::vector<std::atomic<uint32_t>> slots_;
-  mutable base::Mutex mu_;
+  // On a cache line of its own: engines read slots_ and the drop counters on every wake-up, and a lock word sharing
+  // their line would bounce between the doorbell writer's core and theirs.
+  alignas(64) mutable base::Mutex mu_;
   std::vector<Subscription> subscriptions_ ABSL_GUARDED_BY(mu_);
   int next_token_ ABSL_GUARDED_BY(mu_) = 1;
-  std::atomic<uint64_t> drop_{0};
+  alignas(64) std::atomic<uint64_t> drop_{0};
   std::atomic<uint64_t> dropped_{0};
 };
 

@@ -93,6 +93,14 @@ class Navi31::DoorbellBar : public pci::MmioHandler {
     }
     router_.Write(offset / 4, value);
   }
+  // A 64-bit doorbell (WDOORBELL64) lands whole: the engine wakes once and reads both dwords.
+  void Write64(uint64_t offset, uint64_t value) override {
+    if (!nbio_.doorbell_aperture_enabled()) {
+      router_.CountDropped();
+      return;
+    }
+    router_.Write64(offset / 4, value);
+  }
 
  private:
   NbioModel& nbio_;

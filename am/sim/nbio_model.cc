@@ -11,7 +11,7 @@ NbioModel::NbioModel(RegisterFile& registers, const regs::IpBases& bases)
       remap_reg_flush_(RegisterAddress<regs::nbio::BIF_BX0_REMAP_HDP_REG_FLUSH_CNTL>(bases)),
       doorbell_aper_en_(RegisterAddress<regs::nbio::RCC_DEV0_EPF0_RCC_DOORBELL_APER_EN>(bases)) {
   registers_.OnWrite(flush_req_, "hdp", [this](uint32_t clients) {
-    hdp_flushes_.fetch_add(1, std::memory_order_acq_rel);
+    handshake_flushes_.fetch_add(1, std::memory_order_acq_rel);
     registers_.Poke(flush_done_, clients);
   });
 }
@@ -21,7 +21,7 @@ bool NbioModel::OnRegisterBarWrite(uint64_t byte_offset) {
   for (uint64_t remap : {remap_mem_flush_, remap_reg_flush_}) {
     const uint32_t target = registers_.Peek(remap);
     if (target != 0 && byte_offset == target) {
-      hdp_flushes_.fetch_add(1, std::memory_order_acq_rel);
+      page_flushes_.fetch_add(1, std::memory_order_acq_rel);
       return true;
     }
   }

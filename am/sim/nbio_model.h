@@ -24,12 +24,17 @@ class NbioModel {
   bool OnRegisterBarWrite(uint64_t byte_offset);
   bool doorbell_aperture_enabled() const;
 
-  uint64_t hdp_flushes() const { return hdp_flushes_.load(std::memory_order_acquire); }
+  // Flushes through the handshake register (engines, the driver's rings) and through the remapped page (host).
+  uint64_t hdp_flushes() const {
+    return handshake_flushes_.load(std::memory_order_acquire) + page_flushes_.load(std::memory_order_acquire);
+  }
 
  private:
   RegisterFile& registers_;
   uint64_t flush_req_ = 0, flush_done_ = 0, remap_mem_flush_ = 0, remap_reg_flush_ = 0, doorbell_aper_en_ = 0;
-  std::atomic<uint64_t> hdp_flushes_{0};
+  // Apart, so that a host flushing while an engine flushes does not bounce one cache line between them.
+  alignas(64) std::atomic<uint64_t> handshake_flushes_{0};
+  alignas(64) std::atomic<uint64_t> page_flushes_{0};
 };
 
 }  // namespace am::sim

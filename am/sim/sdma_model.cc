@@ -2,14 +2,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/str_format.h"
 #include "am/regs/gc.h"
 #include "am/regs/gfx_srcid_constants.h"
 #include "am/regs/psp_constants.h"
+#include "am/sim/engine_wakeup.h"
 #include "am/sim/sdma_packet_executor.h"
 #include "base/status_macros.h"
 
@@ -94,14 +95,35 @@ class SdmaEngine : public EngineControl {
 
   // What the thread shares with doorbell listeners, which may fire after Unsubscribe (the router calls a copy).
   struct Wake {
-    std::mutex mu;
-    std::condition_variable cv;
+    EngineWakeup wakeup;
     std::atomic<uint64_t> wptr{0};
-    bool stop = false;  // guarded by mu
-    bool hang = false;  // guarded by mu
-    void Notify() {
-      { std::lock_guard lock(mu); }  // orders the caller's update before a waiter's predicate check
-      cv.notify_all();
+    bool stop = false;  // guarded by wakeup.mu()
+    bool hang = false;  // guarded by wakeup.mu()
+    void Notify() { wakeup.Notify(); }
+    // Sets what `change` updates (under the mutex), then wakes the engine.
+    template <typename F>
+    void ChangeAndNotify(F change) {
+      {
+        std::lock_guard lock(wakeup.mu());
+        change();
+      }
+      wakeup.Notify();
+    }
+    // Holding `lock`: returns when `done()` holds, or false at `deadline` (when given).
+    template <typename F>
+    bool WaitUntil(std::unique_lock<std::mutex>& lock, F done, bool spin,
+                   std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt) {
+      while (true) {
+        const uint64_t seen = wakeup.epoch();
+        if (done()) return true;
+        if (!deadline) {
+          wakeup.Wait(lock, seen, spin);
+          continue;
+        }
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= *deadline) return false;
+        wakeup.Wait(lock, seen, spin, *deadline - now);
+      }
     }
   };
 
@@ -202,18 +224,11 @@ SdmaEngine::~SdmaEngine() {
 }
 
 void SdmaEngine::InjectHang(bool hang) {
-  {
-    std::lock_guard lock(wake_->mu);
-    wake_->hang = hang;
-  }
-  wake_->cv.notify_all();
+  wake_->ChangeAndNotify([&] { wake_->hang = hang; });
 }
 
 void SdmaEngine::SoftReset() {
-  {
-    std::lock_guard lock(wake_->mu);
-    wake_->hang = false;
-  }
+  wake_->ChangeAndNotify([&] { wake_->hang = false; });
   std::lock_guard lock(control_mu_);
   if (thread_.joinable()) Stop();
   std::atomic_ref<uint32_t>(state_.stopped_on_error).store(0);
@@ -221,13 +236,16 @@ void SdmaEngine::SoftReset() {
 }
 
 bool SdmaEngine::Sleep(std::chrono::nanoseconds duration) {
-  std::unique_lock lock(wake_->mu);
-  return !wake_->cv.wait_for(lock, duration, [&] { return wake_->stop; });
+  std::unique_lock lock(wake_->wakeup.mu());
+  const auto deadline = std::chrono::steady_clock::now() + duration;
+  return !wake_->WaitUntil(
+      lock, [&] { return wake_->stop; }, /*spin=*/false, deadline);
 }
 
 bool SdmaEngine::Checkpoint() {
-  std::unique_lock lock(wake_->mu);
-  wake_->cv.wait(lock, [&] { return wake_->stop || !wake_->hang; });
+  std::unique_lock lock(wake_->wakeup.mu());
+  wake_->WaitUntil(
+      lock, [&] { return wake_->stop || !wake_->hang; }, /*spin=*/false);
   return !wake_->stop;
 }
 
@@ -302,7 +320,7 @@ void SdmaEngine::Start() {
   rptr_.store(ring.rptr, std::memory_order_release);
   wake_->wptr.store(ReadPair(regs_.rb_wptr, regs_.rb_wptr_hi), std::memory_order_release);
   {
-    std::lock_guard lock(wake_->mu);
+    std::lock_guard lock(wake_->wakeup.mu());
     wake_->stop = false;
   }
   exited_.store(false, std::memory_order_release);
@@ -322,11 +340,7 @@ void SdmaEngine::Stop() {
 }
 
 void SdmaEngine::RequestStop() {
-  {
-    std::lock_guard lock(wake_->mu);
-    wake_->stop = true;
-  }
-  wake_->cv.notify_all();
+  wake_->ChangeAndNotify([&] { wake_->stop = true; });
 }
 
 uint32_t SdmaEngine::ReadStatus(uint32_t stored) const {
@@ -336,10 +350,11 @@ uint32_t SdmaEngine::ReadStatus(uint32_t stored) const {
 }
 
 bool SdmaEngine::WaitForCommands(uint64_t rptr, uint64_t bytes) {
-  std::unique_lock lock(wake_->mu);
-  wake_->cv.wait(lock, [&] {
-    return wake_->stop || (!wake_->hang && wake_->wptr.load(std::memory_order_acquire) - rptr >= bytes);
-  });
+  std::unique_lock lock(wake_->wakeup.mu());
+  wake_->WaitUntil(
+      lock,
+      [&] { return wake_->stop || (!wake_->hang && wake_->wptr.load(std::memory_order_acquire) - rptr >= bytes); },
+      /*spin=*/true);
   return !wake_->stop;
 }
 

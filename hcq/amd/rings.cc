@@ -66,8 +66,7 @@ absl::Status ComputeRing::Write(std::span<const uint32_t> dwords, const AmdDevic
   gfx_->set_wptr(wptr);
   std::atomic_ref<uint64_t>(*ring_.wptr_poll).store(wptr, std::memory_order_release);
   registers_.Write32(hdp_flush_offset_, 0);
-  ring_.doorbells.Write32(ring_.doorbell_offset, static_cast<uint32_t>(wptr));
-  ring_.doorbells.Write32(ring_.doorbell_offset + 4, static_cast<uint32_t>(wptr >> 32));
+  ring_.doorbells.Write64(ring_.doorbell_offset, wptr);  // one 64-bit write, as Linux's WDOORBELL64 (writeq)
   return absl::OkStatus();
 }
 
@@ -119,8 +118,7 @@ absl::Status CopyRing::Write(std::span<const uint32_t> dwords, const AmdDevice& 
   // The release store orders the ring's bytes before the doorbell (SDMA has no wptr poll location to carry it).
   std::atomic_ref<uint64_t>(published_wptr_).store(wptr, std::memory_order_release);
   registers_.Write32(hdp_flush_offset_, 0);
-  ring_.doorbells.Write32(ring_.doorbell_offset, static_cast<uint32_t>(wptr));
-  ring_.doorbells.Write32(ring_.doorbell_offset + 4, static_cast<uint32_t>(wptr >> 32));
+  ring_.doorbells.Write64(ring_.doorbell_offset, wptr);  // one 64-bit write, as Linux's WDOORBELL64 (writeq)
   return absl::OkStatus();
 }
 

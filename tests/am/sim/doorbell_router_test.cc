@@ -34,6 +34,25 @@ TEST(DoorbellRouterTest, SixtyFourBitDoorbellCoversBothDwords) {
   EXPECT_EQ(router.Read64(8), 0x2'0000'1000u);
 }
 
+TEST(DoorbellRouterTest, SixtyFourBitWriteStoresBothDwordsAndWakesOnce) {
+  DoorbellRouter router(1024);
+  int woken = 0, other = 0;
+  router.Subscribe(8, /*is_64bit=*/true, [&] { ++woken; });
+  router.Subscribe(10, /*is_64bit=*/true, [&] { ++other; });
+  router.Write64(8, 0x3'0000'0040);
+  EXPECT_EQ(woken, 1);
+  EXPECT_EQ(other, 0);
+  EXPECT_EQ(router.Read(8), 0x40u);
+  EXPECT_EQ(router.Read(9), 0x3u);
+  router.InjectDrop(1);
+  router.Write64(8, 0x80);  // lost whole: one write, one drop
+  EXPECT_EQ(woken, 1);
+  EXPECT_EQ(router.Read64(8), 0x3'0000'0040u);
+  EXPECT_EQ(router.dropped(), 1u);
+  router.Write64(1023, 1);  // its high dword would be past the aperture
+  EXPECT_EQ(router.Read(1023), 0u);
+}
+
 TEST(DoorbellRouterTest, InjectedDropLosesTheWriteAndTheWakeUp) {
   DoorbellRouter router(1024);
   int woken = 0;
