@@ -151,12 +151,8 @@ absl::StatusOr<Instruction> Decode(std::span<const uint32_t> words) {
       if (inst.opcode < 256) inst.sdst = inst.vdst;
     }
     if (inst.src[0] == operand::kDpp16 || inst.src[0] == operand::kDpp8 || inst.src[0] == operand::kDpp8Fi) {
-      // VOP3 DPP16 / DPP8: the DPP control word is the third dword (src0's VGPR in its bits 7:0). The VOP3 words
-      // keep their neg/abs/op_sel/clamp/omod; the control word's own neg/abs bits are DPP16-on-VOP1/2/C only.
-      if (packed) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("VOP3P instruction %#010x %#010x uses DPP, which this decoder does not support", w0, *w1));
-      }
+      // VOP3/VOP3P DPP16 / DPP8: the DPP control word is the third dword (src0's VGPR in its bits 7:0). The VOP3
+      // words keep their modifiers; the control word's own neg/abs bits are DPP16-on-VOP1/2/C only.
       if (is_literal(inst.src[1]) || is_literal(inst.src[2])) {
         return absl::InvalidArgumentError(
             absl::StrFormat("VOP3 DPP instruction %#010x %#010x has a literal, which DPP cannot carry", w0, *w1));

@@ -386,16 +386,24 @@ std::string Valu(const Instruction& inst, uint32_t mask) {
 
 std::string Vop3p(const Instruction& inst) {
   const OperandShape shape = ShapeOf(inst);
+  // v_fma_mix*: the sources are f32 or f16 one by one, so NEG_HI is each source's abs and the modifiers print on
+  // the operands; op_sel_hi (f16 source) defaults to 0.
+  const bool mix = absl::StartsWith(inst.name, "v_fma_mix");
   std::vector<std::string> ops{Range('v', inst.vdst, 1)};
-  for (int i = 0; i < shape.num_srcs; ++i) ops.push_back(Source(inst, inst.src[i], 1));
-  std::string text = absl::StrCat(inst.name, " ", absl::StrJoin(ops, ", "));
+  for (int i = 0; i < shape.num_srcs; ++i) {
+    std::string source = Source(inst, inst.src[i], 1);
+    if (mix) source = WithModifiers(source, (inst.neg_hi >> i) & 1, (inst.neg >> i) & 1);
+    ops.push_back(source);
+  }
+  std::string text = absl::StrCat(inst.name, inst.dpp != 0 ? "_e64_dpp " : " ", absl::StrJoin(ops, ", "));
   const int n = shape.num_srcs;
   const uint32_t all = (1u << n) - 1;
   if (inst.opsel != 0) absl::StrAppend(&text, " op_sel:", Bits(inst.opsel, n));
-  if ((inst.opsel_hi & all) != all) absl::StrAppend(&text, " op_sel_hi:", Bits(inst.opsel_hi, n));
-  if (inst.neg != 0) absl::StrAppend(&text, " neg_lo:", Bits(inst.neg, n));
-  if (inst.neg_hi != 0) absl::StrAppend(&text, " neg_hi:", Bits(inst.neg_hi, n));
+  if ((inst.opsel_hi & all) != (mix ? 0 : all)) absl::StrAppend(&text, " op_sel_hi:", Bits(inst.opsel_hi, n));
+  if (!mix && inst.neg != 0) absl::StrAppend(&text, " neg_lo:", Bits(inst.neg, n));
+  if (!mix && inst.neg_hi != 0) absl::StrAppend(&text, " neg_hi:", Bits(inst.neg_hi, n));
   if (inst.clamp) absl::StrAppend(&text, " clamp");
+  if (inst.dpp != 0) absl::StrAppend(&text, Dpp(inst));
   return text;
 }
 

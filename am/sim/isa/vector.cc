@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
@@ -235,6 +236,64 @@ T DivFixup(T quotient, T denominator, T numerator) {
   return sign ? -std::fabs(quotient) : std::fabs(quotient);
 }
 
+// DPP (on VOP1/VOP2/VOPC, VOP3 and VOP3P): out[lane] = src0's VGPR `row` at the lane the control word picks.
+// Returns the lanes that take a value (the others are not written), or nothing for a DPP16 control the
+// interpreter does not know. A source lane outside EXEC is fetched only with FI (LLVM AMDGPUModifierSyntax, fi):
+// otherwise DPP8 reads 0 from it and DPP16 treats it as an invalid lane, which BOUND_CTRL turns into 0 or into no
+// write.
+std::optional<uint64_t> DppGather(const Instruction& inst, int n, uint64_t exec, const uint32_t* row, uint32_t* out) {
+  const uint32_t w = inst.dpp_word;
+  uint64_t enabled = 0;
+  for (int lane = 0; lane < n; ++lane) {
+    int from = -1;
+    if (inst.dpp == 8) {
+      from = (lane & ~7) | ((w >> (8 + 3 * (lane & 7))) & 7);
+      if (!inst.dpp_fi && !((exec >> from) & 1)) {
+        out[lane] = 0;
+        enabled |= uint64_t{1} << lane;
+        continue;
+      }
+    } else {
+      const uint32_t ctrl = (w >> 8) & 0x1ff;
+      const int in_row = lane & 15, row_base = lane & ~15;
+      if (ctrl <= 0xff) {
+        from = (lane & ~3) | ((ctrl >> (2 * (lane & 3))) & 3);
+      } else if (ctrl >= 0x101 && ctrl <= 0x10f) {
+        const int s = in_row + static_cast<int>(ctrl - 0x100);
+        from = s < 16 ? row_base + s : -1;
+      } else if (ctrl >= 0x111 && ctrl <= 0x11f) {
+        const int s = in_row - static_cast<int>(ctrl - 0x110);
+        from = s >= 0 ? row_base + s : -1;
+      } else if (ctrl >= 0x121 && ctrl <= 0x12f) {
+        from = row_base + ((in_row - static_cast<int>(ctrl - 0x120)) & 15);
+      } else if (ctrl == 0x140) {
+        from = row_base + (15 - in_row);
+      } else if (ctrl == 0x141) {
+        from = (lane & ~7) | (7 - (lane & 7));
+      } else if (ctrl >= 0x150 && ctrl <= 0x15f) {
+        from = row_base + static_cast<int>(ctrl - 0x150);
+      } else if (ctrl >= 0x160 && ctrl <= 0x16f) {
+        from = row_base + (in_row ^ static_cast<int>(ctrl - 0x160));
+      } else {
+        return std::nullopt;
+      }
+      const uint32_t row_mask = (w >> 28) & 0xf, bank_mask = (w >> 24) & 0xf;
+      if (!((row_mask >> (lane >> 4)) & 1) || !((bank_mask >> ((lane & 15) >> 2)) & 1)) continue;
+      const bool bound_ctrl = (w >> 19) & 1, fetch_inactive = (w >> 18) & 1;
+      if (from < 0 || from >= n || (!fetch_inactive && !((exec >> from) & 1))) {
+        if (!bound_ctrl) continue;
+        out[lane] = 0;
+        enabled |= uint64_t{1} << lane;
+        continue;
+      }
+    }
+    if (from < 0 || from >= n) continue;
+    out[lane] = row[from];
+    enabled |= uint64_t{1} << lane;
+  }
+  return enabled;
+}
+
 }  // namespace
 
 WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst) {
@@ -259,62 +318,13 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
       src[i].value = ScalarValue(wave, inst, code);
     }
   }
-  // DPP: src0 comes from another lane of its VGPR. A source lane outside EXEC is fetched only with FI (LLVM
-  // AMDGPUModifierSyntax, fi): otherwise DPP8 reads 0 from it and DPP16 treats it as an invalid lane, which
-  // BOUND_CTRL turns into 0 or into no write.
+  // DPP: src0 comes from another lane of its VGPR.
   uint32_t dpp_row[kMaxLanes];
   uint64_t dpp_enabled = ~uint64_t{0};
   if (inst.dpp != 0) {
-    const uint32_t* row = src[0].lo;
-    const uint32_t w = inst.dpp_word;
-    dpp_enabled = 0;
-    for (int lane = 0; lane < n; ++lane) {
-      int from = -1;
-      if (inst.dpp == 8) {
-        from = (lane & ~7) | ((w >> (8 + 3 * (lane & 7))) & 7);
-        if (!inst.dpp_fi && !((exec >> from) & 1)) {
-          dpp_row[lane] = 0;
-          dpp_enabled |= uint64_t{1} << lane;
-          continue;
-        }
-      } else {
-        const uint32_t ctrl = (w >> 8) & 0x1ff;
-        const int in_row = lane & 15, row_base = lane & ~15;
-        if (ctrl <= 0xff) {
-          from = (lane & ~3) | ((ctrl >> (2 * (lane & 3))) & 3);
-        } else if (ctrl >= 0x101 && ctrl <= 0x10f) {
-          const int s = in_row + static_cast<int>(ctrl - 0x100);
-          from = s < 16 ? row_base + s : -1;
-        } else if (ctrl >= 0x111 && ctrl <= 0x11f) {
-          const int s = in_row - static_cast<int>(ctrl - 0x110);
-          from = s >= 0 ? row_base + s : -1;
-        } else if (ctrl >= 0x121 && ctrl <= 0x12f) {
-          from = row_base + ((in_row - static_cast<int>(ctrl - 0x120)) & 15);
-        } else if (ctrl == 0x140) {
-          from = row_base + (15 - in_row);
-        } else if (ctrl == 0x141) {
-          from = (lane & ~7) | (7 - (lane & 7));
-        } else if (ctrl >= 0x150 && ctrl <= 0x15f) {
-          from = row_base + static_cast<int>(ctrl - 0x150);
-        } else if (ctrl >= 0x160 && ctrl <= 0x16f) {
-          from = row_base + (in_row ^ static_cast<int>(ctrl - 0x160));
-        } else {
-          return Illegal(wave, inst, "DPP control not implemented by the interpreter");
-        }
-        const uint32_t row_mask = (w >> 28) & 0xf, bank_mask = (w >> 24) & 0xf;
-        if (!((row_mask >> (lane >> 4)) & 1) || !((bank_mask >> ((lane & 15) >> 2)) & 1)) continue;
-        const bool bound_ctrl = (w >> 19) & 1, fetch_inactive = (w >> 18) & 1;
-        if (from < 0 || from >= n || (!fetch_inactive && !((exec >> from) & 1))) {
-          if (!bound_ctrl) continue;
-          dpp_row[lane] = 0;
-          dpp_enabled |= uint64_t{1} << lane;
-          continue;
-        }
-      }
-      if (from < 0 || from >= n) continue;
-      dpp_row[lane] = row[from];
-      dpp_enabled |= uint64_t{1} << lane;
-    }
+    const std::optional<uint64_t> enabled = DppGather(inst, n, exec, src[0].lo, dpp_row);
+    if (!enabled.has_value()) return Illegal(wave, inst, "DPP control not implemented by the interpreter");
+    dpp_enabled = *enabled;
     src[0].lo = dpp_row;
     src[0].hi = dpp_row;
   }
@@ -1280,6 +1290,15 @@ WorkgroupRunner::Flow WorkgroupRunner::Vop3p(Wave& wave, const Instruction& inst
       src[i].value = ScalarValue(wave, inst, code);
     }
   }
+  // DPP (v_fma_mix*, v_dot2*): src0 from another lane; lanes that take no value are not written.
+  uint32_t dpp_row[kMaxLanes];
+  uint64_t active = exec;
+  if (inst.dpp != 0) {
+    const std::optional<uint64_t> enabled = DppGather(inst, n, exec, src[0].lo, dpp_row);
+    if (!enabled.has_value()) return Illegal(wave, inst, "DPP control not implemented by the interpreter");
+    active &= *enabled;
+    src[0].lo = dpp_row;
+  }
   uint32_t* d = wave.v(inst.vdst);
   const uint16_t op = inst.opcode;
   // Half `hi` (0/1) of source i for the packed operations: op_sel picks the half for the low result, op_sel_hi for
@@ -1294,7 +1313,7 @@ WorkgroupRunner::Flow WorkgroupRunner::Vop3p(Wave& wave, const Instruction& inst
     return v;
   };
   auto each = [&](auto body) {
-    for (uint64_t m = exec; m != 0; m &= m - 1) body(std::countr_zero(m));
+    for (uint64_t m = active; m != 0; m &= m - 1) body(std::countr_zero(m));
   };
   auto packed = [&](auto f) {
     each([&](int l) {
@@ -1392,7 +1411,6 @@ WorkgroupRunner::Flow WorkgroupRunner::Vop3p(Wave& wave, const Instruction& inst
     default:
       return Illegal(wave, inst, "VOP3P operation not implemented by the interpreter");
   }
-  (void)n;
   return Flow::kNext;
 }
 

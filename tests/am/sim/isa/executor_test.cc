@@ -172,7 +172,7 @@ TEST_F(ExecutorTest, VectorFloat) {
 }
 
 TEST_F(ExecutorTest, Vop3WithDpp16AndDpp8) {
-  std::span<uint32_t> out = Out(15 * 32);
+  std::span<uint32_t> out = Out(17 * 32);
   ASSERT_TRUE(Run("vop3_dpp", Pointer(kOut)).ok());
   uint32_t carries = 0;
   for (uint32_t l = 0; l < 32; ++l) {
@@ -194,11 +194,13 @@ TEST_F(ExecutorTest, Vop3WithDpp16AndDpp8) {
     EXPECT_EQ(out[9 * 32 + l], (l & 16) + 3);  // row_share:3
     // EXEC = even lanes, each reading its odd (inactive) neighbour; odd lanes keep 0xdead.
     const bool active = l % 2 == 0;
-    EXPECT_EQ(out[10 * 32 + l], active ? 100u : 0xdeadu);         // dpp8, fi:0: the inactive lane reads 0
-    EXPECT_EQ(out[11 * 32 + l], active ? l + 1 + 100 : 0xdeadu);  // dpp8, fi:1: its value
-    EXPECT_EQ(out[12 * 32 + l], 0xdeadu);                         // dpp16, fi:0, bound_ctrl:0: no write
-    EXPECT_EQ(out[13 * 32 + l], active ? 100u : 0xdeadu);         // dpp16, fi:0, bound_ctrl:1: 0
-    EXPECT_EQ(out[14 * 32 + l], active ? l + 1 + 100 : 0xdeadu);  // dpp16, fi:1: its value
+    EXPECT_EQ(out[10 * 32 + l], active ? 100u : 0xdeadu);                      // dpp8, fi:0: the inactive lane reads 0
+    EXPECT_EQ(out[11 * 32 + l], active ? l + 1 + 100 : 0xdeadu);               // dpp8, fi:1: its value
+    EXPECT_EQ(out[12 * 32 + l], 0xdeadu);                                      // dpp16, fi:0, bound_ctrl:0: no write
+    EXPECT_EQ(out[13 * 32 + l], active ? 100u : 0xdeadu);                      // dpp16, fi:0, bound_ctrl:1: 0
+    EXPECT_EQ(out[14 * 32 + l], active ? l + 1 + 100 : 0xdeadu);               // dpp16, fi:1: its value
+    EXPECT_EQ(F(out[15 * 32 + l]), -2.0f * static_cast<float>(l ^ 1) + 0.5f);  // v_fma_mix_f32 quad_perm
+    EXPECT_EQ(F(out[16 * 32 + l]), 2.0f * static_cast<float>(l ^ 7) + 3.25f);  // v_dot2_f32_f16 dpp8
   }
   for (uint32_t l = 0; l < 32; ++l) EXPECT_EQ(out[5 * 32 + l], carries) << "lane " << l;
   EXPECT_EQ(carries, 0x7f80u);

@@ -49,3 +49,10 @@ s_mov_b32 s0, src_private_limit
 s_trap 0xfe
 s_trap 64
 s_trap 65
+v_fma_mix_f32_e64_dpp v0, v1, v2, v3 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf
+v_fma_mix_f32_e64_dpp v0, -v1, |v2|, v3 op_sel:[1,0,0] op_sel_hi:[1,0,1] clamp row_shr:2 row_mask:0x5 bank_mask:0xf bound_ctrl:1 fi:1
+v_fma_mixlo_f16_e64_dpp v0, v1, v2, v3 op_sel_hi:[1,1,1] dpp8:[7,6,5,4,3,2,1,0]
+v_dot2_f32_f16_e64_dpp v0, v1, v2, v3 neg_lo:[1,0,0] neg_hi:[0,1,0] dpp8:[1,0,3,2,5,4,7,6] fi:1
+v_dot2_f32_f16_e64_dpp v0, v1, v2, v3 quad_perm:[3,2,1,0] row_mask:0xf bank_mask:0xf
+v_fma_mix_f32 v0, -v1, |v2|, -|v3| op_sel:[0,1,0] op_sel_hi:[1,1,0] clamp
+v_fma_mixhi_f16 v0, v1, s2, 1.0 op_sel_hi:[0,1,1]

@@ -51,4 +51,13 @@
   inactive_source_row 1536, v_add_nc_u32_e64_dpp v1, v0, v2 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf
   inactive_source_row 1664, v_add_nc_u32_e64_dpp v1, v0, v2 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf bound_ctrl:1
   inactive_source_row 1792, v_add_nc_u32_e64_dpp v1, v0, v2 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf fi:1
+  // VOP3P with DPP.
+  v_fma_mix_f32_e64_dpp v1, v4, v5, v6 quad_perm:[1,0,3,2] row_mask:0xf bank_mask:0xf
+  global_store_b32 v40, v1, s[0:1] offset:1920    // row 15: float(l ^ 1) * -2 + 0.5 (f32 sources)
+  v_cvt_f16_u16 v44, v0
+  v_pack_b32_f16 v41, v44, 1.0                    // halves: l (low), 1.0 (high)
+  v_mov_b32 v42, 0x42004000                       // halves: 2.0 (low), 3.0 (high)
+  v_mov_b32 v43, 0.25
+  v_dot2_f32_f16_e64_dpp v1, v41, v42, v43 dpp8:[7,6,5,4,3,2,1,0]
+  global_store_b32 v40, v1, s[0:1] offset:2048    // row 16: 2 (l ^ 7) + 3 + 0.25
   s_endpgm
