@@ -83,7 +83,8 @@ absl::StatusOr<Signal> Device::NewSignal(uint64_t value) {
   }
   const uint32_t slot = free_signals_.back();
   free_signals_.pop_back();
-  Signal signal(this, signal_pool_.va() + slot * Signal::kBytes, signal_pool_.cpu() + slot * Signal::kBytes);
+  Signal signal(this, signal_pool_.va() + slot * Signal::kBytes, signal_pool_.cpu() + slot * Signal::kBytes,
+                options_.signals_in_vram);
   signal.set_value(value);
   std::atomic_ref<uint64_t>(reinterpret_cast<uint64_t*>(signal_pool_.cpu() + slot * Signal::kBytes)[1]).store(0);
   return signal;

@@ -84,6 +84,9 @@ class Device {
 
   // Each queue's state in words (pointers, the packet it stands at); for timeout messages.
   virtual std::string DescribeQueues() = 0;
+  // Makes the host's writes to device memory through the BAR visible to the engines (the HDP flush on AMD).
+  // Submits do it themselves; Signal::set_value calls it for signals in device memory.
+  virtual void FlushHostWrites() = 0;
 
   // The backend's memory (the allocator builds on these).
   virtual absl::StatusOr<std::shared_ptr<Allocation>> AllocMemory(uint64_t size, const BufferSpec& spec) = 0;

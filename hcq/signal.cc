@@ -41,6 +41,10 @@ absl::StatusOr<absl::Duration> DefaultWaitTimeout() {
   return absl::Milliseconds(ms);
 }
 
+void Signal::FlushDeviceWrites() const {
+  if (device_ != nullptr) device_->FlushHostWrites();
+}
+
 absl::Status Signal::wait(uint64_t value) const {
   ASSIGN_OR_RETURN(absl::Duration timeout, DefaultWaitTimeout());
   return wait(value, timeout);

@@ -28,7 +28,10 @@ class Signal {
   static constexpr uint64_t kTicksPerMicrosecond = 100;
 
   Signal() = default;
-  Signal(Device* device, uint64_t va, uint8_t* cpu) : device_(device), va_(va), cpu_(cpu) {}
+  // `in_device_memory`: the signal lives in VRAM, written by the host through the BAR; set_value then flushes the
+  // HDP so a queue already polling the value sees it (host-memory signals are coherent without it).
+  Signal(Device* device, uint64_t va, uint8_t* cpu, bool in_device_memory = false)
+      : device_(device), va_(va), cpu_(cpu), in_device_memory_(in_device_memory) {}
 
   bool valid() const { return cpu_ != nullptr; }
   Device* device() const { return device_; }
@@ -36,7 +39,11 @@ class Signal {
   uint64_t timestamp_address() const { return va_ + 8; }
 
   uint64_t value() const { return Word(0).load(std::memory_order_acquire); }
-  void set_value(uint64_t value) const { Word(0).store(value, std::memory_order_release); }
+  void set_value(uint64_t value) const {
+    Word(0).store(value, std::memory_order_release);
+    if (in_device_memory_) FlushDeviceWrites();
+  }
+  bool in_device_memory() const { return in_device_memory_; }
   uint64_t timestamp_ticks() const { return Word(1).load(std::memory_order_acquire); }
   // Microseconds of GPU time at the last timestamp command.
   double timestamp() const { return static_cast<double>(timestamp_ticks()) / kTicksPerMicrosecond; }
@@ -47,6 +54,7 @@ class Signal {
   absl::Status wait(uint64_t value, absl::Duration timeout) const;
 
  private:
+  void FlushDeviceWrites() const;
   std::atomic_ref<uint64_t> Word(int index) const {
     return std::atomic_ref<uint64_t>(reinterpret_cast<uint64_t*>(cpu_)[index]);
   }
@@ -54,6 +62,7 @@ class Signal {
   Device* device_ = nullptr;
   uint64_t va_ = 0;
   uint8_t* cpu_ = nullptr;
+  bool in_device_memory_ = false;
 };
 
 }  // namespace hcq

@@ -80,6 +80,8 @@ uint64_t AmdDevice::copy_packet_bytes() const {
 std::unique_ptr<ComputeQueue> AmdDevice::NewComputeQueue() { return std::make_unique<Pm4Queue>(*this); }
 std::unique_ptr<CopyQueue> AmdDevice::NewCopyQueue() { return std::make_unique<SdmaQueue>(*this); }
 
+void AmdDevice::FlushHostWrites() { am_->soc().FlushHdp(); }
+
 std::string AmdDevice::DescribeQueues() { return absl::StrCat(compute_ring_.Describe(), "; ", copy_ring_.Describe()); }
 
 absl::StatusOr<std::shared_ptr<Allocation>> AmdDevice::AllocMemory(uint64_t size, const BufferSpec& spec) {

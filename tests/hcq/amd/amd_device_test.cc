@@ -60,5 +60,33 @@ TEST_F(AmdDeviceTest, HungComputeQueueIsReportedThenRecovered) {
   EXPECT_EQ(signal->value(), 2u);
 }
 
+TEST_F(AmdDeviceTest, SettingAHostSignalNeedsNoHdpFlush) {
+  auto signal = dev_->NewSignal(0);
+  ASSERT_TRUE(signal.ok());
+  EXPECT_FALSE(signal->in_device_memory());
+  const uint64_t before = sim().nbio().hdp_flushes();
+  signal->set_value(5);
+  EXPECT_EQ(sim().nbio().hdp_flushes(), before);
+}
+
+class VramSignalTest : public AmdDeviceTest {
+ protected:
+  DeviceOptions Options() override { return {.signals_in_vram = true}; }
+};
+
+TEST_F(VramSignalTest, SetValueFlushesTheHdpAndReleasesAWaitingQueue) {
+  auto gate = dev_->NewSignal(0), done = dev_->NewSignal(0);
+  ASSERT_TRUE(gate.ok() && done.ok());
+  EXPECT_TRUE(gate->in_device_memory());
+  auto queue = dev_->NewComputeQueue();
+  queue->wait(*gate, 1).signal(*done, 1);
+  ASSERT_TRUE(queue->submit(*dev_).ok());
+  EXPECT_EQ(done->wait(1, absl::Milliseconds(20)).code(), absl::StatusCode::kDeadlineExceeded);
+  const uint64_t before = sim().nbio().hdp_flushes();
+  gate->set_value(1);  // through BAR0: flushed through the remapped HDP page
+  EXPECT_EQ(sim().nbio().hdp_flushes(), before + 1);
+  EXPECT_TRUE(done->wait(1, absl::Seconds(10)).ok());
+}
+
 }  // namespace
 }  // namespace hcq::amd
