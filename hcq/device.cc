@@ -1,5 +1,6 @@
 #include "hcq/device.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -88,6 +89,13 @@ absl::StatusOr<Signal> Device::NewSignal(uint64_t value) {
   signal.set_value(value);
   std::atomic_ref<uint64_t>(reinterpret_cast<uint64_t*>(signal_pool_.cpu() + slot * Signal::kBytes)[1]).store(0);
   return signal;
+}
+
+bool Device::SignalsReachableFrom(const Device& peer) const {
+  if (&peer == this) return true;
+  if (!signal_pool_.valid()) return false;
+  const std::vector<Device*>& mapped = signal_pool_.mapped();
+  return std::find(mapped.begin(), mapped.end(), &peer) != mapped.end();
 }
 
 void Device::FreeSignal(const Signal& signal) {

@@ -73,6 +73,8 @@ class Device {
 
   // Maps this device's signal pool into `peer`, so its queues can wait on and signal this device's signals.
   absl::Status ShareSignalsWith(Device& peer) { return peer.allocator().map(signal_pool_); }
+  // Whether `peer`'s queues reach this device's signals (this device itself, or a peer it shared them with).
+  bool SignalsReachableFrom(const Device& peer) const;
 
   const Signal& timeline_signal() const { return timeline_signal_; }
   const Signal& shadow_timeline_signal() const { return shadow_timeline_signal_; }

@@ -18,6 +18,16 @@ Graph::~Graph() {
   }
 }
 
+bool Graph::Overlaps(std::span<const std::pair<uint64_t, uint64_t>> a,
+                     std::span<const std::pair<uint64_t, uint64_t>> b) {
+  for (const auto& [begin_a, end_a] : a) {
+    for (const auto& [begin_b, end_b] : b) {
+      if (begin_a < end_b && begin_b < end_a) return true;
+    }
+  }
+  return false;
+}
+
 Graph::PerDevice* Graph::Find(Device* device) {
   for (PerDevice& d : devices_) {
     if (d.device == device) return &d;
@@ -28,7 +38,10 @@ Graph::PerDevice* Graph::Find(Device* device) {
 void Graph::AddKernel(const Program& program, std::span<const Buffer> buffers, std::span<const Value> values,
                       const Dims& global, const Dims& local) {
   Entry e{.device = &program.device(), .program = &program};
-  for (const Buffer& b : buffers) e.buffers.push_back(b.va());
+  for (const Buffer& b : buffers) {
+    e.buffers.push_back(b.va());
+    e.ranges.emplace_back(b.va(), b.va() + b.size());
+  }
   e.values.assign(values.begin(), values.end());
   e.global = global;
   e.local = local;
@@ -36,7 +49,11 @@ void Graph::AddKernel(const Program& program, std::span<const Buffer> buffers, s
 }
 
 void Graph::AddCopy(Device& device, uint64_t destination, uint64_t source, uint64_t size) {
-  entries_.push_back({.device = &device, .destination = destination, .source = source, .size = size});
+  entries_.push_back({.device = &device,
+                      .destination = destination,
+                      .source = source,
+                      .size = size,
+                      .ranges = {{destination, destination + size}, {source, source + size}}});
 }
 
 absl::Status Graph::Finalize() {
@@ -72,7 +89,7 @@ absl::Status Graph::Finalize() {
     const uint32_t di = device_index(e.device);
     PerDevice& d = devices_[di];
     const bool is_copy = e.program == nullptr;
-    if (last_segment[di] < 0 || last_is_copy[di] != is_copy) {
+    if (last_segment[di] < 0 || last_is_copy[di] != is_copy || segments_[last_segment[di]].closed) {
       const int previous = last_segment[di];
       Segment s{.device = e.device, .index_on_device = d.segments++, .last_on_device = false};
       if (is_copy) {
@@ -96,7 +113,32 @@ absl::Status Graph::Finalize() {
         static_cast<ComputeQueue*>(q)->wait(wait_on, wait_for).memory_barrier();
       }
     }
-    HwQueue* q = segments_[last_segment[di]].queue.get();
+    Segment& current = segments_[last_segment[di]];
+    HwQueue* q = current.queue.get();
+    // Cross-device edges: wait for the latest segment of each other device that touched this entry's memory.
+    for (size_t oi = 0; oi < devices_.size(); ++oi) {
+      if (oi == di || last_segment[oi] < 0) continue;
+      for (int si = last_segment[oi]; si >= 0; --si) {
+        Segment& other = segments_[si];
+        if (other.device != devices_[oi].device || !Overlaps(other.ranges, e.ranges)) continue;
+        if (!devices_[oi].device->SignalsReachableFrom(*e.device)) {
+          return absl::FailedPreconditionError(absl::StrFormat(
+              "graph entry %d on %s uses memory an earlier entry on %s used, but %s cannot reach %s's signals to wait "
+              "for it: open %s with signals_in_vram and call ShareSignalsWith(%s)",
+              &e - entries_.data(), e.device->name(), other.device->name(), e.device->name(), other.device->name(),
+              other.device->name(), e.device->name()));
+        }
+        const Value handover = Variable{segment_vars + static_cast<uint32_t>(si)};
+        if (is_copy) {
+          static_cast<CopyQueue*>(q)->wait(devices_[oi].signal, handover);
+        } else {
+          static_cast<ComputeQueue*>(q)->wait(devices_[oi].signal, handover).memory_barrier();
+        }
+        other.closed = true;
+        break;  // earlier segments of that device are ordered before this one
+      }
+    }
+    current.ranges.insert(current.ranges.end(), e.ranges.begin(), e.ranges.end());
     if (is_copy) {
       static_cast<CopyQueue*>(q)->copy(e.destination, e.source, e.size);
     } else {

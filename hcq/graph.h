@@ -5,14 +5,21 @@
 //
 // On each device the entries run in recorded order: a run of consecutive entries on one engine is one segment;
 // segments hand over through a graph signal of the device. The first segment waits for the device's timeline and
-// the last one signals it, so a replay is ordered with everything else submitted to that device. Entries of
-// different devices are ordered only through those timelines (no cross-device edges yet).
+// the last one signals it, so a replay is ordered with everything else submitted to that device.
+//
+// Across devices, an entry runs after every earlier entry of another device whose memory it shares (the ranges of
+// its buffers, or a copy's source and destination, overlap), as tinygrad's HCQGraph orders by buffer: its queue
+// waits for the handover signal of that entry's segment, which then closes (the other device's next entry starts a
+// new segment, so two devices never wait on each other's unfinished segments). Entries that share no memory run
+// side by side. Such a wait needs the other device's signals reachable (signals_in_vram and ShareSignalsWith);
+// Finalize says so otherwise.
 #ifndef BAREGPU_HCQ_GRAPH_H_
 #define BAREGPU_HCQ_GRAPH_H_
 
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -58,12 +65,15 @@ class Graph {
     std::vector<Value> values;
     Dims global{1, 1, 1}, local{1, 1, 1};
     uint64_t destination = 0, source = 0, size = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [begin, end) of the memory it touches
   };
   struct Segment {
     Device* device;
     std::unique_ptr<HwQueue> queue;
     uint32_t index_on_device;  // 0 = first segment of its device
     bool last_on_device;
+    bool closed = false;  // another device waits for its end: later entries of its device go to a new segment
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;  // of its entries so far
   };
   struct PerDevice {
     Device* device;
@@ -73,6 +83,8 @@ class Graph {
     uint64_t runs = 0;
   };
   PerDevice* Find(Device* device);
+  static bool Overlaps(std::span<const std::pair<uint64_t, uint64_t>> a,
+                       std::span<const std::pair<uint64_t, uint64_t>> b);
 
   uint32_t user_variables_;
   absl::Status error_;

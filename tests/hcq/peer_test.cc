@@ -3,7 +3,10 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "am/sim/navi31.h"
+#include "hcq/amd/amd_device.h"
 #include "hcq/device.h"
+#include "hcq/graph.h"
 #include "tests/hcq/hcq_fixture.h"
 
 namespace hcq {
@@ -22,6 +25,9 @@ class PeerTest : public ::testing::Test {
   void TearDown() override {
     b_.reset();
     a_.reset();
+  }
+  static am::sim::Navi31& Sim(Device& device) {
+    return static_cast<am::sim::Navi31&>(dynamic_cast<amd::AmdDevice&>(device).am().pci());
   }
   std::unique_ptr<Device> a_, b_;
 };
@@ -66,6 +72,77 @@ TEST_F(PeerTest, HostMemoryOfAnotherDeviceIsNotMappable) {
   absl::Status mapped = b_->allocator().map(*host);
   EXPECT_EQ(mapped.code(), absl::StatusCode::kUnimplemented);
   EXPECT_TRUE(absl::StrContains(mapped.message(), "allocate it in VRAM")) << mapped;
+}
+
+TEST_F(PeerTest, GraphOrdersEntriesOfTwoDevicesByTheMemoryTheyShare) {
+  ASSERT_TRUE(a_->ShareSignalsWith(*b_).ok());
+  ASSERT_TRUE(b_->ShareSignalsWith(*a_).ok());
+  constexpr uint64_t kSize = 1 << 20;
+  auto source = a_->allocator().alloc(kSize), back = a_->allocator().alloc(kSize);
+  auto middle = b_->allocator().alloc(kSize), out = b_->allocator().alloc(kSize);
+  ASSERT_TRUE(source.ok() && back.ok() && middle.ok() && out.ok());
+  ASSERT_TRUE(a_->allocator().map(*middle).ok());  // A's copy engine writes it
+  ASSERT_TRUE(a_->allocator().map(*out).ok());     // and reads this one back
+  Graph graph(0);
+  graph.AddCopy(*a_, middle->va(), source->va(), kSize);  // A: source -> B's middle
+  graph.AddCopy(*b_, out->va(), middle->va(), kSize);     // B: after A's copy
+  graph.AddCopy(*a_, back->va(), out->va(), kSize);       // A: after B's copy
+  absl::Status finalized = graph.Finalize();
+  ASSERT_TRUE(finalized.ok()) << finalized;
+  EXPECT_EQ(graph.queues(), 3u);  // B waits for A's first segment, so A's last copy starts a second one
+
+  // With A's copy engine hung, B's copy must not start: its timeline stays behind and `out` untouched.
+  std::memset(source->cpu(), 0x5a, kSize);
+  std::memset(out->cpu(), 0, kSize);
+  std::memset(back->cpu(), 0, kSize);
+  Sim(*a_).sdma().InjectHang(0, true);
+  ASSERT_TRUE(graph.Run({}).ok());
+  EXPECT_EQ(b_->timeline_signal().wait(b_->timeline_value() - 1, absl::Milliseconds(50)).code(),
+            absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(out->cpu()[0], 0);
+  Sim(*a_).sdma().InjectHang(0, false);
+  ASSERT_TRUE(a_->synchronize().ok());
+  ASSERT_TRUE(b_->synchronize().ok());
+  EXPECT_EQ(out->cpu()[kSize - 1], 0x5a);
+  EXPECT_EQ(back->cpu()[0], 0x5a);
+  EXPECT_EQ(back->cpu()[kSize - 1], 0x5a);
+
+  for (int run = 1; run <= 20; ++run) {
+    std::memset(source->cpu(), run, kSize);
+    ASSERT_TRUE(graph.Run({}).ok());
+    ASSERT_TRUE(a_->synchronize().ok());
+    ASSERT_TRUE(b_->synchronize().ok());
+    ASSERT_EQ(back->cpu()[0], run) << run;
+    ASSERT_EQ(back->cpu()[kSize - 1], run) << run;
+  }
+}
+
+TEST_F(PeerTest, GraphEntriesSharingNoMemoryRunSideBySide) {
+  auto a_in = a_->allocator().alloc(4096), a_out = a_->allocator().alloc(4096);
+  auto b_in = b_->allocator().alloc(4096), b_out = b_->allocator().alloc(4096);
+  ASSERT_TRUE(a_in.ok() && a_out.ok() && b_in.ok() && b_out.ok());
+  Graph graph(0);
+  graph.AddCopy(*a_, a_out->va(), a_in->va(), 4096);
+  graph.AddCopy(*b_, b_out->va(), b_in->va(), 4096);
+  ASSERT_TRUE(graph.Finalize().ok());  // no edge, so no shared signals needed
+  std::memset(b_in->cpu(), 7, 4096);
+  Sim(*a_).sdma().InjectHang(0, true);
+  ASSERT_TRUE(graph.Run({}).ok());
+  EXPECT_TRUE(b_->synchronize().ok());  // B does not wait for the hung A
+  EXPECT_EQ(b_out->cpu()[4095], 7);
+  Sim(*a_).sdma().InjectHang(0, false);
+  EXPECT_TRUE(a_->synchronize().ok());
+}
+
+TEST_F(PeerTest, GraphEdgeWithoutSharedSignalsSaysHowToShareThem) {
+  auto a_buffer = a_->allocator().alloc(4096), b_buffer = b_->allocator().alloc(4096);
+  ASSERT_TRUE(a_buffer.ok() && b_buffer.ok());
+  Graph graph(0);
+  graph.AddCopy(*a_, b_buffer->va(), a_buffer->va(), 4096);
+  graph.AddCopy(*b_, b_buffer->va() + 2048, b_buffer->va(), 1024);
+  absl::Status finalized = graph.Finalize();
+  EXPECT_EQ(finalized.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(finalized.message(), "ShareSignalsWith(sim:navi31:peer-b)")) << finalized;
 }
 
 }  // namespace
