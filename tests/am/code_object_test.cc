@@ -129,7 +129,7 @@ TEST(CodeObjectTest, EveryCorpusObjectIsAGfx1100CodeObject) {
 }
 
 // Each kernel's entry is where llvm-objdump-19 puts its label, and the image holds the instruction words objdump
-// printed there.
+// printed there; every kernel has its label.
 TEST(CodeObjectTest, EntriesAndCodeMatchObjdump) {
   for (const CorpusEntry& entry : kCorpusEntries) {
     SCOPED_TRACE(entry.stem());
@@ -148,6 +148,8 @@ TEST(CodeObjectTest, EntriesAndCodeMatchObjdump) {
       uint64_t address = 0;
       ASSERT_TRUE(absl::SimpleHexAtoi(line.substr(0, open), &address)) << line;
       absl::StatusOr<const CodeObject::Kernel*> kernel = object->FindKernel(name);
+      // Functions the kernels call (generic.cl's noinline callees) have labels too, and no descriptor.
+      if (absl::IsNotFound(kernel.status()) && name.find('.') == std::string::npos) continue;
       ASSERT_TRUE(kernel.ok()) << kernel.status();
       EXPECT_EQ((*kernel)->entry_offset, address) << name;
       const std::string& first = lines[i + 1];
