@@ -12,6 +12,10 @@ namespace hcq {
 
 Graph::~Graph() {
   segments_.clear();
+  for (Entry& e : entries_) {
+    if (e.profile_start.valid()) e.device->FreeSignal(e.profile_start);
+    if (e.profile_end.valid()) e.device->FreeSignal(e.profile_end);
+  }
   for (PerDevice& d : devices_) {
     if (d.kernargs.valid()) (void)d.device->allocator().free(d.kernargs);
     if (d.signal.valid()) d.device->FreeSignal(d.signal);
@@ -85,7 +89,7 @@ absl::Status Graph::Finalize() {
   const uint32_t segment_vars = device_vars + 2 * static_cast<uint32_t>(devices_.size());
   auto device_index = [&](Device* device) { return static_cast<uint32_t>(Find(device) - devices_.data()); };
   std::vector<bool> last_is_copy(devices_.size(), false);
-  for (const Entry& e : entries_) {
+  for (Entry& e : entries_) {
     const uint32_t di = device_index(e.device);
     PerDevice& d = devices_[di];
     const bool is_copy = e.program == nullptr;
@@ -139,6 +143,17 @@ absl::Status Graph::Finalize() {
       }
     }
     current.ranges.insert(current.ranges.end(), e.ranges.begin(), e.ranges.end());
+    if (e.device->options().profile) {
+      // The graph's own pair: a queue's profiler signals are recycled after one submission, these are replayed.
+      ASSIGN_OR_RETURN(e.profile_start, e.device->NewSignal());
+      ASSIGN_OR_RETURN(e.profile_end, e.device->NewSignal());
+      profiled_ = true;
+      if (is_copy) {
+        static_cast<CopyQueue*>(q)->timestamp(e.profile_start);
+      } else {
+        static_cast<ComputeQueue*>(q)->timestamp(e.profile_start);
+      }
+    }
     if (is_copy) {
       static_cast<CopyQueue*>(q)->copy(e.destination, e.source, e.size);
     } else {
@@ -150,6 +165,13 @@ absl::Status Graph::Finalize() {
       for (size_t i = 0; i < e.values.size(); ++i) args->set_value(static_cast<uint32_t>(i), e.values[i]);
       static_cast<ComputeQueue*>(q)->exec(*e.program, *args, e.global, e.local);
       args_.push_back(std::move(args));
+    }
+    if (e.profile_end.valid()) {
+      if (is_copy) {
+        static_cast<CopyQueue*>(q)->timestamp(e.profile_end);
+      } else {
+        static_cast<ComputeQueue*>(q)->timestamp(e.profile_end);
+      }
     }
   }
   // Ends: a device's last segment signals its timeline; then each segment signals its handover value, last, so a
@@ -174,11 +196,24 @@ absl::Status Graph::Finalize() {
   return absl::OkStatus();
 }
 
-absl::Status Graph::Wait() const {
+absl::Status Graph::Wait() {
   for (const PerDevice& d : devices_) {
     if (d.runs > 0) RETURN_IF_ERROR(d.signal.wait(d.runs * d.segments));
   }
+  if (spans_pending_) RecordSpans();
   return absl::OkStatus();
+}
+
+void Graph::RecordSpans() {
+  spans_pending_ = false;
+  for (const Entry& e : entries_) {
+    if (!e.profile_start.valid()) continue;
+    ProfileEvent event{.name = e.program != nullptr ? e.program->name() : absl::StrFormat("copy %d bytes", e.size),
+                       .queue = e.program != nullptr ? "compute" : "copy",
+                       .start_us = e.profile_start.timestamp(),
+                       .end_us = e.profile_end.timestamp()};
+    e.device->profiler().Add(std::move(event));
+  }
 }
 
 absl::Status Graph::Run(VarVals var_vals) {
@@ -204,6 +239,7 @@ absl::Status Graph::Run(VarVals var_vals) {
     vals_[segment_vars + si] = d.runs * d.segments + s.index_on_device + 1;
   }
   for (PerDevice& d : devices_) ++d.runs;
+  spans_pending_ = profiled_;
   for (const Segment& s : segments_) RETURN_IF_ERROR(s.queue->submit(*s.device, vals_));
   return absl::OkStatus();
 }

@@ -49,10 +49,12 @@ class Graph {
   void AddCopy(Device& device, uint64_t destination, uint64_t source, uint64_t size);
   // Builds and binds the queues.
   absl::Status Finalize();
-  // Replays with `var_vals` (user_variables values). No allocation, no system call besides the devices' own.
+  // Replays with `var_vals` (user_variables values). No allocation, no system call besides the devices' own
+  // (unless a device profiles: then the previous run's spans are recorded first).
   absl::Status Run(VarVals var_vals);
-  // Waits until the last run has finished with its queues (Run does this itself before patching them).
-  absl::Status Wait() const;
+  // Waits until the last run has finished with its queues (Run does this itself before patching them); on devices
+  // with DeviceOptions::profile, adds that run's spans (one per kernel and copy) to the device's profiler.
+  absl::Status Wait();
   // The kernels' and copies' count, and how many queues a run submits.
   size_t entries() const { return entries_.size(); }
   size_t queues() const { return segments_.size(); }
@@ -66,6 +68,7 @@ class Graph {
     Dims global{1, 1, 1}, local{1, 1, 1};
     uint64_t destination = 0, source = 0, size = 0;
     std::vector<std::pair<uint64_t, uint64_t>> ranges;  // [begin, end) of the memory it touches
+    Signal profile_start, profile_end;                  // when its device profiles: timestamps around it
   };
   struct Segment {
     Device* device;
@@ -83,6 +86,7 @@ class Graph {
     uint64_t runs = 0;
   };
   PerDevice* Find(Device* device);
+  void RecordSpans();
   static bool Overlaps(std::span<const std::pair<uint64_t, uint64_t>> a,
                        std::span<const std::pair<uint64_t, uint64_t>> b);
 
@@ -94,6 +98,8 @@ class Graph {
   std::vector<std::unique_ptr<ArgsState>> args_;
   std::vector<uint64_t> vals_;  // user values, then per device: timeline wait, timeline signal, segment base
   bool finalized_ = false;
+  bool profiled_ = false;       // some entry's device profiles
+  bool spans_pending_ = false;  // a run's profile spans are not recorded yet
 };
 
 }  // namespace hcq

@@ -42,7 +42,8 @@ class HwQueue {
   void reset();
 
   // Bracket execs and copies with profiler timestamps (DeviceOptions::profile by default). Graphs turn it off for
-  // their bound queues: a span's signals are read and recycled after one submission.
+  // their bound queues (a span's signals are read and recycled after one submission) and bracket each entry with
+  // signals of their own instead.
   void set_profiling(bool on) { profiling_ = on; }
   std::span<const uint32_t> dwords() const { return commands_; }
   const std::vector<Patch>& patches() const { return patches_; }

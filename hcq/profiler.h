@@ -31,6 +31,8 @@ class Profiler {
   absl::StatusOr<std::pair<Signal, Signal>> Begin(std::string name, std::string queue);
   // Reads every finished span's timestamps and returns the signals to the pool.
   void Collect();
+  // A span whose timestamps someone else read (a graph's entries, whose signals live as long as the graph).
+  void Add(ProfileEvent event) { events_.push_back(std::move(event)); }
   const std::vector<ProfileEvent>& events() const { return events_; }
   // The events as a Chrome trace ("traceEvents", complete events in microseconds, one thread per queue).
   std::string ChromeTraceJson() const;

@@ -46,19 +46,35 @@ TEST_F(ProfilerTest, CopiesAreBracketedByTimestamps) {
   EXPECT_TRUE(absl::EndsWith(json, "]}")) << json;
 }
 
-TEST_F(ProfilerTest, GraphsReplayWithoutProfileSpans) {
-  auto a = dev_->allocator().alloc(4096), b = dev_->allocator().alloc(4096);
-  ASSERT_TRUE(a.ok() && b.ok());
+TEST_F(ProfilerTest, GraphReplaysAreProfiledPerEntryAndRun) {
+  auto a = dev_->allocator().alloc(4096), b = dev_->allocator().alloc(4096), c = dev_->allocator().alloc(4096);
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
   Graph graph(0);
   graph.AddCopy(*dev_, b->va(), a->va(), 4096);
+  graph.AddCopy(*dev_, c->va(), b->va(), 2048);
   ASSERT_TRUE(graph.Finalize().ok());
+  double previous_end = 0;
   for (int run = 0; run < 3; ++run) {
     std::memset(a->cpu(), run + 1, 4096);
     ASSERT_TRUE(graph.Run({}).ok());
-    ASSERT_TRUE(dev_->synchronize().ok());
-    EXPECT_EQ(b->cpu()[4095], run + 1);
+    ASSERT_TRUE(graph.Wait().ok());  // records this run's spans
+    EXPECT_EQ(c->cpu()[2047], run + 1);
+    const std::vector<ProfileEvent>& events = dev_->profiler().events();
+    ASSERT_EQ(events.size(), 2u * (run + 1));
+    const ProfileEvent& first = events[2 * run];
+    const ProfileEvent& second = events[2 * run + 1];
+    EXPECT_EQ(first.name, "copy 4096 bytes");
+    EXPECT_EQ(second.name, "copy 2048 bytes");
+    EXPECT_EQ(second.queue, "copy");
+    // Each span is this run's: after the previous run, in recorded order, never backwards.
+    EXPECT_GE(first.start_us, previous_end) << run;
+    EXPECT_GE(first.end_us, first.start_us) << run;
+    EXPECT_GE(second.start_us, first.end_us) << run;
+    EXPECT_GE(second.end_us, second.start_us) << run;
+    previous_end = second.end_us;
   }
-  EXPECT_TRUE(dev_->profiler().events().empty());
+  ASSERT_TRUE(graph.Wait().ok());  // nothing new ran: nothing is recorded twice
+  EXPECT_EQ(dev_->profiler().events().size(), 6u);
 }
 
 TEST_F(ProfilerTest, OffByDefault) {
