@@ -29,17 +29,17 @@ void DoorbellRouter::Write64(uint64_t index, uint64_t value) {
 }
 
 void DoorbellRouter::Fire(uint64_t first, uint64_t last) {
-  // Listeners are copied out so that one may unsubscribe (or an engine stop) while another write is delivered.
-  std::shared_ptr<Listener> fire[4];
-  int count = 0;
-  {
-    base::ReaderMutexLock lock(&mu_);
-    for (const Subscription& s : subscriptions_) {
-      const uint64_t s_last = s.is_64bit ? s.index + 1 : s.index;
-      if (s.index <= last && first <= s_last && count < 4) fire[count++] = s.listener;
-    }
+  const SubscriptionList* list = active_.load(std::memory_order_acquire);
+  if (list == nullptr) return;
+  for (const Subscription& s : *list) {
+    const uint64_t s_last = s.is_64bit ? s.index + 1 : s.index;
+    if (s.index <= last && first <= s_last) (*s.listener)();
   }
-  for (int i = 0; i < count; ++i) (*fire[i])();
+}
+
+void DoorbellRouter::Publish(SubscriptionList list) {
+  lists_.push_back(std::make_unique<const SubscriptionList>(std::move(list)));
+  active_.store(lists_.back().get(), std::memory_order_release);
 }
 
 uint32_t DoorbellRouter::Read(uint64_t index) const {
@@ -51,13 +51,21 @@ uint64_t DoorbellRouter::Read64(uint64_t index) const { return (uint64_t{Read(in
 int DoorbellRouter::Subscribe(uint64_t index, bool is_64bit, Listener listener) {
   base::MutexLock lock(&mu_);
   const int token = next_token_++;
-  subscriptions_.push_back({token, index, is_64bit, std::make_shared<Listener>(std::move(listener))});
+  listeners_.push_back(std::make_unique<Listener>(std::move(listener)));
+  const SubscriptionList* current = active_.load(std::memory_order_relaxed);
+  SubscriptionList list = current != nullptr ? *current : SubscriptionList();
+  list.push_back({token, index, is_64bit, listeners_.back().get()});
+  Publish(std::move(list));
   return token;
 }
 
 void DoorbellRouter::Unsubscribe(int token) {
   base::MutexLock lock(&mu_);
-  std::erase_if(subscriptions_, [token](const Subscription& s) { return s.token == token; });
+  const SubscriptionList* current = active_.load(std::memory_order_relaxed);
+  if (current == nullptr) return;
+  SubscriptionList list = *current;
+  std::erase_if(list, [token](const Subscription& s) { return s.token == token; });
+  Publish(std::move(list));
 }
 
 }  // namespace am::sim

@@ -53,14 +53,20 @@ class DoorbellRouter {
     int token;
     uint64_t index;
     bool is_64bit;
-    std::shared_ptr<Listener> listener;
+    const Listener* listener;
   };
+  using SubscriptionList = std::vector<Subscription>;
+  // Under mu_: publishes `list` as the one Fire reads.
+  void Publish(SubscriptionList list) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   std::vector<std::atomic<uint32_t>> slots_;
-  // On a cache line of its own: engines read slots_ and the drop counters on every wake-up, and a lock word sharing
-  // their line would bounce between the doorbell writer's core and theirs.
-  alignas(64) mutable base::Mutex mu_;
-  std::vector<Subscription> subscriptions_ ABSL_GUARDED_BY(mu_);
+  // What a doorbell write reads, without a lock (a doorbell is one posted store on the hardware): an immutable list,
+  // replaced whole by Subscribe and Unsubscribe. Replaced lists and unsubscribed listeners stay allocated until the
+  // router goes (a few per queue activation), so a write still walking one never reads freed memory.
+  std::atomic<const SubscriptionList*> active_{nullptr};
+  mutable base::Mutex mu_;
+  std::vector<std::unique_ptr<const SubscriptionList>> lists_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<Listener>> listeners_ ABSL_GUARDED_BY(mu_);
   int next_token_ ABSL_GUARDED_BY(mu_) = 1;
   alignas(64) std::atomic<uint64_t> drop_{0};
   std::atomic<uint64_t> dropped_{0};
