@@ -22,7 +22,7 @@ struct BufferSpec {
 };
 
 // What an allocation is; shared by every view into it.
-struct Allocation {
+struct Allocation : std::enable_shared_from_this<Allocation> {
   Device* owner = nullptr;
   BufferSpec spec;
   uint64_t va = 0, size = 0;

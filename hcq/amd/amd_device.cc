@@ -67,7 +67,10 @@ AmdDevice::~AmdDevice() {
   // Let submitted work finish before its memory goes (bounded: a hung device still closes).
   (void)timeline_signal().wait(timeline_value() - 1, absl::Seconds(1));
   FiniCommon();
-  for (auto& [va, peer] : peers_) std::erase(peer.allocation->mapped, static_cast<Device*>(this));
+  for (auto& [va, peer] : peers_) {
+    if (std::shared_ptr<Allocation> allocation = peer.allocation.lock())
+      std::erase(allocation->mapped, static_cast<Device*>(this));
+  }
   peers_.clear();
   host_.clear();
 }
@@ -144,7 +147,7 @@ absl::Status AmdDevice::MapPeer(Allocation& allocation) {
   const uint64_t rounded = (allocation.size + 4095) & ~uint64_t{4095};
   ASSIGN_OR_RETURN(std::unique_ptr<am::PeerMapping> mapping,
                    am::PeerMapping::Create(*am_, *owner->am_, allocation.backend_handle, rounded, allocation.va));
-  peers_[allocation.va] = {std::move(mapping), &allocation};
+  peers_[allocation.va] = {std::move(mapping), allocation.weak_from_this()};
   return absl::OkStatus();
 }
 

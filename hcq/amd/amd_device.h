@@ -101,7 +101,7 @@ class AmdDevice final : public Device {
   // Other devices' VRAM mapped here (by VA), with the allocation that lists this device among its mappings.
   struct Peer {
     std::unique_ptr<am::PeerMapping> mapping;
-    Allocation* allocation;
+    std::weak_ptr<Allocation> allocation;  // a buffer dropped without free() leaves its peers' mappings behind
   };
   absl::flat_hash_map<uint64_t, Peer> peers_;
 };
