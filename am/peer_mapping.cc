@@ -30,6 +30,25 @@ absl::StatusOr<std::unique_ptr<PeerMapping>> PeerMapping::Create(Device& importe
   return mapping;
 }
 
+absl::StatusOr<std::unique_ptr<PeerMapping>> PeerMapping::CreateForHostMemory(Device& importer,
+                                                                              std::span<uint8_t> memory, uint64_t va,
+                                                                              bool uncached) {
+  constexpr uint64_t kPage = PageTable::kPageSize;
+  if (memory.empty() || reinterpret_cast<uintptr_t>(memory.data()) % kPage != 0 || memory.size() % kPage != 0 ||
+      va % kPage != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("mapping host memory at %p (+%#x) at VA %#x into %s: address, size and VA must be "
+                        "multiples of %d and the size non-zero",
+                        static_cast<const void*>(memory.data()), memory.size(), va, importer.pci().name(), kPage));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<pci::DmaMapping> dma, importer.pci().MapPeerMemory(memory));
+  RETURN_IF_ERROR(importer.memory().MapAt(va, memory.size(), dma->device_address(),
+                                          PageFlags{.system = true, .snooped = !uncached}));
+  std::unique_ptr<PeerMapping> mapping(new PeerMapping(importer, std::move(dma), va));
+  RETURN_IF_ERROR(importer.memory().Flush());
+  return mapping;
+}
+
 PeerMapping::~PeerMapping() {
   // A failure here means the importer's page tables no longer hold the range; the DMA mapping goes either way.
   (void)importer_.memory().Unmap(va_);

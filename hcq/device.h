@@ -40,8 +40,8 @@ struct DeviceOptions {
   // Largest copy per packet; 0 = the engine's own limit.
   uint64_t max_copy_packet_bytes = 0;
   bool profile = false;  // bracket every exec and copy with timestamps (Profiler)
-  // The signal pool in VRAM instead of host memory: other devices can then map it (peer access reaches VRAM
-  // only) and wait on or write this device's signals, at the cost of host accesses through BAR0.
+  // The signal pool in VRAM instead of host memory, at the cost of host accesses through BAR0. Other devices can
+  // map the pool either way (ShareSignalsWith); in VRAM their writes stay on the PCIe fabric between the GPUs.
   bool signals_in_vram = false;
 };
 

@@ -128,7 +128,7 @@ absl::Status Graph::Finalize() {
         if (!devices_[oi].device->SignalsReachableFrom(*e.device)) {
           return absl::FailedPreconditionError(absl::StrFormat(
               "graph entry %d on %s uses memory an earlier entry on %s used, but %s cannot reach %s's signals to wait "
-              "for it: open %s with signals_in_vram and call ShareSignalsWith(%s)",
+              "for it: call %s.ShareSignalsWith(%s)",
               &e - entries_.data(), e.device->name(), other.device->name(), e.device->name(), other.device->name(),
               other.device->name(), e.device->name()));
         }

@@ -11,7 +11,7 @@
 // its buffers, or a copy's source and destination, overlap), as tinygrad's HCQGraph orders by buffer: its queue
 // waits for the handover signal of that entry's segment, which then closes (the other device's next entry starts a
 // new segment, so two devices never wait on each other's unfinished segments). Entries that share no memory run
-// side by side. Such a wait needs the other device's signals reachable (signals_in_vram and ShareSignalsWith);
+// side by side. Such a wait needs the other device's signals reachable (ShareSignalsWith);
 // Finalize says so otherwise.
 #ifndef BAREGPU_HCQ_GRAPH_H_
 #define BAREGPU_HCQ_GRAPH_H_

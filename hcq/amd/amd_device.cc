@@ -67,12 +67,30 @@ AmdDevice::~AmdDevice() {
   // Let submitted work finish before its memory goes (bounded: a hung device still closes).
   (void)timeline_signal().wait(timeline_value() - 1, absl::Seconds(1));
   FiniCommon();
+  // Other devices lose their view of this device's memory before it is freed (their accesses fault, not corrupt).
+  for (auto& [importer, mappings] : importers_) importer->DropPeersOf(*this);
   for (auto& [va, peer] : peers_) {
     if (std::shared_ptr<Allocation> allocation = peer.allocation.lock())
       std::erase(allocation->mapped, static_cast<Device*>(this));
+    peer.owner->ForgetImporter(this);
   }
   peers_.clear();
   host_.clear();
+}
+
+void AmdDevice::ForgetImporter(AmdDevice* importer) {
+  auto it = importers_.find(importer);
+  if (it != importers_.end() && --it->second == 0) importers_.erase(it);
+}
+
+void AmdDevice::DropPeersOf(const AmdDevice& owner) {
+  absl::erase_if(peers_, [&](const auto& entry) {
+    const Peer& peer = entry.second;
+    if (peer.owner != &owner) return false;
+    if (std::shared_ptr<Allocation> allocation = peer.allocation.lock())
+      std::erase(allocation->mapped, static_cast<Device*>(this));
+    return true;
+  });
 }
 
 uint64_t AmdDevice::copy_packet_bytes() const {
@@ -120,8 +138,9 @@ absl::StatusOr<std::shared_ptr<Allocation>> AmdDevice::AllocMemory(uint64_t size
 absl::Status AmdDevice::FreeMemory(Allocation& allocation) {
   // Peers lose their mappings before the memory goes.
   for (Device* device : allocation.mapped) {
-    if (auto* peer = dynamic_cast<AmdDevice*>(device); peer != nullptr && peer != this)
-      peer->peers_.erase(allocation.va);
+    if (auto* peer = dynamic_cast<AmdDevice*>(device); peer != nullptr && peer != this) {
+      if (peer->peers_.erase(allocation.va) != 0) ForgetImporter(peer);
+    }
   }
   am::MemoryManager& memory = am_->memory();
   RETURN_IF_ERROR(memory.Unmap(allocation.va));
@@ -137,17 +156,25 @@ absl::Status AmdDevice::MapPeer(Allocation& allocation) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: peer mapping of a buffer that is not another AMD device's", name()));
   }
-  if (allocation.spec.kind != MemoryKind::kVram) {
-    // Host memory is reachable only through the IOMMU mappings of the device that allocated it.
-    return absl::UnimplementedError(absl::StrFormat(
-        "%s: %s's host buffer at %#x cannot be mapped for peer access; allocate it in VRAM (peers reach VRAM through "
-        "the owner's BAR0) or on this device",
-        name(), owner->name(), allocation.va));
+  if (allocation.spec.kind == MemoryKind::kHost) {
+    // The owner's DMA pages, made reachable by this device's DMA as well (the IOMMU under VFIO).
+    auto buffer = owner->host_.find(allocation.va);
+    if (buffer == owner->host_.end()) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("%s: %s's host buffer at %#x is no longer allocated", name(), owner->name(), allocation.va));
+    }
+    ASSIGN_OR_RETURN(std::unique_ptr<am::PeerMapping> mapping,
+                     am::PeerMapping::CreateForHostMemory(*am_, {buffer->second->cpu(), buffer->second->size()},
+                                                          allocation.va, allocation.spec.uncached));
+    peers_[allocation.va] = {std::move(mapping), owner, allocation.weak_from_this()};
+    ++owner->importers_[this];
+    return absl::OkStatus();
   }
   const uint64_t rounded = (allocation.size + 4095) & ~uint64_t{4095};
   ASSIGN_OR_RETURN(std::unique_ptr<am::PeerMapping> mapping,
                    am::PeerMapping::Create(*am_, *owner->am_, allocation.backend_handle, rounded, allocation.va));
-  peers_[allocation.va] = {std::move(mapping), allocation.weak_from_this()};
+  peers_[allocation.va] = {std::move(mapping), owner, allocation.weak_from_this()};
+  ++owner->importers_[this];
   return absl::OkStatus();
 }
 

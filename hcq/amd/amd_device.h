@@ -98,12 +98,21 @@ class AmdDevice final : public Device {
   // Host allocations by VA (the DMA buffer must outlive its mapping); VRAM allocations keep their offset in the
   // Allocation.
   absl::flat_hash_map<uint64_t, std::unique_ptr<pci::DmaBuffer>> host_;
-  // Other devices' VRAM mapped here (by VA), with the allocation that lists this device among its mappings.
+  // Drops every mapping of `owner`'s memory from this device's page tables (the owner is closing).
+  void DropPeersOf(const AmdDevice& owner);
+  // One mapping of this device's memory left `importer`'s page tables.
+  void ForgetImporter(AmdDevice* importer);
+
+  // Other devices' memory mapped here (by VA), with the allocation that lists this device among its mappings.
   struct Peer {
     std::unique_ptr<am::PeerMapping> mapping;
+    AmdDevice* owner;
     std::weak_ptr<Allocation> allocation;  // a buffer dropped without free() leaves its peers' mappings behind
   };
   absl::flat_hash_map<uint64_t, Peer> peers_;
+  // Devices that mapped memory of this one, with how many mappings each holds (closing this device revokes them
+  // first). Devices are opened, mapped and closed by one thread at a time.
+  absl::flat_hash_map<AmdDevice*, int> importers_;
 };
 
 }  // namespace hcq::amd

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <vector>
 
 #include "am/device.h"
 #include "am/regs/vm_constants.h"
@@ -107,12 +108,37 @@ TEST_F(PeerMappingTest, AfterUnmappingTheAccessFaultsAndTheOwnersMemoryIsUntouch
   EXPECT_EQ(resets->front().lost_packets, (std::vector<std::string>{"COPY_LINEAR", "FENCE"}));
 }
 
+TEST_F(PeerMappingTest, TheImporterReachesHostMemoryTheOwnerAllocated) {
+  auto host = owner_->pci().AllocDma(kBytes);
+  ASSERT_TRUE(host.ok()) << host.status();
+  const uint64_t va = va_ + (uint64_t{1} << 30);  // a VA the owner's VRAM mapping does not use
+  auto peer = PeerMapping::CreateForHostMemory(*importer_, {(*host)->cpu(), (*host)->size()}, va, false);
+  ASSERT_TRUE(peer.ok()) << peer.status();
+  for (size_t i = 0; i < kBytes; ++i) ImporterBytes()[i] = static_cast<uint8_t>(i * 3 + 11);
+  ASSERT_TRUE(ImporterCopy(va, importer_->McAddress(local_), 4));
+  EXPECT_EQ(std::memcmp((*host)->cpu(), ImporterBytes().data(), kBytes), 0);
+
+  // A snooped system page at the importer's own device address for that memory.
+  const PageTable::Translation walk = importer_->memory().page_table().Walk(va);
+  ASSERT_TRUE(walk.valid);
+  EXPECT_EQ(walk.address, (*peer)->device_address());
+  ASSERT_FALSE(walk.steps.empty());
+  EXPECT_NE(walk.steps.back().entry & regs::vm::AMDGPU_PTE_SYSTEM, 0u);
+  EXPECT_NE(walk.steps.back().entry & regs::vm::AMDGPU_PTE_SNOOPED, 0u);
+  peer->reset();
+  EXPECT_FALSE(importer_->memory().page_table().Walk(va).valid);
+}
+
 TEST_F(PeerMappingTest, MisalignedRequestsAreRefusedWithTheirValues) {
   auto peer = PeerMapping::Create(*importer_, *owner_, shared_ + 100, kBytes, va_);
   ASSERT_FALSE(peer.ok());
   EXPECT_EQ(peer.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(peer.status().message().find("multiples of 4096"), std::string::npos) << peer.status();
   EXPECT_FALSE(PeerMapping::Create(*importer_, *owner_, shared_, 0, va_).ok());
+  std::vector<uint8_t> unaligned(2 * 4096);
+  auto host = PeerMapping::CreateForHostMemory(*importer_, {unaligned.data() + 1, 4096}, va_, false);
+  ASSERT_FALSE(host.ok());
+  EXPECT_NE(host.status().message().find("multiples of 4096"), std::string::npos) << host.status();
 }
 
 }  // namespace

@@ -66,12 +66,66 @@ TEST_F(PeerTest, DevicesSignalEachOther) {
   EXPECT_EQ(on_a->value(), 2u);
 }
 
-TEST_F(PeerTest, HostMemoryOfAnotherDeviceIsNotMappable) {
-  auto host = a_->allocator().alloc(4096, {.kind = MemoryKind::kHost});
-  ASSERT_TRUE(host.ok());
-  absl::Status mapped = b_->allocator().map(*host);
-  EXPECT_EQ(mapped.code(), absl::StatusCode::kUnimplemented);
-  EXPECT_TRUE(absl::StrContains(mapped.message(), "allocate it in VRAM")) << mapped;
+TEST_F(PeerTest, HostMemoryOfAnotherDeviceIsReachableOnceMapped) {
+  constexpr uint64_t kSize = 64 << 10;
+  auto host = a_->allocator().alloc(kSize, {.kind = MemoryKind::kHost});
+  auto vram = b_->allocator().alloc(kSize);
+  ASSERT_TRUE(host.ok() && vram.ok());
+  for (uint64_t i = 0; i < kSize; ++i) host->cpu()[i] = static_cast<uint8_t>(i * 7 + 1);
+  std::memset(vram->cpu(), 0, kSize);
+
+  // B's copy engine reads A's host memory through B's own DMA path.
+  auto queue = b_->NewCopyQueue();
+  ASSERT_TRUE(b_->synchronize().ok());
+  ASSERT_TRUE(b_->allocator().map(*host).ok());
+  ASSERT_EQ(host->mapped().size(), 2u);
+  queue->copy(vram->va(), host->va(), kSize).signal(b_->timeline_signal(), b_->next_timeline());
+  ASSERT_TRUE(queue->submit(*b_).ok());
+  ASSERT_TRUE(b_->synchronize().ok());
+  EXPECT_EQ(std::memcmp(vram->cpu(), host->cpu(), kSize), 0);
+
+  // And back: B writes A's host memory, which the CPU sees through A's view.
+  std::memset(vram->cpu(), 0xc3, kSize);
+  queue->reset();
+  queue->copy(host->va(), vram->va(), kSize).signal(b_->timeline_signal(), b_->next_timeline());
+  ASSERT_TRUE(queue->submit(*b_).ok());
+  ASSERT_TRUE(b_->synchronize().ok());
+  EXPECT_EQ(host->cpu()[0], 0xc3);
+  EXPECT_EQ(host->cpu()[kSize - 1], 0xc3);
+
+  // Freeing on the owner takes the mapping out of B's page tables first.
+  ASSERT_TRUE(a_->allocator().free(*host).ok());
+  auto* b = dynamic_cast<amd::AmdDevice*>(b_.get());
+  EXPECT_FALSE(b->am().memory().page_table().Walk(host->va()).valid);
+}
+
+TEST_F(PeerTest, SignalsInHostMemoryAreSharedToo) {
+  std::unique_ptr<Device> c = testing::OpenFresh("sim:navi31:peer-c");
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->ShareSignalsWith(*b_).ok());
+  auto on_c = c->NewSignal(0);
+  ASSERT_TRUE(on_c.ok());
+  auto queue = b_->NewCopyQueue();
+  queue->signal(*on_c, 7);
+  ASSERT_TRUE(queue->submit(*b_).ok());
+  EXPECT_TRUE(on_c->wait(7, absl::Seconds(5)).ok());
+}
+
+TEST_F(PeerTest, ClosingTheOwnerRevokesItsMemoryFromPeers) {
+  std::unique_ptr<Device> c = testing::OpenFresh("sim:navi31:peer-c");
+  ASSERT_NE(c, nullptr);
+  auto host = c->allocator().alloc(4096, {.kind = MemoryKind::kHost});
+  auto vram = c->allocator().alloc(4096);
+  ASSERT_TRUE(host.ok() && vram.ok());
+  ASSERT_TRUE(b_->allocator().map(*host).ok());
+  ASSERT_TRUE(b_->allocator().map(*vram).ok());
+  auto* b = dynamic_cast<amd::AmdDevice*>(b_.get());
+  ASSERT_TRUE(b->am().memory().page_table().Walk(host->va()).valid);
+  ASSERT_TRUE(b->am().memory().page_table().Walk(vram->va()).valid);
+  c.reset();
+  EXPECT_FALSE(b->am().memory().page_table().Walk(host->va()).valid);
+  EXPECT_FALSE(b->am().memory().page_table().Walk(vram->va()).valid);
+  EXPECT_EQ(host->mapped().size(), 1u);  // the owner is still listed; B is not
 }
 
 TEST_F(PeerTest, GraphOrdersEntriesOfTwoDevicesByTheMemoryTheyShare) {
