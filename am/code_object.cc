@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/msgpack.h"
 #include "base/status_macros.h"
 
 namespace am {
@@ -73,6 +74,7 @@ class Parser {
     RETURN_IF_ERROR(ReadSections());
     RETURN_IF_ERROR(BuildImage(image));
     RETURN_IF_ERROR(FindKernels(image, kernels));
+    RETURN_IF_ERROR(ReadNotes(kernels));
     alignment = alignment_;
     mach = ehdr_.e_flags & kEfAmdgpuMachMask;
     abi_version = ehdr_.e_ident[EI_ABIVERSION];
@@ -415,6 +417,116 @@ class Parser {
     kernel.descriptor_offset = kd.value;
     kernel.entry_offset = entry;
     kernel.descriptor = d;
+    return absl::OkStatus();
+  }
+
+  // Note sections: the NT_AMDGPU_METADATA note gives each kernel's arguments. Notes are 4-byte aligned on AMDGPU
+  // (LLVM writes them so; AMDGPUUsage "Note Records").
+  absl::Status ReadNotes(std::vector<CodeObject::Kernel>& kernels) const {
+    auto align4 = [](uint64_t n) { return (n + 3) & ~uint64_t{3}; };
+    for (uint32_t i = 0; i < sections_.size(); ++i) {
+      const Elf64_Shdr& shdr = sections_[i];
+      if (shdr.sh_type != SHT_NOTE) continue;
+      if (!Within(shdr.sh_offset, shdr.sh_size, elf_.size())) {
+        return Error("note section %d (%s): sh_offset %#x + sh_size %#x runs past the end of the file (%d bytes)", i,
+                     SectionName(i), shdr.sh_offset, shdr.sh_size, elf_.size());
+      }
+      std::span<const uint8_t> notes = elf_.subspan(shdr.sh_offset, shdr.sh_size);
+      for (uint64_t at = 0; at < notes.size();) {
+        if (notes.size() - at < sizeof(Elf64_Nhdr)) {
+          return Error("note section %d (%s): %d bytes at file offset %#x are too few for a note header (%d)", i,
+                       SectionName(i), notes.size() - at, shdr.sh_offset + at, sizeof(Elf64_Nhdr));
+        }
+        const auto nhdr = Load<Elf64_Nhdr>(notes, at);
+        const uint64_t name_at = at + sizeof(Elf64_Nhdr);
+        const uint64_t desc_at = name_at + align4(nhdr.n_namesz);
+        const uint64_t end = desc_at + align4(nhdr.n_descsz);
+        if (end > notes.size()) {
+          return Error(
+              "note at file offset %#x: n_namesz %d and n_descsz %d run past the end of note section %d (%s, %d "
+              "bytes)",
+              shdr.sh_offset + at, nhdr.n_namesz, nhdr.n_descsz, i, SectionName(i), notes.size());
+        }
+        absl::string_view name(reinterpret_cast<const char*>(notes.data() + name_at), nhdr.n_namesz);
+        if (!name.empty() && name.back() == '\0') name.remove_suffix(1);
+        if (name == kNoteOwnerAmdgpu && nhdr.n_type == kNtAmdgpuMetadata) {
+          RETURN_IF_ERROR(ReadMetadata(notes.subspan(desc_at, nhdr.n_descsz), shdr.sh_offset + desc_at, kernels));
+        }
+        at = end;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // The metadata map: amdhsa.kernels lists each kernel's .symbol, .kernarg_segment_size and .args.
+  absl::Status ReadMetadata(std::span<const uint8_t> bytes, uint64_t file_offset,
+                            std::vector<CodeObject::Kernel>& kernels) const {
+    namespace mp = base::msgpack;
+    absl::StatusOr<mp::Value> root = mp::Decode(bytes);
+    if (!root.ok())
+      return Error("NT_AMDGPU_METADATA note at file offset %#x: %s", file_offset, root.status().message());
+    const mp::Value* list = root->Find("amdhsa.kernels");
+    if (list == nullptr || list->kind != mp::Value::Kind::kArray) {
+      return Error("NT_AMDGPU_METADATA note at file offset %#x: %s", file_offset,
+                   root->kind != mp::Value::Kind::kMap
+                       ? absl::StrFormat("the metadata is a %s, expected a map", mp::KindName(*root))
+                       : std::string("no amdhsa.kernels array"));
+    }
+    for (size_t k = 0; k < list->array.size(); ++k) {
+      const mp::Value& entry = list->array[k];
+      auto error = [&](absl::string_view problem) {
+        return Error("NT_AMDGPU_METADATA note at file offset %#x: amdhsa.kernels[%d] %s", file_offset, k, problem);
+      };
+      auto field = [&](const mp::Value& map, absl::string_view key, auto as, absl::string_view expected,
+                       absl::string_view where) -> absl::StatusOr<typename decltype((map.*as)())::value_type> {
+        const mp::Value* value = map.Find(key);
+        if (value == nullptr) return error(absl::StrFormat("%shas no %s", where, key));
+        auto typed = ((*value).*as)();
+        if (!typed.has_value()) {
+          return error(absl::StrFormat("%s%s is a %s, expected %s", where, key, mp::KindName(*value), expected));
+        }
+        return *typed;
+      };
+      if (entry.kind != mp::Value::Kind::kMap)
+        return error(absl::StrFormat("is a %s, expected a map", mp::KindName(entry)));
+      ASSIGN_OR_RETURN(absl::string_view symbol, field(entry, ".symbol", &mp::Value::AsString, "a string", ""));
+      auto kernel = std::find_if(kernels.begin(), kernels.end(),
+                                 [&](const CodeObject::Kernel& kk) { return absl::StrCat(kk.name, ".kd") == symbol; });
+      if (kernel == kernels.end()) {
+        return error(
+            absl::StrFormat("describes %s, which is not a kernel descriptor symbol of this code object", symbol));
+      }
+      ASSIGN_OR_RETURN(uint64_t segment_size,
+                       field(entry, ".kernarg_segment_size", &mp::Value::AsUnsigned, "an unsigned integer", ""));
+      if (segment_size != kernel->descriptor.kernarg_size) {
+        return error(absl::StrFormat("(%s): .kernarg_segment_size is %d but the kernel descriptor's kernarg_size is %d",
+                                     symbol, segment_size, kernel->descriptor.kernarg_size));
+      }
+      const mp::Value* args = entry.Find(".args");
+      if (args == nullptr) continue;  // a kernel without arguments
+      if (args->kind != mp::Value::Kind::kArray) {
+        return error(absl::StrFormat("(%s): .args is a %s, expected an array", symbol, mp::KindName(*args)));
+      }
+      kernel->arguments.clear();
+      for (size_t a = 0; a < args->array.size(); ++a) {
+        const mp::Value& arg = args->array[a];
+        const std::string where = absl::StrFormat("(%s): .args[%d]", symbol, a);
+        if (arg.kind != mp::Value::Kind::kMap) {
+          return error(absl::StrFormat("%s is a %s, expected a map", where, mp::KindName(arg)));
+        }
+        ASSIGN_OR_RETURN(absl::string_view kind,
+                         field(arg, ".value_kind", &mp::Value::AsString, "a string", where + " "));
+        ASSIGN_OR_RETURN(uint64_t offset,
+                         field(arg, ".offset", &mp::Value::AsUnsigned, "an unsigned integer", where + " "));
+        ASSIGN_OR_RETURN(uint64_t size,
+                         field(arg, ".size", &mp::Value::AsUnsigned, "an unsigned integer", where + " "));
+        if (!Within(offset, size, segment_size)) {
+          return error(absl::StrFormat("%s (%s): .offset %d + .size %d runs past the %d-byte kernarg segment", where,
+                                       kind, offset, size, segment_size));
+        }
+        kernel->arguments.push_back({std::string(kind), static_cast<uint32_t>(offset), static_cast<uint32_t>(size)});
+      }
+    }
     return absl::OkStatus();
   }
 

@@ -1,11 +1,13 @@
 // An AMDGPU HSA code object (the ELF shared object ld.lld links from LLVM's AMDGPU output) for gfx1100: the
-// loadable image, and each kernel's 64-byte kernel descriptor and entry point. The file is untrusted input: every
+// loadable image, each kernel's 64-byte kernel descriptor and entry point, and its arguments as the metadata note
+// lists them (the hidden ones a launcher fills included). The file is untrusted input: every
 // header, table, string and symbol is bounds-checked, and a malformed or foreign code object is an error that
 // names the field, its file offset, the value found and what was expected.
 //
 // Sources: the ELF layout is the System V gABI's (/usr/include/elf.h); everything AMDGPU-specific (e_machine,
 // OS ABI and ABI versions, EF_AMDGPU_MACH values, the kernel descriptor and its bits) is from LLVM 19's
-// AMDGPUUsage ("ELF Header", "Kernel Descriptor", "Initial Kernel Execution State"), Debian's llvm-19-doc:
+// AMDGPUUsage ("ELF Header", "Note Records", "Code Object V3 to V6 Metadata", "Kernel Descriptor", "Initial
+// Kernel Execution State"), Debian's llvm-19-doc:
 // /usr/share/doc/llvm-19-doc/html/AMDGPUUsage.html.
 #ifndef BAREGPU_AM_CODE_OBJECT_H_
 #define BAREGPU_AM_CODE_OBJECT_H_
@@ -27,6 +29,9 @@ inline constexpr uint8_t kElfAbiVersionAmdgpuHsaV4 = 2;        // ELFABIVERSION_
 inline constexpr uint8_t kElfAbiVersionAmdgpuHsaV6 = 4;        // ELFABIVERSION_AMDGPU_HSA_V6
 inline constexpr uint32_t kEfAmdgpuMachMask = 0x0ff;           // EF_AMDGPU_MACH
 inline constexpr uint32_t kEfAmdgpuMachAmdgcnGfx1100 = 0x041;  // EF_AMDGPU_MACH_AMDGCN_GFX1100
+// AMDGPUUsage "AMDGPU Code Object V3 and Above Supported Note Records": owner "AMDGPU", a MessagePack map.
+inline constexpr uint32_t kNtAmdgpuMetadata = 32;  // NT_AMDGPU_METADATA
+inline constexpr absl::string_view kNoteOwnerAmdgpu = "AMDGPU";
 // The processor name of an EF_AMDGPU_MACH value ("gfx1030"), or "" when the value is not an amdgcn processor.
 absl::string_view AmdgpuMachName(uint32_t mach);
 
@@ -92,6 +97,14 @@ class CodeObject {
     uint64_t entry_offset = 0;       // image offset of the first instruction
     uint64_t code_size = 0;          // NAME's symbol size (0 when the symbol is absent)
     KernelDescriptor descriptor{};
+    // One entry of the metadata's .args, in order (AMDGPUUsage "Code Object V3 to V6 Metadata", kernel argument
+    // metadata map): explicit arguments, then the hidden ones (".value_kind" hidden_block_count_x, ...).
+    struct Argument {
+      std::string value_kind;  // "global_buffer", "by_value", "hidden_group_size_x", ...
+      uint32_t offset = 0;     // in the kernarg segment
+      uint32_t size = 0;
+    };
+    std::vector<Argument> arguments;  // empty when the code object has no metadata for the kernel
 
     uint32_t kernarg_size() const { return descriptor.kernarg_size; }
     uint32_t lds_size() const { return descriptor.group_segment_fixed_size; }

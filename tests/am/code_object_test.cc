@@ -5,6 +5,7 @@
 
 #include <elf.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -219,6 +220,103 @@ TEST(CodeObjectTest, DescriptorsSayWhatTheSourcesAskFor) {
       }
     }
   }
+}
+
+// The metadata note's .args: explicit arguments end where the source's parameters end; -O0 adds the hidden
+// arguments of code object V5 (the launch dimensions a launcher fills) after them, -O2 drops the unused ones.
+TEST(CodeObjectTest, MetadataListsExplicitAndHiddenArguments) {
+  struct Expected {
+    const char* file;
+    const char* kernel;
+    uint32_t explicit_arguments, explicit_bytes;
+  };
+  const Expected kExpected[] = {
+      {"vector_add", "vector_add", 4, 3 * 8 + 4},
+      {"saxpy", "saxpy", 4, 4 + 4 + 8 + 8 + 4},  // float a, then 8-byte aligned pointers
+      {"grid3d", "grid3d", 5, 8 + 4 * 4},
+      {"matmul", "matmul", 6, 3 * 8 + 3 * 4},
+  };
+  for (const Expected& e : kExpected) {
+    for (const char* opt : {"O0", "O2"}) {
+      const std::string stem = std::string(e.file) + "-" + opt;
+      SCOPED_TRACE(stem);
+      absl::StatusOr<CodeObject> object =
+          CodeObject::Parse(ReadCorpusFile(std::string(kCorpusDir) + "/" + stem + ".co"), stem);
+      ASSERT_TRUE(object.ok()) << object.status();
+      const CodeObject::Kernel& kernel = **object->FindKernel(e.kernel);
+      uint32_t explicit_count = 0, explicit_end = 0, hidden_start = UINT32_MAX;
+      std::vector<std::string> hidden;
+      for (const CodeObject::Kernel::Argument& a : kernel.arguments) {
+        EXPECT_LE(a.offset + a.size, kernel.kernarg_size()) << a.value_kind;
+        if (absl::StartsWith(a.value_kind, "hidden_")) {
+          hidden.push_back(a.value_kind);
+          hidden_start = std::min(hidden_start, a.offset);
+        } else {
+          ++explicit_count;
+          explicit_end = std::max(explicit_end, a.offset + a.size);
+          EXPECT_TRUE(a.value_kind == "global_buffer" || a.value_kind == "by_value") << a.value_kind;
+        }
+      }
+      EXPECT_EQ(explicit_count, e.explicit_arguments);
+      EXPECT_EQ(explicit_end, e.explicit_bytes);
+      if (std::string(opt) == "O0") {
+        EXPECT_GE(hidden_start, explicit_end);
+        for (const char* kind :
+             {"hidden_block_count_x", "hidden_block_count_y", "hidden_block_count_z", "hidden_group_size_x",
+              "hidden_group_size_y", "hidden_group_size_z", "hidden_remainder_x", "hidden_grid_dims"}) {
+          EXPECT_NE(std::find(hidden.begin(), hidden.end(), kind), hidden.end()) << kind;
+        }
+      } else {
+        EXPECT_TRUE(hidden.empty()) << hidden.front();
+      }
+    }
+  }
+}
+
+// Damaged metadata: the note's size, its MessagePack, and a value that contradicts the kernel descriptor.
+TEST(CodeObjectTest, DamagedMetadataIsRefusedWithAnErrorNamingIt) {
+  const std::vector<uint8_t> original = VectorAddO2();
+  ASSERT_FALSE(original.empty());
+  std::vector<uint8_t> bytes = original;
+  ElfEditor elf(bytes);
+  size_t note_section = 0;
+  for (size_t i = 0; i < elf.header().e_shnum; ++i) {
+    if (elf.Section(i).sh_type == SHT_NOTE) note_section = i;
+  }
+  ASSERT_NE(note_section, 0u);
+  const Elf64_Shdr notes = elf.Section(note_section);
+  const size_t nhdr_at = notes.sh_offset;  // the metadata is the section's only note
+  const auto nhdr = elf.Get<Elf64_Nhdr>(nhdr_at);
+  ASSERT_EQ(nhdr.n_type, kNtAmdgpuMetadata);
+  const size_t desc_at = nhdr_at + sizeof(Elf64_Nhdr) + ((nhdr.n_namesz + 3) & ~3u);
+
+  elf.Set<uint32_t>(nhdr_at + offsetof(Elf64_Nhdr, n_descsz), 0x10000);
+  auto oversized = Parse(bytes);
+  ASSERT_FALSE(oversized.ok());
+  EXPECT_TRUE(absl::StrContains(oversized.status().message(), "n_descsz 65536 run past the end of note section"))
+      << oversized.status();
+
+  bytes = original;
+  bytes[desc_at] = 0xc1;
+  auto reserved = Parse(bytes);
+  ASSERT_FALSE(reserved.ok());
+  EXPECT_TRUE(absl::StrContains(reserved.status().message(), "NT_AMDGPU_METADATA note at file offset"))
+      << reserved.status();
+  EXPECT_TRUE(absl::StrContains(reserved.status().message(), "reserved")) << reserved.status();
+
+  // ".kernarg_segment_size" is followed by its value, a positive fixint (28) in this kernel.
+  bytes = original;
+  const std::string key = ".kernarg_segment_size";
+  auto found = std::search(bytes.begin() + desc_at, bytes.begin() + desc_at + nhdr.n_descsz, key.begin(), key.end());
+  ASSERT_NE(found, bytes.begin() + desc_at + nhdr.n_descsz);
+  uint8_t& size_value = *(found + key.size());
+  ASSERT_EQ(size_value, 28);
+  size_value = 29;
+  auto contradicts = Parse(bytes);
+  ASSERT_FALSE(contradicts.ok());
+  EXPECT_TRUE(absl::StrContains(contradicts.status().message(),
+                                ".kernarg_segment_size is 29 but the kernel descriptor's kernarg_size is 28"))
+      << contradicts.status();
 }
 
 TEST(CodeObjectTest, FindKernelNamesTheKernelsThere) {
