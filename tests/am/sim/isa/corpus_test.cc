@@ -209,6 +209,21 @@ void Grid3d(CaseContext& c) {
   });
 }
 
+// Launch dimensions read from the hidden arguments and the dispatch packet (launch_dims.cl's record layout).
+void LaunchDims(CaseContext& c) {
+  constexpr uint32_t kRecordWords = 12, kSalt = 0x3c000000;
+  const std::array<uint32_t, 3> groups = {3, 2, 2}, size = {8, 4, 2};
+  const uint32_t records = groups[0] * groups[1] * groups[2];
+  ASSIGN_OR_FAIL(out, c.Buffer((records + 4) * kRecordWords * 4));
+  absl::Status launched = c.Launch(Args().Add(out.va).Add(kSalt), {groups, size});
+  ASSERT_TRUE(launched.ok()) << launched;
+  const uint32_t expected[kRecordWords] = {
+      groups[0],           groups[1],           groups[2],           size[0], size[1],  size[2], 3,
+      groups[0] * size[0], groups[1] * size[1], groups[2] * size[2], size[0], 1 ^ kSalt};
+  ExpectWords(out.as<uint32_t>().first((records + 4) * kRecordWords), records * kRecordWords,
+              [&](size_t i) { return expected[i % kRecordWords]; });
+}
+
 void Int64(CaseContext& c) {
   const uint32_t n = 300, groups = (n + 63) / 64;
   const std::vector<uint64_t> a = Random<uint64_t>(c.random, n, 0, UINT64_MAX),
@@ -408,6 +423,7 @@ std::vector<CorpusCase> AllCases() {
       {"half", "half2_ops", "", Half2Ops},
       {"scratch", "scratch", "", Scratch},
       {"generic", "generic_pointers", "", GenericPointers},
+      {"launch_dims", "launch_dims", "", LaunchDims},
   };
   std::vector<CorpusCase> cases;
   for (const char* opt : {"O0", "O2"}) {

@@ -29,6 +29,7 @@
 #include "am/device.h"
 #include "am/gfx.h"
 #include "am/ih.h"
+#include "am/implicit_arguments.h"
 #include "am/regs/database.h"
 #include "am/regs/gc.h"
 #include "am/regs/gfx_srcid_constants.h"
@@ -54,25 +55,6 @@ struct LaunchGeometry {
   std::array<uint32_t, 3> workgroups{1, 1, 1};
   std::array<uint32_t, 3> workgroup_size{1, 1, 1};
 };
-
-// hsa_kernel_dispatch_packet_t, the AQL packet a kernel finds through its dispatch pointer (HSA Platform System
-// Architecture specification; the same layout as hsa.h, which tinygrad's runtime/autogen/hsa.py mirrors).
-struct HsaKernelDispatchPacket {
-  uint16_t header;
-  uint16_t setup;  // dimensions in bits 1:0
-  uint16_t workgroup_size_x, workgroup_size_y, workgroup_size_z;
-  uint16_t reserved0;
-  uint32_t grid_size_x, grid_size_y, grid_size_z;  // in work-items
-  uint32_t private_segment_size;
-  uint32_t group_segment_size;
-  uint64_t kernel_object;
-  uint64_t kernarg_address;
-  uint64_t reserved2;
-  uint64_t completion_signal;
-};
-static_assert(sizeof(HsaKernelDispatchPacket) == 64);
-static_assert(offsetof(HsaKernelDispatchPacket, grid_size_x) == 12);
-static_assert(offsetof(HsaKernelDispatchPacket, kernarg_address) == 40);
 
 // Everything one dispatch programs, in device terms.
 struct DispatchSetup {
@@ -175,7 +157,7 @@ class KernelLauncher {
   }
 
   // Dispatches `kernel` of a code object loaded at `image_va` with `args` as its explicit kernel arguments (the
-  // rest of kernarg_size, the hidden arguments of code object V5, stays zero: the corpus kernels read none), and
+  // hidden arguments of code object V5 and the dispatch packet filled as am::ImplicitArguments lays them out), and
   // waits for it. A device error (IH event other than the fence's EOP) ends the wait with an error naming it.
   absl::Status Launch(uint64_t image_va, const CodeObject::Kernel& kernel, std::span<const uint8_t> args,
                       const LaunchGeometry& geometry, absl::Duration timeout = absl::Seconds(30)) {
@@ -184,9 +166,11 @@ class KernelLauncher {
       return absl::InvalidArgumentError(absl::StrFormat("%d bytes of arguments for kernel %s, whose kernarg_size is %d",
                                                         args.size(), kernel.name, d.kernarg_size));
     }
-    const uint64_t kernarg_bytes = (std::max<uint64_t>(d.kernarg_size, 16) + 63) & ~uint64_t{63};
-    ASSIGN_OR_RETURN(DeviceBuffer kernarg, Allocate(kernarg_bytes + sizeof(HsaKernelDispatchPacket)));
+    const ImplicitArguments implicit = ImplicitArguments::For(kernel);
+    ASSIGN_OR_RETURN(DeviceBuffer kernarg, Allocate(std::max<uint64_t>(implicit.size(), 16)));
     std::memcpy(kernarg.cpu.data(), args.data(), args.size());
+    implicit.Write(kernarg.cpu, kernarg.va, image_va + kernel.descriptor_offset, geometry.workgroups,
+                   geometry.workgroup_size);
 
     uint64_t total_waves = 1;
     uint32_t threads = 1;
@@ -217,7 +201,7 @@ class KernelLauncher {
     }
     // User SGPRs in AMDGPUUsage's order. gfx1100 has architected flat scratch: no private segment buffer and no
     // flat scratch init; this launcher has no AQL queue to point at.
-    const uint64_t packet_va = kernarg.va + kernarg_bytes;
+    const uint64_t packet_va = kernarg.va + implicit.dispatch_packet_offset();
     auto push64 = [&](uint64_t v) {
       setup.user_sgprs.push_back(static_cast<uint32_t>(v));
       setup.user_sgprs.push_back(static_cast<uint32_t>(v >> 32));
@@ -235,20 +219,6 @@ class KernelLauncher {
     if (d.has(KernelDescriptor::kEnableSgprDispatchId)) push64(++dispatch_id_);
     if (d.has(KernelDescriptor::kEnableSgprPrivateSegmentSize))
       setup.user_sgprs.push_back(d.private_segment_fixed_size);
-
-    HsaKernelDispatchPacket packet{};
-    packet.setup = 3;
-    packet.workgroup_size_x = static_cast<uint16_t>(geometry.workgroup_size[0]);
-    packet.workgroup_size_y = static_cast<uint16_t>(geometry.workgroup_size[1]);
-    packet.workgroup_size_z = static_cast<uint16_t>(geometry.workgroup_size[2]);
-    packet.grid_size_x = geometry.workgroups[0] * geometry.workgroup_size[0];
-    packet.grid_size_y = geometry.workgroups[1] * geometry.workgroup_size[1];
-    packet.grid_size_z = geometry.workgroups[2] * geometry.workgroup_size[2];
-    packet.private_segment_size = d.private_segment_fixed_size;
-    packet.group_segment_size = d.group_segment_fixed_size;
-    packet.kernel_object = image_va + kernel.descriptor_offset;
-    packet.kernarg_address = kernarg.va;
-    std::memcpy(kernarg.cpu.data() + kernarg_bytes, &packet, sizeof(packet));
 
     ASSIGN_OR_RETURN(std::vector<uint32_t> pm4, BuildDispatchPackets(device_.bases(), setup));
     if (fence_.size == 0) {
