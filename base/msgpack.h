@@ -9,13 +9,14 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace base::msgpack {
+
+struct MapEntry;
 
 // One decoded value. Maps keep their entries in encoded order (keys of any kind, duplicates kept).
 struct Value {
@@ -29,7 +30,7 @@ struct Value {
   double real = 0;
   std::string bytes;  // kString, kBinary, kExtension (payload)
   std::vector<Value> array;
-  std::vector<std::pair<Value, Value>> map;
+  std::vector<MapEntry> map;
 
   // The value of the first entry whose key is the string `key`; null when this is not a map or has no such key.
   const Value* Find(absl::string_view key) const;
@@ -37,6 +38,11 @@ struct Value {
   std::optional<uint64_t> AsUnsigned() const;
   // A string, or nothing.
   std::optional<absl::string_view> AsString() const;
+};
+
+struct MapEntry {
+  Value key;
+  Value value;
 };
 
 // What kind of value it is, for messages ("map", "unsigned integer"...).

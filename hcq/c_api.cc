@@ -221,7 +221,7 @@ void hcq_queue_exec(hcq_queue* q, const hcq_program* program, hcq_buffer* const*
     return Record(q, absl::InvalidArgumentError("exec with a NULL program, dimension or argument array"));
   }
   const hcq::Program& p = *program->program;
-  auto args = q->device->NewArgs(std::max<uint64_t>(p.kernarg_size(), 8 * buffer_count + 4 * value_count),
+  auto args = q->device->NewArgs(std::max<uint64_t>(p.args_size(), 8 * buffer_count + 4 * value_count),
                                  static_cast<uint32_t>(buffer_count));
   if (!args.ok()) return Record(q, args.status());
   q->args.push_back(*args);

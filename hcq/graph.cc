@@ -68,7 +68,7 @@ absl::Status Graph::Finalize() {
     if (Find(e.device) == nullptr) devices_.push_back({.device = e.device});
   }
   auto args_bytes = [](const Entry& e) {
-    const uint64_t size = std::max<uint64_t>(e.program->kernarg_size(), 8 * e.buffers.size() + 4 * e.values.size());
+    const uint64_t size = std::max<uint64_t>(e.program->args_size(), 8 * e.buffers.size() + 4 * e.values.size());
     return (size + 255) & ~uint64_t{255};
   };
   for (PerDevice& d : devices_) {

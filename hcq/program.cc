@@ -10,7 +10,7 @@ absl::StatusOr<double> Program::operator()(std::span<const Buffer> buffers, cons
                                            std::span<const uint32_t> values, bool wait) {
   Device& dev = device_;
   const uint64_t needed = 8 * buffers.size() + 4 * values.size();
-  ASSIGN_OR_RETURN(ArgsState args, dev.NewArgs(std::max(kernarg_size_, needed), static_cast<uint32_t>(buffers.size())));
+  ASSIGN_OR_RETURN(ArgsState args, dev.NewArgs(std::max(args_size_, needed), static_cast<uint32_t>(buffers.size())));
   for (size_t i = 0; i < buffers.size(); ++i) args.set_buffer(static_cast<uint32_t>(i), buffers[i]);
   for (size_t i = 0; i < values.size(); ++i) args.set_value(static_cast<uint32_t>(i), uint64_t{values[i]});
   Signal start, end;

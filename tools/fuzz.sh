@@ -49,8 +49,8 @@ build() {
   done
   local headers=(firmware/*.h base/*.h)
   if [ "$target" = code_object ]; then
-    sources=(tools/fuzz/code_object_fuzzer.cc am/code_object.cc)
-    headers=(am/code_object.h base/*.h)
+    sources=(tools/fuzz/code_object_fuzzer.cc am/code_object.cc am/implicit_arguments.cc base/msgpack.cc)
+    headers=(am/code_object.h am/implicit_arguments.h base/*.h)
   fi
   # Rebuild only when a source is newer than the binary.
   if [ -x "$binary" ] && [ -z "$(find "${sources[@]}" "${headers[@]}" -newer "$binary" 2>/dev/null)" ]; then

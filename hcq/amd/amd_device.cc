@@ -195,12 +195,24 @@ absl::StatusOr<std::unique_ptr<Program>> AmdDevice::LoadProgram(std::span<const 
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: the code object wants %d-byte alignment; at most 4096", name(), object.image_alignment()));
   }
+  // Every wave slot that may run the kernel gets a private segment (tinygrad sizes scratch the same way): WAVESIZE
+  // is the bytes of one wave in 256-byte units, WAVES how many waves the buffer holds.
+  const uint64_t wave_bytes =
+      (uint64_t{k->scratch_size()} * k->wave_size() + kScratchGranule - 1) / kScratchGranule * kScratchGranule;
+  if (wave_bytes / kScratchGranule > kMaxWaveSizeField) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: kernel %s needs %d bytes of scratch per work-item, more than COMPUTE_TMPRING_SIZE.WAVESIZE holds", name(),
+        kernel, k->scratch_size()));
+  }
   ASSIGN_OR_RETURN(Buffer image, allocator().alloc(object.image().size()));
   if (absl::Status copied = allocator().copyin(image, object.image()); !copied.ok()) {
     (void)allocator().free(image);
     return copied;
   }
-  RETURN_IF_ERROR(synchronize());
+  if (absl::Status synced = synchronize(); !synced.ok()) {
+    (void)allocator().free(image);
+    return synced;
+  }
   const am::KernelDescriptor& d = k->descriptor;
   KernelSetup setup{
       .entry = image.va() + k->entry_offset,
@@ -220,19 +232,16 @@ absl::StatusOr<std::unique_ptr<Program>> AmdDevice::LoadProgram(std::span<const 
       .wave32 = k->wave32(),
       .private_segment_bytes = k->scratch_size(),
       .group_segment_bytes = k->lds_size(),
+      .descriptor = image.va() + k->descriptor_offset,
   };
   Buffer scratch;
   if (k->scratch_size() != 0) {
-    // Every wave slot that may run the kernel gets a private segment (tinygrad sizes scratch the same way):
-    // WAVESIZE is the bytes of one wave in 256-byte units, WAVES how many waves the buffer holds.
-    const uint64_t wave_bytes =
-        (uint64_t{k->scratch_size()} * k->wave_size() + kScratchGranule - 1) / kScratchGranule * kScratchGranule;
-    if (wave_bytes / kScratchGranule > kMaxWaveSizeField) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "%s: kernel %s needs %d bytes of scratch per work-item, more than COMPUTE_TMPRING_SIZE.WAVESIZE holds",
-          name(), kernel, k->scratch_size()));
+    absl::StatusOr<Buffer> allocated = allocator().alloc(wave_bytes * kScratchWaves, {.cpu_access = false});
+    if (!allocated.ok()) {
+      (void)allocator().free(image);
+      return allocated.status();
     }
-    ASSIGN_OR_RETURN(scratch, allocator().alloc(wave_bytes * kScratchWaves, {.cpu_access = false}));
+    scratch = *allocated;
     setup.tmpring_size = am::regs::gc::COMPUTE_TMPRING_SIZE{}
                              .waves(kScratchWaves)
                              .wavesize(static_cast<uint32_t>(wave_bytes / kScratchGranule))
@@ -240,8 +249,8 @@ absl::StatusOr<std::unique_ptr<Program>> AmdDevice::LoadProgram(std::span<const 
     setup.scratch_base = scratch.va();
     setup.rsrc2 = am::regs::gc::COMPUTE_PGM_RSRC2::FromRaw(setup.rsrc2).scratch_en(1).raw();
   }
-  return std::unique_ptr<Program>(
-      new AmdProgram(*this, std::string(kernel), k->kernarg_size(), setup, std::move(image), std::move(scratch)));
+  return std::unique_ptr<Program>(new AmdProgram(*this, std::string(kernel), k->kernarg_size(), setup,
+                                                 am::ImplicitArguments::For(*k), std::move(image), std::move(scratch)));
 }
 
 }  // namespace hcq::amd

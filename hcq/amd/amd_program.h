@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "am/implicit_arguments.h"
 #include "hcq/buffer.h"
 #include "hcq/program.h"
 
@@ -27,21 +28,26 @@ struct KernelSetup {
   // COMPUTE_DISPATCH_SCRATCH_BASE_LO/HI point at (address >> 8); 0 without scratch.
   uint32_t tmpring_size = 0;
   uint64_t scratch_base = 0;
+  uint64_t descriptor = 0;  // the kernel descriptor (device address): the dispatch packet's kernel_object
 };
 
 class AmdProgram final : public Program {
  public:
-  AmdProgram(Device& device, std::string name, uint64_t kernarg_size, KernelSetup setup, Buffer image,
-             Buffer scratch = Buffer())
-      : Program(device, std::move(name), kernarg_size),
+  AmdProgram(Device& device, std::string name, uint64_t kernarg_size, KernelSetup setup, am::ImplicitArguments implicit,
+             Buffer image, Buffer scratch = Buffer())
+      : Program(device, std::move(name), kernarg_size, implicit.size()),
         setup_(setup),
+        implicit_(std::move(implicit)),
         image_(std::move(image)),
         scratch_(std::move(scratch)) {}
   ~AmdProgram() override;
   const KernelSetup& setup() const { return setup_; }
+  // The hidden arguments and dispatch packet each launch fills.
+  const am::ImplicitArguments& implicit() const { return implicit_; }
 
  private:
   KernelSetup setup_;
+  am::ImplicitArguments implicit_;
   Buffer image_;
   Buffer scratch_;
 };

@@ -109,13 +109,72 @@ uint32_t Pm4Queue::SetShRegs(uint32_t first, std::initializer_list<uint32_t> val
   return at + 2;
 }
 
+absl::Status Pm4Queue::FillImplicitArguments(const am::ImplicitArguments& implicit, uint64_t descriptor,
+                                             ArgsState& args, const Dims& global, const Dims& local) {
+  using Kind = am::ImplicitArguments::Kind;
+  implicit.WritePacketConstants({args.cpu(), args.size()}, args.va(), descriptor);
+  for (const am::ImplicitArguments::Field& f : implicit.fields()) {
+    const Value& groups = global[f.dimension];
+    const Value& size = local[f.dimension];
+    switch (f.kind) {
+      case Kind::kBlockCount:
+        args.set_field(f.offset, f.bytes, groups);
+        break;
+      case Kind::kGroupSize:
+      case Kind::kPacketGroupSize:
+        args.set_field(f.offset, f.bytes, size);
+        break;
+      case Kind::kRemainder:
+        args.set_field(f.offset, f.bytes, uint32_t{0});
+        break;
+      case Kind::kGridDims: {
+        // A dimension given by a variable counts as used: its extent is unknown until submit.
+        std::array<bool, 3> used{};
+        for (int i = 0; i < 3; ++i) {
+          used[i] = global[i].is_variable() || local[i].is_variable() || global[i].constant() * local[i].constant() > 1;
+        }
+        args.set_field(f.offset, f.bytes, am::ImplicitArguments::GridDims(used));
+        break;
+      }
+      case Kind::kPacketGridSize:
+        // Work-items = workgroups x workgroup size: a patch scales one variable by the other, constant, factor.
+        if (groups.is_variable() && size.is_variable()) {
+          return absl::UnimplementedError(absl::StrFormat(
+              "dimension %d has both its workgroup count and size as variables, but the kernel reads the dispatch "
+              "packet's grid size (their product); make one of them a constant",
+              f.dimension));
+        }
+        if (size.is_variable()) {
+          args.set_field(f.offset, f.bytes, size, static_cast<uint32_t>(groups.constant()));
+        } else {
+          args.set_field(f.offset, f.bytes, groups, static_cast<uint32_t>(size.constant()));
+        }
+        break;
+    }
+  }
+  return absl::OkStatus();
+}
+
 ComputeQueue& Pm4Queue::exec(const Program& program, ArgsState& args, const Dims& global, const Dims& local) {
   if (&program.device() != &device_) {
     Fail(absl::InvalidArgumentError(absl::StrFormat("exec of %s (loaded on %s) on a queue of %s", program.name(),
                                                     program.device().name(), device_.name())));
     return *this;
   }
-  const KernelSetup& k = static_cast<const AmdProgram&>(program).setup();
+  const auto& amd_program = static_cast<const AmdProgram&>(program);
+  const KernelSetup& k = amd_program.setup();
+  if (args.size() < program.args_size()) {
+    Fail(absl::InvalidArgumentError(
+        absl::StrFormat("%s: exec of %s with %d bytes of argument memory, it needs %d (allocate Program::args_size())",
+                        device_.name(), program.name(), args.size(), program.args_size())));
+    return *this;
+  }
+  if (absl::Status filled = FillImplicitArguments(amd_program.implicit(), k.descriptor, args, global, local);
+      !filled.ok()) {
+    Fail(absl::Status(filled.code(),
+                      absl::StrFormat("%s: exec of %s: %s", device_.name(), program.name(), filled.message())));
+    return *this;
+  }
   AddArgs(&args);
   Signal profile_end;
   if (profiling_) {
@@ -135,12 +194,15 @@ ComputeQueue& Pm4Queue::exec(const Program& program, ArgsState& args, const Dims
     SetShRegs(sh_base_[kScratchLo], {Lo(k.scratch_base >> 8)});
     SetShRegs(sh_base_[kScratchHi], {Lo(k.scratch_base >> 40)});
   }
-  // User SGPRs in hardware order; only the kernarg pointer (and the dispatch packet pointer, which points at the
-  // same memory's tail when asked for) carry values baregpu provides.
+  // User SGPRs in hardware order; the kernarg pointer and the dispatch packet pointer (the packet follows the
+  // kernel arguments) carry values baregpu provides.
   uint32_t user[16] = {};
   uint32_t n = 0;
   if (k.private_segment_buffer) n += 4;
-  if (k.dispatch_ptr) user[n] = Lo(args.va()), user[n + 1] = Hi(args.va()), n += 2;
+  if (k.dispatch_ptr) {
+    const uint64_t packet = args.va() + amd_program.implicit().dispatch_packet_offset();
+    user[n] = Lo(packet), user[n + 1] = Hi(packet), n += 2;
+  }
   if (k.queue_ptr) n += 2;
   if (k.kernarg_segment_ptr) user[n] = Lo(args.va()), user[n + 1] = Hi(args.va()), n += 2;
   const uint32_t user_at = SetShRegs(sh_base_[kUserData], {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});

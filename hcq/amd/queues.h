@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "am/implicit_arguments.h"
 #include "hcq/hw_queue.h"
 
 namespace hcq::amd {
@@ -27,6 +28,10 @@ class Pm4Queue final : public ComputeQueue {
   void ReleaseMem(uint64_t address, uint32_t data_sel, Value value);
   // SET_SH_REG of consecutive registers from `first` (an absolute dword address); returns the first value's offset.
   uint32_t SetShRegs(uint32_t first, std::initializer_list<uint32_t> values);
+  // Fills the kernel's hidden arguments and dispatch packet for one launch; dimensions given by variables are
+  // patched at submit, as the dispatch's own are.
+  static absl::Status FillImplicitArguments(const am::ImplicitArguments& implicit, uint64_t descriptor, ArgsState& args,
+                                            const Dims& global, const Dims& local);
 
   AmdDevice& amd_;
   uint32_t sh_base_[9] = {};  // absolute addresses of the COMPUTE_* registers exec writes (see queues.cc)

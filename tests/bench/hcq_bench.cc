@@ -41,7 +41,7 @@ void BM_BuildExecSignal(benchmark::State& state) {
   auto signal = dev->NewSignal();
   auto args = dev->NewArgs(64, 3);
   if (!signal.ok() || !args.ok()) return state.SkipWithError("setup failed");
-  amd::AmdProgram program(*dev, "bench", 64, {.entry = 0x1000, .kernarg_segment_ptr = true}, Buffer());
+  amd::AmdProgram program(*dev, "bench", 64, {.entry = 0x1000, .kernarg_segment_ptr = true}, {}, Buffer());
   auto queue = dev->NewComputeQueue();
   uint64_t value = 0;
   for (auto _ : state) {
@@ -73,7 +73,7 @@ void BM_SubmitBoundExecSignal(benchmark::State& state) {
   if (!program) return state.SkipWithError("vector_add-O2.co did not load (is the corpus built?)");
   auto signal = dev->NewSignal(), fence = dev->NewSignal();
   auto a = dev->allocator().alloc(256), b = dev->allocator().alloc(256), c = dev->allocator().alloc(256);
-  auto args = dev->NewArgs(program->kernarg_size(), 3);
+  auto args = dev->NewArgs(program->args_size(), 3);
   if (!signal.ok() || !fence.ok() || !a.ok() || !b.ok() || !c.ok() || !args.ok()) {
     return state.SkipWithError("setup failed");
   }

@@ -3,10 +3,13 @@
 // data. The kernels run on the virtual GPU's RDNA3 interpreter (am/sim/isa).
 #include "hcq/program.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -104,7 +107,7 @@ TEST_F(ProgramTest, MemoryBarrierBeforeAKernelReadsHostWrittenData) {
   auto host = dev_->allocator().alloc(4 * kN, {.kind = MemoryKind::kHost});
   ASSERT_TRUE(host.ok());
   for (uint32_t i = 0; i < kN; ++i) reinterpret_cast<float*>(host->cpu())[i] = static_cast<float>(10 * i);
-  auto args = dev_->NewArgs(program_->kernarg_size(), 3);
+  auto args = dev_->NewArgs(program_->args_size(), 3);
   ASSERT_TRUE(args.ok());
   args->set_buffer(0, *host);
   args->set_buffer(1, b_);
@@ -143,6 +146,107 @@ TEST_F(ProgramTest, ScratchKernelGetsPrivateMemory) {
       ASSERT_EQ(out[i], slots[first] ^ slots[(first + second) % 48]) << file << " element " << i;
     }
   }
+}
+
+// launch_dims.cl: each workgroup's work-item 0 records the launch's shape as the kernel reads it, from the code
+// object V5 hidden arguments and the HSA dispatch packet.
+class LaunchDimsTest : public ProgramTest {
+ protected:
+  static constexpr uint32_t kRecordWords = 12, kSalt = 0x3c000000;
+  // Expected record of a launch of `groups` x `size` (launch_dims.cl's layout), from the launch itself.
+  static std::vector<uint32_t> Record(std::array<uint32_t, 3> groups, std::array<uint32_t, 3> size) {
+    uint32_t dims = 1;
+    for (uint32_t d = 1; d < 3; ++d) {
+      if (groups[d] * size[d] > 1) dims = d + 1;
+    }
+    return {groups[0],           groups[1],           groups[2],           size[0], size[1],  size[2], dims,
+            groups[0] * size[0], groups[1] * size[1], groups[2] * size[2], size[0], 1 ^ kSalt};
+  }
+  // Every workgroup's record matches, and nothing was written past the last one.
+  void ExpectRecords(const Buffer& out, std::array<uint32_t, 3> groups, std::array<uint32_t, 3> size) {
+    const uint32_t* words = reinterpret_cast<const uint32_t*>(out.cpu());
+    const std::vector<uint32_t> expected = Record(groups, size);
+    const uint32_t records = groups[0] * groups[1] * groups[2];
+    for (uint32_t r = 0; r < records; ++r) {
+      for (uint32_t w = 0; w < kRecordWords; ++w) ASSERT_EQ(words[r * kRecordWords + w], expected[w]) << r << " " << w;
+    }
+    EXPECT_EQ(words[records * kRecordWords], 0xdeadbeefu);
+  }
+  Buffer Output() {
+    auto out = dev_->allocator().alloc(64 * kRecordWords * 4);
+    EXPECT_TRUE(out.ok());
+    std::fill_n(reinterpret_cast<uint32_t*>(out->cpu()), 64 * kRecordWords, 0xdeadbeefu);
+    return *out;
+  }
+};
+
+TEST_F(LaunchDimsTest, KernelsReadTheirLaunchFromHiddenArgumentsAndTheDispatchPacket) {
+  for (const char* file : {"launch_dims-O0.co", "launch_dims-O2.co"}) {
+    SCOPED_TRACE(file);
+    std::vector<uint8_t> code = ReadCorpus(file);
+    ASSERT_FALSE(code.empty());
+    auto program = dev_->LoadProgram(code, "launch_dims");
+    ASSERT_TRUE(program.ok()) << program.status();
+    // The packet follows the kernel arguments, 64-byte aligned.
+    EXPECT_EQ((*program)->args_size(), ((*program)->kernarg_size() + 63) / 64 * 64 + 64);
+    for (auto [groups, size] : {std::pair<std::array<uint32_t, 3>, std::array<uint32_t, 3>>{{3, 2, 2}, {8, 4, 2}},
+                                {{5, 1, 1}, {32, 1, 1}},
+                                {{2, 3, 1}, {4, 4, 1}}}) {
+      Buffer out = Output();
+      const uint32_t salt[] = {kSalt};
+      auto time = (**program)(std::vector<Buffer>{out}, {groups[0], groups[1], groups[2]}, {size[0], size[1], size[2]},
+                              salt, true);
+      ASSERT_TRUE(time.ok()) << time.status();
+      ExpectRecords(out, groups, size);
+    }
+  }
+}
+
+TEST_F(LaunchDimsTest, VariableDimensionsReachTheHiddenArgumentsAtEverySubmit) {
+  std::vector<uint8_t> code = ReadCorpus("launch_dims-O2.co");
+  auto program = dev_->LoadProgram(code, "launch_dims");
+  ASSERT_TRUE(program.ok()) << program.status();
+  Buffer out = Output();
+  auto args = dev_->NewArgs((*program)->args_size(), 1);
+  ASSERT_TRUE(args.ok());
+  args->set_buffer(0, out);
+  args->set_value(0, uint64_t{kSalt});
+  auto queue = dev_->NewComputeQueue();
+  // Workgroups in x and the workgroup size in y vary; the grid sizes in the packet scale by the constant factor.
+  queue->wait(dev_->timeline_signal(), Variable{2})
+      .exec(**program, *args, {Variable{0}, 2, 1}, {16, Variable{1}, 1})
+      .signal(dev_->timeline_signal(), Variable{3});
+  for (auto [x_groups, y_size] : {std::pair<uint32_t, uint32_t>{4, 2}, {1, 1}, {3, 8}}) {
+    std::fill_n(reinterpret_cast<uint32_t*>(out.cpu()), 64 * kRecordWords, 0xdeadbeefu);
+    const uint64_t var_vals[] = {x_groups, y_size, dev_->timeline_value() - 1, dev_->next_timeline()};
+    ASSERT_TRUE(queue->submit(*dev_, var_vals).ok());
+    ASSERT_TRUE(dev_->synchronize().ok());
+    ExpectRecords(out, {x_groups, 2, 1}, {16, y_size, 1});
+  }
+}
+
+TEST_F(LaunchDimsTest, AGridSizeOfTwoVariablesAndShortArgumentsAreRefused) {
+  auto program = dev_->LoadProgram(ReadCorpus("launch_dims-O2.co"), "launch_dims");
+  ASSERT_TRUE(program.ok()) << program.status();
+  Buffer out = Output();
+  auto args = dev_->NewArgs((*program)->args_size(), 1);
+  ASSERT_TRUE(args.ok());
+  args->set_buffer(0, out);
+  auto queue = dev_->NewComputeQueue();
+  queue->exec(**program, *args, {Variable{0}, 1, 1}, {Variable{1}, 1, 1});
+  const uint64_t var_vals[] = {2, 8};
+  absl::Status submitted = queue->submit(*dev_, var_vals);
+  EXPECT_EQ(submitted.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_TRUE(absl::StrContains(submitted.message(), "make one of them a constant")) << submitted;
+
+  // Argument memory sized for the explicit arguments only: no room for the hidden ones and the packet.
+  auto short_args = dev_->NewArgs(16, 1);
+  ASSERT_TRUE(short_args.ok());
+  auto second = dev_->NewComputeQueue();
+  second->exec(**program, *short_args, {1, 1, 1}, {1, 1, 1});
+  submitted = second->submit(*dev_);
+  EXPECT_EQ(submitted.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(submitted.message(), "allocate Program::args_size()")) << submitted;
 }
 
 }  // namespace

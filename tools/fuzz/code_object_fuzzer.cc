@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "am/code_object.h"
+#include "am/implicit_arguments.h"
 
 namespace {
 
@@ -34,6 +35,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (kernel.entry_offset + kernel.code_size > image.size() || kernel.entry_offset % 256 != 0) __builtin_trap();
     Touch(image.data() + kernel.entry_offset, kernel.code_size);
     if (!object->FindKernel(kernel.name).ok()) __builtin_trap();
+    // Metadata arguments lie inside the kernarg segment, and so does every implicit field a launcher writes.
+    for (const am::CodeObject::Kernel::Argument& argument : kernel.arguments) {
+      if (uint64_t{argument.offset} + argument.size > kernel.kernarg_size()) __builtin_trap();
+    }
+    const am::ImplicitArguments implicit = am::ImplicitArguments::For(kernel);
+    for (const am::ImplicitArguments::Field& field : implicit.fields()) {
+      if (field.offset + field.bytes > implicit.size()) __builtin_trap();
+    }
   }
   return 0;
 }
