@@ -225,6 +225,25 @@ TEST_F(LaunchDimsTest, VariableDimensionsReachTheHiddenArgumentsAtEverySubmit) {
   }
 }
 
+TEST_F(LaunchDimsTest, AGraphReplaysTheLaunchWithNewDimensions) {
+  auto program = dev_->LoadProgram(ReadCorpus("launch_dims-O0.co"), "launch_dims");
+  ASSERT_TRUE(program.ok()) << program.status();
+  Buffer out = Output();
+  Graph graph(2);
+  const Buffer buffers[] = {out};
+  const Value values[] = {uint64_t{kSalt}};
+  graph.AddKernel(**program, buffers, values, {Variable{0}, 1, 2}, {8, 2, Variable{1}});
+  absl::Status finalized = graph.Finalize();
+  ASSERT_TRUE(finalized.ok()) << finalized;
+  for (auto [x_groups, z_size] : {std::pair<uint32_t, uint32_t>{2, 2}, {5, 1}, {1, 4}}) {
+    std::fill_n(reinterpret_cast<uint32_t*>(out.cpu()), 64 * kRecordWords, 0xdeadbeefu);
+    const uint64_t var_vals[] = {x_groups, z_size};
+    ASSERT_TRUE(graph.Run(var_vals).ok());
+    ASSERT_TRUE(graph.Wait().ok());
+    ExpectRecords(out, {x_groups, 1, 2}, {8, 2, z_size});
+  }
+}
+
 TEST_F(LaunchDimsTest, AGridSizeOfTwoVariablesAndShortArgumentsAreRefused) {
   auto program = dev_->LoadProgram(ReadCorpus("launch_dims-O2.co"), "launch_dims");
   ASSERT_TRUE(program.ok()) << program.status();
