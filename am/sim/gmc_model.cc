@@ -427,6 +427,10 @@ absl::Status GmcModel::RaiseFault(const MemoryClient& client, uint64_t address, 
       interrupt = context.write_protection_fault_enable_interrupt();
       break;
   }
+  const std::string message = absl::StrFormat("%s %s fault at %#x (vmid %d, %s): %s", HubName(client.hub),
+                                              write ? "write" : "read", address, vmid, client.name, fault.why);
+  // Recorded before the interrupt: whoever handles the interrupt finds the fault in the error log too.
+  errors_.Report("gmc", message);
   if (interrupt) {
     InterruptEntry entry;
     entry.client_id = client.hub == Hub::kGc ? regs::ih::SOC21_IH_CLIENTID_GFX : regs::ih::SOC21_IH_CLIENTID_VMC;
@@ -438,9 +442,6 @@ absl::Status GmcModel::RaiseFault(const MemoryClient& client, uint64_t address, 
                         (write ? kFaultSrcDataWrite : 0);
     interrupts_.Post(entry);
   }
-  const std::string message = absl::StrFormat("%s %s fault at %#x (vmid %d, %s): %s", HubName(client.hub),
-                                              write ? "write" : "read", address, vmid, client.name, fault.why);
-  errors_.Report("gmc", message);
   return absl::PermissionDeniedError(message);
 }
 
