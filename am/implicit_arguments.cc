@@ -58,6 +58,9 @@ ImplicitArguments ImplicitArguments::For(const CodeObject::Kernel& kernel) {
       implicit.fields_.push_back({Kind::kPacketGroupSize, d, 2, implicit.dispatch_packet_offset_ + group_size});
       implicit.fields_.push_back({Kind::kPacketGridSize, d, 4, implicit.dispatch_packet_offset_ + grid_size});
     }
+    implicit.fields_.push_back(
+        {Kind::kPacketDimensions, 0, 2,
+         implicit.dispatch_packet_offset_ + static_cast<uint32_t>(offsetof(HsaKernelDispatchPacket, setup))});
   }
   implicit.private_segment_size_ = kernel.scratch_size();
   implicit.group_segment_size_ = kernel.lds_size();
@@ -80,7 +83,8 @@ uint32_t ImplicitArguments::Value(const Field& field, const std::array<uint32_t,
       return workgroup_size[d];
     case Kind::kRemainder:
       return 0;
-    case Kind::kGridDims: {
+    case Kind::kGridDims:
+    case Kind::kPacketDimensions: {
       std::array<bool, 3> used{};
       for (int i = 0; i < 3; ++i) used[i] = uint64_t{workgroups[i]} * workgroup_size[i] > 1;
       return GridDims(used);
@@ -97,7 +101,6 @@ void ImplicitArguments::WritePacketConstants(std::span<uint8_t> memory, uint64_t
   HsaKernelDispatchPacket packet{};
   std::memcpy(&packet, memory.data() + dispatch_packet_offset_, sizeof(packet));
   packet.header = kHsaPacketTypeKernelDispatch;
-  packet.setup = kHsaDispatchDimensions;
   packet.private_segment_size = private_segment_size_;
   packet.group_segment_size = group_segment_size_;
   packet.kernel_object = descriptor_address;

@@ -42,18 +42,18 @@ static_assert(offsetof(HsaKernelDispatchPacket, private_segment_size) == 24);
 static_assert(offsetof(HsaKernelDispatchPacket, kernel_object) == 32);
 static_assert(offsetof(HsaKernelDispatchPacket, kernarg_address) == 40);
 inline constexpr uint16_t kHsaPacketTypeKernelDispatch = 2;  // HSA_PACKET_TYPE_KERNEL_DISPATCH, header bits 7:0
-inline constexpr uint16_t kHsaDispatchDimensions = 3;        // setup bits 1:0: every launch here is 3D
 
 class ImplicitArguments {
  public:
   // What a field holds, for dimension d of a launch of `workgroups` x `workgroup_size`.
   enum class Kind : uint8_t {
-    kBlockCount,       // hidden_block_count_d: workgroups[d]
-    kGroupSize,        // hidden_group_size_d: workgroup_size[d]
-    kRemainder,        // hidden_remainder_d: 0 (launches are whole workgroups)
-    kGridDims,         // hidden_grid_dims: the highest dimension with more than one work-item, 1 at least
-    kPacketGroupSize,  // dispatch packet workgroup_size_d: workgroup_size[d]
-    kPacketGridSize,   // dispatch packet grid_size_d: workgroups[d] * workgroup_size[d]
+    kBlockCount,        // hidden_block_count_d: workgroups[d]
+    kGroupSize,         // hidden_group_size_d: workgroup_size[d]
+    kRemainder,         // hidden_remainder_d: 0 (launches are whole workgroups)
+    kGridDims,          // hidden_grid_dims: the highest dimension with more than one work-item, 1 at least
+    kPacketGroupSize,   // dispatch packet workgroup_size_d: workgroup_size[d]
+    kPacketGridSize,    // dispatch packet grid_size_d: workgroups[d] * workgroup_size[d]
+    kPacketDimensions,  // dispatch packet setup (dimensions in bits 1:0): as kGridDims
   };
   struct Field {
     Kind kind;

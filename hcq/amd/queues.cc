@@ -127,7 +127,8 @@ absl::Status Pm4Queue::FillImplicitArguments(const am::ImplicitArguments& implic
       case Kind::kRemainder:
         args.set_field(f.offset, f.bytes, uint32_t{0});
         break;
-      case Kind::kGridDims: {
+      case Kind::kGridDims:
+      case Kind::kPacketDimensions: {
         // A dimension given by a variable counts as used: its extent is unknown until submit.
         std::array<bool, 3> used{};
         for (int i = 0; i < 3; ++i) {

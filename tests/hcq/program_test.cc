@@ -181,7 +181,7 @@ class LaunchDimsTest : public ProgramTest {
 };
 
 TEST_F(LaunchDimsTest, KernelsReadTheirLaunchFromHiddenArgumentsAndTheDispatchPacket) {
-  for (const char* file : {"launch_dims-O0.co", "launch_dims-O2.co"}) {
+  for (const char* file : {"launch_dims-O0.co", "launch_dims-O2.co", "launch_dims_v4-O0.co", "launch_dims_v4-O2.co"}) {
     SCOPED_TRACE(file);
     std::vector<uint8_t> code = ReadCorpus(file);
     ASSERT_FALSE(code.empty());

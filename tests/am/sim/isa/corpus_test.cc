@@ -424,6 +424,7 @@ std::vector<CorpusCase> AllCases() {
       {"scratch", "scratch", "", Scratch},
       {"generic", "generic_pointers", "", GenericPointers},
       {"launch_dims", "launch_dims", "", LaunchDims},
+      {"launch_dims_v4", "launch_dims", "", LaunchDims},
   };
   std::vector<CorpusCase> cases;
   for (const char* opt : {"O0", "O2"}) {

@@ -200,14 +200,15 @@ class KernelLauncher {
           regs::gc::COMPUTE_TMPRING_SIZE{}.waves(waves).wavesize(static_cast<uint32_t>(wave_units)).raw();
     }
     // User SGPRs in AMDGPUUsage's order. gfx1100 has architected flat scratch: no private segment buffer and no
-    // flat scratch init; this launcher has no AQL queue to point at.
+    // flat scratch init. There is no AQL queue: the queue pointer is 0, as hcq's launches give it (code object V4
+    // kernels at -O0 ask for it without reading through it; one that did would fault, decoded).
     const uint64_t packet_va = kernarg.va + implicit.dispatch_packet_offset();
     auto push64 = [&](uint64_t v) {
       setup.user_sgprs.push_back(static_cast<uint32_t>(v));
       setup.user_sgprs.push_back(static_cast<uint32_t>(v >> 32));
     };
-    for (uint16_t unsupported : {KernelDescriptor::kEnableSgprPrivateSegmentBuffer,
-                                 KernelDescriptor::kEnableSgprQueuePtr, KernelDescriptor::kEnableSgprFlatScratchInit}) {
+    for (uint16_t unsupported :
+         {KernelDescriptor::kEnableSgprPrivateSegmentBuffer, KernelDescriptor::kEnableSgprFlatScratchInit}) {
       if (d.has(unsupported)) {
         return absl::UnimplementedError(
             absl::StrFormat("kernel %s asks for user SGPR property %#x, which this launcher does not provide",
@@ -215,6 +216,7 @@ class KernelLauncher {
       }
     }
     if (d.has(KernelDescriptor::kEnableSgprDispatchPtr)) push64(packet_va);
+    if (d.has(KernelDescriptor::kEnableSgprQueuePtr)) push64(0);
     if (d.has(KernelDescriptor::kEnableSgprKernargSegmentPtr)) push64(kernarg.va);
     if (d.has(KernelDescriptor::kEnableSgprDispatchId)) push64(++dispatch_id_);
     if (d.has(KernelDescriptor::kEnableSgprPrivateSegmentSize))
