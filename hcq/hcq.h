@@ -73,8 +73,8 @@ void hcq_queue_signal_var(hcq_queue* queue, const hcq_signal* signal, uint32_t v
 void hcq_queue_timestamp(hcq_queue* queue, const hcq_signal* signal);
 void hcq_queue_memory_barrier(hcq_queue* queue);                                             /* compute */
 void hcq_queue_copy(hcq_queue* queue, uint64_t destination, uint64_t source, uint64_t size); /* copy */
-/* Compute: runs the program over global x local workgroups with the buffers' addresses, then the values, as
- * arguments (the kernel's hidden arguments and dispatch packet are filled from global and local). */
+/* Compute: runs the program on global[] workgroups of local[] work-items, with the buffers' addresses, then the
+ * values, as arguments (the kernel's hidden arguments and dispatch packet are filled from global and local). */
 void hcq_queue_exec(hcq_queue* queue, const hcq_program* program, hcq_buffer* const* buffers, size_t buffer_count,
                     const uint32_t* values, size_t value_count, const uint32_t global[3], const uint32_t local[3]);
 hcq_status hcq_queue_bind(hcq_queue* queue);
