@@ -127,6 +127,16 @@ hcq_status hcq_buffer_copyout(void* data, hcq_buffer* buffer, uint64_t size) {
       buffer->device->allocator().copyout(std::span<uint8_t>(static_cast<uint8_t*>(data), size), buffer->buffer));
 }
 
+hcq_status hcq_buffer_map(hcq_device* device, const hcq_buffer* buffer) {
+  if (device == nullptr || buffer == nullptr) return Null("device or buffer");
+  return Result(device->device->allocator().map(buffer->buffer));
+}
+
+hcq_status hcq_device_share_signals(hcq_device* device, hcq_device* peer) {
+  if (device == nullptr || peer == nullptr) return Null("device or peer");
+  return Result(device->device->ShareSignalsWith(*peer->device));
+}
+
 hcq_status hcq_signal_new(hcq_device* device, uint64_t value, hcq_signal** signal) {
   if (device == nullptr || signal == nullptr) return Null("device or signal");
   auto made = device->device->NewSignal(value);

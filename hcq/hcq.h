@@ -52,6 +52,10 @@ uint64_t hcq_buffer_size(const hcq_buffer* buffer);
 void* hcq_buffer_cpu(const hcq_buffer* buffer); /* NULL when the CPU cannot map it */
 hcq_status hcq_buffer_copyin(hcq_buffer* buffer, const void* data, uint64_t size);
 hcq_status hcq_buffer_copyout(void* data, hcq_buffer* buffer, uint64_t size);
+/* Peer access: maps another device's buffer (VRAM or host memory) into `device` at the same address. */
+hcq_status hcq_buffer_map(hcq_device* device, const hcq_buffer* buffer);
+/* Lets `peer`'s queues wait on and write `device`'s signals (maps its signal pool into `peer`). */
+hcq_status hcq_device_share_signals(hcq_device* device, hcq_device* peer);
 
 /* Signals. timeout_ms 0 = the default (30 s, or HCQDEV_WAIT_TIMEOUT_MS). */
 hcq_status hcq_signal_new(hcq_device* device, uint64_t value, hcq_signal** signal);

@@ -88,6 +88,37 @@ TEST_F(CApiTest, CopiesThroughBuffersAndCopyQueue) {
   hcq_buffer_free(b);
 }
 
+// A second device copies from this device's host buffer into its own VRAM and signals this device's signal.
+TEST_F(CApiTest, APeerDeviceReachesMappedBuffersAndSharedSignals) {
+  ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:capi-peer").ok());
+  hcq_device* peer = nullptr;
+  ASSERT_EQ(hcq_device_open("sim:navi31:capi-peer", &peer), HCQ_OK) << hcq_last_error();
+  hcq_buffer *source = nullptr, *destination = nullptr;
+  ASSERT_EQ(hcq_buffer_alloc(dev_, 4096, 1, &source), HCQ_OK);
+  ASSERT_EQ(hcq_buffer_alloc(peer, 4096, 0, &destination), HCQ_OK);
+  std::memset(hcq_buffer_cpu(source), 0x6b, 4096);
+  std::memset(hcq_buffer_cpu(destination), 0, 4096);
+  hcq_signal* done = nullptr;
+  ASSERT_EQ(hcq_signal_new(dev_, 0, &done), HCQ_OK);
+
+  ASSERT_EQ(hcq_buffer_map(peer, source), HCQ_OK) << hcq_last_error();
+  ASSERT_EQ(hcq_device_share_signals(dev_, peer), HCQ_OK) << hcq_last_error();
+  hcq_queue* copy = nullptr;
+  ASSERT_EQ(hcq_queue_new_copy(peer, &copy), HCQ_OK);
+  hcq_queue_copy(copy, hcq_buffer_address(destination), hcq_buffer_address(source), 4096);
+  hcq_queue_signal(copy, done, 1);
+  ASSERT_EQ(hcq_queue_submit(copy, nullptr, 0), HCQ_OK) << hcq_last_error();
+  ASSERT_EQ(hcq_signal_wait(done, 1, 10000), HCQ_OK) << hcq_last_error();
+  EXPECT_EQ(static_cast<const uint8_t*>(hcq_buffer_cpu(destination))[4095], 0x6b);
+  EXPECT_EQ(hcq_buffer_map(peer, nullptr), HCQ_ERROR_INVALID_ARGUMENT);
+
+  hcq_queue_free(copy);
+  hcq_signal_free(done);
+  hcq_buffer_free(source);
+  hcq_buffer_free(destination);
+  hcq_device_close(peer);
+}
+
 TEST_F(CApiTest, LoadingGarbageAsACodeObjectIsAnError) {
   const char garbage[] = "not an ELF file";
   hcq_program* program = nullptr;
