@@ -1,15 +1,16 @@
 #include "am/implicit_arguments.h"
 
-#include <algorithm>
 #include <cstring>
-#include <string_view>
+
+#include "absl/strings/string_view.h"
+#include "base/bits.h"
 
 namespace am {
 namespace {
 
 // AMDGPUUsage "Code Object V5 Metadata": the .value_kind of each hidden argument this launcher fills.
 struct HiddenKind {
-  std::string_view value_kind;
+  absl::string_view value_kind;
   ImplicitArguments::Kind kind;
   uint8_t dimension;
 };
@@ -26,15 +27,6 @@ constexpr HiddenKind kHiddenKinds[] = {
     {"hidden_grid_dims", ImplicitArguments::Kind::kGridDims, 0},
 };
 
-void Store(std::span<uint8_t> memory, uint32_t offset, uint32_t bytes, uint32_t value) {
-  if (bytes == 2) {
-    const uint16_t narrow = static_cast<uint16_t>(value);
-    std::memcpy(memory.data() + offset, &narrow, 2);
-  } else {
-    std::memcpy(memory.data() + offset, &value, 4);
-  }
-}
-
 }  // namespace
 
 ImplicitArguments ImplicitArguments::For(const CodeObject::Kernel& kernel) {
@@ -50,7 +42,7 @@ ImplicitArguments ImplicitArguments::For(const CodeObject::Kernel& kernel) {
   implicit.size_ = kernel.kernarg_size();
   if (kernel.descriptor.has(KernelDescriptor::kEnableSgprDispatchPtr)) {
     implicit.has_dispatch_packet_ = true;
-    implicit.dispatch_packet_offset_ = (kernel.kernarg_size() + 63) & ~uint32_t{63};
+    implicit.dispatch_packet_offset_ = static_cast<uint32_t>(base::AlignUp(kernel.kernarg_size(), kAqlPacketAlignment));
     implicit.size_ = implicit.dispatch_packet_offset_ + sizeof(HsaKernelDispatchPacket);
     for (uint8_t d = 0; d < 3; ++d) {
       const uint32_t group_size = static_cast<uint32_t>(offsetof(HsaKernelDispatchPacket, workgroup_size_x)) + 2 * d;
@@ -112,7 +104,9 @@ void ImplicitArguments::Write(std::span<uint8_t> memory, uint64_t memory_address
                               const std::array<uint32_t, 3>& workgroups,
                               const std::array<uint32_t, 3>& workgroup_size) const {
   WritePacketConstants(memory, memory_address, descriptor_address);
-  for (const Field& field : fields_) Store(memory, field.offset, field.bytes, Value(field, workgroups, workgroup_size));
+  for (const Field& field : fields_) {
+    base::StoreField(memory.data() + field.offset, field.bytes, Value(field, workgroups, workgroup_size));
+  }
 }
 
 }  // namespace am

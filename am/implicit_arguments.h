@@ -21,7 +21,7 @@
 namespace am {
 
 // hsa_kernel_dispatch_packet_t, the AQL packet a kernel reads through its dispatch pointer (HSA Platform System
-// Architecture Specification 1.2, "Kernel Dispatch Packet"; the layout of ROCR's hsa.h, Debian libhsa-runtime-dev).
+// Architecture Specification 1.2, "Kernel Dispatch Packet"; hsa_kernel_dispatch_packet_t in hsa.h).
 struct HsaKernelDispatchPacket {
   uint16_t header;
   uint16_t setup;  // dimensions in bits 1:0
@@ -42,6 +42,7 @@ static_assert(offsetof(HsaKernelDispatchPacket, private_segment_size) == 24);
 static_assert(offsetof(HsaKernelDispatchPacket, kernel_object) == 32);
 static_assert(offsetof(HsaKernelDispatchPacket, kernarg_address) == 40);
 inline constexpr uint16_t kHsaPacketTypeKernelDispatch = 2;  // HSA_PACKET_TYPE_KERNEL_DISPATCH, header bits 7:0
+inline constexpr uint64_t kAqlPacketAlignment = 64;          // HSA_PACKET_ALIGN_BYTES (hsa.h)
 
 class ImplicitArguments {
  public:

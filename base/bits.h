@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <cstring>
 
 namespace base {
 
@@ -22,6 +23,16 @@ constexpr bool IsAligned(uint64_t v, uint64_t alignment) { return (v & (alignmen
 constexpr uint64_t LowBitsMask(unsigned bits) { return bits >= 64 ? UINT64_MAX : (uint64_t{1} << bits) - 1; }
 
 constexpr unsigned Log2Floor(uint64_t v) { return v == 0 ? 0 : 63 - std::countl_zero(v); }
+
+// Stores the low `bytes` (2 or 4) bytes of `value` at `at`, little-endian (as the GPU reads its arguments).
+inline void StoreField(uint8_t* at, uint32_t bytes, uint32_t value) {
+  if (bytes == 2) {
+    const uint16_t narrow = static_cast<uint16_t>(value);
+    std::memcpy(at, &narrow, 2);
+  } else {
+    std::memcpy(at, &value, 4);
+  }
+}
 
 constexpr uint64_t KiB(uint64_t n) { return n << 10; }
 constexpr uint64_t MiB(uint64_t n) { return n << 20; }

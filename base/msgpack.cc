@@ -80,11 +80,8 @@ class Decoder {
         return absl::OkStatus();
       case 0xc4:
       case 0xc5:
-      case 0xc6: {  // bin 8/16/32
-        ASSIGN_OR_RETURN(uint64_t size, Unsigned(start, type, size_t{1} << (type - 0xc4)));
-        value.kind = Value::Kind::kBinary;
-        return Bytes(start, type, size, value.bytes);
-      }
+      case 0xc6:  // bin 8/16/32
+        return LengthPrefixed(value, start, type, 0xc4, Value::Kind::kBinary);
       case 0xc7:
       case 0xc8:
       case 0xc9: {  // ext 8/16/32: size, type byte, payload
@@ -127,11 +124,8 @@ class Decoder {
         return Extension(value, start, type, uint64_t{1} << (type - 0xd4));
       case 0xd9:
       case 0xda:
-      case 0xdb: {  // str 8/16/32
-        ASSIGN_OR_RETURN(uint64_t size, Unsigned(start, type, size_t{1} << (type - 0xd9)));
-        value.kind = Value::Kind::kString;
-        return Bytes(start, type, size, value.bytes);
-      }
+      case 0xdb:  // str 8/16/32
+        return LengthPrefixed(value, start, type, 0xd9, Value::Kind::kString);
       case 0xdc:
       case 0xdd: {
         ASSIGN_OR_RETURN(uint64_t count, Unsigned(start, type, type == 0xdc ? 2 : 4));
@@ -158,6 +152,13 @@ class Decoder {
     value.integer = static_cast<uint64_t>(integer);
     value.negative = integer < 0;
     return absl::OkStatus();
+  }
+
+  // bin and str: a length of 1, 2 or 4 bytes (by the type's place after `family`, its 8-bit form), then the bytes.
+  absl::Status LengthPrefixed(Value& value, uint64_t start, uint8_t type, uint8_t family, Value::Kind kind) {
+    ASSIGN_OR_RETURN(uint64_t size, Unsigned(start, type, size_t{1} << (type - family)));
+    value.kind = kind;
+    return Bytes(start, type, size, value.bytes);
   }
 
   absl::Status Extension(Value& value, uint64_t start, uint8_t type, uint64_t size) {

@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "base/bits.h"
 #include "hcq/buffer.h"
 #include "hcq/variable.h"
 
@@ -41,29 +42,20 @@ class ArgsState {
     if (value.is_variable()) {
       slots_.push_back({value.variable(), scale, cpu_ + offset, bytes});
     } else {
-      Store(cpu_ + offset, bytes, static_cast<uint32_t>(value.constant()) * scale);
+      base::StoreField(cpu_ + offset, bytes, static_cast<uint32_t>(value.constant()) * scale);
     }
   }
   // Writes the variables' values; false when var_vals lacks one (the caller reports it).
   bool Apply(VarVals var_vals) const {
     for (const Slot& slot : slots_) {
       if (slot.variable >= var_vals.size()) return false;
-      Store(slot.at, slot.bytes, static_cast<uint32_t>(var_vals[slot.variable]) * slot.scale);
+      base::StoreField(slot.at, slot.bytes, static_cast<uint32_t>(var_vals[slot.variable]) * slot.scale);
     }
     return true;
   }
   const std::vector<Slot>& slots() const { return slots_; }
 
  private:
-  static void Store(uint8_t* at, uint32_t bytes, uint32_t value) {
-    if (bytes == 2) {
-      const uint16_t narrow = static_cast<uint16_t>(value);
-      std::memcpy(at, &narrow, 2);
-    } else {
-      std::memcpy(at, &value, 4);
-    }
-  }
-
   uint8_t* cpu_ = nullptr;
   uint64_t va_ = 0, size_ = 0;
   uint32_t buffers_ = 0;

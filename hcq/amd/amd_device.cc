@@ -6,9 +6,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "am/code_object.h"
+#include "am/page_table.h"
 #include "am/regs/gc.h"
 #include "am/regs/nbio.h"
 #include "am/soc.h"
+#include "base/bits.h"
 #include "base/status_macros.h"
 #include "firmware/store.h"
 #include "hcq/amd/amd_program.h"
@@ -156,6 +158,7 @@ absl::Status AmdDevice::MapPeer(Allocation& allocation) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: peer mapping of a buffer that is not another AMD device's", name()));
   }
+  std::unique_ptr<am::PeerMapping> mapping;
   if (allocation.spec.kind == MemoryKind::kHost) {
     // The owner's DMA pages, made reachable by this device's DMA as well (the IOMMU under VFIO).
     auto buffer = owner->host_.find(allocation.va);
@@ -163,16 +166,14 @@ absl::Status AmdDevice::MapPeer(Allocation& allocation) {
       return absl::FailedPreconditionError(
           absl::StrFormat("%s: %s's host buffer at %#x is no longer allocated", name(), owner->name(), allocation.va));
     }
-    ASSIGN_OR_RETURN(std::unique_ptr<am::PeerMapping> mapping,
+    ASSIGN_OR_RETURN(mapping,
                      am::PeerMapping::CreateForHostMemory(*am_, {buffer->second->cpu(), buffer->second->size()},
                                                           allocation.va, allocation.spec.uncached));
-    peers_[allocation.va] = {std::move(mapping), owner, allocation.weak_from_this()};
-    ++owner->importers_[this];
-    return absl::OkStatus();
+  } else {
+    const uint64_t rounded = base::AlignUp(allocation.size, am::PageTable::kPageSize);
+    ASSIGN_OR_RETURN(mapping,
+                     am::PeerMapping::Create(*am_, *owner->am_, allocation.backend_handle, rounded, allocation.va));
   }
-  const uint64_t rounded = (allocation.size + 4095) & ~uint64_t{4095};
-  ASSIGN_OR_RETURN(std::unique_ptr<am::PeerMapping> mapping,
-                   am::PeerMapping::Create(*am_, *owner->am_, allocation.backend_handle, rounded, allocation.va));
   peers_[allocation.va] = {std::move(mapping), owner, allocation.weak_from_this()};
   ++owner->importers_[this];
   return absl::OkStatus();
