@@ -69,12 +69,12 @@ class Parser {
 
   absl::Status Run(std::vector<uint8_t>& image, uint64_t& alignment, uint32_t& mach, uint8_t& abi_version,
                    std::vector<CodeObject::Kernel>& kernels) {
-    RETURN_IF_ERROR(ReadHeader());
-    RETURN_IF_ERROR(ReadSegments());
-    RETURN_IF_ERROR(ReadSections());
-    RETURN_IF_ERROR(BuildImage(image));
-    RETURN_IF_ERROR(FindKernels(image, kernels));
-    RETURN_IF_ERROR(ReadNotes(kernels));
+    BAREGPU_RETURN_IF_ERROR(ReadHeader());
+    BAREGPU_RETURN_IF_ERROR(ReadSegments());
+    BAREGPU_RETURN_IF_ERROR(ReadSections());
+    BAREGPU_RETURN_IF_ERROR(BuildImage(image));
+    BAREGPU_RETURN_IF_ERROR(FindKernels(image, kernels));
+    BAREGPU_RETURN_IF_ERROR(ReadNotes(kernels));
     alignment = alignment_;
     mach = ehdr_.e_flags & kEfAmdgpuMachMask;
     abi_version = ehdr_.e_ident[EI_ABIVERSION];
@@ -221,7 +221,7 @@ class Parser {
       return Error("e_shstrndx at offset %d is %d, but there are only %d sections", offsetof(Elf64_Ehdr, e_shstrndx),
                    ehdr_.e_shstrndx, ehdr_.e_shnum);
     }
-    ASSIGN_OR_RETURN(section_names_, StringTable(ehdr_.e_shstrndx, "e_shstrndx"));
+    BAREGPU_ASSIGN_OR_RETURN(section_names_, StringTable(ehdr_.e_shstrndx, "e_shstrndx"));
     for (uint32_t i = 0; i < sections_.size(); ++i) {
       const Elf64_Shdr& shdr = sections_[i];
       if ((shdr.sh_type == SHT_RELA || shdr.sh_type == SHT_REL) && (shdr.sh_flags & SHF_ALLOC) && shdr.sh_size != 0) {
@@ -230,7 +230,7 @@ class Parser {
             "kernels must not need load-time relocations",
             i, SectionName(i), shdr.sh_size);
       }
-      if (shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM) RETURN_IF_ERROR(ReadSymbols(i));
+      if (shdr.sh_type == SHT_SYMTAB || shdr.sh_type == SHT_DYNSYM) BAREGPU_RETURN_IF_ERROR(ReadSymbols(i));
     }
     if (symbols_.empty()) return Error("no symbols: neither .symtab nor .dynsym names a kernel");
     return absl::OkStatus();
@@ -286,7 +286,7 @@ class Parser {
       return Error("symbol table section %d (%s): sh_link %d names no section (there are %d)", index, table_name,
                    shdr.sh_link, sections_.size());
     }
-    ASSIGN_OR_RETURN(std::span<const uint8_t> names, StringTable(shdr.sh_link, table_name + "'s sh_link"));
+    BAREGPU_ASSIGN_OR_RETURN(std::span<const uint8_t> names, StringTable(shdr.sh_link, table_name + "'s sh_link"));
     for (uint64_t n = 0; n < shdr.sh_size / sizeof(Elf64_Sym); ++n) {
       const uint64_t at = shdr.sh_offset + n * sizeof(Elf64_Sym);
       const auto sym = Load<Elf64_Sym>(elf_, at);
@@ -331,7 +331,7 @@ class Parser {
       if (symbol_name.size() <= kSuffix.size() || !absl::EndsWith(symbol_name, kSuffix)) continue;
       CodeObject::Kernel kernel;
       kernel.name = symbol_name.substr(0, symbol_name.size() - kSuffix.size());
-      RETURN_IF_ERROR(ReadKernel(image, symbol_name, symbol, kernel));
+      BAREGPU_RETURN_IF_ERROR(ReadKernel(image, symbol_name, symbol, kernel));
       kernels.push_back(std::move(kernel));
     }
     if (kernels.empty()) return Error("no kernel descriptors: no symbol is called NAME.kd");
@@ -450,7 +450,8 @@ class Parser {
         absl::string_view name(reinterpret_cast<const char*>(notes.data() + name_at), nhdr.n_namesz);
         if (!name.empty() && name.back() == '\0') name.remove_suffix(1);
         if (name == kNoteOwnerAmdgpu && nhdr.n_type == kNtAmdgpuMetadata) {
-          RETURN_IF_ERROR(ReadMetadata(notes.subspan(desc_at, nhdr.n_descsz), shdr.sh_offset + desc_at, kernels));
+          BAREGPU_RETURN_IF_ERROR(
+              ReadMetadata(notes.subspan(desc_at, nhdr.n_descsz), shdr.sh_offset + desc_at, kernels));
         }
         at = end;
       }
@@ -489,15 +490,15 @@ class Parser {
       };
       if (entry.kind != mp::Value::Kind::kMap)
         return error(absl::StrFormat("is a %s, expected a map", mp::KindName(entry)));
-      ASSIGN_OR_RETURN(absl::string_view symbol, field(entry, ".symbol", &mp::Value::AsString, "a string", ""));
+      BAREGPU_ASSIGN_OR_RETURN(absl::string_view symbol, field(entry, ".symbol", &mp::Value::AsString, "a string", ""));
       auto kernel = std::find_if(kernels.begin(), kernels.end(),
                                  [&](const CodeObject::Kernel& kk) { return absl::StrCat(kk.name, ".kd") == symbol; });
       if (kernel == kernels.end()) {
         return error(
             absl::StrFormat("describes %s, which is not a kernel descriptor symbol of this code object", symbol));
       }
-      ASSIGN_OR_RETURN(uint64_t segment_size,
-                       field(entry, ".kernarg_segment_size", &mp::Value::AsUnsigned, "an unsigned integer", ""));
+      BAREGPU_ASSIGN_OR_RETURN(uint64_t segment_size, field(entry, ".kernarg_segment_size", &mp::Value::AsUnsigned,
+                                                            "an unsigned integer", ""));
       if (segment_size != kernel->descriptor.kernarg_size) {
         return error(absl::StrFormat("(%s): .kernarg_segment_size is %d but the kernel descriptor's kernarg_size is %d",
                                      symbol, segment_size, kernel->descriptor.kernarg_size));
@@ -514,12 +515,12 @@ class Parser {
         if (arg.kind != mp::Value::Kind::kMap) {
           return error(absl::StrFormat("%s is a %s, expected a map", where, mp::KindName(arg)));
         }
-        ASSIGN_OR_RETURN(absl::string_view kind,
-                         field(arg, ".value_kind", &mp::Value::AsString, "a string", where + " "));
-        ASSIGN_OR_RETURN(uint64_t offset,
-                         field(arg, ".offset", &mp::Value::AsUnsigned, "an unsigned integer", where + " "));
-        ASSIGN_OR_RETURN(uint64_t size,
-                         field(arg, ".size", &mp::Value::AsUnsigned, "an unsigned integer", where + " "));
+        BAREGPU_ASSIGN_OR_RETURN(absl::string_view kind,
+                                 field(arg, ".value_kind", &mp::Value::AsString, "a string", where + " "));
+        BAREGPU_ASSIGN_OR_RETURN(uint64_t offset,
+                                 field(arg, ".offset", &mp::Value::AsUnsigned, "an unsigned integer", where + " "));
+        BAREGPU_ASSIGN_OR_RETURN(uint64_t size,
+                                 field(arg, ".size", &mp::Value::AsUnsigned, "an unsigned integer", where + " "));
         if (!Within(offset, size, segment_size)) {
           return error(absl::StrFormat("%s (%s): .offset %d + .size %d runs past the %d-byte kernarg segment", where,
                                        kind, offset, size, segment_size));
@@ -569,7 +570,8 @@ absl::StatusOr<CodeObject> CodeObject::Parse(std::span<const uint8_t> elf, absl:
   CodeObject object;
   object.source_ = std::string(source);
   Parser parser(elf, object.source_);
-  RETURN_IF_ERROR(parser.Run(object.image_, object.alignment_, object.mach_, object.abi_version_, object.kernels_));
+  BAREGPU_RETURN_IF_ERROR(
+      parser.Run(object.image_, object.alignment_, object.mach_, object.abi_version_, object.kernels_));
   return object;
 }
 

@@ -49,16 +49,16 @@ absl::Status CheckSupportedVersions(const Discovery& discovery) {
 }
 
 absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device> pci, DeviceOptions options) {
-  ASSIGN_OR_RETURN(DeviceDiscovery discovery, ReadDiscovery(*pci));
-  RETURN_IF_ERROR(CheckSupportedVersions(discovery.discovery));
+  BAREGPU_ASSIGN_OR_RETURN(DeviceDiscovery discovery, ReadDiscovery(*pci));
+  BAREGPU_RETURN_IF_ERROR(CheckSupportedVersions(discovery.discovery));
   std::unique_ptr<Device> device(new Device(std::move(pci), std::move(discovery)));
-  ASSIGN_OR_RETURN(pci::Mmio bar5, device->pci_->MapMmio(5));
+  BAREGPU_ASSIGN_OR_RETURN(pci::Mmio bar5, device->pci_->MapMmio(5));
   device->io_ = std::make_unique<RegisterIo>(bar5, device->bases_);
-  ASSIGN_OR_RETURN(std::span<uint8_t> vram, device->pci_->MapMemory(0));
-  ASSIGN_OR_RETURN(device->memory_, MemoryManager::Create(vram, {.vram_size = device->discovery_.vram_size}));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> vram, device->pci_->MapMemory(0));
+  BAREGPU_ASSIGN_OR_RETURN(device->memory_, MemoryManager::Create(vram, {.vram_size = device->discovery_.vram_size}));
   auto mmhub = device->Regs<regs::Ip::kMmhub>();
   device->fb_start_ = uint64_t{mmhub.Read<regs::mmhub::MMMC_VM_FB_LOCATION_BASE>().fb_base()} << 24;
-  RETURN_IF_ERROR(mmhub.status());
+  BAREGPU_RETURN_IF_ERROR(mmhub.status());
   device->soc_ = std::make_unique<Soc>(*device);
   device->gmc_ = std::make_unique<Gmc>(*device);
   device->ih_ = std::make_unique<Ih>(*device);
@@ -98,10 +98,10 @@ absl::string_view BootKindName(BootKind kind) {
 
 absl::Status Device::RunBlocks(bool partial) {
   // init_sw for all, always in the same order, so that boot-region allocations land where they did before.
-  for (IpBlock* block : blocks_) RETURN_IF_ERROR(Run(*block, "init_sw", &IpBlock::InitSw));
+  for (IpBlock* block : blocks_) BAREGPU_RETURN_IF_ERROR(Run(*block, "init_sw", &IpBlock::InitSw));
   for (IpBlock* block : blocks_) {
     if (partial && (block == psp_.get() || block == smu_.get())) continue;  // their firmware runs already
-    RETURN_IF_ERROR(Run(*block, "init_hw", &IpBlock::InitHw));
+    BAREGPU_RETURN_IF_ERROR(Run(*block, "init_hw", &IpBlock::InitHw));
   }
   return absl::OkStatus();
 }
@@ -120,7 +120,7 @@ absl::Status Device::Mode1Reset() {
 }
 
 absl::Status Device::Boot(BootOptions options) {
-  RETURN_IF_ERROR(pci_->SetBusMaster(true));
+  BAREGPU_RETURN_IF_ERROR(pci_->SetBusMaster(true));
   steps_.clear();
   auto gc = Regs<regs::Ip::kGc>();
   const bool flagged = gc.Read<regs::gc::SCRATCH_REG7>().raw() == kBootedFlag;
@@ -138,11 +138,11 @@ absl::Status Device::Boot(BootOptions options) {
   // whose firmware never started needs none.
   if (sos_alive) {
     boot_kind_ = BootKind::kFullAfterReset;
-    RETURN_IF_ERROR(Mode1Reset());
+    BAREGPU_RETURN_IF_ERROR(Mode1Reset());
   } else {
     boot_kind_ = BootKind::kFull;
   }
-  RETURN_IF_ERROR(RunBlocks(/*partial=*/false));
+  BAREGPU_RETURN_IF_ERROR(RunBlocks(/*partial=*/false));
   gc.Write(regs::gc::SCRATCH_REG7{}.set_raw(kBootedFlag));
   return absl::OkStatus();
 }
@@ -150,11 +150,11 @@ absl::Status Device::Boot(BootOptions options) {
 absl::StatusOr<std::vector<QueueReset>> Device::RecoverQueues() {
   std::vector<QueueReset> resets;
   if (!gfx_->idle()) {
-    ASSIGN_OR_RETURN(QueueReset reset, gfx_->ResetQueue());
+    BAREGPU_ASSIGN_OR_RETURN(QueueReset reset, gfx_->ResetQueue());
     resets.push_back(std::move(reset));
   }
   if (!sdma_->idle()) {
-    ASSIGN_OR_RETURN(QueueReset reset, sdma_->ResetQueue());
+    BAREGPU_ASSIGN_OR_RETURN(QueueReset reset, sdma_->ResetQueue());
     resets.push_back(std::move(reset));
   }
   return resets;

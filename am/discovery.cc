@@ -73,7 +73,7 @@ class Reader {
 };
 
 absl::Status ParseIpTable(const Reader& reader, size_t offset, Discovery& out) {
-  ASSIGN_OR_RETURN(auto header, reader.Read<d::IpDiscoveryHeader>(offset, "IP discovery header"));
+  BAREGPU_ASSIGN_OR_RETURN(auto header, reader.Read<d::IpDiscoveryHeader>(offset, "IP discovery header"));
   if (header.signature != d::DISCOVERY_TABLE_SIGNATURE) {
     return absl::DataLossError(absl::StrFormat("%s: IP discovery table signature is %#x, expected %#x", reader.where(),
                                                header.signature, d::DISCOVERY_TABLE_SIGNATURE));
@@ -90,21 +90,21 @@ absl::Status ParseIpTable(const Reader& reader, size_t offset, Discovery& out) {
   }
   for (int die = 0; die < header.num_dies; ++die) {
     size_t at = header.die_info[die].die_offset;
-    ASSIGN_OR_RETURN(auto die_header, reader.Read<d::DieHeader>(at, absl::StrFormat("die %d header", die)));
+    BAREGPU_ASSIGN_OR_RETURN(auto die_header, reader.Read<d::DieHeader>(at, absl::StrFormat("die %d header", die)));
     at += sizeof(d::DieHeader);
     for (int i = 0; i < die_header.num_ips; ++i) {
       // Every entry version shares the first 8 bytes (hw_id, instance, base count, major, minor, revision, ...).
-      ASSIGN_OR_RETURN(auto ip, reader.Read<d::IpV4>(at, absl::StrFormat("die %d IP entry %d", die, i)));
+      BAREGPU_ASSIGN_OR_RETURN(auto ip, reader.Read<d::IpV4>(at, absl::StrFormat("die %d IP entry %d", die, i)));
       DiscoveredIp entry{ip.hw_id, ip.instance_number, {ip.major, ip.minor, ip.revision}, 0, {}};
       if (header.version <= 2) entry.harvest = ip.sub_revision_and_variant & 0xf;
       at += sizeof(d::IpV4);
       for (int b = 0; b < ip.num_base_address; ++b) {
         if (bases_64) {
-          ASSIGN_OR_RETURN(uint64_t base, reader.Read<uint64_t>(at, "IP base address"));
+          BAREGPU_ASSIGN_OR_RETURN(uint64_t base, reader.Read<uint64_t>(at, "IP base address"));
           entry.segments.push_back(base);
           at += 8;
         } else {
-          ASSIGN_OR_RETURN(uint32_t base, reader.Read<uint32_t>(at, "IP base address"));
+          BAREGPU_ASSIGN_OR_RETURN(uint32_t base, reader.Read<uint32_t>(at, "IP base address"));
           entry.segments.push_back(base);
           at += 4;
         }
@@ -116,7 +116,7 @@ absl::Status ParseIpTable(const Reader& reader, size_t offset, Discovery& out) {
 }
 
 absl::Status ParseGcTable(const Reader& reader, size_t offset, Discovery& out) {
-  ASSIGN_OR_RETURN(auto header, reader.Read<d::GpuInfoHeader>(offset, "GC info header"));
+  BAREGPU_ASSIGN_OR_RETURN(auto header, reader.Read<d::GpuInfoHeader>(offset, "GC info header"));
   if (header.table_id != d::GC_TABLE_ID) {
     return absl::DataLossError(
         absl::StrFormat("%s: GC info table id is %#x, expected %#x", reader.where(), header.table_id, d::GC_TABLE_ID));
@@ -125,7 +125,7 @@ absl::Status ParseGcTable(const Reader& reader, size_t offset, Discovery& out) {
   gc.version_major = header.version_major;
   gc.version_minor = header.version_minor;
   if (header.version_major == 1) {
-    ASSIGN_OR_RETURN(auto info, reader.Read<d::GcInfoV1_0>(offset, "GC info v1"));
+    BAREGPU_ASSIGN_OR_RETURN(auto info, reader.Read<d::GcInfoV1_0>(offset, "GC info v1"));
     gc.num_se = info.gc_num_se;
     gc.num_sa_per_se = info.gc_num_sa_per_se;
     gc.num_cu_per_sa = 2 * (info.gc_num_wgp0_per_sa + info.gc_num_wgp1_per_sa);
@@ -136,7 +136,7 @@ absl::Status ParseGcTable(const Reader& reader, size_t offset, Discovery& out) {
     gc.max_waves_per_simd = info.gc_max_waves_per_simd;
     gc.lds_size_kib = info.gc_lds_size;
   } else if (header.version_major == 2) {
-    ASSIGN_OR_RETURN(auto info, reader.Read<d::GcInfoV2_0>(offset, "GC info v2"));
+    BAREGPU_ASSIGN_OR_RETURN(auto info, reader.Read<d::GcInfoV2_0>(offset, "GC info v2"));
     gc.num_se = info.gc_num_se;
     gc.num_sa_per_se = info.gc_num_sh_per_se;
     gc.num_cu_per_sa = info.gc_num_cu_per_sh;
@@ -155,7 +155,7 @@ absl::Status ParseGcTable(const Reader& reader, size_t offset, Discovery& out) {
 }
 
 absl::Status ParseHarvestTable(const Reader& reader, size_t offset, Discovery& out) {
-  ASSIGN_OR_RETURN(auto table, reader.Read<d::HarvestTable>(offset, "harvest table"));
+  BAREGPU_ASSIGN_OR_RETURN(auto table, reader.Read<d::HarvestTable>(offset, "harvest table"));
   if (table.header.signature != d::HARVEST_TABLE_SIGNATURE) {
     return absl::DataLossError(absl::StrFormat("%s: harvest table signature is %#x, expected %#x", reader.where(),
                                                table.header.signature, d::HARVEST_TABLE_SIGNATURE));
@@ -198,7 +198,7 @@ std::string HwIdName(uint16_t hw_id) {
 
 absl::StatusOr<Discovery> ParseDiscovery(std::span<const uint8_t> binary, absl::string_view where) {
   Reader reader(binary, where);
-  ASSIGN_OR_RETURN(auto header, reader.Read<d::BinaryHeader>(0, "binary header"));
+  BAREGPU_ASSIGN_OR_RETURN(auto header, reader.Read<d::BinaryHeader>(0, "binary header"));
   if (header.binary_signature != d::BINARY_SIGNATURE) {
     return absl::DataLossError(absl::StrFormat(
         "%s: no IP discovery binary (signature %#x, expected %#x): VRAM size wrong, or the GPU's firmware did not "
@@ -210,31 +210,33 @@ absl::StatusOr<Discovery> ParseDiscovery(std::span<const uint8_t> binary, absl::
     return absl::DataLossError(
         absl::StrFormat("%s: discovery binary size %d is smaller than its header", where, header.binary_size));
   }
-  RETURN_IF_ERROR(
+  BAREGPU_RETURN_IF_ERROR(
       reader.VerifyChecksum(summed_from, header.binary_size - summed_from, header.binary_checksum, "binary"));
   Discovery out;
   out.binary_version_major = header.version_major;
   out.binary_version_minor = header.version_minor;
 
   const d::TableInfo& ip_info = header.table_list[d::IP_DISCOVERY];
-  ASSIGN_OR_RETURN(auto ip_header, reader.Read<d::IpDiscoveryHeader>(ip_info.offset, "IP discovery header"));
-  RETURN_IF_ERROR(reader.VerifyChecksum(ip_info.offset, ip_header.size, ip_info.checksum, "IP discovery table"));
-  RETURN_IF_ERROR(ParseIpTable(reader, ip_info.offset, out));
+  BAREGPU_ASSIGN_OR_RETURN(auto ip_header, reader.Read<d::IpDiscoveryHeader>(ip_info.offset, "IP discovery header"));
+  BAREGPU_RETURN_IF_ERROR(
+      reader.VerifyChecksum(ip_info.offset, ip_header.size, ip_info.checksum, "IP discovery table"));
+  BAREGPU_RETURN_IF_ERROR(ParseIpTable(reader, ip_info.offset, out));
 
   if (const d::TableInfo& gc_info = header.table_list[d::GC]; gc_info.offset != 0) {
-    ASSIGN_OR_RETURN(auto gc_header, reader.Read<d::GpuInfoHeader>(gc_info.offset, "GC info header"));
-    RETURN_IF_ERROR(reader.VerifyChecksum(gc_info.offset, gc_header.size, gc_info.checksum, "GC info table"));
-    RETURN_IF_ERROR(ParseGcTable(reader, gc_info.offset, out));
+    BAREGPU_ASSIGN_OR_RETURN(auto gc_header, reader.Read<d::GpuInfoHeader>(gc_info.offset, "GC info header"));
+    BAREGPU_RETURN_IF_ERROR(reader.VerifyChecksum(gc_info.offset, gc_header.size, gc_info.checksum, "GC info table"));
+    BAREGPU_RETURN_IF_ERROR(ParseGcTable(reader, gc_info.offset, out));
   }
   if (const d::TableInfo& harvest = header.table_list[d::HARVEST_INFO]; harvest.offset != 0) {
-    RETURN_IF_ERROR(reader.VerifyChecksum(harvest.offset, sizeof(d::HarvestTable), harvest.checksum, "harvest table"));
-    RETURN_IF_ERROR(ParseHarvestTable(reader, harvest.offset, out));
+    BAREGPU_RETURN_IF_ERROR(
+        reader.VerifyChecksum(harvest.offset, sizeof(d::HarvestTable), harvest.checksum, "harvest table"));
+    BAREGPU_RETURN_IF_ERROR(ParseHarvestTable(reader, harvest.offset, out));
   }
   return out;
 }
 
 absl::StatusOr<DeviceDiscovery> ReadDiscovery(pci::Device& device) {
-  ASSIGN_OR_RETURN(pci::Mmio registers, device.MapMmio(5));
+  BAREGPU_ASSIGN_OR_RETURN(pci::Mmio registers, device.MapMmio(5));
   DeviceDiscovery result;
   const uint32_t memsize_mib = registers.Read32(kRccConfigMemsizeDword * 4);
   if (memsize_mib == 0 || memsize_mib == pci::Mmio::kUnclaimedRead) {
@@ -259,8 +261,8 @@ absl::StatusOr<DeviceDiscovery> ReadDiscovery(pci::Device& device) {
       std::memcpy(binary.data() + i, &value, 4);
     }
   }
-  ASSIGN_OR_RETURN(result.discovery,
-                   ParseDiscovery(binary, absl::StrFormat("%s VRAM at %#x", device.name(), result.table_address)));
+  BAREGPU_ASSIGN_OR_RETURN(
+      result.discovery, ParseDiscovery(binary, absl::StrFormat("%s VRAM at %#x", device.name(), result.table_address)));
   return result;
 }
 

@@ -38,11 +38,11 @@ constexpr uint32_t Log2(uint64_t value) { return static_cast<uint32_t>(std::coun
 
 absl::Status Gfx::InitSw() {
   MemoryManager& memory = device_.memory();
-  ASSIGN_OR_RETURN(ring_, memory.AllocBoot(kRingBytes, kRingBytes));
-  ASSIGN_OR_RETURN(eop_, memory.AllocBoot(kEopBytes, 4096));
-  ASSIGN_OR_RETURN(mqd_, memory.AllocBoot(sizeof(regs::V11ComputeMqd), 4096));
-  ASSIGN_OR_RETURN(pointers_, memory.AllocBoot(4096, 4096));
-  ASSIGN_OR_RETURN(doorbells_, device_.pci().MapMmio(2));
+  BAREGPU_ASSIGN_OR_RETURN(ring_, memory.AllocBoot(kRingBytes, kRingBytes));
+  BAREGPU_ASSIGN_OR_RETURN(eop_, memory.AllocBoot(kEopBytes, 4096));
+  BAREGPU_ASSIGN_OR_RETURN(mqd_, memory.AllocBoot(sizeof(regs::V11ComputeMqd), 4096));
+  BAREGPU_ASSIGN_OR_RETURN(pointers_, memory.AllocBoot(4096, 4096));
+  BAREGPU_ASSIGN_OR_RETURN(doorbells_, device_.pci().MapMmio(2));
   return absl::OkStatus();
 }
 
@@ -54,7 +54,7 @@ void Gfx::Select(uint32_t me, uint32_t pipe, uint32_t queue) {
 
 absl::Status Gfx::InitHw() {
   auto g = device_.Regs<regs::Ip::kGc>();
-  RETURN_IF_ERROR(device_.io().WaitFor(
+  BAREGPU_RETURN_IF_ERROR(device_.io().WaitFor(
       *g.AddressOf<gc::RLC_RLCS_BOOTLOAD_STATUS>(), gc::RLC_RLCS_BOOTLOAD_STATUS{}.bootload_complete(1).raw(),
       gc::RLC_RLCS_BOOTLOAD_STATUS{}.bootload_complete(1).raw(), kTimeout, "the RLC autoload to complete"));
   // gfx_v11_0_cp_compute_enable: doorbells routed to the MEC, pipe 0 active, out of halt.
@@ -63,10 +63,10 @@ absl::Status Gfx::InitHw() {
   g.Write(gc::CP_ME1_PIPE0_INT_CNTL{}.time_stamp_int_enable(1).opcode_error_int_enable(1).gpf_int_enable(1));
   g.Write(gc::CP_MEC_RS64_CNTL{}.mec_pipe0_active(1).mec_halt(0));
 
-  ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
   std::memset(ring.data(), 0, ring.size());
   wptr_ = 0;
-  RETURN_IF_ERROR(g.status());
+  BAREGPU_RETURN_IF_ERROR(g.status());
   return LoadQueue();
 }
 
@@ -74,7 +74,7 @@ absl::Status Gfx::LoadQueue() {
   auto g = device_.Regs<regs::Ip::kGc>();
   // The queue starts empty at the driver's write pointer: 0 at boot, past the lost commands after a reset.
   const uint32_t start = static_cast<uint32_t>(wptr_ % (kRingBytes / 4));
-  ASSIGN_OR_RETURN(std::span<uint8_t> pointers, device_.memory().CpuView(pointers_, 4096));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> pointers, device_.memory().CpuView(pointers_, 4096));
   std::memset(pointers.data(), 0, pointers.size());
   std::memcpy(pointers.data(), &start, sizeof(start));
   std::memcpy(pointers.data() + 8, &wptr_, sizeof(wptr_));
@@ -111,7 +111,7 @@ absl::Status Gfx::LoadQueue() {
   mqd.cp_hqd_pq_wptr_hi = static_cast<uint32_t>(wptr_ >> 32);
   mqd.cp_hqd_vmid = 0;
   mqd.cp_hqd_active = 0;  // activated last, after every other register
-  ASSIGN_OR_RETURN(std::span<uint8_t> mqd_view, device_.memory().CpuView(mqd_, sizeof(mqd)));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> mqd_view, device_.memory().CpuView(mqd_, sizeof(mqd)));
   std::memcpy(mqd_view.data(), &mqd, sizeof(mqd));
   device_.soc().FlushHdp();
 
@@ -189,7 +189,7 @@ absl::StatusOr<QueueReset> Gfx::ResetQueue() {
                         "(baregpu boot --reset) recovers the MEC now",
                         device_.pci().name(), dequeued.message()));
   }
-  RETURN_IF_ERROR(LoadQueue());
+  BAREGPU_RETURN_IF_ERROR(LoadQueue());
   return reset;
 }
 
@@ -207,8 +207,8 @@ absl::Status Gfx::Submit(std::span<const uint32_t> packets) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "compute ring full: %d dwords queued, %d more asked, ring holds %d", used, packets.size(), ring_dwords - 1));
   }
-  ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
-  ASSIGN_OR_RETURN(std::span<uint8_t> pointers, device_.memory().CpuView(pointers_, 16));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> pointers, device_.memory().CpuView(pointers_, 16));
   uint32_t* words = reinterpret_cast<uint32_t*>(ring.data());
   for (uint32_t dword : packets) words[wptr_++ % ring_dwords] = dword;
   std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(pointers.data() + 8)).store(wptr_, std::memory_order_release);
@@ -218,8 +218,8 @@ absl::Status Gfx::Submit(std::span<const uint32_t> packets) {
 }
 
 absl::StatusOr<Gfx::RingAccess> Gfx::ring_access() {
-  ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
-  ASSIGN_OR_RETURN(std::span<uint8_t> pointers, device_.memory().CpuView(pointers_, 16));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> pointers, device_.memory().CpuView(pointers_, 16));
   return RingAccess{.ring = reinterpret_cast<uint32_t*>(ring.data()),
                     .dwords = kRingBytes / 4,
                     .rptr = reinterpret_cast<const uint32_t*>(pointers.data()),

@@ -70,16 +70,16 @@ absl::Status Gmc::InitSw() {
     r.fault_addr_lo = address(vm + "L2_PROTECTION_FAULT_ADDR_LO32");
     r.fault_addr_hi = address(vm + "L2_PROTECTION_FAULT_ADDR_HI32");
     r.fault_cntl = address(vm + "L2_PROTECTION_FAULT_CNTL");
-    RETURN_IF_ERROR(missing);
+    BAREGPU_RETURN_IF_ERROR(missing);
   }
-  ASSIGN_OR_RETURN(scratch_page_, device_.memory().AllocBoot(PageTable::kPageSize));
+  BAREGPU_ASSIGN_OR_RETURN(scratch_page_, device_.memory().AllocBoot(PageTable::kPageSize));
   device_.memory().set_tlb_flush([this] { return FlushTlb(); });
   return absl::OkStatus();
 }
 
 absl::Status Gmc::InitHw() {
-  RETURN_IF_ERROR(InitHub(Hub::kMm));
-  RETURN_IF_ERROR(InitHub(Hub::kGc));
+  BAREGPU_RETURN_IF_ERROR(InitHub(Hub::kMm));
+  BAREGPU_RETURN_IF_ERROR(InitHub(Hub::kGc));
   return FlushTlb();
 }
 
@@ -137,7 +137,7 @@ absl::Status Gmc::InitHub(Hub hub) {
 
 absl::Status Gmc::FlushTlb() {
   device_.soc().FlushHdp();
-  RETURN_IF_ERROR(FlushHub(Hub::kMm, 0));
+  BAREGPU_RETURN_IF_ERROR(FlushHub(Hub::kMm, 0));
   return FlushHub(Hub::kGc, 0);
 }
 
@@ -146,7 +146,8 @@ absl::Status Gmc::FlushHub(Hub hub, uint32_t vmid) {
   const HubRegisters& r = regs(hub);
   const bool semaphore = hub == Hub::kMm;  // gmc_v11_0_use_invalidate_semaphore: MMHUB only
   if (semaphore) {
-    RETURN_IF_ERROR(io.WaitFor(r.sem17, 1, 1, kFlushTimeout, absl::StrCat(HubName(hub), " invalidation semaphore")));
+    BAREGPU_RETURN_IF_ERROR(
+        io.WaitFor(r.sem17, 1, 1, kFlushTimeout, absl::StrCat(HubName(hub), " invalidation semaphore")));
   }
   io.WriteDword(r.req17, gc::GCVM_INVALIDATE_ENG17_REQ{}
                              .per_vmid_invalidate_req(1u << vmid)

@@ -46,15 +46,15 @@ std::string IhClientName(uint32_t client) {
 }
 
 absl::Status Ih::InitSw() {
-  ASSIGN_OR_RETURN(ring_, device_.memory().AllocBoot(kRingBytes, kRingBytes));
-  ASSIGN_OR_RETURN(wptr_, device_.memory().AllocBoot(4096));
+  BAREGPU_ASSIGN_OR_RETURN(ring_, device_.memory().AllocBoot(kRingBytes, kRingBytes));
+  BAREGPU_ASSIGN_OR_RETURN(wptr_, device_.memory().AllocBoot(4096));
   return absl::OkStatus();
 }
 
 absl::Status Ih::InitHw() {
   auto oss = device_.Regs<regs::Ip::kOsssys>();
   // Only the entries between rptr and wptr mean anything, and both start at 0: the ring's old contents stay.
-  ASSIGN_OR_RETURN(std::span<uint8_t> wptr, device_.memory().CpuView(wptr_, 4));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> wptr, device_.memory().CpuView(wptr_, 4));
   std::memset(wptr.data(), 0, 4);
   const uint64_t ring_mc = device_.McAddress(ring_);
   const uint64_t wptr_mc = device_.McAddress(wptr_);

@@ -19,7 +19,7 @@ absl::StatusOr<std::unique_ptr<MemoryManager>> MemoryManager::Create(std::span<u
         layout.boot_size + layout.page_table_size, cpu_view.size()));
   }
   std::unique_ptr<MemoryManager> manager(new MemoryManager(cpu_view, layout, va));
-  ASSIGN_OR_RETURN(manager->page_table_, PageTable::Create(cpu_view, 0, manager->tables_));
+  BAREGPU_ASSIGN_OR_RETURN(manager->page_table_, PageTable::Create(cpu_view, 0, manager->tables_));
   return manager;
 }
 
@@ -77,7 +77,7 @@ absl::StatusOr<uint64_t> MemoryManager::MapVram(uint64_t address, uint64_t size,
         absl::StrFormat("VRAM %#x..%#x is beyond VRAM (%#x bytes)", address, address + size, layout_.vram_size));
   }
   const uint64_t rounded = (size + PageTable::kPageSize - 1) & ~(PageTable::kPageSize - 1);
-  ASSIGN_OR_RETURN(uint64_t va, va_.Allocate(rounded, address & (base::MiB(2) - 1) ? 0 : base::MiB(2)));
+  BAREGPU_ASSIGN_OR_RETURN(uint64_t va, va_.Allocate(rounded, address & (base::MiB(2) - 1) ? 0 : base::MiB(2)));
   base::MutexLock lock(&mu_);
   if (absl::Status mapped = page_table_->Map(va, rounded, address, flags); !mapped.ok()) {
     (void)va_.Free(va);
@@ -89,7 +89,7 @@ absl::StatusOr<uint64_t> MemoryManager::MapVram(uint64_t address, uint64_t size,
 
 absl::StatusOr<uint64_t> MemoryManager::MapSystem(const pci::DmaBuffer& buffer, PageFlags flags) {
   flags.system = true;
-  ASSIGN_OR_RETURN(uint64_t va, va_.Allocate(buffer.page_addresses().size() * PageTable::kPageSize));
+  BAREGPU_ASSIGN_OR_RETURN(uint64_t va, va_.Allocate(buffer.page_addresses().size() * PageTable::kPageSize));
   base::MutexLock lock(&mu_);
   if (absl::Status mapped = page_table_->MapPages(va, buffer.page_addresses(), flags); !mapped.ok()) {
     (void)va_.Free(va);
@@ -101,7 +101,7 @@ absl::StatusOr<uint64_t> MemoryManager::MapSystem(const pci::DmaBuffer& buffer, 
 
 absl::Status MemoryManager::MapAt(uint64_t va, uint64_t size, uint64_t address, const PageFlags& flags) {
   base::MutexLock lock(&mu_);
-  RETURN_IF_ERROR(page_table_->Map(va, size, address, flags));
+  BAREGPU_RETURN_IF_ERROR(page_table_->Map(va, size, address, flags));
   mappings_[va] = {size, false};
   return absl::OkStatus();
 }
@@ -110,8 +110,8 @@ absl::Status MemoryManager::Unmap(uint64_t va) {
   base::MutexLock lock(&mu_);
   auto it = mappings_.find(va);
   if (it == mappings_.end()) return absl::NotFoundError(absl::StrFormat("nothing is mapped at %#x", va));
-  RETURN_IF_ERROR(page_table_->Unmap(va, it->second.size));
-  if (it->second.owns_va) RETURN_IF_ERROR(va_.Free(va));
+  BAREGPU_RETURN_IF_ERROR(page_table_->Unmap(va, it->second.size));
+  if (it->second.owns_va) BAREGPU_RETURN_IF_ERROR(va_.Free(va));
   mappings_.erase(it);
   return absl::OkStatus();
 }

@@ -31,7 +31,7 @@ absl::StatusOr<std::unique_ptr<PageTable>> PageTable::Create(std::span<uint8_t> 
                         tables.base() + tables.size(), window_offset, window_offset + vram_window.size()));
   }
   std::unique_ptr<PageTable> table(new PageTable(vram_window, window_offset, tables, huge_pages));
-  ASSIGN_OR_RETURN(table->root_, table->NewTable(kRootLevel));
+  BAREGPU_ASSIGN_OR_RETURN(table->root_, table->NewTable(kRootLevel));
   return table;
 }
 
@@ -46,7 +46,7 @@ uint64_t* PageTable::Entry(const Table& table, uint32_t index) const {
 }
 
 absl::StatusOr<std::unique_ptr<PageTable::Table>> PageTable::NewTable(int level) {
-  ASSIGN_OR_RETURN(uint64_t address, tables_.Allocate(kPageSize, kPageSize));
+  BAREGPU_ASSIGN_OR_RETURN(uint64_t address, tables_.Allocate(kPageSize, kPageSize));
   auto table = std::make_unique<Table>();
   table->address = address;
   table->level = level;
@@ -81,7 +81,7 @@ absl::Status PageTable::CheckFree(const Table& table, uint64_t va, uint64_t size
     const uint64_t entry_end = (at & ~(span - 1)) + span;
     const uint64_t piece_end = std::min(end, entry_end);
     if (table.children[index]) {
-      RETURN_IF_ERROR(CheckFree(*table.children[index], at, piece_end - at));
+      BAREGPU_RETURN_IF_ERROR(CheckFree(*table.children[index], at, piece_end - at));
     } else if (*Entry(table, index) & vm::AMDGPU_PTE_VALID) {
       return absl::AlreadyExistsError(absl::StrFormat("GPU address %#x is already mapped", at));
     }
@@ -98,7 +98,7 @@ absl::Status PageTable::Map(uint64_t va, uint64_t size, uint64_t address, const 
   if (va >= kAddressSpace || size > kAddressSpace - va) {
     return absl::OutOfRangeError(absl::StrFormat("GPU addresses %#x..%#x exceed the 48-bit space", va, va + size));
   }
-  RETURN_IF_ERROR(CheckFree(*root_, va, size));
+  BAREGPU_RETURN_IF_ERROR(CheckFree(*root_, va, size));
   return MapRun(va, size, address, flags);
 }
 
@@ -110,11 +110,11 @@ absl::Status PageTable::MapPages(uint64_t va, std::span<const uint64_t> pages, c
   for (uint64_t page : pages) {
     if (!Aligned(page, kPageSize)) return absl::InvalidArgumentError(absl::StrFormat("page %#x unaligned", page));
   }
-  RETURN_IF_ERROR(CheckFree(*root_, va, pages.size() * kPageSize));
+  BAREGPU_RETURN_IF_ERROR(CheckFree(*root_, va, pages.size() * kPageSize));
   for (size_t i = 0; i < pages.size();) {
     size_t run = 1;
     while (i + run < pages.size() && pages[i + run] == pages[i] + run * kPageSize) ++run;
-    RETURN_IF_ERROR(MapRun(va + i * kPageSize, run * kPageSize, pages[i], flags));
+    BAREGPU_RETURN_IF_ERROR(MapRun(va + i * kPageSize, run * kPageSize, pages[i], flags));
     i += run;
   }
   return absl::OkStatus();
@@ -133,7 +133,7 @@ absl::Status PageTable::MapRun(uint64_t va, uint64_t size, uint64_t address, con
     for (int l = kRootLevel; l > level; --l) {
       const uint32_t index = IndexAt(va, l);
       if (!table->children[index]) {
-        ASSIGN_OR_RETURN(table->children[index], NewTable(l - 1));
+        BAREGPU_ASSIGN_OR_RETURN(table->children[index], NewTable(l - 1));
         std::atomic_ref<uint64_t>(*Entry(*table, index))
             .store(table->children[index]->address | vm::AMDGPU_PTE_VALID, std::memory_order_release);
         ++table->used;

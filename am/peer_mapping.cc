@@ -22,11 +22,11 @@ absl::StatusOr<std::unique_ptr<PeerMapping>> PeerMapping::Create(Device& importe
         "Above 4G decoding so BAR0 shows all of VRAM)",
         importer.pci().name(), view.status().message()));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<pci::DmaMapping> dma, importer.pci().MapPeerMemory(*view));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::DmaMapping> dma, importer.pci().MapPeerMemory(*view));
   // Device memory of another GPU: not coherent with the CPU's caches, so not snooped.
-  RETURN_IF_ERROR(importer.memory().MapAt(va, size, dma->device_address(), PageFlags{.system = true}));
+  BAREGPU_RETURN_IF_ERROR(importer.memory().MapAt(va, size, dma->device_address(), PageFlags{.system = true}));
   std::unique_ptr<PeerMapping> mapping(new PeerMapping(importer, std::move(dma), va));
-  RETURN_IF_ERROR(importer.memory().Flush());
+  BAREGPU_RETURN_IF_ERROR(importer.memory().Flush());
   return mapping;
 }
 
@@ -41,11 +41,11 @@ absl::StatusOr<std::unique_ptr<PeerMapping>> PeerMapping::CreateForHostMemory(De
                         "multiples of %d and the size non-zero",
                         static_cast<const void*>(memory.data()), memory.size(), va, importer.pci().name(), kPage));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<pci::DmaMapping> dma, importer.pci().MapPeerMemory(memory));
-  RETURN_IF_ERROR(importer.memory().MapAt(va, memory.size(), dma->device_address(),
-                                          PageFlags{.system = true, .snooped = !uncached}));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::DmaMapping> dma, importer.pci().MapPeerMemory(memory));
+  BAREGPU_RETURN_IF_ERROR(importer.memory().MapAt(va, memory.size(), dma->device_address(),
+                                                  PageFlags{.system = true, .snooped = !uncached}));
   std::unique_ptr<PeerMapping> mapping(new PeerMapping(importer, std::move(dma), va));
-  RETURN_IF_ERROR(importer.memory().Flush());
+  BAREGPU_RETURN_IF_ERROR(importer.memory().Flush());
   return mapping;
 }
 

@@ -79,10 +79,10 @@ std::string PspStatusName(uint32_t status) {
 absl::Status Psp::InitSw() {
   // Buffers only: the firmware files are read when the PSP is booted (a partial boot never needs them).
   MemoryManager& memory = device_.memory();
-  ASSIGN_OR_RETURN(staging_, memory.AllocBoot(kStagingBytes, kStagingBytes));
-  ASSIGN_OR_RETURN(ring_, memory.AllocBoot(kRingBytes, kPageBytes));
-  ASSIGN_OR_RETURN(command_, memory.AllocBoot(kPageBytes, kPageBytes));
-  ASSIGN_OR_RETURN(fence_, memory.AllocBoot(kPageBytes, kPageBytes));
+  BAREGPU_ASSIGN_OR_RETURN(staging_, memory.AllocBoot(kStagingBytes, kStagingBytes));
+  BAREGPU_ASSIGN_OR_RETURN(ring_, memory.AllocBoot(kRingBytes, kPageBytes));
+  BAREGPU_ASSIGN_OR_RETURN(command_, memory.AllocBoot(kPageBytes, kPageBytes));
+  BAREGPU_ASSIGN_OR_RETURN(fence_, memory.AllocBoot(kPageBytes, kPageBytes));
   return absl::OkStatus();
 }
 
@@ -102,7 +102,7 @@ absl::Status Psp::Stage(absl::string_view bytes) {
     return absl::ResourceExhaustedError(
         absl::StrFormat("image of %d bytes does not fit the %d-byte staging buffer", bytes.size(), kStagingBytes));
   }
-  ASSIGN_OR_RETURN(std::span<uint8_t> staging, device_.memory().CpuView(staging_, kStagingBytes));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> staging, device_.memory().CpuView(staging_, kStagingBytes));
   std::memcpy(staging.data(), bytes.data(), bytes.size());
   device_.soc().FlushHdp();
   return absl::OkStatus();
@@ -118,8 +118,9 @@ absl::Status Psp::RunBootloader() {
   for (const BootloaderStep& step : kBootloaderSteps) {
     const firmware::Component* component = sos->container.FindByName(step.component);
     if (component == nullptr) continue;  // an optional component this package lacks
-    RETURN_IF_ERROR(io.WaitFor(c2pmsg_35, kResponseMask, kReadyBit, kTimeout, "the PSP bootloader to be ready"));
-    RETURN_IF_ERROR(Stage(firmware::ComponentBytes(sos->loaded.data, *component)));
+    BAREGPU_RETURN_IF_ERROR(
+        io.WaitFor(c2pmsg_35, kResponseMask, kReadyBit, kTimeout, "the PSP bootloader to be ready"));
+    BAREGPU_RETURN_IF_ERROR(Stage(firmware::ComponentBytes(sos->loaded.data, *component)));
     mp0.Write(mp0::MP0_SMN_C2PMSG_36{}.set_raw(static_cast<uint32_t>(device_.McAddress(staging_) >> kMcAddressShift)));
     mp0.Write(mp0::MP0_SMN_C2PMSG_35{}.set_raw(step.command));
     absl::Status done = io.WaitFor(c2pmsg_35, kResponseMask, kReadyBit, kTimeout,
@@ -149,23 +150,23 @@ absl::Status Psp::CreateRing() {
   RegisterIo& io = device_.io();
   auto mp0 = device_.Regs<regs::Ip::kMp0>();
   const uint64_t c2pmsg_64 = *mp0.AddressOf<mp0::MP0_SMN_C2PMSG_64>();
-  RETURN_IF_ERROR(io.WaitFor(c2pmsg_64, kReadyBit, kReadyBit, kTimeout, "the sOS to be ready for a ring"));
-  ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
+  BAREGPU_RETURN_IF_ERROR(io.WaitFor(c2pmsg_64, kReadyBit, kReadyBit, kTimeout, "the sOS to be ready for a ring"));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
   std::memset(ring.data(), 0, ring.size());
   const uint64_t ring_mc = device_.McAddress(ring_);
   mp0.Write(mp0::MP0_SMN_C2PMSG_69{}.set_raw(static_cast<uint32_t>(ring_mc)));
   mp0.Write(mp0::MP0_SMN_C2PMSG_70{}.set_raw(static_cast<uint32_t>(ring_mc >> 32)));
   mp0.Write(mp0::MP0_SMN_C2PMSG_71{}.set_raw(kRingBytes));
   mp0.Write(mp0::MP0_SMN_C2PMSG_64{}.set_raw(psp::PSP_RING_TYPE__KM << 16));
-  RETURN_IF_ERROR(io.WaitFor(c2pmsg_64, kResponseMask, kReadyBit, kTimeout, "the sOS to create the KM ring"));
+  BAREGPU_RETURN_IF_ERROR(io.WaitFor(c2pmsg_64, kResponseMask, kReadyBit, kTimeout, "the sOS to create the KM ring"));
   ring_wptr_ = 0;
   return absl::OkStatus();
 }
 
 absl::Status Psp::Submit(psp::PspGfxCmdResp& command, absl::string_view what) {
-  ASSIGN_OR_RETURN(std::span<uint8_t> buffer, device_.memory().CpuView(command_, sizeof(command)));
-  ASSIGN_OR_RETURN(std::span<uint8_t> fence, device_.memory().CpuView(fence_, sizeof(uint32_t)));
-  ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> buffer, device_.memory().CpuView(command_, sizeof(command)));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> fence, device_.memory().CpuView(fence_, sizeof(uint32_t)));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
   command.buf_size = sizeof(command);
   command.buf_version = psp::PSP_GFX_CMD_BUF_VERSION;
   std::memcpy(buffer.data(), &command, sizeof(command));
@@ -206,36 +207,36 @@ absl::Status Psp::SetupTmr() {
   const File* sos = FindRole(firmware::FileKind::kSos);
   const firmware::Component* toc = sos == nullptr ? nullptr : sos->container.FindByName("toc");
   if (toc == nullptr) return absl::NotFoundError("the sOS package has no TOC component");
-  RETURN_IF_ERROR(Stage(firmware::ComponentBytes(sos->loaded.data, *toc)));
+  BAREGPU_RETURN_IF_ERROR(Stage(firmware::ComponentBytes(sos->loaded.data, *toc)));
   psp::PspGfxCmdResp load_toc{};
   load_toc.cmd_id = psp::GFX_CMD_ID_LOAD_TOC;
   const uint64_t staging_mc = device_.McAddress(staging_);
   load_toc.cmd.cmd_load_toc = {static_cast<uint32_t>(staging_mc), static_cast<uint32_t>(staging_mc >> 32),
                                static_cast<uint32_t>(toc->size)};
-  RETURN_IF_ERROR(Submit(load_toc, absl::StrCat("TOC of ", sos->loaded.path)));
+  BAREGPU_RETURN_IF_ERROR(Submit(load_toc, absl::StrCat("TOC of ", sos->loaded.path)));
   const uint32_t tmr_size = load_toc.resp.tmr_size;
   if (tmr_size == 0) return absl::FailedPreconditionError("LOAD_TOC answered a TMR size of 0");
-  ASSIGN_OR_RETURN(tmr_, device_.memory().AllocVram(tmr_size, kTmrAlignment));
+  BAREGPU_ASSIGN_OR_RETURN(tmr_, device_.memory().AllocVram(tmr_size, kTmrAlignment));
   psp::PspGfxCmdResp setup{};
   setup.cmd_id = psp::GFX_CMD_ID_SETUP_TMR;
   const uint64_t tmr_mc = device_.McAddress(tmr_);
   setup.cmd.cmd_setup_tmr.buf_phy_addr_lo = static_cast<uint32_t>(tmr_mc);
   setup.cmd.cmd_setup_tmr.buf_phy_addr_hi = static_cast<uint32_t>(tmr_mc >> 32);
   setup.cmd.cmd_setup_tmr.buf_size = tmr_size;
-  RETURN_IF_ERROR(Submit(setup, "TMR"));
+  BAREGPU_RETURN_IF_ERROR(Submit(setup, "TMR"));
   log_.push_back(absl::StrFormat("TMR: %#x bytes at VRAM %#x", tmr_size, tmr_));
   return absl::OkStatus();
 }
 
 absl::Status Psp::LoadIpFirmware(const File& file, const firmware::Component& component, uint32_t type) {
-  RETURN_IF_ERROR(Stage(firmware::ComponentBytes(file.loaded.data, component)));
+  BAREGPU_RETURN_IF_ERROR(Stage(firmware::ComponentBytes(file.loaded.data, component)));
   psp::PspGfxCmdResp load{};
   load.cmd_id = psp::GFX_CMD_ID_LOAD_IP_FW;
   const uint64_t staging_mc = device_.McAddress(staging_);
   load.cmd.cmd_load_ip_fw = {static_cast<uint32_t>(staging_mc), static_cast<uint32_t>(staging_mc >> 32),
                              static_cast<uint32_t>(component.size), type};
-  RETURN_IF_ERROR(Submit(load, absl::StrFormat("%s (%s, type %s)", file.loaded.path, component.name,
-                                               firmware::TypeName(firmware::LoadPath::kIpFirmware, type))));
+  BAREGPU_RETURN_IF_ERROR(Submit(load, absl::StrFormat("%s (%s, type %s)", file.loaded.path, component.name,
+                                                       firmware::TypeName(firmware::LoadPath::kIpFirmware, type))));
   log_.push_back(absl::StrFormat("LOAD_IP_FW %s from %s", firmware::TypeName(firmware::LoadPath::kIpFirmware, type),
                                  file.required.name));
   return absl::OkStatus();
@@ -249,14 +250,14 @@ absl::Status Psp::LoadFiles() {
   };
   const firmware::IpVersions versions{version(regs::discovery::GC_HWID), version(regs::discovery::MP0_HWID),
                                       version(regs::discovery::MP1_HWID), version(regs::discovery::SDMA0_HWID)};
-  ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> required, firmware::RequiredFiles(versions));
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> required, firmware::RequiredFiles(versions));
   files_.clear();
   for (firmware::RequiredFile& req : required) {
     absl::StatusOr<firmware::LoadedFile> loaded = store_.Load(req.name);
     for (size_t i = 0; !loaded.ok() && i < req.fallbacks.size(); ++i) loaded = store_.Load(req.fallbacks[i]);
-    RETURN_IF_ERROR(loaded.status());
-    ASSIGN_OR_RETURN(firmware::Container container, firmware::ParseContainer(loaded->path, loaded->data));
-    RETURN_IF_ERROR(firmware::CheckProvides(req, container));
+    BAREGPU_RETURN_IF_ERROR(loaded.status());
+    BAREGPU_ASSIGN_OR_RETURN(firmware::Container container, firmware::ParseContainer(loaded->path, loaded->data));
+    BAREGPU_RETURN_IF_ERROR(firmware::CheckProvides(req, container));
     files_.push_back({std::move(req), std::move(*loaded), std::move(container)});
   }
   return absl::OkStatus();
@@ -264,16 +265,16 @@ absl::Status Psp::LoadFiles() {
 
 absl::Status Psp::InitHw() {
   log_.clear();
-  RETURN_IF_ERROR(LoadFiles());
+  BAREGPU_RETURN_IF_ERROR(LoadFiles());
   if (!sos_alive()) {
-    RETURN_IF_ERROR(RunBootloader());
+    BAREGPU_RETURN_IF_ERROR(RunBootloader());
   } else {
     // A driver before us left the sOS running, maybe with its ring: stop that ring first (psp_v13_0_ring_stop).
     log_.push_back(absl::StrFormat("sOS already alive (version %#x): bootloader skipped", sos_version()));
-    RETURN_IF_ERROR(FiniHw());
+    BAREGPU_RETURN_IF_ERROR(FiniHw());
   }
-  RETURN_IF_ERROR(CreateRing());
-  RETURN_IF_ERROR(SetupTmr());
+  BAREGPU_RETURN_IF_ERROR(CreateRing());
+  BAREGPU_RETURN_IF_ERROR(SetupTmr());
   // The SMU's firmware first (psp_load_non_psp_fw loads SMC before the rest), then every IP firmware in the
   // order RequiredFiles lists them.
   for (bool smu_pass : {true, false}) {
@@ -281,13 +282,13 @@ absl::Status Psp::InitHw() {
       if ((file.required.role.kind == firmware::FileKind::kSmc) != smu_pass) continue;
       for (const firmware::Component& component : file.container.components) {
         if (component.load != firmware::LoadPath::kIpFirmware) continue;
-        for (uint32_t type : component.types) RETURN_IF_ERROR(LoadIpFirmware(file, component, type));
+        for (uint32_t type : component.types) BAREGPU_RETURN_IF_ERROR(LoadIpFirmware(file, component, type));
       }
     }
   }
   psp::PspGfxCmdResp autoload{};
   autoload.cmd_id = psp::GFX_CMD_ID_AUTOLOAD_RLC;
-  RETURN_IF_ERROR(Submit(autoload, "RLC autoload"));
+  BAREGPU_RETURN_IF_ERROR(Submit(autoload, "RLC autoload"));
   log_.push_back("AUTOLOAD_RLC");
   return absl::OkStatus();
 }

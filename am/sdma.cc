@@ -43,14 +43,14 @@ constexpr KnownPacket kKnownPackets[] = {
 }  // namespace
 
 absl::Status Sdma::InitSw() {
-  ASSIGN_OR_RETURN(ring_, device_.memory().AllocBoot(kRingBytes, kRingBytes));
-  ASSIGN_OR_RETURN(rptr_, device_.memory().AllocBoot(4096, 4096));
-  ASSIGN_OR_RETURN(doorbells_, device_.pci().MapMmio(2));
+  BAREGPU_ASSIGN_OR_RETURN(ring_, device_.memory().AllocBoot(kRingBytes, kRingBytes));
+  BAREGPU_ASSIGN_OR_RETURN(rptr_, device_.memory().AllocBoot(4096, 4096));
+  BAREGPU_ASSIGN_OR_RETURN(doorbells_, device_.pci().MapMmio(2));
   return absl::OkStatus();
 }
 
 absl::Status Sdma::InitHw() {
-  ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
   std::memset(ring.data(), 0, ring.size());
   wptr_ = 0;
   return LoadRing();
@@ -59,7 +59,7 @@ absl::Status Sdma::InitHw() {
 absl::Status Sdma::LoadRing() {
   auto g = device_.Regs<regs::Ip::kGc>();
   // The ring starts empty at the driver's write pointer: 0 at boot, past the lost commands after a reset.
-  ASSIGN_OR_RETURN(std::span<uint8_t> rptr, device_.memory().CpuView(rptr_, 4096));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> rptr, device_.memory().CpuView(rptr_, 4096));
   std::memset(rptr.data(), 0, rptr.size());
   std::memcpy(rptr.data(), &wptr_, sizeof(wptr_));
   const uint64_t ring_mc = device_.McAddress(ring_), rptr_mc = device_.McAddress(rptr_);
@@ -149,8 +149,8 @@ absl::StatusOr<QueueReset> Sdma::ResetQueue() {
   (void)g.Read<gc::GRBM_SOFT_RESET>();
   absl::SleepFor(kSoftResetSettle);
   g.Modify<gc::SDMA0_FREEZE>([](auto& r) { r.freeze(0); });
-  RETURN_IF_ERROR(g.status());
-  RETURN_IF_ERROR(LoadRing());
+  BAREGPU_RETURN_IF_ERROR(g.status());
+  BAREGPU_RETURN_IF_ERROR(LoadRing());
   return reset;
 }
 
@@ -165,7 +165,7 @@ absl::Status Sdma::Submit(std::span<const uint32_t> dwords) {
     return absl::ResourceExhaustedError(absl::StrFormat("SDMA ring full: %d bytes queued, %d more asked, ring holds %d",
                                                         wptr_ - rptr(), bytes, kRingBytes - 4));
   }
-  ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
   uint32_t* words = reinterpret_cast<uint32_t*>(ring.data());
   for (uint32_t dword : dwords) {
     words[(wptr_ % kRingBytes) / 4] = dword;
@@ -186,7 +186,7 @@ absl::Status Sdma::Copy(uint64_t destination, uint64_t source, uint64_t bytes) {
                                   static_cast<uint32_t>(source >> 32),
                                   static_cast<uint32_t>(destination),
                                   static_cast<uint32_t>(destination >> 32)};
-    RETURN_IF_ERROR(Submit(std::span(reinterpret_cast<const uint32_t*>(&packet), sizeof(packet) / 4)));
+    BAREGPU_RETURN_IF_ERROR(Submit(std::span(reinterpret_cast<const uint32_t*>(&packet), sizeof(packet) / 4)));
     destination += piece, source += piece, bytes -= piece;
   }
   return absl::OkStatus();
@@ -204,8 +204,8 @@ absl::Status Sdma::Trap(uint32_t context) {
 }
 
 absl::StatusOr<Sdma::RingAccess> Sdma::ring_access() {
-  ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
-  ASSIGN_OR_RETURN(std::span<uint8_t> rptr, device_.memory().CpuView(rptr_, 8));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> rptr, device_.memory().CpuView(rptr_, 8));
   return RingAccess{.ring = ring.data(),
                     .bytes = kRingBytes,
                     .rptr = reinterpret_cast<const uint64_t*>(rptr.data()),

@@ -39,7 +39,7 @@ std::string ResultName(uint32_t result) {
 }  // namespace
 
 absl::Status Smu::InitSw() {
-  ASSIGN_OR_RETURN(driver_table_, device_.memory().AllocBoot(kDriverTableBytes, 4096));
+  BAREGPU_ASSIGN_OR_RETURN(driver_table_, device_.memory().AllocBoot(kDriverTableBytes, 4096));
   return absl::OkStatus();
 }
 
@@ -66,30 +66,31 @@ absl::StatusOr<uint32_t> Smu::Send(uint32_t message, uint32_t argument) {
 }
 
 absl::Status Smu::InitHw() {
-  ASSIGN_OR_RETURN(firmware_version_, Send(smu::PPSMC_MSG_GetSmuVersion));
+  BAREGPU_ASSIGN_OR_RETURN(firmware_version_, Send(smu::PPSMC_MSG_GetSmuVersion));
   const uint64_t table = device_.McAddress(driver_table_);
-  RETURN_IF_ERROR(Send(smu::PPSMC_MSG_SetDriverDramAddrHigh, static_cast<uint32_t>(table >> 32)).status());
-  RETURN_IF_ERROR(Send(smu::PPSMC_MSG_SetDriverDramAddrLow, static_cast<uint32_t>(table)).status());
-  RETURN_IF_ERROR(Send(smu::PPSMC_MSG_SetAllowedFeaturesMaskLow, 0xffffffff).status());
-  RETURN_IF_ERROR(Send(smu::PPSMC_MSG_SetAllowedFeaturesMaskHigh, 0xffffffff).status());
-  RETURN_IF_ERROR(Send(smu::PPSMC_MSG_EnableAllSmuFeatures).status());
-  for (uint32_t clock : {smu::PPCLK_GFXCLK, smu::PPCLK_UCLK}) RETURN_IF_ERROR(DpmLevels(clock).status());
+  BAREGPU_RETURN_IF_ERROR(Send(smu::PPSMC_MSG_SetDriverDramAddrHigh, static_cast<uint32_t>(table >> 32)).status());
+  BAREGPU_RETURN_IF_ERROR(Send(smu::PPSMC_MSG_SetDriverDramAddrLow, static_cast<uint32_t>(table)).status());
+  BAREGPU_RETURN_IF_ERROR(Send(smu::PPSMC_MSG_SetAllowedFeaturesMaskLow, 0xffffffff).status());
+  BAREGPU_RETURN_IF_ERROR(Send(smu::PPSMC_MSG_SetAllowedFeaturesMaskHigh, 0xffffffff).status());
+  BAREGPU_RETURN_IF_ERROR(Send(smu::PPSMC_MSG_EnableAllSmuFeatures).status());
+  for (uint32_t clock : {smu::PPCLK_GFXCLK, smu::PPCLK_UCLK}) BAREGPU_RETURN_IF_ERROR(DpmLevels(clock).status());
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<uint32_t>> Smu::DpmLevels(uint32_t clock) {
-  ASSIGN_OR_RETURN(uint32_t count, Send(smu::PPSMC_MSG_GetDpmFreqByIndex, clock << 16 | kLevelCountQuery));
+  BAREGPU_ASSIGN_OR_RETURN(uint32_t count, Send(smu::PPSMC_MSG_GetDpmFreqByIndex, clock << 16 | kLevelCountQuery));
   std::vector<uint32_t> levels;
   for (uint32_t i = 0; i < count; ++i) {
-    ASSIGN_OR_RETURN(uint32_t mhz, Send(smu::PPSMC_MSG_GetDpmFreqByIndex, clock << 16 | i));
+    BAREGPU_ASSIGN_OR_RETURN(uint32_t mhz, Send(smu::PPSMC_MSG_GetDpmFreqByIndex, clock << 16 | i));
     levels.push_back(mhz);
   }
   return levels;
 }
 
 absl::StatusOr<regs::smu::SmuMetrics> Smu::Metrics() {
-  RETURN_IF_ERROR(Send(smu::PPSMC_MSG_TransferTableSmu2Dram, smu::TABLE_SMU_METRICS).status());
-  ASSIGN_OR_RETURN(std::span<uint8_t> table, device_.memory().CpuView(driver_table_, sizeof(regs::smu::SmuMetrics)));
+  BAREGPU_RETURN_IF_ERROR(Send(smu::PPSMC_MSG_TransferTableSmu2Dram, smu::TABLE_SMU_METRICS).status());
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> table,
+                           device_.memory().CpuView(driver_table_, sizeof(regs::smu::SmuMetrics)));
   regs::smu::SmuMetrics metrics;
   std::memcpy(&metrics, table.data(), sizeof(metrics));
   return metrics;

@@ -20,7 +20,7 @@ class Decoder {
 
   absl::StatusOr<Value> Run() {
     Value value;
-    RETURN_IF_ERROR(Read(value, 0));
+    BAREGPU_RETURN_IF_ERROR(Read(value, 0));
     if (at_ != bytes_.size()) {
       return absl::InvalidArgumentError(
           absl::StrFormat("msgpack: %d bytes left after the value that ends at offset %d", bytes_.size() - at_, at_));
@@ -85,17 +85,17 @@ class Decoder {
       case 0xc7:
       case 0xc8:
       case 0xc9: {  // ext 8/16/32: size, type byte, payload
-        ASSIGN_OR_RETURN(uint64_t size, Unsigned(start, type, size_t{1} << (type - 0xc7)));
+        BAREGPU_ASSIGN_OR_RETURN(uint64_t size, Unsigned(start, type, size_t{1} << (type - 0xc7)));
         return Extension(value, start, type, size);
       }
       case 0xca: {
-        ASSIGN_OR_RETURN(uint64_t bits, Unsigned(start, type, 4));
+        BAREGPU_ASSIGN_OR_RETURN(uint64_t bits, Unsigned(start, type, 4));
         value.kind = Value::Kind::kFloat;
         value.real = std::bit_cast<float>(static_cast<uint32_t>(bits));
         return absl::OkStatus();
       }
       case 0xcb: {
-        ASSIGN_OR_RETURN(uint64_t bits, Unsigned(start, type, 8));
+        BAREGPU_ASSIGN_OR_RETURN(uint64_t bits, Unsigned(start, type, 8));
         value.kind = Value::Kind::kFloat;
         value.real = std::bit_cast<double>(bits);
         return absl::OkStatus();
@@ -104,7 +104,7 @@ class Decoder {
       case 0xcd:
       case 0xce:
       case 0xcf: {  // uint 8/16/32/64
-        ASSIGN_OR_RETURN(uint64_t integer, Unsigned(start, type, size_t{1} << (type - 0xcc)));
+        BAREGPU_ASSIGN_OR_RETURN(uint64_t integer, Unsigned(start, type, size_t{1} << (type - 0xcc)));
         return Integer(value, integer);
       }
       case 0xd0:
@@ -112,7 +112,7 @@ class Decoder {
       case 0xd2:
       case 0xd3: {  // int 8/16/32/64: sign-extend from the encoded width
         const size_t size = size_t{1} << (type - 0xd0);
-        ASSIGN_OR_RETURN(uint64_t bits, Unsigned(start, type, size));
+        BAREGPU_ASSIGN_OR_RETURN(uint64_t bits, Unsigned(start, type, size));
         const int shift = 64 - 8 * static_cast<int>(size);
         return Signed(value, static_cast<int64_t>(bits << shift) >> shift);
       }
@@ -128,12 +128,12 @@ class Decoder {
         return LengthPrefixed(value, start, type, 0xd9, Value::Kind::kString);
       case 0xdc:
       case 0xdd: {
-        ASSIGN_OR_RETURN(uint64_t count, Unsigned(start, type, type == 0xdc ? 2 : 4));
+        BAREGPU_ASSIGN_OR_RETURN(uint64_t count, Unsigned(start, type, type == 0xdc ? 2 : 4));
         return Array(value, start, type, count, depth);
       }
       case 0xde:
       case 0xdf: {
-        ASSIGN_OR_RETURN(uint64_t count, Unsigned(start, type, type == 0xde ? 2 : 4));
+        BAREGPU_ASSIGN_OR_RETURN(uint64_t count, Unsigned(start, type, type == 0xde ? 2 : 4));
         return Map(value, start, type, count, depth);
       }
       default:  // 0xc1
@@ -156,7 +156,7 @@ class Decoder {
 
   // bin and str: a length of 1, 2 or 4 bytes (by the type's place after `family`, its 8-bit form), then the bytes.
   absl::Status LengthPrefixed(Value& value, uint64_t start, uint8_t type, uint8_t family, Value::Kind kind) {
-    ASSIGN_OR_RETURN(uint64_t size, Unsigned(start, type, size_t{1} << (type - family)));
+    BAREGPU_ASSIGN_OR_RETURN(uint64_t size, Unsigned(start, type, size_t{1} << (type - family)));
     value.kind = kind;
     return Bytes(start, type, size, value.bytes);
   }
@@ -179,19 +179,19 @@ class Decoder {
   }
 
   absl::Status Array(Value& value, uint64_t start, uint8_t type, uint64_t count, int depth) {
-    RETURN_IF_ERROR(Nest(start, type, count, 1, depth));
+    BAREGPU_RETURN_IF_ERROR(Nest(start, type, count, 1, depth));
     value.kind = Value::Kind::kArray;
-    for (uint64_t i = 0; i < count; ++i) RETURN_IF_ERROR(Read(value.array.emplace_back(), depth + 1));
+    for (uint64_t i = 0; i < count; ++i) BAREGPU_RETURN_IF_ERROR(Read(value.array.emplace_back(), depth + 1));
     return absl::OkStatus();
   }
 
   absl::Status Map(Value& value, uint64_t start, uint8_t type, uint64_t count, int depth) {
-    RETURN_IF_ERROR(Nest(start, type, count, 2, depth));
+    BAREGPU_RETURN_IF_ERROR(Nest(start, type, count, 2, depth));
     value.kind = Value::Kind::kMap;
     for (uint64_t i = 0; i < count; ++i) {
       auto& [key, element] = value.map.emplace_back();
-      RETURN_IF_ERROR(Read(key, depth + 1));
-      RETURN_IF_ERROR(Read(element, depth + 1));
+      BAREGPU_RETURN_IF_ERROR(Read(key, depth + 1));
+      BAREGPU_RETURN_IF_ERROR(Read(element, depth + 1));
     }
     return absl::OkStatus();
   }

@@ -12,7 +12,7 @@
 #define BAREGPU_CONCAT_(a, b) BAREGPU_CONCAT_INNER_(a, b)
 
 // Returns from the enclosing function when `expr` (an absl::Status) is not OK.
-#define RETURN_IF_ERROR(expr)                                             \
+#define BAREGPU_RETURN_IF_ERROR(expr)                                     \
   do {                                                                    \
     if (::absl::Status baregpu_status_ = (expr); !baregpu_status_.ok()) { \
       return baregpu_status_;                                             \
@@ -24,9 +24,10 @@
   if (!tmp.ok()) return std::move(tmp).status();       \
   lhs = std::move(tmp).value()
 
-// `ASSIGN_OR_RETURN(auto x, MaybeX());` declares x from an absl::StatusOr or returns its error. __COUNTER__, not
+// `BAREGPU_ASSIGN_OR_RETURN(auto x, MaybeX());` declares x from an absl::StatusOr or returns its error. __COUNTER__,
+// not
 // __LINE__, names the temporary: an invocation spanning lines may see several __LINE__ values.
-#define ASSIGN_OR_RETURN(lhs, expr) \
+#define BAREGPU_ASSIGN_OR_RETURN(lhs, expr) \
   BAREGPU_ASSIGN_OR_RETURN_IMPL_(BAREGPU_CONCAT_(baregpu_statusor_, __COUNTER__), lhs, expr)
 
 namespace base {

@@ -17,8 +17,8 @@ uint32_t State::Value(const std::string& field) const {
 }
 
 absl::Status State::Add(Component component, const std::string& origin) {
-  RETURN_IF_ERROR(reader.CheckRange(component.offset, component.size,
-                                    absl::StrCat("component '", component.name, "' (", origin, ")")));
+  BAREGPU_RETURN_IF_ERROR(reader.CheckRange(component.offset, component.size,
+                                            absl::StrCat("component '", component.name, "' (", origin, ")")));
   out.components.push_back(std::move(component));
   return absl::OkStatus();
 }
@@ -65,16 +65,16 @@ absl::StatusOr<CommonHeader> ReadCommonHeader(const ByteReader& r) {
         r.size(), kCommonHeaderSize));
   }
   CommonHeader h;
-  ASSIGN_OR_RETURN(h.size_bytes, r.U32(0, "header.size_bytes"));
-  ASSIGN_OR_RETURN(h.header_size_bytes, r.U32(4, "header.header_size_bytes"));
-  ASSIGN_OR_RETURN(h.header_version_major, r.U16(8, "header.header_version_major"));
-  ASSIGN_OR_RETURN(h.header_version_minor, r.U16(10, "header.header_version_minor"));
-  ASSIGN_OR_RETURN(h.ip_version_major, r.U16(12, "header.ip_version_major"));
-  ASSIGN_OR_RETURN(h.ip_version_minor, r.U16(14, "header.ip_version_minor"));
-  ASSIGN_OR_RETURN(h.ucode_version, r.U32(16, "header.ucode_version"));
-  ASSIGN_OR_RETURN(h.ucode_size_bytes, r.U32(20, "header.ucode_size_bytes"));
-  ASSIGN_OR_RETURN(h.ucode_array_offset_bytes, r.U32(24, "header.ucode_array_offset_bytes"));
-  ASSIGN_OR_RETURN(h.crc32, r.U32(28, "header.crc32"));
+  BAREGPU_ASSIGN_OR_RETURN(h.size_bytes, r.U32(0, "header.size_bytes"));
+  BAREGPU_ASSIGN_OR_RETURN(h.header_size_bytes, r.U32(4, "header.header_size_bytes"));
+  BAREGPU_ASSIGN_OR_RETURN(h.header_version_major, r.U16(8, "header.header_version_major"));
+  BAREGPU_ASSIGN_OR_RETURN(h.header_version_minor, r.U16(10, "header.header_version_minor"));
+  BAREGPU_ASSIGN_OR_RETURN(h.ip_version_major, r.U16(12, "header.ip_version_major"));
+  BAREGPU_ASSIGN_OR_RETURN(h.ip_version_minor, r.U16(14, "header.ip_version_minor"));
+  BAREGPU_ASSIGN_OR_RETURN(h.ucode_version, r.U32(16, "header.ucode_version"));
+  BAREGPU_ASSIGN_OR_RETURN(h.ucode_size_bytes, r.U32(20, "header.ucode_size_bytes"));
+  BAREGPU_ASSIGN_OR_RETURN(h.ucode_array_offset_bytes, r.U32(24, "header.ucode_array_offset_bytes"));
+  BAREGPU_ASSIGN_OR_RETURN(h.crc32, r.U32(28, "header.crc32"));
   return h;
 }
 
@@ -214,7 +214,7 @@ absl::string_view ComponentBytes(absl::string_view data, const Component& compon
 }
 
 absl::StatusOr<Container> ParseContainer(absl::string_view file, absl::string_view data) {
-  ASSIGN_OR_RETURN(FileRole role, RoleFromFileName(file));
+  BAREGPU_ASSIGN_OR_RETURN(FileRole role, RoleFromFileName(file));
   return ParseContainer(file, data, role);
 }
 
@@ -224,22 +224,22 @@ absl::StatusOr<Container> ParseContainer(absl::string_view file, absl::string_vi
   out.file = std::string(file);
   out.role = role;
   out.file_size = data.size();
-  ASSIGN_OR_RETURN(out.header, ReadCommonHeader(r));
-  ASSIGN_OR_RETURN(const Layout* layout, FindLayout(r, role, out.header));
+  BAREGPU_ASSIGN_OR_RETURN(out.header, ReadCommonHeader(r));
+  BAREGPU_ASSIGN_OR_RETURN(const Layout* layout, FindLayout(r, role, out.header));
   out.layout = layout->struct_name;
-  RETURN_IF_ERROR(CheckCommonHeader(r, *layout, out));
+  BAREGPU_RETURN_IF_ERROR(CheckCommonHeader(r, *layout, out));
 
   State state{r, out, {}};
   const CommonHeader& h = out.header;
   state.values["header.ucode_size_bytes"] = h.ucode_size_bytes;
   state.values["header.ucode_array_offset_bytes"] = h.ucode_array_offset_bytes;
   for (size_t i = 0; i < layout->fields.size(); ++i) {
-    ASSIGN_OR_RETURN(uint32_t value, r.U32(kCommonHeaderSize + 4 * i, layout->fields[i]));
+    BAREGPU_ASSIGN_OR_RETURN(uint32_t value, r.U32(kCommonHeaderSize + 4 * i, layout->fields[i]));
     state.values[layout->fields[i]] = value;
     out.fields.push_back({layout->fields[i], value});
   }
-  for (const Region& region : layout->regions) RETURN_IF_ERROR(AddRegion(state, region));
-  if (layout->extra != nullptr) RETURN_IF_ERROR(layout->extra(state));
+  for (const Region& region : layout->regions) BAREGPU_RETURN_IF_ERROR(AddRegion(state, region));
+  if (layout->extra != nullptr) BAREGPU_RETURN_IF_ERROR(layout->extra(state));
   return out;
 }
 

@@ -10,8 +10,8 @@ namespace {
 
 // gpu_info_firmware_header_v1_0 carries two uint16_t after the common header.
 absl::Status GpuInfoVersion(State& s) {
-  ASSIGN_OR_RETURN(uint16_t major, s.reader.U16(kCommonHeaderSize, "version_major"));
-  ASSIGN_OR_RETURN(uint16_t minor, s.reader.U16(kCommonHeaderSize + 2, "version_minor"));
+  BAREGPU_ASSIGN_OR_RETURN(uint16_t major, s.reader.U16(kCommonHeaderSize, "version_major"));
+  BAREGPU_ASSIGN_OR_RETURN(uint16_t minor, s.reader.U16(kCommonHeaderSize + 2, "version_minor"));
   s.out.fields.push_back({"version_major", major});
   s.out.fields.push_back({"version_minor", minor});
   return absl::OkStatus();

@@ -37,15 +37,15 @@ absl::Status ParseBinDescriptors(State& s, uint64_t table_offset, LoadPath load,
         "%s = %d is at or above the driver's limit of %d descriptors (UCODE_MAX_PSP_PACKAGING); the file is corrupt",
         count_field, count, kMaxPspPackaging));
   }
-  RETURN_IF_ERROR(s.reader.CheckRange(table_offset, uint64_t{count} * kBinDescSize,
-                                      absl::StrFormat("the descriptor table (%s = %d)", count_field, count)));
+  BAREGPU_RETURN_IF_ERROR(s.reader.CheckRange(table_offset, uint64_t{count} * kBinDescSize,
+                                              absl::StrFormat("the descriptor table (%s = %d)", count_field, count)));
   for (uint32_t i = 0; i < count; ++i) {
     const uint64_t at = table_offset + uint64_t{i} * kBinDescSize;
     const std::string prefix = absl::StrFormat("descriptor[%d].", i);
-    ASSIGN_OR_RETURN(uint32_t type, s.reader.U32(at, prefix + "fw_type"));
-    ASSIGN_OR_RETURN(uint32_t version, s.reader.U32(at + 4, prefix + "fw_version"));
-    ASSIGN_OR_RETURN(uint32_t offset, s.reader.U32(at + 8, prefix + "offset_bytes"));
-    ASSIGN_OR_RETURN(uint32_t size, s.reader.U32(at + 12, prefix + "size_bytes"));
+    BAREGPU_ASSIGN_OR_RETURN(uint32_t type, s.reader.U32(at, prefix + "fw_type"));
+    BAREGPU_ASSIGN_OR_RETURN(uint32_t version, s.reader.U32(at + 4, prefix + "fw_version"));
+    BAREGPU_ASSIGN_OR_RETURN(uint32_t offset, s.reader.U32(at + 8, prefix + "offset_bytes"));
+    BAREGPU_ASSIGN_OR_RETURN(uint32_t size, s.reader.U32(at + 12, prefix + "size_bytes"));
     std::string name = ShortTypeName(load, type).value_or(absl::StrFormat("type %d", type));
     if (!ShortTypeName(load, type)) {
       s.out.notes.push_back(
@@ -53,9 +53,9 @@ absl::Status ParseBinDescriptors(State& s, uint64_t table_offset, LoadPath load,
     }
     if (i >= aux_index) name += " (aux)";
     const LoadPath path = load == LoadPath::kBootloader && type == psp_fw_type::kToc ? LoadPath::kToc : load;
-    RETURN_IF_ERROR(s.Add(Component{name, s.UcodeArray() + offset, size, version, path, {type}},
-                          absl::StrFormat("%soffset_bytes = 0x%x, %ssize_bytes = 0x%x, from the ucode array", prefix,
-                                          offset, prefix, size)));
+    BAREGPU_RETURN_IF_ERROR(s.Add(Component{name, s.UcodeArray() + offset, size, version, path, {type}},
+                                  absl::StrFormat("%soffset_bytes = 0x%x, %ssize_bytes = 0x%x, from the ucode array",
+                                                  prefix, offset, prefix, size)));
   }
   return absl::OkStatus();
 }

@@ -15,23 +15,23 @@ constexpr uint32_t kP2sTableId = 0x50325358;
 absl::Status SmcV21(State& s) {
   const uint32_t count = s.Value("pptable_count");
   const uint64_t table = s.Value("pptable_entry_offset");
-  RETURN_IF_ERROR(s.reader.CheckRange(
+  BAREGPU_RETURN_IF_ERROR(s.reader.CheckRange(
       table, uint64_t{count} * kPptableEntrySize,
       absl::StrFormat("the soft pptable entries (pptable_entry_offset = 0x%x, pptable_count = %d)", table, count)));
   for (uint32_t i = 0; i < count; ++i) {
     const uint64_t at = table + uint64_t{i} * kPptableEntrySize;
     const std::string prefix = absl::StrFormat("pptable entry[%d].", i);
-    ASSIGN_OR_RETURN(uint32_t id, s.reader.U32(at, prefix + "id"));
-    ASSIGN_OR_RETURN(uint32_t offset, s.reader.U32(at + 4, prefix + "ppt_offset_bytes"));
-    ASSIGN_OR_RETURN(uint32_t size, s.reader.U32(at + 8, prefix + "ppt_size_bytes"));
+    BAREGPU_ASSIGN_OR_RETURN(uint32_t id, s.reader.U32(at, prefix + "id"));
+    BAREGPU_ASSIGN_OR_RETURN(uint32_t offset, s.reader.U32(at + 4, prefix + "ppt_offset_bytes"));
+    BAREGPU_ASSIGN_OR_RETURN(uint32_t size, s.reader.U32(at + 8, prefix + "ppt_size_bytes"));
     Component c{absl::StrFormat("pptable %d", id), offset, size, std::nullopt, LoadPath::kDriver, {}};
     if (id == kP2sTableId) {
       c.name = "p2s_table";
       c.load = LoadPath::kIpFirmware;
       c.types = {gfx_fw_type::kP2sTable};
     }
-    RETURN_IF_ERROR(s.Add(std::move(c), absl::StrFormat("%sppt_offset_bytes = 0x%x, %sppt_size_bytes = 0x%x", prefix,
-                                                        offset, prefix, size)));
+    BAREGPU_RETURN_IF_ERROR(s.Add(std::move(c), absl::StrFormat("%sppt_offset_bytes = 0x%x, %sppt_size_bytes = 0x%x",
+                                                                prefix, offset, prefix, size)));
   }
   return absl::OkStatus();
 }

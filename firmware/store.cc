@@ -51,7 +51,7 @@ Location Store::Locate(absl::string_view name) const {
 
 absl::StatusOr<std::string> ReadFirmwareFile(const std::string& path) {
   // Compressed files are small; the decompressor enforces the limit on what they expand to.
-  ASSIGN_OR_RETURN(std::string raw, base::ReadFile(path, kMaxFirmwareSize));
+  BAREGPU_ASSIGN_OR_RETURN(std::string raw, base::ReadFile(path, kMaxFirmwareSize));
   return Decompress(path, std::move(raw), CompressionOf(path));
 }
 
@@ -63,7 +63,7 @@ absl::StatusOr<LoadedFile> Store::Load(absl::string_view name) const {
                                             ". Install linux-firmware (Debian: firmware-amd-graphics) or point ",
                                             kFirmwarePathEnv, " at a directory that holds amdgpu/", name));
   }
-  ASSIGN_OR_RETURN(std::string data, ReadFirmwareFile(*location.path));
+  BAREGPU_ASSIGN_OR_RETURN(std::string data, ReadFirmwareFile(*location.path));
   return LoadedFile{std::string(name), *location.path, std::move(data)};
 }
 

@@ -116,7 +116,7 @@ constexpr uint32_t kCodeSize = 8192;
 constexpr uint32_t kDataSize = 2048;
 
 absl::StatusOr<std::string> BuildFile(const AsicProfile& profile, const RequiredFile& file) {
-  ASSIGN_OR_RETURN(ContainerWriter w, ContainerWriter::For(file));
+  BAREGPU_ASSIGN_OR_RETURN(ContainerWriter w, ContainerWriter::For(file));
   auto payload = [&](LoadPath load, std::vector<uint32_t> types, uint32_t size) {
     return BuildVirtualPayload({profile.name, file.ip, load, std::move(types), size});
   };
@@ -329,10 +329,10 @@ VirtualFirmwareVerdict ValidateVirtualFirmware(absl::string_view image, const Vi
 }
 
 absl::StatusOr<std::vector<VirtualFirmwareFile>> BuildVirtualFirmware(const AsicProfile& profile) {
-  ASSIGN_OR_RETURN(std::vector<RequiredFile> required, RequiredFiles(profile.ip));
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<RequiredFile> required, RequiredFiles(profile.ip));
   std::vector<VirtualFirmwareFile> files;
   for (const RequiredFile& file : required) {
-    ASSIGN_OR_RETURN(std::string data, BuildFile(profile, file));
+    BAREGPU_ASSIGN_OR_RETURN(std::string data, BuildFile(profile, file));
     files.push_back({file.name, std::move(data)});
   }
   return files;

@@ -15,7 +15,7 @@ absl::Status Allocator::Init(uint32_t staging_buffers, uint64_t staging_bytes) {
                                                       device_.name(), staging_buffers, staging_bytes));
   }
   for (uint32_t i = 0; i < staging_buffers; ++i) {
-    ASSIGN_OR_RETURN(Buffer buffer, alloc(staging_bytes, {.kind = MemoryKind::kHost}));
+    BAREGPU_ASSIGN_OR_RETURN(Buffer buffer, alloc(staging_bytes, {.kind = MemoryKind::kHost}));
     staging_.push_back(buffer);
   }
   staging_timeline_.assign(staging_buffers, 0);
@@ -31,7 +31,7 @@ void Allocator::Shutdown() {
 
 absl::StatusOr<Buffer> Allocator::alloc(uint64_t size, const BufferSpec& spec) {
   if (size == 0) return absl::InvalidArgumentError(absl::StrFormat("%s: allocation of 0 bytes", device_.name()));
-  ASSIGN_OR_RETURN(std::shared_ptr<Allocation> allocation, device_.AllocMemory(size, spec));
+  BAREGPU_ASSIGN_OR_RETURN(std::shared_ptr<Allocation> allocation, device_.AllocMemory(size, spec));
   allocation->owner = &device_;
   allocation->spec = spec;
   if (allocation->mapped.empty()) allocation->mapped.push_back(&device_);
@@ -47,7 +47,7 @@ absl::Status Allocator::free(const Buffer& buffer) {
   }
   if (allocation.size == 0)
     return absl::FailedPreconditionError(absl::StrFormat("%s: buffer freed twice", device_.name()));
-  RETURN_IF_ERROR(device_.FreeMemory(allocation));
+  BAREGPU_RETURN_IF_ERROR(device_.FreeMemory(allocation));
   allocation.size = 0;
   allocation.cpu = nullptr;
   return absl::OkStatus();
@@ -63,14 +63,14 @@ absl::Status Allocator::copyin(const Buffer& destination, std::span<const uint8_
     next_staging_ = (next_staging_ + 1) % staging_.size();
     const Buffer& staging = staging_[next_staging_];
     // The staging buffer is free once the copy that last used it has completed.
-    RETURN_IF_ERROR(timeline.wait(staging_timeline_[next_staging_]));
+    BAREGPU_RETURN_IF_ERROR(timeline.wait(staging_timeline_[next_staging_]));
     const uint64_t piece = std::min<uint64_t>(staging.size(), source.size() - done);
     std::memcpy(staging.cpu(), source.data() + done, piece);
     queue_->reset();
     queue_->wait(timeline, device_.timeline_value() - 1)
         .copy(destination.va() + done, staging.va(), piece)
         .signal(timeline, device_.next_timeline());
-    RETURN_IF_ERROR(queue_->submit(device_));
+    BAREGPU_RETURN_IF_ERROR(queue_->submit(device_));
     staging_timeline_[next_staging_] = device_.timeline_value() - 1;
     done += piece;
   }
@@ -82,7 +82,7 @@ absl::Status Allocator::copyout(std::span<uint8_t> destination, const Buffer& so
     return absl::OutOfRangeError(absl::StrFormat("%s: copyout of %d bytes from a buffer of %d", device_.name(),
                                                  destination.size(), source.size()));
   }
-  RETURN_IF_ERROR(device_.synchronize());
+  BAREGPU_RETURN_IF_ERROR(device_.synchronize());
   const Signal& timeline = device_.timeline_signal();
   const Buffer& staging = staging_[0];
   for (uint64_t done = 0; done < destination.size();) {
@@ -91,8 +91,8 @@ absl::Status Allocator::copyout(std::span<uint8_t> destination, const Buffer& so
     queue_->wait(timeline, device_.timeline_value() - 1)
         .copy(staging.va(), source.va() + done, piece)
         .signal(timeline, device_.next_timeline());
-    RETURN_IF_ERROR(queue_->submit(device_));
-    RETURN_IF_ERROR(timeline.wait(device_.timeline_value() - 1));
+    BAREGPU_RETURN_IF_ERROR(queue_->submit(device_));
+    BAREGPU_RETURN_IF_ERROR(timeline.wait(device_.timeline_value() - 1));
     std::memcpy(destination.data() + done, staging.cpu(), piece);
     done += piece;
   }
@@ -105,7 +105,7 @@ absl::Status Allocator::map(const Buffer& buffer) {
   if (std::find(allocation.mapped.begin(), allocation.mapped.end(), &device_) != allocation.mapped.end()) {
     return absl::OkStatus();
   }
-  RETURN_IF_ERROR(device_.MapPeer(allocation));
+  BAREGPU_RETURN_IF_ERROR(device_.MapPeer(allocation));
   allocation.mapped.push_back(&device_);
   return absl::OkStatus();
 }
@@ -117,23 +117,23 @@ absl::Status Allocator::transfer(const Buffer& destination, const Buffer& source
   }
   // This device copies: it must reach both buffers, and each device's queues must see the other's timeline.
   Device& other = *destination.base()->owner;
-  RETURN_IF_ERROR(map(destination));
-  RETURN_IF_ERROR(map(source));
+  BAREGPU_RETURN_IF_ERROR(map(destination));
+  BAREGPU_RETURN_IF_ERROR(map(source));
   if (&other != &device_) {
-    RETURN_IF_ERROR(device_.ShareSignalsWith(other));
-    RETURN_IF_ERROR(other.ShareSignalsWith(device_));
+    BAREGPU_RETURN_IF_ERROR(device_.ShareSignalsWith(other));
+    BAREGPU_RETURN_IF_ERROR(other.ShareSignalsWith(device_));
   }
   queue_->reset();
   queue_->wait(device_.timeline_signal(), device_.timeline_value() - 1);
   if (&other != &device_) queue_->wait(other.timeline_signal(), other.timeline_value() - 1);
   queue_->copy(destination.va(), source.va(), size).signal(device_.timeline_signal(), device_.next_timeline());
-  RETURN_IF_ERROR(queue_->submit(device_));
+  BAREGPU_RETURN_IF_ERROR(queue_->submit(device_));
   if (&other != &device_) {
     // The destination's later work waits for the copy.
     std::unique_ptr<ComputeQueue> after = other.NewComputeQueue();
     after->wait(device_.timeline_signal(), device_.timeline_value() - 1)
         .signal(other.timeline_signal(), other.next_timeline());
-    RETURN_IF_ERROR(after->submit(other));
+    BAREGPU_RETURN_IF_ERROR(after->submit(other));
   }
   return absl::OkStatus();
 }

@@ -50,9 +50,9 @@ absl::Status Device::InitCommon() {
         absl::StrFormat("%s: signal pool of %d bytes holds fewer than the two timeline signals (%d bytes each)", name_,
                         options_.signal_pool_bytes, Signal::kBytes));
   }
-  ASSIGN_OR_RETURN(signal_pool_,
-                   allocator_.alloc(options_.signal_pool_bytes,
-                                    {.kind = options_.signals_in_vram ? MemoryKind::kVram : MemoryKind::kHost}));
+  BAREGPU_ASSIGN_OR_RETURN(
+      signal_pool_, allocator_.alloc(options_.signal_pool_bytes,
+                                     {.kind = options_.signals_in_vram ? MemoryKind::kVram : MemoryKind::kHost}));
   if (signal_pool_.cpu() == nullptr) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "%s: the signal pool at %#x is not CPU-visible (a small BAR?); use host signals", name_, signal_pool_.va()));
@@ -61,9 +61,9 @@ absl::Status Device::InitCommon() {
   for (uint32_t slot = static_cast<uint32_t>(signal_pool_.size() / Signal::kBytes); slot-- > 0;) {
     free_signals_.push_back(slot);
   }
-  ASSIGN_OR_RETURN(kernargs_, allocator_.alloc(options_.kernarg_bytes, {.kind = MemoryKind::kHost}));
-  ASSIGN_OR_RETURN(timeline_signal_, NewSignal(0));
-  ASSIGN_OR_RETURN(shadow_timeline_signal_, NewSignal(0));
+  BAREGPU_ASSIGN_OR_RETURN(kernargs_, allocator_.alloc(options_.kernarg_bytes, {.kind = MemoryKind::kHost}));
+  BAREGPU_ASSIGN_OR_RETURN(timeline_signal_, NewSignal(0));
+  BAREGPU_ASSIGN_OR_RETURN(shadow_timeline_signal_, NewSignal(0));
   timeline_value_ = 1;
   return allocator_.Init(options_.staging_buffers, options_.staging_bytes);
 }
@@ -120,7 +120,7 @@ absl::StatusOr<ArgsState> Device::NewArgs(uint64_t size, uint32_t buffers) {
 }
 
 absl::Status Device::synchronize() {
-  RETURN_IF_ERROR(timeline_signal_.wait(timeline_value_ - 1));
+  BAREGPU_RETURN_IF_ERROR(timeline_signal_.wait(timeline_value_ - 1));
   profiler_.Collect();
   if (timeline_value_ > options_.timeline_wrap) {
     // Everything has completed: continue on the shadow signal from 1, so no wait compares against a value that

@@ -72,13 +72,13 @@ absl::Status Graph::Finalize() {
     return (size + 255) & ~uint64_t{255};
   };
   for (PerDevice& d : devices_) {
-    ASSIGN_OR_RETURN(d.signal, d.device->NewSignal(0));
+    BAREGPU_ASSIGN_OR_RETURN(d.signal, d.device->NewSignal(0));
     uint64_t bytes = 0;
     for (const Entry& e : entries_) {
       if (e.device == d.device && e.program != nullptr) bytes += args_bytes(e);
     }
     if (bytes > 0) {
-      ASSIGN_OR_RETURN(d.kernargs, d.device->allocator().alloc(bytes, {.kind = MemoryKind::kHost}));
+      BAREGPU_ASSIGN_OR_RETURN(d.kernargs, d.device->allocator().alloc(bytes, {.kind = MemoryKind::kHost}));
       std::memset(d.kernargs.cpu(), 0, bytes);
     }
   }
@@ -145,8 +145,8 @@ absl::Status Graph::Finalize() {
     current.ranges.insert(current.ranges.end(), e.ranges.begin(), e.ranges.end());
     if (e.device->options().profile) {
       // The graph's own pair: a queue's profiler signals are recycled after one submission, these are replayed.
-      ASSIGN_OR_RETURN(e.profile_start, e.device->NewSignal());
-      ASSIGN_OR_RETURN(e.profile_end, e.device->NewSignal());
+      BAREGPU_ASSIGN_OR_RETURN(e.profile_start, e.device->NewSignal());
+      BAREGPU_ASSIGN_OR_RETURN(e.profile_end, e.device->NewSignal());
       profiled_ = true;
       if (is_copy) {
         static_cast<CopyQueue*>(q)->timestamp(e.profile_start);
@@ -189,7 +189,7 @@ absl::Status Graph::Finalize() {
       if (s.last_on_device) compute->signal(s.device->timeline_signal(), Variable{device_vars + 2 * di + 1});
       compute->signal(devices_[di].signal, handover);
     }
-    RETURN_IF_ERROR(s.queue->bind(*s.device));
+    BAREGPU_RETURN_IF_ERROR(s.queue->bind(*s.device));
   }
   vals_.assign(segment_vars + segments_.size(), 0);
   finalized_ = true;
@@ -198,7 +198,7 @@ absl::Status Graph::Finalize() {
 
 absl::Status Graph::Wait() {
   for (const PerDevice& d : devices_) {
-    if (d.runs > 0) RETURN_IF_ERROR(d.signal.wait(d.runs * d.segments));
+    if (d.runs > 0) BAREGPU_RETURN_IF_ERROR(d.signal.wait(d.runs * d.segments));
   }
   if (spans_pending_) RecordSpans();
   return absl::OkStatus();
@@ -224,7 +224,7 @@ absl::Status Graph::Run(VarVals var_vals) {
   }
   // The bound queues are patched in place: the previous run must have left them (tinygrad's HCQGraph waits the
   // same way). When the caller already waited, this is one check of each graph signal.
-  RETURN_IF_ERROR(Wait());
+  BAREGPU_RETURN_IF_ERROR(Wait());
   std::copy(var_vals.begin(), var_vals.begin() + user_variables_, vals_.begin());
   const uint32_t device_vars = user_variables_;
   const uint32_t segment_vars = device_vars + 2 * static_cast<uint32_t>(devices_.size());
@@ -240,7 +240,7 @@ absl::Status Graph::Run(VarVals var_vals) {
   }
   for (PerDevice& d : devices_) ++d.runs;
   spans_pending_ = profiled_;
-  for (const Segment& s : segments_) RETURN_IF_ERROR(s.queue->submit(*s.device, vals_));
+  for (const Segment& s : segments_) BAREGPU_RETURN_IF_ERROR(s.queue->submit(*s.device, vals_));
   return absl::OkStatus();
 }
 

@@ -61,7 +61,7 @@ void HwQueue::TimestampCommand(const Signal& signal) {
 }
 
 absl::Status HwQueue::bind(Device& device) {
-  RETURN_IF_ERROR(error_);
+  BAREGPU_RETURN_IF_ERROR(error_);
   if (&device != &device_) {
     return absl::InvalidArgumentError(
         absl::StrFormat("a queue of %s cannot be bound to %s", device_.name(), device.name()));
@@ -71,7 +71,7 @@ absl::Status HwQueue::bind(Device& device) {
   bound_ = Buffer();
   PadForBind();
   // Host memory: patched by the CPU at every submit without an HDP flush.
-  ASSIGN_OR_RETURN(bound_, device_.allocator().alloc(commands_.size() * 4, {.kind = MemoryKind::kHost}));
+  BAREGPU_ASSIGN_OR_RETURN(bound_, device_.allocator().alloc(commands_.size() * 4, {.kind = MemoryKind::kHost}));
   std::memcpy(bound_.cpu(), commands_.data(), commands_.size() * 4);
   return absl::OkStatus();
 }

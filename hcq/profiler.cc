@@ -10,7 +10,7 @@ namespace hcq {
 Profiler::~Profiler() = default;
 
 absl::StatusOr<std::pair<Signal, Signal>> Profiler::Begin(std::string name, std::string queue) {
-  ASSIGN_OR_RETURN(Signal start, device_.NewSignal());
+  BAREGPU_ASSIGN_OR_RETURN(Signal start, device_.NewSignal());
   absl::StatusOr<Signal> end = device_.NewSignal();
   if (!end.ok()) {
     device_.FreeSignal(start);

@@ -10,12 +10,13 @@ absl::StatusOr<double> Program::operator()(std::span<const Buffer> buffers, cons
                                            std::span<const uint32_t> values, bool wait) {
   Device& dev = device_;
   const uint64_t needed = 8 * buffers.size() + 4 * values.size();
-  ASSIGN_OR_RETURN(ArgsState args, dev.NewArgs(std::max(args_size_, needed), static_cast<uint32_t>(buffers.size())));
+  BAREGPU_ASSIGN_OR_RETURN(ArgsState args,
+                           dev.NewArgs(std::max(args_size_, needed), static_cast<uint32_t>(buffers.size())));
   for (size_t i = 0; i < buffers.size(); ++i) args.set_buffer(static_cast<uint32_t>(i), buffers[i]);
   for (size_t i = 0; i < values.size(); ++i) args.set_value(static_cast<uint32_t>(i), uint64_t{values[i]});
   Signal start, end;
   if (wait) {
-    ASSIGN_OR_RETURN(start, dev.NewSignal());
+    BAREGPU_ASSIGN_OR_RETURN(start, dev.NewSignal());
     absl::StatusOr<Signal> made = dev.NewSignal();
     if (!made.ok()) {
       dev.FreeSignal(start);
@@ -38,7 +39,7 @@ absl::StatusOr<double> Program::operator()(std::span<const Buffer> buffers, cons
     dev.FreeSignal(start);
     dev.FreeSignal(end);
   }
-  RETURN_IF_ERROR(submitted);
+  BAREGPU_RETURN_IF_ERROR(submitted);
   return seconds;
 }
 

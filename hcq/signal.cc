@@ -46,7 +46,7 @@ void Signal::FlushDeviceWrites() const {
 }
 
 absl::Status Signal::wait(uint64_t value) const {
-  ASSIGN_OR_RETURN(absl::Duration timeout, DefaultWaitTimeout());
+  BAREGPU_ASSIGN_OR_RETURN(absl::Duration timeout, DefaultWaitTimeout());
   return wait(value, timeout);
 }
 

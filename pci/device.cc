@@ -15,7 +15,7 @@ template <typename T>
 absl::StatusOr<T> ReadConfigAs(Device& device, uint32_t offset) {
   T value;
   uint8_t bytes[sizeof(T)];
-  RETURN_IF_ERROR(device.ReadConfig(offset, bytes));
+  BAREGPU_RETURN_IF_ERROR(device.ReadConfig(offset, bytes));
   std::memcpy(&value, bytes, sizeof(T));  // configuration space is little-endian, as is every host we run on
   return value;
 }
@@ -37,15 +37,15 @@ absl::Status Device::WriteConfig16(uint32_t offset, uint16_t value) { return Wri
 absl::Status Device::WriteConfig32(uint32_t offset, uint32_t value) { return WriteConfigAs(*this, offset, value); }
 
 absl::StatusOr<std::optional<uint8_t>> Device::FindCapability(uint8_t capability_id) {
-  ASSIGN_OR_RETURN(uint16_t status, ReadConfig16(PCI_STATUS));
+  BAREGPU_ASSIGN_OR_RETURN(uint16_t status, ReadConfig16(PCI_STATUS));
   if ((status & PCI_STATUS_CAP_LIST) == 0) return std::nullopt;
-  ASSIGN_OR_RETURN(uint8_t pointer, ReadConfig8(PCI_CAPABILITY_LIST));
+  BAREGPU_ASSIGN_OR_RETURN(uint8_t pointer, ReadConfig8(PCI_CAPABILITY_LIST));
   // The list lives in the 256-byte legacy space; a malformed list must not loop forever.
   for (int hops = 0; pointer >= PCI_STD_HEADER_SIZEOF && hops < 48; ++hops) {
     pointer &= ~3u;
-    ASSIGN_OR_RETURN(uint8_t id, ReadConfig8(pointer + PCI_CAP_LIST_ID));
+    BAREGPU_ASSIGN_OR_RETURN(uint8_t id, ReadConfig8(pointer + PCI_CAP_LIST_ID));
     if (id == capability_id) return pointer;
-    ASSIGN_OR_RETURN(pointer, ReadConfig8(pointer + PCI_CAP_LIST_NEXT));
+    BAREGPU_ASSIGN_OR_RETURN(pointer, ReadConfig8(pointer + PCI_CAP_LIST_NEXT));
   }
   return std::nullopt;
 }
@@ -66,7 +66,7 @@ absl::StatusOr<std::unique_ptr<DmaMapping>> Device::MapPeerMemory(std::span<uint
 }
 
 absl::Status Device::SetBusMaster(bool enable) {
-  ASSIGN_OR_RETURN(uint16_t command, ReadConfig16(PCI_COMMAND));
+  BAREGPU_ASSIGN_OR_RETURN(uint16_t command, ReadConfig16(PCI_COMMAND));
   const uint16_t updated = enable ? (command | PCI_COMMAND_MASTER) : (command & ~PCI_COMMAND_MASTER);
   if (updated == command) return absl::OkStatus();
   return WriteConfig16(PCI_COMMAND, updated);

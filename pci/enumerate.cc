@@ -57,7 +57,7 @@ std::optional<int> ObjectNumaNode(hwloc_topology_t topology, hwloc_obj_t obj) {
 
 absl::StatusOr<std::vector<PciFunctionInfo>> ScanPciFunctions() {
   Topology topology;
-  RETURN_IF_ERROR(base::Annotate(topology.Load(), "enumerating PCI devices through hwloc"));
+  BAREGPU_RETURN_IF_ERROR(base::Annotate(topology.Load(), "enumerating PCI devices through hwloc"));
   std::vector<PciFunctionInfo> functions;
   for (hwloc_obj_t obj = hwloc_get_next_pcidev(topology.get(), nullptr); obj != nullptr;
        obj = hwloc_get_next_pcidev(topology.get(), obj)) {
@@ -98,9 +98,9 @@ absl::Status CompleteFromSysfs(GpuInfo& gpu, const SystemPaths& paths) {
   SysfsPciFunction function(paths, gpu.address);
   if (!function.Exists()) return absl::OkStatus();
   if (auto class_code = function.ClassCode(); class_code.ok()) gpu.class_code = *class_code;
-  ASSIGN_OR_RETURN(gpu.driver, function.Driver());
-  ASSIGN_OR_RETURN(gpu.iommu_group, function.IommuGroup());
-  ASSIGN_OR_RETURN(gpu.bars, function.Bars());
+  BAREGPU_ASSIGN_OR_RETURN(gpu.driver, function.Driver());
+  BAREGPU_ASSIGN_OR_RETURN(gpu.iommu_group, function.IommuGroup());
+  BAREGPU_ASSIGN_OR_RETURN(gpu.bars, function.Bars());
   gpu.link_speed = function.LinkSpeed();
   gpu.link_width = function.LinkWidth();
   if (!gpu.numa_node.has_value() && NumaNodeCount() > 1) gpu.numa_node = function.NumaNode();
@@ -108,9 +108,9 @@ absl::Status CompleteFromSysfs(GpuInfo& gpu, const SystemPaths& paths) {
 }
 
 absl::StatusOr<std::vector<GpuInfo>> EnumerateGpus(const SystemPaths& paths) {
-  ASSIGN_OR_RETURN(std::vector<PciFunctionInfo> functions, ScanPciFunctions());
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<PciFunctionInfo> functions, ScanPciFunctions());
   std::vector<GpuInfo> gpus = SelectGpus(functions);
-  for (GpuInfo& gpu : gpus) RETURN_IF_ERROR(CompleteFromSysfs(gpu, paths));
+  for (GpuInfo& gpu : gpus) BAREGPU_RETURN_IF_ERROR(CompleteFromSysfs(gpu, paths));
   return gpus;
 }
 

@@ -84,7 +84,7 @@ absl::Status SysfsDevice::Init() {
     return absl::FailedPreconditionError(
         absl::StrFormat("%s is %d bytes; a PCI configuration header needs 64", path, st.st_size));
   }
-  ASSIGN_OR_RETURN(std::vector<BarInfo> bars, function_.Bars());
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<BarInfo> bars, function_.Bars());
   for (int i = 0; i < kBarCount; ++i) bars_[i].index = i;
   for (const BarInfo& bar : bars) bars_[bar.index] = bar;
   if (NumaNodeCount() > 1) numa_node_ = function_.NumaNode();
@@ -109,7 +109,7 @@ absl::Status SysfsDevice::CheckConfigRange(uint32_t offset, size_t size, absl::s
 }
 
 absl::Status SysfsDevice::ReadConfig(uint32_t offset, std::span<uint8_t> data) {
-  RETURN_IF_ERROR(CheckConfigRange(offset, data.size(), "read"));
+  BAREGPU_RETURN_IF_ERROR(CheckConfigRange(offset, data.size(), "read"));
   const ssize_t n = ::pread(config_.get(), data.data(), data.size(), offset);
   if (n < 0) return base::ErrnoError(errno, absl::StrFormat("%s: config read at %#x", name(), offset));
   if (static_cast<size_t>(n) != data.size()) {
@@ -120,7 +120,7 @@ absl::Status SysfsDevice::ReadConfig(uint32_t offset, std::span<uint8_t> data) {
 }
 
 absl::Status SysfsDevice::WriteConfig(uint32_t offset, std::span<const uint8_t> data) {
-  RETURN_IF_ERROR(CheckConfigRange(offset, data.size(), "write"));
+  BAREGPU_RETURN_IF_ERROR(CheckConfigRange(offset, data.size(), "write"));
   const ssize_t n = ::pwrite(config_.get(), data.data(), data.size(), offset);
   if (n < 0) return base::ErrnoError(errno, absl::StrFormat("%s: config write at %#x", name(), offset));
   if (static_cast<size_t>(n) != data.size()) {
@@ -138,7 +138,7 @@ absl::StatusOr<BarInfo> SysfsDevice::GetBarInfo(int bar) {
 }
 
 absl::StatusOr<Mapping> SysfsDevice::Map(int bar, bool wc) {
-  ASSIGN_OR_RETURN(BarInfo info, GetBarInfo(bar));
+  BAREGPU_ASSIGN_OR_RETURN(BarInfo info, GetBarInfo(bar));
   if (!info.present()) return absl::NotFoundError(absl::StrFormat("%s: BAR %d is not implemented", name(), bar));
   if (info.is_io) {
     return absl::FailedPreconditionError(
@@ -158,14 +158,14 @@ absl::StatusOr<Mapping> SysfsDevice::Map(int bar, bool wc) {
 }
 
 absl::StatusOr<Mmio> SysfsDevice::MapMmio(int bar) {
-  ASSIGN_OR_RETURN(Mapping m, Map(bar, /*wc=*/false));
+  BAREGPU_ASSIGN_OR_RETURN(Mapping m, Map(bar, /*wc=*/false));
   return Mmio::Direct(m.host, m.size);
 }
 
 absl::StatusOr<std::span<uint8_t>> SysfsDevice::MapMemory(int bar) {
   // The kernel creates resourceN_wc only for prefetchable memory BARs: VRAM, where write-combining pays off.
   const bool wc = base::PathExists(function_.Attribute(absl::StrFormat("resource%d_wc", bar)));
-  ASSIGN_OR_RETURN(Mapping m, Map(bar, wc));
+  BAREGPU_ASSIGN_OR_RETURN(Mapping m, Map(bar, wc));
   return std::span<uint8_t>(static_cast<uint8_t*>(m.host), m.size);
 }
 
@@ -174,7 +174,7 @@ absl::StatusOr<std::unique_ptr<DmaBuffer>> SysfsDevice::AllocDma(size_t size) {
   options.hugepages = true;  // physically contiguous 2 MiB at a time, and never moved
   options.locked = true;     // resident before pagemap is read, and stays where it is
   options.numa_node = numa_node_;
-  ASSIGN_OR_RETURN(HostMemory memory, HostMemory::Allocate(size, options));
+  BAREGPU_ASSIGN_OR_RETURN(HostMemory memory, HostMemory::Allocate(size, options));
   const std::string pagemap = paths_.proc + "/self/pagemap";
   std::vector<uint64_t> pages(memory.size() / kPageSize);
   uint64_t physical = 0;
@@ -183,7 +183,7 @@ absl::StatusOr<std::unique_ptr<DmaBuffer>> SysfsDevice::AllocDma(size_t size) {
     if (offset % kHugePageSize == 0) {
       // Fault the page in by writing to it: mlock does, but some runtimes (AddressSanitizer) make mlock a no-op.
       *reinterpret_cast<volatile uint8_t*>(memory.data() + offset) = 0;
-      ASSIGN_OR_RETURN(physical, PhysicalAddress(pagemap, reinterpret_cast<uintptr_t>(memory.data() + offset)));
+      BAREGPU_ASSIGN_OR_RETURN(physical, PhysicalAddress(pagemap, reinterpret_cast<uintptr_t>(memory.data() + offset)));
     }
     pages[i] = physical + offset % kHugePageSize;
     if (pages[i] + kPageSize - 1 > dma_mask()) {
@@ -228,9 +228,9 @@ absl::Status CheckSysfsPreconditions(const Address& address, const SystemPaths& 
         "run as root, or open %s through VFIO, which works for an ordinary user with access to /dev/vfio",
         bdf, bdf));
   }
-  ASSIGN_OR_RETURN(std::optional<std::string> group, function.IommuGroup());
+  BAREGPU_ASSIGN_OR_RETURN(std::optional<std::string> group, function.IommuGroup());
   if (group.has_value()) {
-    ASSIGN_OR_RETURN(std::string type, function.IommuGroupType(*group));
+    BAREGPU_ASSIGN_OR_RETURN(std::string type, function.IommuGroupType(*group));
     if (type != "identity") {
       return absl::FailedPreconditionError(absl::StrFormat(
           "sysfs:%s: the IOMMU translates this device's DMA (IOMMU group %s, domain type %s), so physical addresses "
@@ -239,7 +239,7 @@ absl::Status CheckSysfsPreconditions(const Address& address, const SystemPaths& 
           bdf, *group, type, bdf));
     }
   }
-  ASSIGN_OR_RETURN(std::optional<std::string> driver, function.Driver());
+  BAREGPU_ASSIGN_OR_RETURN(std::optional<std::string> driver, function.Driver());
   if (driver.has_value() && !DriverKeepsGroupViable(*driver)) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "sysfs:%s is driven by the kernel's %s driver, which would fight over the device; unbind it first (as "
@@ -250,9 +250,9 @@ absl::Status CheckSysfsPreconditions(const Address& address, const SystemPaths& 
 }
 
 absl::StatusOr<std::unique_ptr<Device>> OpenSysfs(const Address& address, const SystemPaths& paths) {
-  RETURN_IF_ERROR(CheckSysfsPreconditions(address, paths, ::geteuid()));
+  BAREGPU_RETURN_IF_ERROR(CheckSysfsPreconditions(address, paths, ::geteuid()));
   auto device = std::make_unique<SysfsDevice>(address, paths);
-  RETURN_IF_ERROR(device->Init());
+  BAREGPU_RETURN_IF_ERROR(device->Init());
   return std::unique_ptr<Device>(std::move(device));
 }
 

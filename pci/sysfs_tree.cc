@@ -55,9 +55,9 @@ absl::StatusOr<std::vector<ResourceLine>> ParseResourceFile(absl::string_view te
                           line, fields.size()));
     }
     ResourceLine entry;
-    ASSIGN_OR_RETURN(entry.start, ParseResourceField(fields[0], path, number, "start"));
-    ASSIGN_OR_RETURN(entry.end, ParseResourceField(fields[1], path, number, "end"));
-    ASSIGN_OR_RETURN(entry.flags, ParseResourceField(fields[2], path, number, "flags"));
+    BAREGPU_ASSIGN_OR_RETURN(entry.start, ParseResourceField(fields[0], path, number, "start"));
+    BAREGPU_ASSIGN_OR_RETURN(entry.end, ParseResourceField(fields[1], path, number, "end"));
+    BAREGPU_ASSIGN_OR_RETURN(entry.flags, ParseResourceField(fields[2], path, number, "flags"));
     if (entry.end < entry.start) {
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: line %d: end %#x is below start %#x", path, number, entry.end, entry.start));
@@ -82,19 +82,19 @@ std::vector<BarInfo> BarsFromResources(const std::vector<ResourceLine>& lines) {
 bool SysfsPciFunction::Exists() const { return base::PathExists(dir_); }
 
 absl::StatusOr<uint16_t> SysfsPciFunction::VendorId() const {
-  ASSIGN_OR_RETURN(uint64_t value, base::ReadNumberAttribute(Attribute("vendor")));
+  BAREGPU_ASSIGN_OR_RETURN(uint64_t value, base::ReadNumberAttribute(Attribute("vendor")));
   if (value > 0xffff) return absl::InvalidArgumentError(absl::StrFormat("%s: %#x is not a 16-bit id", dir_, value));
   return static_cast<uint16_t>(value);
 }
 
 absl::StatusOr<uint16_t> SysfsPciFunction::DeviceId() const {
-  ASSIGN_OR_RETURN(uint64_t value, base::ReadNumberAttribute(Attribute("device")));
+  BAREGPU_ASSIGN_OR_RETURN(uint64_t value, base::ReadNumberAttribute(Attribute("device")));
   if (value > 0xffff) return absl::InvalidArgumentError(absl::StrFormat("%s: %#x is not a 16-bit id", dir_, value));
   return static_cast<uint16_t>(value);
 }
 
 absl::StatusOr<uint32_t> SysfsPciFunction::ClassCode() const {
-  ASSIGN_OR_RETURN(uint64_t value, base::ReadNumberAttribute(Attribute("class")));
+  BAREGPU_ASSIGN_OR_RETURN(uint64_t value, base::ReadNumberAttribute(Attribute("class")));
   if (value > 0xffffff) {
     return absl::InvalidArgumentError(absl::StrFormat("%s/class: %#x is not a 24-bit class code", dir_, value));
   }
@@ -115,7 +115,7 @@ absl::StatusOr<std::string> SysfsPciFunction::IommuGroupType(const std::string& 
 
 absl::StatusOr<std::vector<Address>> SysfsPciFunction::IommuGroupMembers(const std::string& group) const {
   const std::string dir = paths_.IommuGroup(group) + "/devices";
-  ASSIGN_OR_RETURN(std::vector<std::string> names, base::ListDirectory(dir));
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<std::string> names, base::ListDirectory(dir));
   std::vector<Address> members;
   for (const std::string& name : names) {
     auto address = Address::Parse(name);
@@ -150,12 +150,12 @@ std::optional<int> SysfsPciFunction::LinkWidth() const {
 
 absl::StatusOr<std::vector<ResourceLine>> SysfsPciFunction::Resources() const {
   const std::string path = Attribute("resource");
-  ASSIGN_OR_RETURN(std::string text, base::ReadFile(path, 1 << 16));
+  BAREGPU_ASSIGN_OR_RETURN(std::string text, base::ReadFile(path, 1 << 16));
   return ParseResourceFile(text, path);
 }
 
 absl::StatusOr<std::vector<BarInfo>> SysfsPciFunction::Bars() const {
-  ASSIGN_OR_RETURN(std::vector<ResourceLine> lines, Resources());
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<ResourceLine> lines, Resources());
   return BarsFromResources(lines);
 }
 

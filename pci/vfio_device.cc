@@ -42,7 +42,7 @@ absl::StatusOr<base::ScopedFd> OpenNode(const std::string& node, const Credentia
   if (fd.valid()) return fd;
   const int err = errno;
   if (err == EACCES || err == EPERM) {
-    RETURN_IF_ERROR(CheckNodeAccess(node, who));  // explains owner and mode when they are the reason
+    BAREGPU_RETURN_IF_ERROR(CheckNodeAccess(node, who));  // explains owner and mode when they are the reason
   }
   if (err == EBUSY) {
     return absl::UnavailableError(absl::StrFormat(
@@ -143,25 +143,25 @@ class VfioDevice : public Device {
 };
 
 absl::StatusOr<std::unique_ptr<Device>> VfioDevice::Open(const Address& address, const SystemPaths& paths) {
-  ASSIGN_OR_RETURN(VfioTarget target, CheckVfioPreconditions(address, paths));
+  BAREGPU_ASSIGN_OR_RETURN(VfioTarget target, CheckVfioPreconditions(address, paths));
   std::unique_ptr<VfioDevice> dev(new VfioDevice(address));
-  RETURN_IF_ERROR(base::Annotate(dev->AttachContainer(target), dev->name()));
-  RETURN_IF_ERROR(base::Annotate(dev->ReadIovaRanges(), dev->name()));
+  BAREGPU_RETURN_IF_ERROR(base::Annotate(dev->AttachContainer(target), dev->name()));
+  BAREGPU_RETURN_IF_ERROR(base::Annotate(dev->ReadIovaRanges(), dev->name()));
 
   const std::string bdf = address.ToString();
   const int fd = ::ioctl(dev->iommu_->group.get(), VFIO_GROUP_GET_DEVICE_FD, bdf.c_str());
   if (fd < 0) return base::ErrnoError(errno, absl::StrFormat("%s: VFIO_GROUP_GET_DEVICE_FD", bdf));
   dev->device_.Reset(fd);
   dev->info_.argsz = sizeof(dev->info_);
-  RETURN_IF_ERROR(Ioctl(fd, VFIO_DEVICE_GET_INFO, &dev->info_, bdf + ": VFIO_DEVICE_GET_INFO"));
+  BAREGPU_RETURN_IF_ERROR(Ioctl(fd, VFIO_DEVICE_GET_INFO, &dev->info_, bdf + ": VFIO_DEVICE_GET_INFO"));
   if ((dev->info_.flags & VFIO_DEVICE_FLAGS_PCI) == 0 || dev->info_.num_regions <= VFIO_PCI_CONFIG_REGION_INDEX) {
     return absl::FailedPreconditionError(
         absl::StrFormat("%s: VFIO device is not a vfio-pci device (flags %#x, %d regions)", bdf, dev->info_.flags,
                         dev->info_.num_regions));
   }
-  ASSIGN_OR_RETURN(dev->config_, dev->GetRegion(VFIO_PCI_CONFIG_REGION_INDEX));
+  BAREGPU_ASSIGN_OR_RETURN(dev->config_, dev->GetRegion(VFIO_PCI_CONFIG_REGION_INDEX));
   for (int i = 0; i < kBarCount; ++i) {
-    ASSIGN_OR_RETURN(dev->bars_[i], dev->GetRegion(VFIO_PCI_BAR0_REGION_INDEX + i));
+    BAREGPU_ASSIGN_OR_RETURN(dev->bars_[i], dev->GetRegion(VFIO_PCI_BAR0_REGION_INDEX + i));
   }
   if (NumaNodeCount() > 1) dev->numa_node_ = SysfsPciFunction(paths, address).NumaNode();
   return std::unique_ptr<Device>(std::move(dev));
@@ -169,7 +169,7 @@ absl::StatusOr<std::unique_ptr<Device>> VfioDevice::Open(const Address& address,
 
 absl::Status VfioDevice::AttachContainer(const VfioTarget& target) {
   const Credentials who = Credentials::Current();
-  ASSIGN_OR_RETURN(iommu_->container, OpenNode(target.container_node, who));
+  BAREGPU_ASSIGN_OR_RETURN(iommu_->container, OpenNode(target.container_node, who));
   const int container = iommu_->container.get();
   const int version = ::ioctl(container, VFIO_GET_API_VERSION);
   if (version != VFIO_API_VERSION) {
@@ -184,10 +184,10 @@ absl::Status VfioDevice::AttachContainer(const VfioTarget& target) {
           "%s offers no type1 IOMMU: load it with `modprobe vfio_iommu_type1` (as root)", target.container_node));
     }
   }
-  ASSIGN_OR_RETURN(iommu_->group, OpenNode(target.group_node, who));
+  BAREGPU_ASSIGN_OR_RETURN(iommu_->group, OpenNode(target.group_node, who));
   vfio_group_status status{};
   status.argsz = sizeof(status);
-  RETURN_IF_ERROR(Ioctl(iommu_->group.get(), VFIO_GROUP_GET_STATUS, &status, "VFIO_GROUP_GET_STATUS"));
+  BAREGPU_RETURN_IF_ERROR(Ioctl(iommu_->group.get(), VFIO_GROUP_GET_STATUS, &status, "VFIO_GROUP_GET_STATUS"));
   if ((status.flags & VFIO_GROUP_FLAGS_VIABLE) == 0) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "IOMMU group %s is not viable: a device in it is bound to a driver other than vfio-pci (see the devices in "
@@ -195,7 +195,8 @@ absl::Status VfioDevice::AttachContainer(const VfioTarget& target) {
         target.group, target.group));
   }
   int container_fd = container;
-  RETURN_IF_ERROR(Ioctl(iommu_->group.get(), VFIO_GROUP_SET_CONTAINER, &container_fd, "VFIO_GROUP_SET_CONTAINER"));
+  BAREGPU_RETURN_IF_ERROR(
+      Ioctl(iommu_->group.get(), VFIO_GROUP_SET_CONTAINER, &container_fd, "VFIO_GROUP_SET_CONTAINER"));
   return Ioctl(container, VFIO_SET_IOMMU, reinterpret_cast<void*>(static_cast<intptr_t>(iommu_type)), "VFIO_SET_IOMMU");
 }
 
@@ -206,7 +207,7 @@ absl::Status VfioDevice::ReadIovaRanges() {
     auto* info = reinterpret_cast<vfio_iommu_type1_info*>(buffer.data());
     const uint32_t offered = static_cast<uint32_t>(buffer.size());
     info->argsz = offered;
-    RETURN_IF_ERROR(Ioctl(iommu_->container.get(), VFIO_IOMMU_GET_INFO, info, "VFIO_IOMMU_GET_INFO"));
+    BAREGPU_RETURN_IF_ERROR(Ioctl(iommu_->container.get(), VFIO_IOMMU_GET_INFO, info, "VFIO_IOMMU_GET_INFO"));
     if (info->argsz > offered && info->argsz <= (1u << 20)) {
       buffer.assign(info->argsz, 0);
       continue;
@@ -214,11 +215,11 @@ absl::Status VfioDevice::ReadIovaRanges() {
     std::vector<Range> ranges;
     if ((info->flags & VFIO_IOMMU_INFO_CAPS) != 0 && info->cap_offset != 0) {
       std::span<const uint8_t> reply(buffer.data(), std::min<size_t>(buffer.size(), info->argsz));
-      ASSIGN_OR_RETURN(
+      BAREGPU_ASSIGN_OR_RETURN(
           std::optional<uint32_t> cap,
           FindVfioCapability(reply, info->cap_offset, VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE, "VFIO_IOMMU_GET_INFO"));
       if (cap.has_value()) {
-        ASSIGN_OR_RETURN(ranges, ParseIovaRanges(reply, *cap));
+        BAREGPU_ASSIGN_OR_RETURN(ranges, ParseIovaRanges(reply, *cap));
       }
     }
     iommu_->iova = MakeIovaAllocator(ranges);
@@ -235,7 +236,7 @@ absl::StatusOr<Region> VfioDevice::GetRegion(uint32_t index) {
     const uint32_t offered = static_cast<uint32_t>(buffer.size());
     info->argsz = offered;
     info->index = index;
-    RETURN_IF_ERROR(Ioctl(device_.get(), VFIO_DEVICE_GET_REGION_INFO, info, what));
+    BAREGPU_RETURN_IF_ERROR(Ioctl(device_.get(), VFIO_DEVICE_GET_REGION_INFO, info, what));
     if (info->argsz > offered && info->argsz <= (1u << 20)) {
       buffer.assign(info->argsz, 0);
       continue;
@@ -246,10 +247,11 @@ absl::StatusOr<Region> VfioDevice::GetRegion(uint32_t index) {
     std::optional<uint32_t> sparse;
     std::span<const uint8_t> reply(buffer.data(), std::min<size_t>(buffer.size(), info->argsz));
     if ((info->flags & VFIO_REGION_INFO_FLAG_CAPS) != 0 && info->cap_offset != 0) {
-      ASSIGN_OR_RETURN(sparse, FindVfioCapability(reply, info->cap_offset, VFIO_REGION_INFO_CAP_SPARSE_MMAP, what));
+      BAREGPU_ASSIGN_OR_RETURN(sparse,
+                               FindVfioCapability(reply, info->cap_offset, VFIO_REGION_INFO_CAP_SPARSE_MMAP, what));
     }
     if (sparse.has_value()) {
-      ASSIGN_OR_RETURN(std::vector<Range> areas, ParseSparseMmapAreas(reply, *sparse));
+      BAREGPU_ASSIGN_OR_RETURN(std::vector<Range> areas, ParseSparseMmapAreas(reply, *sparse));
       for (const Range& a : areas) {
         if (a.end < info->size) region.mmap_areas.push_back(a);  // an area past the region is ignored, not trusted
       }
@@ -317,7 +319,7 @@ absl::StatusOr<BarInfo> VfioDevice::GetBarInfo(int bar) {
   BarInfo info{bar, bars_[bar].info.size, false, false, false};
   if (!info.present()) return info;
   // vfio-pci keeps the type bits of the BAR register real (drivers/vfio/pci/vfio_pci_config.c).
-  ASSIGN_OR_RETURN(uint32_t reg, ReadConfig32(PCI_BASE_ADDRESS_0 + 4 * bar));
+  BAREGPU_ASSIGN_OR_RETURN(uint32_t reg, ReadConfig32(PCI_BASE_ADDRESS_0 + 4 * bar));
   info.is_io = (reg & PCI_BASE_ADDRESS_SPACE) == PCI_BASE_ADDRESS_SPACE_IO;
   info.is_64bit = !info.is_io && (reg & PCI_BASE_ADDRESS_MEM_TYPE_MASK) == PCI_BASE_ADDRESS_MEM_TYPE_64;
   info.prefetchable = !info.is_io && (reg & PCI_BASE_ADDRESS_MEM_PREFETCH) != 0;
@@ -347,7 +349,7 @@ absl::StatusOr<const std::vector<MappedArea>*> VfioDevice::MapAreas(int bar) {
 }
 
 absl::StatusOr<Mmio> VfioDevice::MapMmio(int bar) {
-  RETURN_IF_ERROR(CheckBar(bar));
+  BAREGPU_RETURN_IF_ERROR(CheckBar(bar));
   const vfio_region_info& info = bars_[bar].info;
   if ((info.flags & (VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE)) !=
       (VFIO_REGION_INFO_FLAG_READ | VFIO_REGION_INFO_FLAG_WRITE)) {
@@ -355,7 +357,7 @@ absl::StatusOr<Mmio> VfioDevice::MapMmio(int bar) {
         absl::StrFormat("%s: BAR %d is not readable and writable through VFIO (flags %#x)", name(), bar, info.flags));
   }
   base::MutexLock lock(&map_mu_);
-  ASSIGN_OR_RETURN(const std::vector<MappedArea>* areas, MapAreas(bar));
+  BAREGPU_ASSIGN_OR_RETURN(const std::vector<MappedArea>* areas, MapAreas(bar));
   if (areas->size() == 1 && areas->front().start == 0 && areas->front().size == info.size) {
     return Mmio::Direct(areas->front().host, info.size);
   }
@@ -365,10 +367,10 @@ absl::StatusOr<Mmio> VfioDevice::MapMmio(int bar) {
 }
 
 absl::StatusOr<std::span<uint8_t>> VfioDevice::MapMemory(int bar) {
-  RETURN_IF_ERROR(CheckBar(bar));
+  BAREGPU_RETURN_IF_ERROR(CheckBar(bar));
   const vfio_region_info& info = bars_[bar].info;
   base::MutexLock lock(&map_mu_);
-  ASSIGN_OR_RETURN(const std::vector<MappedArea>* areas, MapAreas(bar));
+  BAREGPU_ASSIGN_OR_RETURN(const std::vector<MappedArea>* areas, MapAreas(bar));
   if (areas->size() != 1 || areas->front().start != 0 || areas->front().size != info.size) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "%s: vfio-pci allows mmap of only parts of BAR %d (%d areas), so it cannot be used as memory; use MapMmio",
@@ -380,10 +382,10 @@ absl::StatusOr<std::span<uint8_t>> VfioDevice::MapMemory(int bar) {
 absl::StatusOr<std::unique_ptr<DmaBuffer>> VfioDevice::AllocDma(size_t size) {
   HostMemoryOptions options;
   options.numa_node = numa_node_;  // VFIO pins the pages itself; no mlock needed
-  ASSIGN_OR_RETURN(HostMemory memory, HostMemory::Allocate(size, options));
+  BAREGPU_ASSIGN_OR_RETURN(HostMemory memory, HostMemory::Allocate(size, options));
   // Large buffers get 2 MiB-aligned IOVAs so the IOMMU (and GPU page tables above) can use large pages.
   const uint64_t alignment = memory.size() >= kHugePageSize ? kHugePageSize : kPageSize;
-  ASSIGN_OR_RETURN(uint64_t iova, iommu_->iova->Allocate(memory.size(), alignment, dma_mask()));
+  BAREGPU_ASSIGN_OR_RETURN(uint64_t iova, iommu_->iova->Allocate(memory.size(), alignment, dma_mask()));
   vfio_iommu_type1_dma_map map{};
   map.argsz = sizeof(map);
   map.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE;
@@ -406,7 +408,7 @@ absl::StatusOr<std::unique_ptr<DmaMapping>> VfioDevice::MapPeerMemory(std::span<
         absl::StrFormat("%s: peer memory of %d bytes: DMA mappings take whole pages", name(), memory.size()));
   }
   const uint64_t alignment = memory.size() >= kHugePageSize ? kHugePageSize : kPageSize;
-  ASSIGN_OR_RETURN(uint64_t iova, iommu_->iova->Allocate(memory.size(), alignment, dma_mask()));
+  BAREGPU_ASSIGN_OR_RETURN(uint64_t iova, iommu_->iova->Allocate(memory.size(), alignment, dma_mask()));
   vfio_iommu_type1_dma_map map{};
   map.argsz = sizeof(map);
   map.flags = VFIO_DMA_MAP_FLAG_READ | VFIO_DMA_MAP_FLAG_WRITE;
@@ -436,7 +438,7 @@ absl::StatusOr<std::vector<int>> VfioDevice::EnableInterrupts(int count) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: %d interrupt vectors requested (1..2048)", name(), count));
   }
   base::MutexLock lock(&irq_mu_);
-  RETURN_IF_ERROR(DisableInterruptsLocked());
+  BAREGPU_RETURN_IF_ERROR(DisableInterruptsLocked());
   uint32_t offered[2] = {0, 0};
   int chosen = -1;
   const uint32_t kinds[2] = {VFIO_PCI_MSIX_IRQ_INDEX, VFIO_PCI_MSI_IRQ_INDEX};  // MSI-X preferred
@@ -444,7 +446,8 @@ absl::StatusOr<std::vector<int>> VfioDevice::EnableInterrupts(int count) {
     vfio_irq_info info{};
     info.argsz = sizeof(info);
     info.index = kinds[k];
-    RETURN_IF_ERROR(Ioctl(device_.get(), VFIO_DEVICE_GET_IRQ_INFO, &info, name() + ": VFIO_DEVICE_GET_IRQ_INFO"));
+    BAREGPU_RETURN_IF_ERROR(
+        Ioctl(device_.get(), VFIO_DEVICE_GET_IRQ_INFO, &info, name() + ": VFIO_DEVICE_GET_IRQ_INFO"));
     offered[k] = (info.flags & VFIO_IRQ_INFO_EVENTFD) ? info.count : 0;
     if (offered[k] >= static_cast<uint32_t>(count)) chosen = static_cast<int>(kinds[k]);
   }
@@ -470,9 +473,9 @@ absl::StatusOr<std::vector<int>> VfioDevice::EnableInterrupts(int count) {
     result.push_back(raw);
     fds.push_back(std::move(fd));
   }
-  RETURN_IF_ERROR(Ioctl(device_.get(), VFIO_DEVICE_SET_IRQS, set,
-                        absl::StrFormat("%s: VFIO_DEVICE_SET_IRQS (%s, %d vectors)", name(),
-                                        chosen == VFIO_PCI_MSIX_IRQ_INDEX ? "MSI-X" : "MSI", count)));
+  BAREGPU_RETURN_IF_ERROR(Ioctl(device_.get(), VFIO_DEVICE_SET_IRQS, set,
+                                absl::StrFormat("%s: VFIO_DEVICE_SET_IRQS (%s, %d vectors)", name(),
+                                                chosen == VFIO_PCI_MSIX_IRQ_INDEX ? "MSI-X" : "MSI", count)));
   irq_index_ = chosen;
   irq_fds_ = std::move(fds);
   return result;
@@ -490,7 +493,8 @@ absl::Status VfioDevice::DisableInterruptsLocked() {
   set.flags = VFIO_IRQ_SET_DATA_NONE | VFIO_IRQ_SET_ACTION_TRIGGER;
   set.index = static_cast<uint32_t>(irq_index_);
   set.count = 0;  // count 0 with DATA_NONE tears down every vector of the index
-  RETURN_IF_ERROR(Ioctl(device_.get(), VFIO_DEVICE_SET_IRQS, &set, name() + ": VFIO_DEVICE_SET_IRQS (disable)"));
+  BAREGPU_RETURN_IF_ERROR(
+      Ioctl(device_.get(), VFIO_DEVICE_SET_IRQS, &set, name() + ": VFIO_DEVICE_SET_IRQS (disable)"));
   irq_index_ = -1;
   irq_fds_.clear();
   return absl::OkStatus();

@@ -66,11 +66,11 @@ absl::Status CheckDriver(const SystemPaths& paths, const Address& address, const
 
 absl::Status CheckGroupViable(const SystemPaths& paths, const Address& address, const std::string& group) {
   SysfsPciFunction function(paths, address);
-  ASSIGN_OR_RETURN(std::vector<Address> members, function.IommuGroupMembers(group));
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<Address> members, function.IommuGroupMembers(group));
   std::vector<std::string> blockers, fixes;
   for (const Address& member : members) {
     if (member == address) continue;
-    ASSIGN_OR_RETURN(std::optional<std::string> driver, SysfsPciFunction(paths, member).Driver());
+    BAREGPU_ASSIGN_OR_RETURN(std::optional<std::string> driver, SysfsPciFunction(paths, member).Driver());
     if (!driver.has_value() || DriverKeepsGroupViable(*driver)) continue;
     blockers.push_back(absl::StrFormat("%s (bound to %s)", member.ToString(), *driver));
     fixes.push_back(BindCommands(paths, member, true));
@@ -130,7 +130,7 @@ absl::StatusOr<VfioTarget> CheckVfioPreconditions(const Address& address, const 
         "no PCI device %s (%s does not exist); `baregpu list` shows the GPUs, `lspci -D` every function", bdf,
         function.dir()));
   }
-  ASSIGN_OR_RETURN(std::optional<std::string> group, function.IommuGroup());
+  BAREGPU_ASSIGN_OR_RETURN(std::optional<std::string> group, function.IommuGroup());
   if (!group.has_value()) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "%s has no IOMMU group (%s/iommu_group is missing): the IOMMU is off, and VFIO needs it to confine the "
@@ -139,7 +139,7 @@ absl::StatusOr<VfioTarget> CheckVfioPreconditions(const Address& address, const 
         "update-grub and reboot). Or, as root, use the sysfs backend: sysfs:%s",
         bdf, function.dir(), bdf));
   }
-  ASSIGN_OR_RETURN(std::optional<std::string> driver, function.Driver());
+  BAREGPU_ASSIGN_OR_RETURN(std::optional<std::string> driver, function.Driver());
   if (!base::PathExists(paths.PciDriver(std::string(kVfioDriver))) &&
       !(driver.has_value() && DriverKeepsGroupViable(*driver) && absl::StrContains(*driver, "vfio"))) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -147,8 +147,8 @@ absl::StatusOr<VfioTarget> CheckVfioPreconditions(const Address& address, const 
         "%s to it",
         paths.PciDriver(std::string(kVfioDriver)), bdf));
   }
-  RETURN_IF_ERROR(CheckDriver(paths, address, driver));
-  RETURN_IF_ERROR(CheckGroupViable(paths, address, *group));
+  BAREGPU_RETURN_IF_ERROR(CheckDriver(paths, address, driver));
+  BAREGPU_RETURN_IF_ERROR(CheckGroupViable(paths, address, *group));
 
   VfioTarget target{*group, paths.VfioGroup(*group), paths.VfioContainer()};
   if (absl::Status s = CheckNodeAccess(target.container_node, who); !s.ok()) {

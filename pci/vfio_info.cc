@@ -33,7 +33,7 @@ absl::StatusOr<T> ReadStruct(std::span<const uint8_t> info, uint64_t offset, abs
 template <typename Cap, typename Entry, typename Convert>
 absl::StatusOr<std::vector<Range>> ReadRecords(std::span<const uint8_t> info, uint32_t offset, uint32_t Cap::*count,
                                                absl::string_view what, Convert convert) {
-  ASSIGN_OR_RETURN(Cap cap, ReadStruct<Cap>(info, offset, what));
+  BAREGPU_ASSIGN_OR_RETURN(Cap cap, ReadStruct<Cap>(info, offset, what));
   const uint64_t first = uint64_t{offset} + sizeof(Cap);
   if (first > info.size() || (info.size() - first) / sizeof(Entry) < cap.*count) {
     return absl::OutOfRangeError(absl::StrFormat("%s: %d entries at offset %#x run past the %d-byte reply", what,
@@ -41,7 +41,7 @@ absl::StatusOr<std::vector<Range>> ReadRecords(std::span<const uint8_t> info, ui
   }
   std::vector<Range> ranges;
   for (uint32_t i = 0; i < cap.*count; ++i) {
-    ASSIGN_OR_RETURN(Entry entry, ReadStruct<Entry>(info, first + uint64_t{i} * sizeof(Entry), what));
+    BAREGPU_ASSIGN_OR_RETURN(Entry entry, ReadStruct<Entry>(info, first + uint64_t{i} * sizeof(Entry), what));
     std::optional<Range> range = convert(entry);
     if (range.has_value()) ranges.push_back(*range);
   }
@@ -58,7 +58,7 @@ absl::StatusOr<std::optional<uint32_t>> FindVfioCapability(std::span<const uint8
       return absl::DataLossError(
           absl::StrFormat("%s: capability chain longer than %d entries (a loop?)", what, kMaxCapabilities));
     }
-    ASSIGN_OR_RETURN(vfio_info_cap_header header, ReadStruct<vfio_info_cap_header>(info, offset, what));
+    BAREGPU_ASSIGN_OR_RETURN(vfio_info_cap_header header, ReadStruct<vfio_info_cap_header>(info, offset, what));
     if (header.id == id) return offset;
     offset = header.next;
   }

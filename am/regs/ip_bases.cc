@@ -31,7 +31,7 @@ absl::StatusOr<uint64_t> IpBases::Base(Ip ip, int instance, int segment) const {
 }
 
 absl::StatusOr<uint64_t> IpBases::Resolve(Ip ip, int instance, int segment, uint32_t offset) const {
-  ASSIGN_OR_RETURN(uint64_t base, Base(ip, instance, segment));
+  BAREGPU_ASSIGN_OR_RETURN(uint64_t base, Base(ip, instance, segment));
   return base + offset;
 }
 

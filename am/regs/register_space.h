@@ -2,7 +2,7 @@
 // addresses (a DwordSpace): the driver's MMIO path (later, over pci::Mmio with the discovered bases) or a fake
 // register space in tests.
 //
-//   ASSIGN_OR_RETURN(auto gc, (regs::IpRegisters<regs::Ip::kGc, Mmio>::Create(mmio, bases)));
+//   BAREGPU_ASSIGN_OR_RETURN(auto gc, (regs::IpRegisters<regs::Ip::kGc, Mmio>::Create(mmio, bases)));
 //   gc.Write(regs::gc::CP_HQD_PQ_CONTROL{}.queue_size(7).rptr_block_size(5));
 //   gc.Modify<regs::gc::CP_HQD_PQ_CONTROL>([](auto& r) { r.unord_dispatch(1); });
 //

@@ -347,7 +347,7 @@ absl::StatusOr<std::span<uint8_t>> GmcModel::Map(const MemoryClient& client, uin
     }
     return view;
   }
-  ASSIGN_OR_RETURN(Translation translation, Translate(client, address, access));
+  BAREGPU_ASSIGN_OR_RETURN(Translation translation, Translate(client, address, access));
   const uint64_t piece = std::min(length, translation.contiguous);
   std::span<uint8_t> view = HostView(translation.system, translation.physical, piece, write);
   if (view.empty() && translation.system && piece > kPageSize - translation.physical % kPageSize) {

@@ -14,7 +14,7 @@ absl::StatusOr<T*> MapAligned(GpuMemory& memory, const MemoryClient& client, uin
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: address %#x is not %d-byte aligned", client.name, address, sizeof(T)));
   }
-  ASSIGN_OR_RETURN(std::span<uint8_t> view, memory.Map(client, address, sizeof(T), access));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> view, memory.Map(client, address, sizeof(T), access));
   // An aligned item never crosses a page, so one piece holds it.
   return reinterpret_cast<T*>(view.data());
 }
@@ -23,7 +23,7 @@ absl::StatusOr<T*> MapAligned(GpuMemory& memory, const MemoryClient& client, uin
 
 absl::Status ReadMemory(GpuMemory& memory, const MemoryClient& client, uint64_t address, std::span<uint8_t> out) {
   while (!out.empty()) {
-    ASSIGN_OR_RETURN(std::span<uint8_t> view, memory.Map(client, address, out.size(), Access::kRead));
+    BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> view, memory.Map(client, address, out.size(), Access::kRead));
     std::memcpy(out.data(), view.data(), view.size());
     out = out.subspan(view.size());
     address += view.size();
@@ -34,7 +34,7 @@ absl::Status ReadMemory(GpuMemory& memory, const MemoryClient& client, uint64_t 
 absl::Status WriteMemory(GpuMemory& memory, const MemoryClient& client, uint64_t address,
                          std::span<const uint8_t> data) {
   while (!data.empty()) {
-    ASSIGN_OR_RETURN(std::span<uint8_t> view, memory.Map(client, address, data.size(), Access::kWrite));
+    BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> view, memory.Map(client, address, data.size(), Access::kWrite));
     std::memcpy(view.data(), data.data(), view.size());
     data = data.subspan(view.size());
     address += view.size();

@@ -113,10 +113,10 @@ absl::StatusOr<std::unique_ptr<Navi31>> Navi31::Open(const std::string& name, co
         absl::StrFormat("%s: BAR0 of %#x bytes and VRAM of %#x bytes: BAR0 must be a power of two, VRAM whole MiB",
                         name, config.bar0_size, config.vram_size));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<PersistentState> state,
-                   PersistentState::Open(name, {{"vram", config.vram_size},
-                                                {"regs", kRegisterSpaceDwords * sizeof(uint32_t)},
-                                                {"model", sizeof(ModelState)}}));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<PersistentState> state,
+                           PersistentState::Open(name, {{"vram", config.vram_size},
+                                                        {"regs", kRegisterSpaceDwords * sizeof(uint32_t)},
+                                                        {"model", sizeof(ModelState)}}));
   return std::unique_ptr<Navi31>(new Navi31(name, config, std::move(state)));
 }
 
@@ -248,7 +248,7 @@ BAREGPU_REGISTER_VIRTUAL_DEVICE(
     pci::VirtualDeviceKind{
         "navi31", "virtual AMD Radeon RX 7900 XTX (Navi31, GC 11.0.0)", kVendorAmd, Navi31::kDeviceId,
         [](const std::string& name, const std::string&) -> absl::StatusOr<std::unique_ptr<pci::Device>> {
-          ASSIGN_OR_RETURN(std::unique_ptr<Navi31> device, Navi31::Open(name, Navi31Config::FromEnvironment()));
+          BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<Navi31> device, Navi31::Open(name, Navi31Config::FromEnvironment()));
           return std::unique_ptr<pci::Device>(std::move(device));
         }});
 

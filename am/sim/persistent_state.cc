@@ -62,10 +62,10 @@ std::string StateDirectory() {
 
 absl::StatusOr<std::unique_ptr<PersistentState>> PersistentState::Open(absl::string_view device,
                                                                        const std::vector<StateRegion>& regions) {
-  RETURN_IF_ERROR(MakeDirectory(StateDirectory()));
+  BAREGPU_RETURN_IF_ERROR(MakeDirectory(StateDirectory()));
   std::unique_ptr<PersistentState> state(new PersistentState());
   state->prefix_ = PathPrefix(device);
-  ASSIGN_OR_RETURN(state->lock_, Lock(device, state->prefix_));
+  BAREGPU_ASSIGN_OR_RETURN(state->lock_, Lock(device, state->prefix_));
   for (const StateRegion& region : regions) {
     const std::string path = absl::StrCat(state->prefix_, ".", region.name);
     base::ScopedFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
@@ -107,7 +107,7 @@ PersistentState::~PersistentState() {
 absl::Status PersistentState::PowerCycle(absl::string_view device) {
   const std::string prefix = PathPrefix(device);
   if (!base::PathExists(prefix + ".lock")) return absl::OkStatus();  // never powered: nothing to discard
-  ASSIGN_OR_RETURN(base::ScopedFd lock, Lock(device, prefix));
+  BAREGPU_ASSIGN_OR_RETURN(base::ScopedFd lock, Lock(device, prefix));
   auto names = base::ListDirectory(StateDirectory());
   if (!names.ok()) return names.status();
   const std::string base_name = prefix.substr(prefix.rfind('/') + 1) + ".";

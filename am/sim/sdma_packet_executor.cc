@@ -149,10 +149,11 @@ absl::Status SdmaPacketExecutor::Fetch(const CommandStream& stream, uint64_t off
   const uint64_t length = out.size_bytes();
   const uint64_t position = stream.is_ring ? offset & (stream.size - 1) : offset;
   const uint64_t first = std::min(length, stream.size - position);
-  RETURN_IF_ERROR(Fault(ReadMemory(context_.memory, stream.client, stream.base + position, {bytes, first})));
+  BAREGPU_RETURN_IF_ERROR(Fault(ReadMemory(context_.memory, stream.client, stream.base + position, {bytes, first})));
   // A ring packet may wrap around the ring's end.
   if (first < length) {
-    RETURN_IF_ERROR(Fault(ReadMemory(context_.memory, stream.client, stream.base, {bytes + first, length - first})));
+    BAREGPU_RETURN_IF_ERROR(
+        Fault(ReadMemory(context_.memory, stream.client, stream.base, {bytes + first, length - first})));
   }
   return absl::OkStatus();
 }
@@ -160,7 +161,7 @@ absl::Status SdmaPacketExecutor::Fetch(const CommandStream& stream, uint64_t off
 absl::StatusOr<uint64_t> SdmaPacketExecutor::Execute(const CommandStream& stream, uint64_t offset, uint64_t available) {
   uint32_t packet[kMaxFixedDwords];
   if (available < 4) return 4;
-  RETURN_IF_ERROR(Fetch(stream, offset, {packet, 1}));
+  BAREGPU_RETURN_IF_ERROR(Fetch(stream, offset, {packet, 1}));
   const uint32_t header = packet[0];
   const uint32_t op = PKT_FIELD(header, COPY_LINEAR_HEADER_op);
   const uint32_t sub_op = PKT_FIELD(header, COPY_LINEAR_HEADER_sub_op);
@@ -177,7 +178,7 @@ absl::StatusOr<uint64_t> SdmaPacketExecutor::Execute(const CommandStream& stream
       // The data's length is in the fourth dword.
       const uint64_t count_offset = offsetof(sdma::WriteUntiled, dw_3);
       if (available < count_offset + 4) return count_offset + 4;
-      RETURN_IF_ERROR(Fetch(stream, offset + count_offset, {packet + 3, 1}));
+      BAREGPU_RETURN_IF_ERROR(Fetch(stream, offset + count_offset, {packet + 3, 1}));
       dwords = Dwords<sdma::WriteUntiled>() + PKT_FIELD(packet[3], WRITE_UNTILED_DW_3_count);
       break;
     }
@@ -223,7 +224,7 @@ absl::StatusOr<uint64_t> SdmaPacketExecutor::Execute(const CommandStream& stream
                      stream.size / 4);
   }
   if (bytes > available) return bytes;
-  RETURN_IF_ERROR(Fetch(stream, offset, {packet, std::min(dwords, kMaxFixedDwords)}));
+  BAREGPU_RETURN_IF_ERROR(Fetch(stream, offset, {packet, std::min(dwords, kMaxFixedDwords)}));
 
   const MemoryClient& client = stream.client;
   switch (op) {
@@ -234,39 +235,39 @@ absl::StatusOr<uint64_t> SdmaPacketExecutor::Execute(const CommandStream& stream
         return absl::UnimplementedError(absl::StrFormat(
             "COPY sub-op %#x (header %#010x): only COPY_LINEAR is modelled by the virtual Navi31", sub_op, header));
       }
-      RETURN_IF_ERROR(CopyLinear(client, packet));
+      BAREGPU_RETURN_IF_ERROR(CopyLinear(client, packet));
       break;
     case sdma::SDMA_OP_WRITE:
       if (sub_op != sdma::SDMA_SUBOP_WRITE_LINEAR) {
         return absl::UnimplementedError(absl::StrFormat(
             "WRITE sub-op %#x (header %#010x): only WRITE_LINEAR is modelled by the virtual Navi31", sub_op, header));
       }
-      RETURN_IF_ERROR(Write(stream, offset, packet));
+      BAREGPU_RETURN_IF_ERROR(Write(stream, offset, packet));
       break;
     case sdma::SDMA_OP_INDIRECT:
-      RETURN_IF_ERROR(Indirect(stream, packet));
+      BAREGPU_RETURN_IF_ERROR(Indirect(stream, packet));
       break;
     case sdma::SDMA_OP_FENCE:
-      RETURN_IF_ERROR(Fence(client, packet));
+      BAREGPU_RETURN_IF_ERROR(Fence(client, packet));
       break;
     case sdma::SDMA_OP_TRAP:
-      RETURN_IF_ERROR(Trap(packet));
+      BAREGPU_RETURN_IF_ERROR(Trap(packet));
       break;
     case sdma::SDMA_OP_POLL_REGMEM:
       if (sub_op != 0) {
         return absl::UnimplementedError(absl::StrFormat(
             "POLL_REGMEM sub-op %#x (header %#010x) is not modelled by the virtual Navi31", sub_op, header));
       }
-      RETURN_IF_ERROR(PollRegmem(client, packet));
+      BAREGPU_RETURN_IF_ERROR(PollRegmem(client, packet));
       break;
     case sdma::SDMA_OP_ATOMIC:
-      RETURN_IF_ERROR(Atomic(client, packet));
+      BAREGPU_RETURN_IF_ERROR(Atomic(client, packet));
       break;
     case sdma::SDMA_OP_CONST_FILL:
-      RETURN_IF_ERROR(ConstantFill(client, packet));
+      BAREGPU_RETURN_IF_ERROR(ConstantFill(client, packet));
       break;
     case sdma::SDMA_OP_TIMESTAMP:
-      RETURN_IF_ERROR(Timestamp(client, packet));
+      BAREGPU_RETURN_IF_ERROR(Timestamp(client, packet));
       break;
     case sdma::SDMA_OP_GCR_REQ:
       break;  // Caches: the model's memory is coherent, nothing to write back.
@@ -286,8 +287,10 @@ absl::Status SdmaPacketExecutor::CopyLinear(const MemoryClient& client, const ui
   uint64_t dst = Address(packet.dst_addr_lo, packet.dst_addr_hi);
   // Whole contiguous pieces at a time: as fast as memcpy over what the page tables map contiguously.
   while (remaining > 0) {
-    ASSIGN_OR_RETURN(std::span<uint8_t> from, Fault(context_.memory.Map(client, src, remaining, Access::kRead)));
-    ASSIGN_OR_RETURN(std::span<uint8_t> to, Fault(context_.memory.Map(client, dst, from.size(), Access::kWrite)));
+    BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> from,
+                             Fault(context_.memory.Map(client, src, remaining, Access::kRead)));
+    BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> to,
+                             Fault(context_.memory.Map(client, dst, from.size(), Access::kWrite)));
     const size_t n = std::min(from.size(), to.size());
     if (n == 0) return absl::AbortedError(absl::StrFormat("empty mapping at %#x", dst));
     const bool overlap = from.data() < to.data() + n && to.data() < from.data() + n;
@@ -312,8 +315,8 @@ absl::Status SdmaPacketExecutor::Write(const CommandStream& stream, uint64_t off
   uint32_t chunk[256];
   while (remaining > 0) {
     const uint64_t n = std::min<uint64_t>(remaining, std::size(chunk));
-    RETURN_IF_ERROR(Fetch(stream, source, {chunk, n}));
-    RETURN_IF_ERROR(
+    BAREGPU_RETURN_IF_ERROR(Fetch(stream, source, {chunk, n}));
+    BAREGPU_RETURN_IF_ERROR(
         Fault(WriteMemory(context_.memory, stream.client, dst, {reinterpret_cast<const uint8_t*>(chunk), n * 4})));
     source += n * 4;
     dst += n * 4;
@@ -359,7 +362,7 @@ absl::Status SdmaPacketExecutor::Fence(const MemoryClient& client, const uint32_
   const uint64_t address = Address(packet.addr_lo, packet.addr_hi);
   // Linux WARNs unless "zero in first two bits".
   if (address % 4 != 0) return Malformed("FENCE address %#x is not dword-aligned", address);
-  ASSIGN_OR_RETURN(uint32_t * fence, Fault(MapDword(context_.memory, client, address, Access::kWrite)));
+  BAREGPU_ASSIGN_OR_RETURN(uint32_t * fence, Fault(MapDword(context_.memory, client, address, Access::kWrite)));
   std::atomic_ref<uint32_t>(*fence).store(packet.data, std::memory_order_release);
   return absl::OkStatus();
 }
@@ -412,13 +415,13 @@ absl::Status SdmaPacketExecutor::PollRegmem(const MemoryClient& client, const ui
   // Memory is translated again on every check: the driver may remap it while the engine waits.
   auto read = [&]() -> absl::StatusOr<uint32_t> {
     if (!memory) return context_.registers.ReadDword(register_address);
-    ASSIGN_OR_RETURN(uint32_t * location, Fault(MapDword(context_.memory, client, address, Access::kRead)));
+    BAREGPU_ASSIGN_OR_RETURN(uint32_t * location, Fault(MapDword(context_.memory, client, address, Access::kRead)));
     return std::atomic_ref<uint32_t>(*location).load(std::memory_order_acquire);
   };
 
   std::chrono::nanoseconds delay = kFirstBackOff;
   for (uint32_t attempt = 0;; ++attempt) {
-    ASSIGN_OR_RETURN(const uint32_t value, read());
+    BAREGPU_ASSIGN_OR_RETURN(const uint32_t value, read());
     if (WaitConditionHolds(function, value & packet.mask, packet.value)) return absl::OkStatus();
     if (retries != kRetryForever && attempt >= retries) break;
     if (!BackOff(delay)) return absl::CancelledError("queue stopped during POLL_REGMEM");
@@ -455,7 +458,7 @@ absl::Status SdmaPacketExecutor::Timestamp(const MemoryClient& client, const uin
   const uint64_t address = Address(PKT_FIELD(packet.write_addr_lo, TIMESTAMP_GET_WRITE_ADDR_LO_write_addr_31_3)
                                        << sdma::SDMA_PKT_TIMESTAMP_GET_WRITE_ADDR_LO_write_addr_31_3_shift,
                                    packet.write_addr_hi);
-  ASSIGN_OR_RETURN(uint64_t * target, Fault(MapQword(context_.memory, client, address, Access::kWrite)));
+  BAREGPU_ASSIGN_OR_RETURN(uint64_t * target, Fault(MapQword(context_.memory, client, address, Access::kWrite)));
   std::atomic_ref<uint64_t>(*target).store(stamp, std::memory_order_release);
   return absl::OkStatus();
 }
@@ -503,10 +506,10 @@ absl::Status SdmaPacketExecutor::Atomic(const MemoryClient& client, const uint32
     }
   };
   if (wide) {
-    ASSIGN_OR_RETURN(uint64_t * location, Fault(MapQword(context_.memory, client, address, Access::kWrite)));
+    BAREGPU_ASSIGN_OR_RETURN(uint64_t * location, Fault(MapQword(context_.memory, client, address, Access::kWrite)));
     return run(location, src, cmp);
   }
-  ASSIGN_OR_RETURN(uint32_t * location, Fault(MapDword(context_.memory, client, address, Access::kWrite)));
+  BAREGPU_ASSIGN_OR_RETURN(uint32_t * location, Fault(MapDword(context_.memory, client, address, Access::kWrite)));
   return run(location, static_cast<uint32_t>(src), static_cast<uint32_t>(cmp));
 }
 
@@ -526,7 +529,8 @@ absl::Status SdmaPacketExecutor::ConstantFill(const MemoryClient& client, const 
   uint64_t dst = Address(packet.dst_addr_lo, packet.dst_addr_hi);
   const uint64_t total = uint64_t{PKT_FIELD(packet.count, CONSTANT_FILL_COUNT_count)} + 1;
   for (uint64_t done = 0; done < total;) {
-    ASSIGN_OR_RETURN(std::span<uint8_t> to, Fault(context_.memory.Map(client, dst, total - done, Access::kWrite)));
+    BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> to,
+                             Fault(context_.memory.Map(client, dst, total - done, Access::kWrite)));
     if (to.empty()) return absl::AbortedError(absl::StrFormat("empty mapping at %#x", dst));
     FillPattern(to, pattern, done);
     dst += to.size();

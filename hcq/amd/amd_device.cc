@@ -41,27 +41,27 @@ AmdProgram::~AmdProgram() {
 
 absl::StatusOr<std::unique_ptr<Device>> AmdDevice::Open(absl::string_view name, const DeviceOptions& options) {
   (void)kRegistered;
-  ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> pci, pci::Open(name));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> pci, pci::Open(name));
   const bool is_virtual = pci->backend() == "virtual";  // which firmware files to offer, nothing else
-  RETURN_IF_ERROR(pci->SetDmaMaskBits(kDmaMaskBits));
-  ASSIGN_OR_RETURN(std::unique_ptr<am::Device> am,
-                   am::Device::Open(std::move(pci), {.firmware = firmware::StoreForDevice(is_virtual)}));
-  RETURN_IF_ERROR(am->Boot());
+  BAREGPU_RETURN_IF_ERROR(pci->SetDmaMaskBits(kDmaMaskBits));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<am::Device> am,
+                           am::Device::Open(std::move(pci), {.firmware = firmware::StoreForDevice(is_virtual)}));
+  BAREGPU_RETURN_IF_ERROR(am->Boot());
   std::unique_ptr<AmdDevice> device(new AmdDevice(std::string(name), options, std::move(am)));
-  RETURN_IF_ERROR(device->Init());
+  BAREGPU_RETURN_IF_ERROR(device->Init());
   return device;
 }
 
 absl::Status AmdDevice::Init() {
-  ASSIGN_OR_RETURN(ring_timeout_, DefaultWaitTimeout());
-  ASSIGN_OR_RETURN(pci::Mmio registers, am_->pci().MapMmio(5));
-  RETURN_IF_ERROR(compute_ring_.Init(am_->gfx(), registers, am::Soc::kRemapMemFlush));
-  RETURN_IF_ERROR(copy_ring_.Init(am_->sdma(), registers, am::Soc::kRemapMemFlush));
+  BAREGPU_ASSIGN_OR_RETURN(ring_timeout_, DefaultWaitTimeout());
+  BAREGPU_ASSIGN_OR_RETURN(pci::Mmio registers, am_->pci().MapMmio(5));
+  BAREGPU_RETURN_IF_ERROR(compute_ring_.Init(am_->gfx(), registers, am::Soc::kRemapMemFlush));
+  BAREGPU_RETURN_IF_ERROR(copy_ring_.Init(am_->sdma(), registers, am::Soc::kRemapMemFlush));
   auto nbio = am_->Regs<am::regs::Ip::kNbio>();
   hdp_flush_request_ =
       static_cast<uint32_t>(nbio.AddressOf<am::regs::nbio::BIF_BX_PF0_GPU_HDP_FLUSH_REQ>().value_or(0));
   hdp_flush_done_ = static_cast<uint32_t>(nbio.AddressOf<am::regs::nbio::BIF_BX_PF0_GPU_HDP_FLUSH_DONE>().value_or(0));
-  RETURN_IF_ERROR(nbio.status());
+  BAREGPU_RETURN_IF_ERROR(nbio.status());
   return InitCommon();
 }
 
@@ -113,8 +113,8 @@ absl::StatusOr<std::shared_ptr<Allocation>> AmdDevice::AllocMemory(uint64_t size
   // Whole pages: the page tables map nothing smaller; 2 MiB alignment lets big buffers use huge pages.
   const uint64_t rounded = (size + 4095) & ~uint64_t{4095};
   if (spec.kind == MemoryKind::kVram) {
-    ASSIGN_OR_RETURN(uint64_t offset,
-                     memory.AllocVram(rounded, rounded >= (uint64_t{2} << 20) ? uint64_t{2} << 20 : 4096));
+    BAREGPU_ASSIGN_OR_RETURN(uint64_t offset,
+                             memory.AllocVram(rounded, rounded >= (uint64_t{2} << 20) ? uint64_t{2} << 20 : 4096));
     absl::StatusOr<uint64_t> va = memory.MapVram(offset, rounded);
     if (!va.ok()) {
       (void)memory.FreeVram(offset);
@@ -127,13 +127,13 @@ absl::StatusOr<std::shared_ptr<Allocation>> AmdDevice::AllocMemory(uint64_t size
       if (view.ok()) allocation->cpu = view->data();
     }
   } else {
-    ASSIGN_OR_RETURN(std::unique_ptr<pci::DmaBuffer> buffer, am_->pci().AllocDma(rounded));
-    ASSIGN_OR_RETURN(allocation->va, memory.MapSystem(*buffer, {.system = true, .snooped = !spec.uncached}));
+    BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::DmaBuffer> buffer, am_->pci().AllocDma(rounded));
+    BAREGPU_ASSIGN_OR_RETURN(allocation->va, memory.MapSystem(*buffer, {.system = true, .snooped = !spec.uncached}));
     allocation->cpu = buffer->cpu();
     host_[allocation->va] = std::move(buffer);
   }
   allocation->size = size;
-  RETURN_IF_ERROR(memory.Flush());
+  BAREGPU_RETURN_IF_ERROR(memory.Flush());
   return allocation;
 }
 
@@ -145,8 +145,8 @@ absl::Status AmdDevice::FreeMemory(Allocation& allocation) {
     }
   }
   am::MemoryManager& memory = am_->memory();
-  RETURN_IF_ERROR(memory.Unmap(allocation.va));
-  RETURN_IF_ERROR(memory.Flush());
+  BAREGPU_RETURN_IF_ERROR(memory.Unmap(allocation.va));
+  BAREGPU_RETURN_IF_ERROR(memory.Flush());
   if (allocation.spec.kind == MemoryKind::kVram) return memory.FreeVram(allocation.backend_handle);
   host_.erase(allocation.va);
   return absl::OkStatus();
@@ -166,13 +166,13 @@ absl::Status AmdDevice::MapPeer(Allocation& allocation) {
       return absl::FailedPreconditionError(
           absl::StrFormat("%s: %s's host buffer at %#x is no longer allocated", name(), owner->name(), allocation.va));
     }
-    ASSIGN_OR_RETURN(mapping,
-                     am::PeerMapping::CreateForHostMemory(*am_, {buffer->second->cpu(), buffer->second->size()},
-                                                          allocation.va, allocation.spec.uncached));
+    BAREGPU_ASSIGN_OR_RETURN(mapping,
+                             am::PeerMapping::CreateForHostMemory(*am_, {buffer->second->cpu(), buffer->second->size()},
+                                                                  allocation.va, allocation.spec.uncached));
   } else {
     const uint64_t rounded = base::AlignUp(allocation.size, am::PageTable::kPageSize);
-    ASSIGN_OR_RETURN(mapping,
-                     am::PeerMapping::Create(*am_, *owner->am_, allocation.backend_handle, rounded, allocation.va));
+    BAREGPU_ASSIGN_OR_RETURN(
+        mapping, am::PeerMapping::Create(*am_, *owner->am_, allocation.backend_handle, rounded, allocation.va));
   }
   peers_[allocation.va] = {std::move(mapping), owner, allocation.weak_from_this()};
   ++owner->importers_[this];
@@ -181,13 +181,13 @@ absl::Status AmdDevice::MapPeer(Allocation& allocation) {
 
 absl::StatusOr<std::unique_ptr<Program>> AmdDevice::LoadProgram(std::span<const uint8_t> code_object,
                                                                 absl::string_view kernel) {
-  ASSIGN_OR_RETURN(am::CodeObject object, am::CodeObject::Parse(code_object));
+  BAREGPU_ASSIGN_OR_RETURN(am::CodeObject object, am::CodeObject::Parse(code_object));
   if (object.target() != "gfx1100") {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: the code object is for %s, this device runs gfx1100 code; compile with -mcpu=gfx1100",
                         name(), object.target().empty() ? "an unknown target" : std::string(object.target())));
   }
-  ASSIGN_OR_RETURN(const am::CodeObject::Kernel* k, object.FindKernel(kernel));
+  BAREGPU_ASSIGN_OR_RETURN(const am::CodeObject::Kernel* k, object.FindKernel(kernel));
   if (k->lds_size() > am::kMaxLdsBytes) {
     return absl::InvalidArgumentError(absl::StrFormat("%s: kernel %s wants %d bytes of LDS, a gfx11 workgroup has %d",
                                                       name(), kernel, k->lds_size(), am::kMaxLdsBytes));
@@ -205,7 +205,7 @@ absl::StatusOr<std::unique_ptr<Program>> AmdDevice::LoadProgram(std::span<const 
         "%s: kernel %s needs %d bytes of scratch per work-item, more than COMPUTE_TMPRING_SIZE.WAVESIZE holds", name(),
         kernel, k->scratch_size()));
   }
-  ASSIGN_OR_RETURN(Buffer image, allocator().alloc(object.image().size()));
+  BAREGPU_ASSIGN_OR_RETURN(Buffer image, allocator().alloc(object.image().size()));
   if (absl::Status copied = allocator().copyin(image, object.image()); !copied.ok()) {
     (void)allocator().free(image);
     return copied;

@@ -33,7 +33,7 @@ bool WaitForRoom(HasRoom has_room, absl::Duration timeout) {
 
 absl::Status ComputeRing::Init(am::Gfx& gfx, pci::Mmio registers, uint64_t hdp_flush_offset) {
   gfx_ = &gfx;
-  ASSIGN_OR_RETURN(ring_, gfx.ring_access());
+  BAREGPU_ASSIGN_OR_RETURN(ring_, gfx.ring_access());
   registers_ = registers;
   hdp_flush_offset_ = hdp_flush_offset;
   return absl::OkStatus();
@@ -87,7 +87,7 @@ std::string ComputeRing::Describe() const {
 
 absl::Status CopyRing::Init(am::Sdma& sdma, pci::Mmio registers, uint64_t hdp_flush_offset) {
   sdma_ = &sdma;
-  ASSIGN_OR_RETURN(ring_, sdma.ring_access());
+  BAREGPU_ASSIGN_OR_RETURN(ring_, sdma.ring_access());
   registers_ = registers;
   hdp_flush_offset_ = hdp_flush_offset;
   return absl::OkStatus();

@@ -178,7 +178,7 @@ absl::StatusOr<BarInfo> VirtualDevice::GetBarInfo(int bar) {
 }
 
 absl::StatusOr<Mmio> VirtualDevice::MapMmio(int bar) {
-  ASSIGN_OR_RETURN(BarInfo info, GetBarInfo(bar));
+  BAREGPU_ASSIGN_OR_RETURN(BarInfo info, GetBarInfo(bar));
   if (!info.present()) return absl::NotFoundError(absl::StrFormat("%s: BAR %d is not implemented", name(), bar));
   const Bar& b = bars_[bar];
   if (b.handler != nullptr) return Mmio::Trapped(b.handler, b.size);
@@ -186,7 +186,7 @@ absl::StatusOr<Mmio> VirtualDevice::MapMmio(int bar) {
 }
 
 absl::StatusOr<std::span<uint8_t>> VirtualDevice::MapMemory(int bar) {
-  ASSIGN_OR_RETURN(BarInfo info, GetBarInfo(bar));
+  BAREGPU_ASSIGN_OR_RETURN(BarInfo info, GetBarInfo(bar));
   if (!info.present()) return absl::NotFoundError(absl::StrFormat("%s: BAR %d is not implemented", name(), bar));
   if (bars_[bar].handler != nullptr) {
     return absl::FailedPreconditionError(
@@ -196,8 +196,8 @@ absl::StatusOr<std::span<uint8_t>> VirtualDevice::MapMemory(int bar) {
 }
 
 absl::StatusOr<std::unique_ptr<DmaBuffer>> VirtualDevice::AllocDma(size_t size) {
-  ASSIGN_OR_RETURN(HostMemory memory, HostMemory::Allocate(size));
-  ASSIGN_OR_RETURN(uint64_t iova, iova_->Allocate(memory.size(), kPageSize, dma_mask()));
+  BAREGPU_ASSIGN_OR_RETURN(HostMemory memory, HostMemory::Allocate(size));
+  BAREGPU_ASSIGN_OR_RETURN(uint64_t iova, iova_->Allocate(memory.size(), kPageSize, dma_mask()));
   dma_->Map(iova, memory.data(), memory.size());
   std::vector<uint64_t> pages = Buffer::PageList(iova, memory.size());
   return std::make_unique<Buffer>(std::move(memory), std::move(pages), dma_, iova_);
@@ -228,13 +228,13 @@ absl::StatusOr<std::unique_ptr<DmaMapping>> VirtualDevice::MapPeerMemory(std::sp
         absl::StrFormat("%s: peer memory at %p, %d bytes: DMA mappings take whole pages (%d bytes, aligned)", name(),
                         static_cast<const void*>(memory.data()), memory.size(), kPageSize));
   }
-  ASSIGN_OR_RETURN(uint64_t iova, iova_->Allocate(memory.size(), kPageSize, dma_mask()));
+  BAREGPU_ASSIGN_OR_RETURN(uint64_t iova, iova_->Allocate(memory.size(), kPageSize, dma_mask()));
   dma_->Map(iova, memory.data(), memory.size());
   return std::make_unique<PeerMapping>(iova, memory.size(), dma_, iova_);
 }
 
 absl::Status VirtualDevice::ResetFunction() {
-  RETURN_IF_ERROR(DisableInterrupts());
+  BAREGPU_RETURN_IF_ERROR(DisableInterrupts());
   {
     base::MutexLock lock(&config_mu_);
     ResetConfigRegisters();

@@ -20,16 +20,16 @@ constexpr absl::Duration kDmaTimeout = absl::Seconds(10);
 }  // namespace
 
 absl::StatusOr<EduDriver> EduDriver::Attach(Device& device) {
-  ASSIGN_OR_RETURN(uint16_t vendor, device.ReadConfig16(PCI_VENDOR_ID));
-  ASSIGN_OR_RETURN(uint16_t device_id, device.ReadConfig16(PCI_DEVICE_ID));
+  BAREGPU_ASSIGN_OR_RETURN(uint16_t vendor, device.ReadConfig16(PCI_VENDOR_ID));
+  BAREGPU_ASSIGN_OR_RETURN(uint16_t device_id, device.ReadConfig16(PCI_DEVICE_ID));
   if (vendor != edu::kVendorId || device_id != edu::kDeviceId) {
     return absl::FailedPreconditionError(absl::StrFormat("%s is %04x:%04x, not an edu device (%04x:%04x)",
                                                          device.name(), vendor, device_id, edu::kVendorId,
                                                          edu::kDeviceId));
   }
-  ASSIGN_OR_RETURN(Mmio bar0, device.MapMmio(0));
-  RETURN_IF_ERROR(device.SetBusMaster(true));
-  RETURN_IF_ERROR(device.SetDmaMaskBits(edu::kDmaMaskBits));
+  BAREGPU_ASSIGN_OR_RETURN(Mmio bar0, device.MapMmio(0));
+  BAREGPU_RETURN_IF_ERROR(device.SetBusMaster(true));
+  BAREGPU_RETURN_IF_ERROR(device.SetDmaMaskBits(edu::kDmaMaskBits));
   return EduDriver(device, bar0);
 }
 

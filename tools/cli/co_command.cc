@@ -150,14 +150,14 @@ void PrintKernel(std::ostream& out, const am::CodeObject& object, const am::Code
 }
 
 absl::Status RunCo(Invocation& inv) {
-  ASSIGN_OR_RETURN(std::string path, inv.Positional(0, "a code object file (.co, .hsaco)"));
+  BAREGPU_ASSIGN_OR_RETURN(std::string path, inv.Positional(0, "a code object file (.co, .hsaco)"));
   if (inv.positional().size() > 1) return inv.UsageError("'baregpu co' takes one code object file");
-  ASSIGN_OR_RETURN(std::string bytes, base::ReadFile(path, kMaxCodeObjectBytes));
-  ASSIGN_OR_RETURN(am::CodeObject object,
-                   am::CodeObject::Parse({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, path));
+  BAREGPU_ASSIGN_OR_RETURN(std::string bytes, base::ReadFile(path, kMaxCodeObjectBytes));
+  BAREGPU_ASSIGN_OR_RETURN(am::CodeObject object,
+                           am::CodeObject::Parse({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, path));
   std::vector<const am::CodeObject::Kernel*> kernels;
   if (std::optional<std::string> name = inv.value("kernel")) {
-    ASSIGN_OR_RETURN(const am::CodeObject::Kernel* kernel, object.FindKernel(*name));
+    BAREGPU_ASSIGN_OR_RETURN(const am::CodeObject::Kernel* kernel, object.FindKernel(*name));
     kernels.push_back(kernel);
   } else {
     for (const am::CodeObject::Kernel& kernel : object.kernels()) kernels.push_back(&kernel);

@@ -180,8 +180,8 @@ NeedResult Resolve(const firmware::Store& store, const firmware::DeviceFirmwareT
 absl::Status RunNeed(Invocation& inv) {
   if (inv.positional().size() != 2) return inv.UsageError("'baregpu fw need' takes one DEVICE (navi31, sim:navi31)");
   const std::string& device = inv.positional()[1];
-  ASSIGN_OR_RETURN(firmware::DeviceFirmwareTarget target, firmware::ResolveDeviceName(device));
-  ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> required, firmware::RequiredFiles(target.profile.ip));
+  BAREGPU_ASSIGN_OR_RETURN(firmware::DeviceFirmwareTarget target, firmware::ResolveDeviceName(device));
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> required, firmware::RequiredFiles(target.profile.ip));
   const firmware::Store store = firmware::StoreForDevice(target.is_virtual);
   const std::vector<std::string>& roots = store.roots();
 

@@ -26,14 +26,15 @@ constexpr uint32_t kEntryBytes = 32;
 
 absl::Status RunIh(Invocation& inv) {
   if (inv.positional().size() != 1) return inv.UsageError("usage: baregpu ih DEVICE [--json]");
-  ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, pci::Open(inv.positional()[0]));
-  ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, pci::Open(inv.positional()[0]));
+  BAREGPU_ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
   const am::regs::IpBases bases = found.discovery.Bases();
-  ASSIGN_OR_RETURN(pci::Mmio bar5, device->MapMmio(5));
+  BAREGPU_ASSIGN_OR_RETURN(pci::Mmio bar5, device->MapMmio(5));
   am::RegisterIo io(bar5, bases);
-  ASSIGN_OR_RETURN(std::span<uint8_t> vram, device->MapMemory(0));
-  ASSIGN_OR_RETURN(auto oss, (am::regs::IpRegisters<am::regs::Ip::kOsssys, am::RegisterIo>::Create(io, bases)));
-  ASSIGN_OR_RETURN(auto mmhub, (am::regs::IpRegisters<am::regs::Ip::kMmhub, am::RegisterIo>::Create(io, bases)));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> vram, device->MapMemory(0));
+  BAREGPU_ASSIGN_OR_RETURN(auto oss, (am::regs::IpRegisters<am::regs::Ip::kOsssys, am::RegisterIo>::Create(io, bases)));
+  BAREGPU_ASSIGN_OR_RETURN(auto mmhub,
+                           (am::regs::IpRegisters<am::regs::Ip::kMmhub, am::RegisterIo>::Create(io, bases)));
 
   const osssys::IH_RB_CNTL cntl = oss.Read<osssys::IH_RB_CNTL>();
   if (!cntl.rb_enable()) return absl::FailedPreconditionError("IH ring 0 is not enabled (boot the device first)");

@@ -19,19 +19,19 @@ std::string Version(const am::IpVersion& v) { return absl::StrFormat("%d.%d.%d",
 
 absl::Status RunInfo(Invocation& inv) {
   if (inv.positional().size() != 1) return inv.UsageError("'baregpu info' takes one device (e.g. sim:navi31)");
-  ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, pci::Open(inv.positional()[0]));
-  ASSIGN_OR_RETURN(uint16_t vendor, device->ReadConfig16(PCI_VENDOR_ID));
-  ASSIGN_OR_RETURN(uint16_t device_id, device->ReadConfig16(PCI_DEVICE_ID));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, pci::Open(inv.positional()[0]));
+  BAREGPU_ASSIGN_OR_RETURN(uint16_t vendor, device->ReadConfig16(PCI_VENDOR_ID));
+  BAREGPU_ASSIGN_OR_RETURN(uint16_t device_id, device->ReadConfig16(PCI_DEVICE_ID));
   if (vendor != pci::kVendorAmd) {
     return absl::FailedPreconditionError(absl::StrFormat("%s is %04x:%04x, not an AMD GPU (vendor %04x)",
                                                          device->name(), vendor, device_id, pci::kVendorAmd));
   }
   std::vector<pci::BarInfo> bars;
   for (int i = 0; i < pci::kBarCount; ++i) {
-    ASSIGN_OR_RETURN(pci::BarInfo bar, device->GetBarInfo(i));
+    BAREGPU_ASSIGN_OR_RETURN(pci::BarInfo bar, device->GetBarInfo(i));
     if (bar.present()) bars.push_back(bar);
   }
-  ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
+  BAREGPU_ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
   const am::Discovery& discovery = found.discovery;
 
   if (inv.json()) {

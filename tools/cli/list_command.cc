@@ -24,7 +24,7 @@ std::string BarSummary(const std::vector<pci::BarInfo>& bars) {
 
 absl::Status RunList(Invocation& inv) {
   if (!inv.positional().empty()) return inv.UsageError("'baregpu list' takes no arguments");
-  ASSIGN_OR_RETURN(std::vector<pci::GpuInfo> gpus, pci::EnumerateGpus());
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<pci::GpuInfo> gpus, pci::EnumerateGpus());
   std::vector<const pci::VirtualDeviceKind*> kinds = pci::VirtualDeviceKinds();
 
   if (inv.json()) {

@@ -54,22 +54,22 @@ absl::Status RunPt(Invocation& inv) {
   if (std::optional<std::string> text = inv.value("vmid")) {
     if (!absl::SimpleAtoi(*text, &vmid) || vmid > 15) return inv.UsageError("--vmid takes 0 to 15");
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, pci::Open(args[0]));
-  ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, pci::Open(args[0]));
+  BAREGPU_ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
   const am::regs::IpBases bases = found.discovery.Bases();
-  ASSIGN_OR_RETURN(pci::Mmio bar5, device->MapMmio(5));
+  BAREGPU_ASSIGN_OR_RETURN(pci::Mmio bar5, device->MapMmio(5));
   am::RegisterIo io(bar5, bases);
-  ASSIGN_OR_RETURN(std::span<uint8_t> vram, device->MapMemory(0));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> vram, device->MapMemory(0));
   auto reg = [&](const std::string& name) -> absl::StatusOr<uint32_t> {
-    ASSIGN_OR_RETURN(uint64_t address, am::regs::ResolveAddress(bases, name, am::regs::Ip::kGc));
+    BAREGPU_ASSIGN_OR_RETURN(uint64_t address, am::regs::ResolveAddress(bases, name, am::regs::Ip::kGc));
     return io.ReadDword(address);
   };
   const std::string context = absl::StrFormat("GCVM_CONTEXT%d_", vmid);
-  ASSIGN_OR_RETURN(uint32_t cntl_raw, reg(context + "CNTL"));
-  ASSIGN_OR_RETURN(uint32_t base_lo, reg(context + "PAGE_TABLE_BASE_ADDR_LO32"));
-  ASSIGN_OR_RETURN(uint32_t base_hi, reg(context + "PAGE_TABLE_BASE_ADDR_HI32"));
-  ASSIGN_OR_RETURN(uint32_t start_lo, reg(context + "PAGE_TABLE_START_ADDR_LO32"));
-  ASSIGN_OR_RETURN(uint32_t start_hi, reg(context + "PAGE_TABLE_START_ADDR_HI32"));
+  BAREGPU_ASSIGN_OR_RETURN(uint32_t cntl_raw, reg(context + "CNTL"));
+  BAREGPU_ASSIGN_OR_RETURN(uint32_t base_lo, reg(context + "PAGE_TABLE_BASE_ADDR_LO32"));
+  BAREGPU_ASSIGN_OR_RETURN(uint32_t base_hi, reg(context + "PAGE_TABLE_BASE_ADDR_HI32"));
+  BAREGPU_ASSIGN_OR_RETURN(uint32_t start_lo, reg(context + "PAGE_TABLE_START_ADDR_LO32"));
+  BAREGPU_ASSIGN_OR_RETURN(uint32_t start_hi, reg(context + "PAGE_TABLE_START_ADDR_HI32"));
   const auto cntl = am::regs::gc::GCVM_CONTEXT0_CNTL::FromRaw(cntl_raw);
   const uint64_t base = (uint64_t{base_hi} << 32) | base_lo;
   const uint64_t start = ((uint64_t{start_hi} << 32) | start_lo) << kPageShift;

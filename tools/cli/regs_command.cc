@@ -102,8 +102,8 @@ absl::Status RunDecode(Invocation& inv) {
     if (!parsed.ok()) return inv.UsageError(parsed.status().message());
     ip = *parsed;
   }
-  ASSIGN_OR_RETURN(uint32_t value, ParseValue(inv, args.back()));
-  ASSIGN_OR_RETURN(regs::RegisterInfo reg, regs::Lookup(args[args.size() - 2], ip));
+  BAREGPU_ASSIGN_OR_RETURN(uint32_t value, ParseValue(inv, args.back()));
+  BAREGPU_ASSIGN_OR_RETURN(regs::RegisterInfo reg, regs::Lookup(args[args.size() - 2], ip));
   std::vector<regs::DecodedField> fields = regs::Decode(reg, value);
   uint32_t covered = 0;
   for (const regs::DecodedField& d : fields) covered |= d.field.mask;
@@ -139,7 +139,7 @@ absl::Status RunDecode(Invocation& inv) {
 }
 
 absl::Status RunRegs(Invocation& inv) {
-  ASSIGN_OR_RETURN(std::string action, inv.Positional(0, "an action: find or decode"));
+  BAREGPU_ASSIGN_OR_RETURN(std::string action, inv.Positional(0, "an action: find or decode"));
   if (action == "find") return RunFind(inv);
   if (action == "decode") return RunDecode(inv);
   // Anything else names a device.

@@ -36,7 +36,7 @@ struct Located {
 };
 
 absl::StatusOr<Located> Locate(const regs::IpBases& bases, absl::string_view name) {
-  ASSIGN_OR_RETURN(regs::RegisterInfo reg, regs::Lookup(name));
+  BAREGPU_ASSIGN_OR_RETURN(regs::RegisterInfo reg, regs::Lookup(name));
   auto address = bases.Resolve(reg.ip(), 0, reg.segment(), reg.offset());
   if (!address.ok()) {
     return absl::FailedPreconditionError(
@@ -75,14 +75,14 @@ absl::Status RunRegsDevice(Invocation& inv) {
   if (action != "read" && action != "write" && action != "dump") {
     return inv.UsageError(absl::StrCat("'", action, "' is not read, write or dump"));
   }
-  ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, pci::Open(args[0]));
-  ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, pci::Open(args[0]));
+  BAREGPU_ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
   const regs::IpBases bases = found.discovery.Bases();
-  ASSIGN_OR_RETURN(pci::Mmio bar5, device->MapMmio(5));
+  BAREGPU_ASSIGN_OR_RETURN(pci::Mmio bar5, device->MapMmio(5));
   am::RegisterIo io(bar5, bases);
 
   if (action == "dump") {
-    ASSIGN_OR_RETURN(regs::Ip ip, regs::ParseIp(args[2]));
+    BAREGPU_ASSIGN_OR_RETURN(regs::Ip ip, regs::ParseIp(args[2]));
     Json list = Json::array();
     for (const regs::RegisterInfo& reg : regs::AllRegisters()) {
       if (reg.ip() != ip) continue;
@@ -100,7 +100,7 @@ absl::Status RunRegsDevice(Invocation& inv) {
   }
 
   if (action == "read") {
-    ASSIGN_OR_RETURN(Located at, Locate(bases, args[2]));
+    BAREGPU_ASSIGN_OR_RETURN(Located at, Locate(bases, args[2]));
     const uint32_t value = io.ReadDword(at.address);
     if (inv.json()) {
       PrintJson(inv.out(), AccessJson(at, value));
@@ -114,13 +114,13 @@ absl::Status RunRegsDevice(Invocation& inv) {
   const size_t equals = args[2].find('=');
   if (equals == std::string::npos) return inv.UsageError("write takes NAME=VALUE or NAME.FIELD=VALUE");
   std::string target = args[2].substr(0, equals);
-  ASSIGN_OR_RETURN(uint32_t value, ParseNumber(inv, args[2].substr(equals + 1)));
+  BAREGPU_ASSIGN_OR_RETURN(uint32_t value, ParseNumber(inv, args[2].substr(equals + 1)));
   std::optional<std::string> field_name;
   if (const size_t dot = target.find('.'); dot != std::string::npos) {
     field_name = target.substr(dot + 1);
     target = target.substr(0, dot);
   }
-  ASSIGN_OR_RETURN(Located at, Locate(bases, target));
+  BAREGPU_ASSIGN_OR_RETURN(Located at, Locate(bases, target));
   uint32_t raw = value;
   if (field_name) {
     std::optional<regs::FieldInfo> field;

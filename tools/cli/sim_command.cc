@@ -30,7 +30,7 @@ absl::Status RunSim(Invocation& inv) {
   for (const pci::VirtualDeviceKind* k : pci::VirtualDeviceKinds()) known |= k->kind == kind;
   if (!known)
     return absl::NotFoundError(absl::StrCat("no virtual device kind '", kind, "'; `baregpu list` shows them"));
-  RETURN_IF_ERROR(am::sim::PersistentState::PowerCycle(name));
+  BAREGPU_RETURN_IF_ERROR(am::sim::PersistentState::PowerCycle(name));
   if (inv.json()) {
     PrintJson(inv.out(), Json{{"device", name}, {"reset", true}, {"state_directory", am::sim::StateDirectory()}});
   } else {

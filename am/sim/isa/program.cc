@@ -23,7 +23,7 @@ constexpr uint16_t kSop1Setpc = 72, kSop1Swappc = 73, kSop1Rfe = 74, kSopkCall =
 absl::Status FetchPage(GpuMemory& memory, const MemoryClient& client, uint64_t address, std::vector<uint32_t>& words) {
   const uint64_t bytes = kPage - (address & (kPage - 1));
   std::vector<uint8_t> buffer(bytes);
-  RETURN_IF_ERROR(ReadMemory(memory, client, address, buffer));
+  BAREGPU_RETURN_IF_ERROR(ReadMemory(memory, client, address, buffer));
   const size_t old = words.size();
   words.resize(old + bytes / 4);
   std::memcpy(words.data() + old, buffer.data(), bytes / 4 * 4);
@@ -39,21 +39,21 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
   std::unique_ptr<Program> program(new Program(entry));
   std::vector<uint32_t>& words = program->words_;
   std::vector<DecodedSlot>& slots = program->slots_;
-  RETURN_IF_ERROR(FetchPage(memory, client, entry, words));
+  BAREGPU_RETURN_IF_ERROR(FetchPage(memory, client, entry, words));
   std::vector<uint64_t> work{0};
   while (!work.empty()) {
     const uint64_t index = work.back();
     work.pop_back();
     // Code before the entry point is not part of this kernel; a wave going there decodes late.
     if (index >= (uint64_t{1} << 24)) continue;
-    while (index >= words.size()) RETURN_IF_ERROR(FetchPage(memory, client, entry + words.size() * 4, words));
+    while (index >= words.size()) BAREGPU_RETURN_IF_ERROR(FetchPage(memory, client, entry + words.size() * 4, words));
     if (slots.size() < words.size()) slots.resize(words.size());
     if (slots[index].present) continue;
     absl::StatusOr<Instruction> inst = Decode(
         std::span<const uint32_t>(words).subspan(index, std::min<size_t>(kMaxInstructionDwords, words.size() - index)));
     if (!inst.ok() && words.size() - index < kMaxInstructionDwords) {
       // Possibly cut off by the end of the fetched page: the instruction continues on the next one.
-      RETURN_IF_ERROR(FetchPage(memory, client, entry + words.size() * 4, words));
+      BAREGPU_RETURN_IF_ERROR(FetchPage(memory, client, entry + words.size() * 4, words));
       slots.resize(words.size());
       inst = Decode(std::span<const uint32_t>(words).subspan(index, kMaxInstructionDwords));
     }
@@ -103,7 +103,7 @@ absl::StatusOr<const DecodedSlot*> Program::Late(uint64_t pc, GpuMemory& memory,
   absl::StatusOr<Instruction> inst = absl::InvalidArgumentError("no words");
   for (have = 1; have <= kMaxInstructionDwords; ++have) {
     uint8_t bytes[4];
-    RETURN_IF_ERROR(ReadMemory(memory, client, pc + (have - 1) * 4, bytes));
+    BAREGPU_RETURN_IF_ERROR(ReadMemory(memory, client, pc + (have - 1) * 4, bytes));
     std::memcpy(&words[have - 1], bytes, 4);
     inst = Decode(std::span<const uint32_t>(words, have));
     if (inst.ok()) break;

@@ -42,7 +42,7 @@ Rdna3Executor::Rdna3Executor(const ModelContext& context, int workers)
 absl::StatusOr<Program*> Rdna3Executor::ProgramAt(uint64_t address, GpuMemory& memory, const MemoryClient& client) {
   auto it = programs_.find(address);
   if (it != programs_.end() && it->second->Unchanged(memory, client)) return it->second.get();
-  ASSIGN_OR_RETURN(std::unique_ptr<Program> program, Program::Load(memory, client, address));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, Program::Load(memory, client, address));
   Program* raw = program.get();
   programs_[address] = std::move(program);
   return raw;

@@ -71,12 +71,12 @@ struct VirtualFirmware {
 
 absl::StatusOr<VirtualFirmware> ReadVirtualFirmware() {
   const std::string dir = firmware::VirtualFirmwareDir() + "/amdgpu/";
-  ASSIGN_OR_RETURN(firmware::AsicProfile profile, firmware::FindAsicProfile("navi31"));
-  ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> files, firmware::RequiredFiles(profile.ip));
+  BAREGPU_ASSIGN_OR_RETURN(firmware::AsicProfile profile, firmware::FindAsicProfile("navi31"));
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> files, firmware::RequiredFiles(profile.ip));
   VirtualFirmware fw;
   for (const firmware::RequiredFile& file : files) {
-    ASSIGN_OR_RETURN(std::string data, base::ReadFile(dir + file.name));
-    ASSIGN_OR_RETURN(firmware::Container container, firmware::ParseContainer(file.name, data));
+    BAREGPU_ASSIGN_OR_RETURN(std::string data, base::ReadFile(dir + file.name));
+    BAREGPU_ASSIGN_OR_RETURN(firmware::Container container, firmware::ParseContainer(file.name, data));
     for (const firmware::Component& component : container.components) {
       const std::string bytes(firmware::ComponentBytes(data, component));
       for (uint32_t type : component.types) {

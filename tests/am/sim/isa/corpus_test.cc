@@ -111,7 +111,7 @@ struct CaseContext {
   std::mt19937& random;
 
   absl::StatusOr<DeviceBuffer> Buffer(uint64_t bytes, uint32_t fill = kCanary) {
-    ASSIGN_OR_RETURN(DeviceBuffer b, launcher.Allocate(bytes));
+    BAREGPU_ASSIGN_OR_RETURN(DeviceBuffer b, launcher.Allocate(bytes));
     for (uint32_t& word : b.as<uint32_t>()) word = fill;
     return b;
   }
@@ -149,7 +149,7 @@ std::vector<T> Random(std::mt19937& random, size_t n, T low, T high) {
 
 template <typename T>
 absl::StatusOr<DeviceBuffer> Upload(CaseContext& c, const std::vector<T>& values) {
-  ASSIGN_OR_RETURN(DeviceBuffer b, c.Buffer(values.size() * sizeof(T)));
+  BAREGPU_ASSIGN_OR_RETURN(DeviceBuffer b, c.Buffer(values.size() * sizeof(T)));
   std::memcpy(b.cpu.data(), values.data(), values.size() * sizeof(T));
   return b;
 }
@@ -478,7 +478,7 @@ class BootedNavi31 : public ::testing::Test {
   }
 
   absl::StatusOr<CodeObject> LoadCorpus(const std::string& stem) {
-    ASSIGN_OR_RETURN(std::string bytes, base::ReadFile(std::string(kCorpusDir) + "/" + stem + ".co"));
+    BAREGPU_ASSIGN_OR_RETURN(std::string bytes, base::ReadFile(std::string(kCorpusDir) + "/" + stem + ".co"));
     return CodeObject::Parse(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), stem + ".co");
   }
 

@@ -92,8 +92,8 @@ inline absl::StatusOr<std::vector<uint32_t>> BuildDispatchPackets(const regs::Ip
   AppendSetShReg<gc::COMPUTE_PGM_RSRC3>(bases, p, {setup.rsrc3});
   AppendSetShReg<gc::COMPUTE_TMPRING_SIZE>(bases, p, {setup.tmpring_size});
   // COMPUTE_DISPATCH_SCRATCH_BASE_LO/HI are not typed registers yet: resolved by name.
-  ASSIGN_OR_RETURN(uint64_t scratch_register,
-                   regs::ResolveAddress(bases, "COMPUTE_DISPATCH_SCRATCH_BASE_LO", regs::Ip::kGc));
+  BAREGPU_ASSIGN_OR_RETURN(uint64_t scratch_register,
+                           regs::ResolveAddress(bases, "COMPUTE_DISPATCH_SCRATCH_BASE_LO", regs::Ip::kGc));
   p.insert(p.end(), {pm4::Packet3(pm4::PACKET3_SET_SH_REG, 2),
                      static_cast<uint32_t>(scratch_register - pm4::PACKET3_SET_SH_REG_START),
                      static_cast<uint32_t>(setup.scratch_base >> 8), static_cast<uint32_t>(setup.scratch_base >> 40)});
@@ -137,17 +137,17 @@ class KernelLauncher {
     const uint64_t rounded = std::max<uint64_t>((size + 4095) & ~uint64_t{4095}, 4096);
     DeviceBuffer b;
     b.size = rounded;
-    ASSIGN_OR_RETURN(b.vram, device_.memory().AllocVram(rounded, 4096));
-    ASSIGN_OR_RETURN(b.va, device_.memory().MapVram(b.vram, rounded, {.executable = executable}));
-    ASSIGN_OR_RETURN(b.cpu, device_.memory().CpuView(b.vram, rounded));
-    RETURN_IF_ERROR(device_.memory().Flush());
+    BAREGPU_ASSIGN_OR_RETURN(b.vram, device_.memory().AllocVram(rounded, 4096));
+    BAREGPU_ASSIGN_OR_RETURN(b.va, device_.memory().MapVram(b.vram, rounded, {.executable = executable}));
+    BAREGPU_ASSIGN_OR_RETURN(b.cpu, device_.memory().CpuView(b.vram, rounded));
+    BAREGPU_RETURN_IF_ERROR(device_.memory().Flush());
     buffers_.push_back(b);
     return b;
   }
 
   // Copies the code object's image into VRAM (executable pages) and returns its base address.
   absl::StatusOr<uint64_t> Load(const CodeObject& object) {
-    ASSIGN_OR_RETURN(DeviceBuffer image, Allocate(object.image().size(), /*executable=*/true));
+    BAREGPU_ASSIGN_OR_RETURN(DeviceBuffer image, Allocate(object.image().size(), /*executable=*/true));
     if (image.va % object.image_alignment() != 0) {
       return absl::InternalError(
           absl::StrFormat("image VA %#x is not %#x-aligned", image.va, object.image_alignment()));
@@ -167,7 +167,7 @@ class KernelLauncher {
                                                         args.size(), kernel.name, d.kernarg_size));
     }
     const ImplicitArguments implicit = ImplicitArguments::For(kernel);
-    ASSIGN_OR_RETURN(DeviceBuffer kernarg, Allocate(std::max<uint64_t>(implicit.size(), 16)));
+    BAREGPU_ASSIGN_OR_RETURN(DeviceBuffer kernarg, Allocate(std::max<uint64_t>(implicit.size(), 16)));
     std::memcpy(kernarg.cpu.data(), args.data(), args.size());
     implicit.Write(kernarg.cpu, kernarg.va, image_va + kernel.descriptor_offset, geometry.workgroups,
                    geometry.workgroup_size);
@@ -194,7 +194,7 @@ class KernelLauncher {
       // _ensure_has_local_memory, gfx10+ granularity).
       const uint64_t wave_units = (uint64_t{d.private_segment_fixed_size} * kernel.wave_size() + 255) / 256;
       const uint64_t waves = std::min<uint64_t>(total_waves, 0xfff);
-      ASSIGN_OR_RETURN(DeviceBuffer scratch, Allocate(waves * wave_units * 256));
+      BAREGPU_ASSIGN_OR_RETURN(DeviceBuffer scratch, Allocate(waves * wave_units * 256));
       setup.scratch_base = scratch.va;
       setup.tmpring_size =
           regs::gc::COMPUTE_TMPRING_SIZE{}.waves(waves).wavesize(static_cast<uint32_t>(wave_units)).raw();
@@ -222,13 +222,13 @@ class KernelLauncher {
     if (d.has(KernelDescriptor::kEnableSgprPrivateSegmentSize))
       setup.user_sgprs.push_back(d.private_segment_fixed_size);
 
-    ASSIGN_OR_RETURN(std::vector<uint32_t> pm4, BuildDispatchPackets(device_.bases(), setup));
+    BAREGPU_ASSIGN_OR_RETURN(std::vector<uint32_t> pm4, BuildDispatchPackets(device_.bases(), setup));
     if (fence_.size == 0) {
-      ASSIGN_OR_RETURN(fence_, Allocate(4096));
+      BAREGPU_ASSIGN_OR_RETURN(fence_, Allocate(4096));
     }
     const uint32_t sequence = ++sequence_;
     AppendFence(pm4, fence_.va, sequence);
-    RETURN_IF_ERROR(device_.gfx().Submit(pm4));
+    BAREGPU_RETURN_IF_ERROR(device_.gfx().Submit(pm4));
     return WaitForFence(sequence, kernel.name, timeout);
   }
 
