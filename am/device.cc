@@ -14,6 +14,7 @@
 #include "am/smu.h"
 #include "am/soc.h"
 #include "base/status_macros.h"
+#include "pci/open.h"
 
 namespace am {
 namespace {
@@ -48,6 +49,12 @@ absl::Status CheckSupportedVersions(const Discovery& discovery) {
       absl::StrCat("unsupported GPU: ", absl::StrJoin(problems, "; "), " (baregpu drives Navi31 / RX 7900 XTX)"));
 }
 
+absl::StatusOr<std::unique_ptr<Device>> Device::Open(absl::string_view name, DeviceOptions options) {
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> pci, pci::Open(name));
+  BAREGPU_RETURN_IF_ERROR(pci->SetDmaMaskBits(Gmc::kDmaMaskBits));
+  return Open(std::move(pci), std::move(options));
+}
+
 absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device> pci, DeviceOptions options) {
   BAREGPU_ASSIGN_OR_RETURN(DeviceDiscovery discovery, ReadDiscovery(*pci));
   BAREGPU_RETURN_IF_ERROR(CheckSupportedVersions(discovery.discovery));
@@ -62,7 +69,12 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device
   device->soc_ = std::make_unique<Soc>(*device);
   device->gmc_ = std::make_unique<Gmc>(*device);
   device->ih_ = std::make_unique<Ih>(*device);
-  device->psp_ = std::make_unique<Psp>(*device, std::move(options.firmware));
+  if (!options.firmware) {
+    std::vector<std::string> roots = device->pci_->firmware_roots();
+    for (std::string& root : firmware::DefaultSearchRoots()) roots.push_back(std::move(root));
+    options.firmware = firmware::Store(std::move(roots));
+  }
+  device->psp_ = std::make_unique<Psp>(*device, std::move(*options.firmware));
   device->smu_ = std::make_unique<Smu>(*device);
   device->gfx_ = std::make_unique<Gfx>(*device);
   device->sdma_ = std::make_unique<Sdma>(*device);

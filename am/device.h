@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,8 +32,9 @@ class Smu;
 class Soc;
 
 struct DeviceOptions {
-  // Where firmware comes from (BAREGPU_FIRMWARE_PATH, /lib/firmware/updates, /lib/firmware by default).
-  firmware::Store firmware = firmware::Store::Default();
+  // Where firmware comes from. Unset: the roots the device's kind supplies (pci::Device::firmware_roots, e.g. a
+  // virtual GPU's virtual firmware), then BAREGPU_FIRMWARE_PATH, /lib/firmware/updates, /lib/firmware.
+  std::optional<firmware::Store> firmware;
 };
 
 // How a boot went about it.
@@ -63,6 +65,9 @@ class Device {
   // Reads discovery, checks that every IP version is one baregpu supports, maps the BARs and sets up memory
   // management. Touches no engine state.
   static absl::StatusOr<std::unique_ptr<Device>> Open(std::unique_ptr<pci::Device> pci, DeviceOptions options = {});
+  // Opens the PCI device by name ("sim:navi31", "0000:03:00.0"; pci::Open), sets the DMA mask the GMC addresses
+  // (44 bits, gmc_v11_0_sw_init), then Open above.
+  static absl::StatusOr<std::unique_ptr<Device>> Open(absl::string_view name, DeviceOptions options = {});
   ~Device();
 
   // Finds out what state the device is in (scratch flag, sOS alive), resets it if another driver left it

@@ -9,6 +9,7 @@
 #include "am/device.h"
 #include "am/regs/gc.h"
 #include "am/regs/mqd.h"
+#include "am/regs/nbio.h"
 #include "am/regs/pm4.h"
 #include "am/soc.h"
 #include "base/status_macros.h"
@@ -38,15 +39,36 @@ constexpr uint32_t Log2(uint64_t value) { return static_cast<uint32_t>(std::coun
 
 absl::Status Gfx::InitSw() {
   MemoryManager& memory = device_.memory();
-  BAREGPU_ASSIGN_OR_RETURN(ring_, memory.AllocBoot(kRingBytes, kRingBytes));
+  BAREGPU_ASSIGN_OR_RETURN(ring_vram_, memory.AllocBoot(kRingBytes, kRingBytes));
   BAREGPU_ASSIGN_OR_RETURN(eop_, memory.AllocBoot(kEopBytes, 4096));
   BAREGPU_ASSIGN_OR_RETURN(mqd_, memory.AllocBoot(sizeof(regs::V11ComputeMqd), 4096));
   BAREGPU_ASSIGN_OR_RETURN(pointers_, memory.AllocBoot(4096, 4096));
-  BAREGPU_ASSIGN_OR_RETURN(doorbells_, device_.pci().MapMmio(2));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> ring, memory.CpuView(ring_vram_, kRingBytes));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> pointers, memory.CpuView(pointers_, 4096));
+  auto nbio = device_.Regs<regs::Ip::kNbio>();
+  hdp_flush_request_ = static_cast<uint32_t>(nbio.AddressOf<regs::nbio::BIF_BX_PF0_GPU_HDP_FLUSH_REQ>().value_or(0));
+  hdp_flush_done_ = static_cast<uint32_t>(nbio.AddressOf<regs::nbio::BIF_BX_PF0_GPU_HDP_FLUSH_DONE>().value_or(0));
+  BAREGPU_RETURN_IF_ERROR(nbio.status());
+  BAREGPU_ASSIGN_OR_RETURN(pci::Mmio doorbells, device_.pci().MapMmio(2));
+  BAREGPU_ASSIGN_OR_RETURN(pci::Mmio registers, device_.pci().MapMmio(5));
+  // A partial boot keeps the queue's write pointer where the previous process left it (LoadQueue reloads it).
+  ring_.Attach({.ring = ring,
+                .rptr = pointers.data(),
+                .wptr_poll = reinterpret_cast<uint64_t*>(pointers.data() + kWptrPollOffset),
+                .doorbells = doorbells,
+                .doorbell_offset = kDoorbell64 * 8,
+                .registers = registers,
+                .hdp_flush_offset = Soc::kRemapMemFlush},
+               0);
   return absl::OkStatus();
 }
 
-uint64_t Gfx::ring_mc() const { return device_.McAddress(ring_); }
+uint64_t Gfx::ring_mc() const { return device_.McAddress(ring_vram_); }
+
+std::array<uint32_t, regs::pm4::WriteWaitRegister::kDwords> Gfx::HdpFlushPacket() const {
+  const uint32_t mec_pipe0 = regs::nbio::BIF_BX_PF0_GPU_HDP_FLUSH_DONE{}.cp2(1).raw();
+  return regs::pm4::WriteWaitRegister::Encode(hdp_flush_request_, hdp_flush_done_, mec_pipe0, mec_pipe0);
+}
 
 void Gfx::Select(uint32_t me, uint32_t pipe, uint32_t queue) {
   device_.Regs<regs::Ip::kGc>().Write(gc::GRBM_GFX_CNTL{}.meid(me).pipeid(pipe).queueid(queue));
@@ -63,9 +85,7 @@ absl::Status Gfx::InitHw() {
   g.Write(gc::CP_ME1_PIPE0_INT_CNTL{}.time_stamp_int_enable(1).opcode_error_int_enable(1).gpf_int_enable(1));
   g.Write(gc::CP_MEC_RS64_CNTL{}.mec_pipe0_active(1).mec_halt(0));
 
-  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
-  std::memset(ring.data(), 0, ring.size());
-  wptr_ = 0;
+  ring_.Clear();
   BAREGPU_RETURN_IF_ERROR(g.status());
   return LoadQueue();
 }
@@ -73,19 +93,21 @@ absl::Status Gfx::InitHw() {
 absl::Status Gfx::LoadQueue() {
   auto g = device_.Regs<regs::Ip::kGc>();
   // The queue starts empty at the driver's write pointer: 0 at boot, past the lost commands after a reset.
-  const uint32_t start = static_cast<uint32_t>(wptr_ % (kRingBytes / 4));
+  const uint64_t wptr_now = ring_.wptr();
+  const uint32_t start = static_cast<uint32_t>(wptr_now & (ring_.size_units() - 1));
   BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> pointers, device_.memory().CpuView(pointers_, 4096));
   std::memset(pointers.data(), 0, pointers.size());
   std::memcpy(pointers.data(), &start, sizeof(start));
-  std::memcpy(pointers.data() + 8, &wptr_, sizeof(wptr_));
+  std::memcpy(pointers.data() + kWptrPollOffset, &wptr_now, sizeof(wptr_now));
 
   regs::V11ComputeMqd mqd{};
   mqd.header = kMqdHeader;
   mqd.compute_pipelinestat_enable = 1;
   mqd.compute_static_thread_mgmt_se0 = mqd.compute_static_thread_mgmt_se1 = kAllCus;
   mqd.compute_static_thread_mgmt_se2 = mqd.compute_static_thread_mgmt_se3 = kAllCus;
-  const uint64_t eop = device_.McAddress(eop_), mqd_mc = device_.McAddress(mqd_), ring_mc = device_.McAddress(ring_);
-  const uint64_t rptr = device_.McAddress(pointers_), wptr = device_.McAddress(pointers_ + 8);
+  const uint64_t eop = device_.McAddress(eop_), mqd_mc = device_.McAddress(mqd_),
+                 ring_mc = device_.McAddress(ring_vram_);
+  const uint64_t rptr = device_.McAddress(pointers_), wptr = device_.McAddress(pointers_ + kWptrPollOffset);
   mqd.cp_hqd_eop_base_addr_lo = static_cast<uint32_t>(eop >> 8);
   mqd.cp_hqd_eop_base_addr_hi = static_cast<uint32_t>(eop >> 40);
   mqd.cp_hqd_eop_control = gc::CP_HQD_EOP_CONTROL{}.eop_size(Log2(kEopBytes / 4) - 1).raw();
@@ -107,8 +129,8 @@ absl::Status Gfx::LoadQueue() {
   mqd.cp_hqd_pq_doorbell_control =
       gc::CP_HQD_PQ_DOORBELL_CONTROL{}.doorbell_offset(kDoorbell64 * 2).doorbell_en(1).raw();
   mqd.cp_hqd_pq_rptr = start;
-  mqd.cp_hqd_pq_wptr_lo = static_cast<uint32_t>(wptr_);
-  mqd.cp_hqd_pq_wptr_hi = static_cast<uint32_t>(wptr_ >> 32);
+  mqd.cp_hqd_pq_wptr_lo = static_cast<uint32_t>(wptr_now);
+  mqd.cp_hqd_pq_wptr_hi = static_cast<uint32_t>(wptr_now >> 32);
   mqd.cp_hqd_vmid = 0;
   mqd.cp_hqd_active = 0;  // activated last, after every other register
   BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> mqd_view, device_.memory().CpuView(mqd_, sizeof(mqd)));
@@ -137,36 +159,14 @@ absl::Status Gfx::Dequeue() {
   return idle;
 }
 
-std::vector<std::string> Gfx::PendingPackets() {
-  std::vector<std::string> packets;
-  auto ring = device_.memory().CpuView(ring_, kRingBytes);
-  if (!ring.ok()) return packets;
-  const uint32_t* words = reinterpret_cast<const uint32_t*>(ring->data());
-  const uint64_t ring_dwords = kRingBytes / 4;
-  uint64_t at = rptr();
-  uint64_t pending = (wptr_ - at) % ring_dwords;
-  while (pending > 0) {
-    const uint32_t header = words[at % ring_dwords];
-    if (pm4::PacketType(header) != pm4::PACKET_TYPE3) {
-      packets.push_back(absl::StrFormat("a type-%d header %#010x", pm4::PacketType(header), header));
-      break;  // without a type-3 length the rest cannot be delimited
-    }
-    const char* name = pm4::Packet3Name(pm4::Packet3Opcode(header));
-    packets.push_back(name != nullptr ? name : absl::StrFormat("opcode %#x", pm4::Packet3Opcode(header)));
-    const uint64_t size = std::min<uint64_t>(pm4::PacketCount(header) + 2, pending);
-    at += size, pending -= size;
-  }
-  return packets;
-}
-
 absl::Status Gfx::WaitIdle(absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
   while (!idle()) {
     if (absl::Now() >= deadline) {
-      const std::vector<std::string> pending = PendingPackets();
+      const std::vector<std::string> pending = ring_.PendingPackets();
       return absl::DeadlineExceededError(absl::StrFormat(
           "%s: the compute queue (MEC1 pipe 0 queue 0) made no progress for %s: rptr %#x, wptr %#x, stuck at %s",
-          device_.pci().name(), absl::FormatDuration(timeout), rptr(), wptr_ % (kRingBytes / 4),
+          device_.pci().name(), absl::FormatDuration(timeout), ring_.rptr(), ring_.wptr() & (ring_.size_units() - 1),
           pending.empty() ? "nothing" : pending.front()));
     }
     std::this_thread::yield();
@@ -176,11 +176,10 @@ absl::Status Gfx::WaitIdle(absl::Duration timeout) {
 
 absl::StatusOr<QueueReset> Gfx::ResetQueue() {
   QueueReset reset{.queue = "compute queue (MEC1 pipe 0 queue 0)", .method = "HQD dequeue and reload"};
-  const uint64_t ring_dwords = kRingBytes / 4;
-  reset.rptr = rptr();
-  reset.wptr = wptr_ % ring_dwords;
-  reset.lost_dwords = (wptr_ - reset.rptr) % ring_dwords;
-  reset.lost_packets = PendingPackets();
+  reset.rptr = ring_.rptr();
+  reset.wptr = ring_.wptr() & (ring_.size_units() - 1);
+  reset.lost_dwords = ring_.pending();
+  reset.lost_packets = ring_.PendingPackets();
   // A hung queue still answers a dequeue at its next packet boundary (the CP preempts it); one that does not
   // needs the whole chip reset, which is the caller's decision (Device::Boot with full_reset).
   if (absl::Status dequeued = Dequeue(); !dequeued.ok()) {
@@ -191,41 +190,6 @@ absl::StatusOr<QueueReset> Gfx::ResetQueue() {
   }
   BAREGPU_RETURN_IF_ERROR(LoadQueue());
   return reset;
-}
-
-uint32_t Gfx::rptr() {
-  auto view = device_.memory().CpuView(pointers_, 4);
-  return view.ok() ? std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(view->data())).load() : 0;
-}
-
-bool Gfx::idle() { return rptr() == wptr_ % (kRingBytes / 4); }
-
-absl::Status Gfx::Submit(std::span<const uint32_t> packets) {
-  const uint64_t ring_dwords = kRingBytes / 4;
-  const uint64_t used = (wptr_ - rptr() + ring_dwords) % ring_dwords;
-  if (used + packets.size() >= ring_dwords) {
-    return absl::ResourceExhaustedError(absl::StrFormat(
-        "compute ring full: %d dwords queued, %d more asked, ring holds %d", used, packets.size(), ring_dwords - 1));
-  }
-  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
-  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> pointers, device_.memory().CpuView(pointers_, 16));
-  uint32_t* words = reinterpret_cast<uint32_t*>(ring.data());
-  for (uint32_t dword : packets) words[wptr_++ % ring_dwords] = dword;
-  std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(pointers.data() + 8)).store(wptr_, std::memory_order_release);
-  device_.soc().FlushHdp();
-  doorbells_.Write64(kDoorbell64 * 8, wptr_);  // one 64-bit write, as Linux's WDOORBELL64 (writeq)
-  return absl::OkStatus();
-}
-
-absl::StatusOr<Gfx::RingAccess> Gfx::ring_access() {
-  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> ring, device_.memory().CpuView(ring_, kRingBytes));
-  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> pointers, device_.memory().CpuView(pointers_, 16));
-  return RingAccess{.ring = reinterpret_cast<uint32_t*>(ring.data()),
-                    .dwords = kRingBytes / 4,
-                    .rptr = reinterpret_cast<const uint32_t*>(pointers.data()),
-                    .wptr_poll = reinterpret_cast<uint64_t*>(pointers.data() + 8),
-                    .doorbells = doorbells_,
-                    .doorbell_offset = kDoorbell64 * 8};
 }
 
 }  // namespace am

@@ -2,10 +2,12 @@
 // compute queue directly to MEC1 pipe 0 queue 0 through an MQD (v11_compute_mqd, filled as
 // gfx_v11_0_compute_mqd_init does) with its EOP buffer, the HQD registers loaded from the MQD as tinygrad's AM
 // does. The queue's ring, MQD, EOP buffer and pointers live in the boot region and are addressed by MC address
-// (context 0's system aperture). Submit writes PM4 into the ring and rings the queue's 64-bit doorbell.
+// (context 0's system aperture). The ring (am::Ring) is the queue's one writer: the driver, HCQ and the tools all
+// append packets through ring().
 #ifndef BAREGPU_AM_GFX_H_
 #define BAREGPU_AM_GFX_H_
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -16,6 +18,8 @@
 #include "absl/time/time.h"
 #include "am/ip_block.h"
 #include "am/queue_reset.h"
+#include "am/regs/pm4_packets.h"
+#include "am/ring.h"
 #include "pci/mmio.h"
 
 namespace am {
@@ -30,6 +34,8 @@ class Gfx final : public IpBlock {
   static constexpr uint64_t kEopBytes = 2048;
   // amdgpu_doorbell.h: AMDGPU_NAVI10_DOORBELL_MEC_RING0 (a 64-bit doorbell index; dword index twice that).
   static constexpr uint32_t kDoorbell64 = 0x003;
+  // In the queue's pointer page: the rptr report at 0, the wptr poll location here.
+  static constexpr uint64_t kWptrPollOffset = 8;
 
   explicit Gfx(Device& device) : device_(device) {}
   absl::string_view name() const override { return "gfx"; }
@@ -37,13 +43,15 @@ class Gfx final : public IpBlock {
   absl::Status InitHw() override;
   absl::Status FiniHw() override;
 
-  // Appends `packets` to the compute ring and rings the doorbell. The ring must have room (the read pointer is
-  // checked; a full ring is an error, never an overwrite).
-  absl::Status Submit(std::span<const uint32_t> packets);
-  // The MEC's read pointer (dwords, wrapped) and whether it consumed everything submitted.
-  uint32_t rptr();
-  bool idle();
+  // The compute queue's ring: every producer writes through it.
+  Ring& ring() { return ring_; }
+  const Ring& ring() const { return ring_; }
+  bool idle() const { return ring_.idle(); }
   uint64_t ring_mc() const;
+  // gfx_v11_0_ring_emit_hdp_flush for this queue: write its bit (CP2 shifted by its pipe, 0) to
+  // GPU_HDP_FLUSH_REQ and wait for it in GPU_HDP_FLUSH_DONE, so host writes through the BAR reach memory before
+  // the next packet.
+  std::array<uint32_t, regs::pm4::WriteWaitRegister::kDwords> HdpFlushPacket() const;
 
   // Waits until the MEC consumed everything submitted; on timeout the error names the queue, its pointers and the
   // packet it is stuck at.
@@ -52,31 +60,15 @@ class Gfx final : public IpBlock {
   // the write pointer. Returns what was lost; an error when the MEC does not even answer the dequeue.
   absl::StatusOr<QueueReset> ResetQueue();
 
-  // For hcq/amd, which writes packets into the ring itself through pointers resolved once (no CpuView lookup per
-  // submit). It takes wptr() before writing and hands the new value back with set_wptr(), so Submit, WaitIdle and
-  // ResetQueue keep seeing every packet.
-  struct RingAccess {
-    uint32_t* ring = nullptr;  // the ring's CPU view (BAR0)
-    uint64_t dwords = 0;
-    const uint32_t* rptr = nullptr;  // the MEC's rptr report: dwords, wrapped to the ring
-    uint64_t* wptr_poll = nullptr;   // the wptr poll location (dwords, not wrapped)
-    pci::Mmio doorbells;             // BAR2
-    uint64_t doorbell_offset = 0;    // byte offset of the queue's 64-bit doorbell in BAR2
-  };
-  absl::StatusOr<RingAccess> ring_access();
-  uint64_t wptr() const { return wptr_; }
-  void set_wptr(uint64_t wptr) { wptr_ = wptr; }
-
  private:
   void Select(uint32_t me, uint32_t pipe, uint32_t queue);
   absl::Status LoadQueue();
   absl::Status Dequeue();
-  std::vector<std::string> PendingPackets();
 
   Device& device_;
-  uint64_t ring_ = 0, eop_ = 0, mqd_ = 0, pointers_ = 0;  // VRAM; rptr report at pointers_, wptr poll at +8
-  uint64_t wptr_ = 0;                                     // dwords submitted
-  pci::Mmio doorbells_;
+  uint64_t ring_vram_ = 0, eop_ = 0, mqd_ = 0, pointers_ = 0;  // VRAM; rptr report at pointers_, wptr poll at +8
+  Ring ring_{kPm4RingFormat};
+  uint32_t hdp_flush_request_ = 0, hdp_flush_done_ = 0;  // absolute dword addresses (NBIO)
 };
 
 }  // namespace am

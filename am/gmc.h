@@ -31,6 +31,8 @@ struct VmFault {
 class Gmc final : public IpBlock {
  public:
   static constexpr absl::Duration kFlushTimeout = absl::Milliseconds(100);
+  // gmc_v11_0_sw_init: the GPU addresses 44 bits of system memory (the DMA mask a driver sets before mapping).
+  static constexpr unsigned kDmaMaskBits = 44;
 
   explicit Gmc(Device& device);
   absl::string_view name() const override { return "gmc"; }

@@ -35,6 +35,12 @@ uint32_t HwQueue::Emit(std::initializer_list<uint32_t> dwords) {
   return offset;
 }
 
+uint32_t HwQueue::Emit(std::span<const uint32_t> dwords) {
+  const uint32_t offset = static_cast<uint32_t>(commands_.size());
+  commands_.insert(commands_.end(), dwords.begin(), dwords.end());
+  return offset;
+}
+
 void HwQueue::Set(uint32_t offset, Value value) {
   if (value.is_variable()) {
     patches_.push_back({value.variable(), offset});
@@ -69,7 +75,7 @@ absl::Status HwQueue::bind(Device& device) {
   if (commands_.empty()) return absl::FailedPreconditionError("bind of an empty queue");
   if (bound_.valid()) (void)device_.allocator().free(bound_);
   bound_ = Buffer();
-  PadForBind();
+  BAREGPU_RETURN_IF_ERROR(PrepareBind());
   // Host memory: patched by the CPU at every submit without an HDP flush.
   BAREGPU_ASSIGN_OR_RETURN(bound_, device_.allocator().alloc(commands_.size() * 4, {.kind = MemoryKind::kHost}));
   std::memcpy(bound_.cpu(), commands_.data(), commands_.size() * 4);

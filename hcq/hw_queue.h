@@ -66,10 +66,12 @@ class HwQueue {
   virtual absl::Status WriteIndirect(uint64_t va, uint32_t dwords) = 0;
   // Bound command buffers: the address alignment and the dword granularity the engine wants.
   virtual uint32_t bind_alignment() const { return 256; }
-  virtual void PadForBind() {}
+  // Before a bind copies the commands: pad them as the engine wants, check they fit its indirect buffers.
+  virtual absl::Status PrepareBind() { return absl::OkStatus(); }
 
   // Appends dwords; returns the offset of the first.
   uint32_t Emit(std::initializer_list<uint32_t> dwords);
+  uint32_t Emit(std::span<const uint32_t> dwords);
   // The dword at `offset` takes `value`: written now when constant, recorded when a variable.
   void Set(uint32_t offset, Value value);
   void Fail(absl::Status status) {

@@ -44,6 +44,10 @@ class Device {
   const std::string& name() const { return name_; }
   // "vfio", "sysfs" or "virtual"; for messages and tools only, never for driver decisions.
   virtual absl::string_view backend() const = 0;
+  // Firmware roots this device's kind supplies, searched before the system's (/lib/firmware): set by whoever
+  // opened it from the kind's registry entry (a virtual GPU's virtual firmware); empty for real devices.
+  const std::vector<std::string>& firmware_roots() const { return firmware_roots_; }
+  void set_firmware_roots(std::vector<std::string> roots) { firmware_roots_ = std::move(roots); }
 
   // Configuration space. Offsets beyond the space or a failing backend give an error naming the offset.
   virtual absl::Status ReadConfig(uint32_t offset, std::span<uint8_t> data) = 0;
@@ -87,6 +91,7 @@ class Device {
 
  private:
   std::string name_;
+  std::vector<std::string> firmware_roots_;
   uint64_t dma_mask_ = 0xffffffff;  // PCI's default: 32-bit DMA until the driver says more
 };
 

@@ -69,7 +69,9 @@ absl::StatusOr<std::unique_ptr<Device>> OpenVirtual(absl::string_view name) {
     return absl::NotFoundError(absl::StrCat("no virtual device kind '", kind_name,
                                             "'; known: ", known.empty() ? "none" : absl::StrJoin(known, ", ")));
   }
-  return found->open(std::string(name), std::string(instance));
+  absl::StatusOr<std::unique_ptr<Device>> device = found->open(std::string(name), std::string(instance));
+  if (device.ok() && found->firmware_roots) (*device)->set_firmware_roots(found->firmware_roots());
+  return device;
 }
 
 }  // namespace pci

@@ -27,6 +27,9 @@ struct VirtualDeviceKind {
   uint16_t device_id = 0;
   // Creates the device named `name` ("sim:navi31:1"); `instance` is the part after the kind ("1", or "" ).
   std::function<absl::StatusOr<std::unique_ptr<Device>>(const std::string& name, const std::string& instance)> open;
+  // Where the kind's devices find their firmware before the system's roots (a virtual GPU's own virtual
+  // firmware); the opened device carries them (pci::Device::firmware_roots). Empty: the system's only.
+  std::function<std::vector<std::string>()> firmware_roots;
 };
 
 // Returns false (and changes nothing) if a kind of that name exists already.

@@ -5,6 +5,8 @@
 #ifndef BAREGPU_AM_REGS_SDMA_PACKETS_H_
 #define BAREGPU_AM_REGS_SDMA_PACKETS_H_
 
+#include <array>
+#include <bit>
 #include <cstdint>
 
 #include "am/regs/sdma_constants.h"
@@ -110,6 +112,96 @@ struct ConstantFill {
   uint32_t data;
   uint32_t count;  // bytes - 1
 };
+
+// Encoders: one per packet baregpu sends, each filling the packet's structure above (so a dword's position is the
+// one layouts_test checks against sdma_v6_0_0_pkt_open.h) and returning its dwords. The driver (am::Sdma), HCQ
+// (hcq/amd) and the tests all encode here. *Dword constants say where a value patched later sits.
+template <typename Packet>
+constexpr std::array<uint32_t, sizeof(Packet) / 4> Dwords(const Packet& packet) {
+  return std::bit_cast<std::array<uint32_t, sizeof(Packet) / 4>>(packet);
+}
+
+// SDMA_PKT_COPY_LINEAR's count holds bytes - 1 in 30 bits: a larger copy is split at this.
+inline constexpr uint64_t kMaxCopyLinearBytes = uint64_t{1} << 30;
+
+// sdma_v6_0_emit_copy_buffer: `bytes` (1 .. kMaxCopyLinearBytes) from `source` to `destination`.
+constexpr std::array<uint32_t, sizeof(CopyLinear) / 4> EncodeCopyLinear(uint64_t destination, uint64_t source,
+                                                                        uint64_t bytes) {
+  return Dwords(CopyLinear{.header = Header(SDMA_OP_COPY, SDMA_SUBOP_COPY_LINEAR),
+                           .count = static_cast<uint32_t>(bytes - 1),
+                           .parameter = 0,
+                           .src_addr_lo = static_cast<uint32_t>(source),
+                           .src_addr_hi = static_cast<uint32_t>(source >> 32),
+                           .dst_addr_lo = static_cast<uint32_t>(destination),
+                           .dst_addr_hi = static_cast<uint32_t>(destination >> 32)});
+}
+
+// sdma_v6_0_ring_emit_fence: writes 32 bits of `data` to `address`.
+inline constexpr uint32_t kFenceDataDword = SDMA_PKT_FENCE_DATA_data_offset;
+constexpr std::array<uint32_t, sizeof(Fence) / 4> EncodeFence(uint64_t address, uint32_t data) {
+  return Dwords(Fence{.header = Header(SDMA_OP_FENCE),
+                      .addr_lo = static_cast<uint32_t>(address),
+                      .addr_hi = static_cast<uint32_t>(address >> 32),
+                      .data = data});
+}
+
+// sdma_v6_0_ring_emit_fence's trap: the TRAP interrupt with `context` (sdma_v6_0_process_trap_irq).
+constexpr std::array<uint32_t, sizeof(Trap) / 4> EncodeTrap(uint32_t context) {
+  return Dwords(Trap{.header = Header(SDMA_OP_TRAP), .int_context = context});
+}
+
+// POLL_REGMEM's function field uses WAIT_REG_MEM's encoding (sdma_v6_0_ring_emit_wait_reg_mem): 3 ==, 5 >=.
+enum class PollCompare : uint32_t { kEqual = 3, kGreaterEqual = 5 };
+// sdma_v6_0_ring_emit_wait_reg_mem's poll interval (4) and its "retry forever" count (all ones).
+inline constexpr uint32_t kPollInterval = 4;
+inline constexpr uint32_t kPollRetryForever = SDMA_PKT_POLL_REGMEM_DW5_retry_count_mask;
+inline constexpr uint32_t kPollReferenceDword = SDMA_PKT_POLL_REGMEM_VALUE_value_offset;
+
+// sdma_v6_0_ring_emit_wait_reg_mem on memory: wait until (*address & mask) compares true against `reference`.
+constexpr std::array<uint32_t, sizeof(PollRegmem) / 4> EncodePollMemory(
+    uint64_t address, uint32_t reference, PollCompare compare = PollCompare::kGreaterEqual, uint32_t mask = 0xffffffff,
+    uint32_t retry_count = kPollRetryForever) {
+  return Dwords(PollRegmem{.header = Header(SDMA_OP_POLL_REGMEM) | (1u << SDMA_PKT_POLL_REGMEM_HEADER_mem_poll_shift) |
+                                     (static_cast<uint32_t>(compare) << SDMA_PKT_POLL_REGMEM_HEADER_func_shift),
+                           .addr_lo = static_cast<uint32_t>(address),
+                           .addr_hi = static_cast<uint32_t>(address >> 32),
+                           .value = reference,
+                           .mask = mask,
+                           .dw5 = (kPollInterval << SDMA_PKT_POLL_REGMEM_DW5_interval_shift) |
+                                  ((retry_count & SDMA_PKT_POLL_REGMEM_DW5_retry_count_mask)
+                                   << SDMA_PKT_POLL_REGMEM_DW5_retry_count_shift)});
+}
+
+// TIMESTAMP GET_GLOBAL: the 100 MHz reference clock (64 bits) to `address`.
+constexpr std::array<uint32_t, sizeof(TimestampGet) / 4> EncodeTimestampGlobal(uint64_t address) {
+  return Dwords(TimestampGet{.header = Header(SDMA_OP_TIMESTAMP, SDMA_SUBOP_TIMESTAMP_GET_GLOBAL),
+                             .write_addr_lo = static_cast<uint32_t>(address),
+                             .write_addr_hi = static_cast<uint32_t>(address >> 32)});
+}
+
+// sdma_v6_0_ring_emit_ib: an indirect buffer of `dwords` dwords (a multiple of 8, at most the 20-bit ib_size) at
+// `address`, in VMID 0. The packet must end on an 8-dword boundary of the ring (pad with NOPs before it).
+inline constexpr uint32_t kMaxIndirectDwords = SDMA_PKT_INDIRECT_IB_SIZE_ib_size_mask;
+inline constexpr uint32_t kIndirectAlignDwords = 8;
+constexpr std::array<uint32_t, sizeof(Indirect) / 4> EncodeIndirect(uint64_t address, uint32_t dwords) {
+  return Dwords(Indirect{.header = Header(SDMA_OP_INDIRECT),
+                         .base_lo = static_cast<uint32_t>(address),
+                         .base_hi = static_cast<uint32_t>(address >> 32),
+                         .ib_size = dwords & kMaxIndirectDwords,
+                         .csa_addr_lo = 0,
+                         .csa_addr_hi = 0});
+}
+
+// A one-dword NOP (sdma_v6_0_ring_pad_ib pads with these).
+constexpr uint32_t EncodeNop() { return Header(SDMA_OP_NOP); }
+
+// The packet's name (SDMA_PKT_* of sdma_v6_0_0_pkt_open.h without the prefix, sub-op included: "COPY_LINEAR",
+// "TIMESTAMP_GET_GLOBAL"), or nullptr for an op no table entry covers. One table for the driver, HCQ, the CLI and
+// the virtual GPU's messages.
+const char* PacketName(uint32_t header);
+// The length of a packet whose length its header alone gives (fixed-size packets, NOP's count), or 0 when it
+// depends on later dwords or the op is unknown.
+uint32_t PacketDwords(uint32_t header);
 
 }  // namespace am::regs::sdma
 

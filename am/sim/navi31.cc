@@ -17,6 +17,7 @@
 #include "am/sim/discovery_table.h"
 #include "am/sim/navi31_ip_offsets.h"
 #include "base/status_macros.h"
+#include "firmware/virtual_firmware.h"
 #include "pci/virtual_registry.h"
 
 namespace am::sim {
@@ -250,6 +251,9 @@ BAREGPU_REGISTER_VIRTUAL_DEVICE(
         [](const std::string& name, const std::string&) -> absl::StatusOr<std::unique_ptr<pci::Device>> {
           BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<Navi31> device, Navi31::Open(name, Navi31Config::FromEnvironment()));
           return std::unique_ptr<pci::Device>(std::move(device));
-        }});
+        },
+        // Its PSP accepts only the virtual firmware (and real files fail its checks, as virtual ones would fail
+        // a real PSP).
+        [] { return std::vector<std::string>{firmware::VirtualFirmwareDir()}; }});
 
 }  // namespace am::sim

@@ -2,33 +2,20 @@
 
 #include <cstring>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "am/code_object.h"
+#include "am/kernel_dispatch.h"
 #include "am/page_table.h"
-#include "am/regs/gc.h"
-#include "am/regs/nbio.h"
 #include "am/soc.h"
 #include "base/bits.h"
 #include "base/status_macros.h"
-#include "firmware/store.h"
 #include "hcq/amd/amd_program.h"
 #include "hcq/amd/queues.h"
 #include "hcq/program.h"
-#include "pci/open.h"
 
 namespace hcq::amd {
 namespace {
-
-// gmc_v11_0_sw_init: the GPU addresses 44 bits of system memory.
-constexpr unsigned kDmaMaskBits = 44;
-// COMPUTE_TMPRING_SIZE.WAVESIZE counts 256-byte units (gfx11; what the virtual GPU's interpreter reads too); the
-// field is 15 bits. Scratch is sized for this many waves in flight (WAVES is 12 bits): Navi31's 96 CUs x 32 wave
-// slots.
-constexpr uint64_t kScratchGranule = 256;
-constexpr uint64_t kMaxWaveSizeField = 0x7fff;
-constexpr uint32_t kScratchWaves = 96 * 32;
 
 const bool kRegistered = RegisterBackend("amd", &AmdDevice::Open);
 
@@ -41,11 +28,7 @@ AmdProgram::~AmdProgram() {
 
 absl::StatusOr<std::unique_ptr<Device>> AmdDevice::Open(absl::string_view name, const DeviceOptions& options) {
   (void)kRegistered;
-  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> pci, pci::Open(name));
-  const bool is_virtual = pci->backend() == "virtual";  // which firmware files to offer, nothing else
-  BAREGPU_RETURN_IF_ERROR(pci->SetDmaMaskBits(kDmaMaskBits));
-  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<am::Device> am,
-                           am::Device::Open(std::move(pci), {.firmware = firmware::StoreForDevice(is_virtual)}));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<am::Device> am, am::Device::Open(name));
   BAREGPU_RETURN_IF_ERROR(am->Boot());
   std::unique_ptr<AmdDevice> device(new AmdDevice(std::string(name), options, std::move(am)));
   BAREGPU_RETURN_IF_ERROR(device->Init());
@@ -54,14 +37,6 @@ absl::StatusOr<std::unique_ptr<Device>> AmdDevice::Open(absl::string_view name, 
 
 absl::Status AmdDevice::Init() {
   BAREGPU_ASSIGN_OR_RETURN(ring_timeout_, DefaultWaitTimeout());
-  BAREGPU_ASSIGN_OR_RETURN(pci::Mmio registers, am_->pci().MapMmio(5));
-  BAREGPU_RETURN_IF_ERROR(compute_ring_.Init(am_->gfx(), registers, am::Soc::kRemapMemFlush));
-  BAREGPU_RETURN_IF_ERROR(copy_ring_.Init(am_->sdma(), registers, am::Soc::kRemapMemFlush));
-  auto nbio = am_->Regs<am::regs::Ip::kNbio>();
-  hdp_flush_request_ =
-      static_cast<uint32_t>(nbio.AddressOf<am::regs::nbio::BIF_BX_PF0_GPU_HDP_FLUSH_REQ>().value_or(0));
-  hdp_flush_done_ = static_cast<uint32_t>(nbio.AddressOf<am::regs::nbio::BIF_BX_PF0_GPU_HDP_FLUSH_DONE>().value_or(0));
-  BAREGPU_RETURN_IF_ERROR(nbio.status());
   return InitCommon();
 }
 
@@ -97,7 +72,7 @@ void AmdDevice::DropPeersOf(const AmdDevice& owner) {
 
 uint64_t AmdDevice::copy_packet_bytes() const {
   const uint64_t limit = options().max_copy_packet_bytes;
-  return limit == 0 || limit > am::Sdma::kMaxCopyBytes ? am::Sdma::kMaxCopyBytes : limit;
+  return limit == 0 || limit > am::regs::sdma::kMaxCopyLinearBytes ? am::regs::sdma::kMaxCopyLinearBytes : limit;
 }
 
 std::unique_ptr<ComputeQueue> AmdDevice::NewComputeQueue() { return std::make_unique<Pm4Queue>(*this); }
@@ -105,7 +80,9 @@ std::unique_ptr<CopyQueue> AmdDevice::NewCopyQueue() { return std::make_unique<S
 
 void AmdDevice::FlushHostWrites() { am_->soc().FlushHdp(); }
 
-std::string AmdDevice::DescribeQueues() { return absl::StrCat(compute_ring_.Describe(), "; ", copy_ring_.Describe()); }
+std::string AmdDevice::DescribeQueues() {
+  return absl::StrCat(compute_ring().Describe(), "; ", copy_ring().Describe());
+}
 
 absl::StatusOr<std::shared_ptr<Allocation>> AmdDevice::AllocMemory(uint64_t size, const BufferSpec& spec) {
   auto allocation = std::make_shared<Allocation>();
@@ -127,8 +104,9 @@ absl::StatusOr<std::shared_ptr<Allocation>> AmdDevice::AllocMemory(uint64_t size
       if (view.ok()) allocation->cpu = view->data();
     }
   } else {
-    BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::DmaBuffer> buffer, am_->pci().AllocDma(rounded));
-    BAREGPU_ASSIGN_OR_RETURN(allocation->va, memory.MapSystem(*buffer, {.system = true, .snooped = !spec.uncached}));
+    BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<am::HostBuffer> buffer,
+                             am::HostBuffer::Create(*am_, rounded, /*snooped=*/!spec.uncached));
+    allocation->va = buffer->va();
     allocation->cpu = buffer->cpu();
     host_[allocation->va] = std::move(buffer);
   }
@@ -144,12 +122,16 @@ absl::Status AmdDevice::FreeMemory(Allocation& allocation) {
       if (peer->peers_.erase(allocation.va) != 0) ForgetImporter(peer);
     }
   }
+  if (allocation.spec.kind == MemoryKind::kHost) {
+    if (host_.erase(allocation.va) == 0) {
+      return absl::NotFoundError(absl::StrFormat("%s: no host buffer at %#x", name(), allocation.va));
+    }
+    return absl::OkStatus();  // ~HostBuffer unmaps it and flushes the TLB
+  }
   am::MemoryManager& memory = am_->memory();
   BAREGPU_RETURN_IF_ERROR(memory.Unmap(allocation.va));
   BAREGPU_RETURN_IF_ERROR(memory.Flush());
-  if (allocation.spec.kind == MemoryKind::kVram) return memory.FreeVram(allocation.backend_handle);
-  host_.erase(allocation.va);
-  return absl::OkStatus();
+  return memory.FreeVram(allocation.backend_handle);
 }
 
 absl::Status AmdDevice::MapPeer(Allocation& allocation) {
@@ -166,9 +148,8 @@ absl::Status AmdDevice::MapPeer(Allocation& allocation) {
       return absl::FailedPreconditionError(
           absl::StrFormat("%s: %s's host buffer at %#x is no longer allocated", name(), owner->name(), allocation.va));
     }
-    BAREGPU_ASSIGN_OR_RETURN(mapping,
-                             am::PeerMapping::CreateForHostMemory(*am_, {buffer->second->cpu(), buffer->second->size()},
-                                                                  allocation.va, allocation.spec.uncached));
+    BAREGPU_ASSIGN_OR_RETURN(mapping, am::PeerMapping::CreateForHostMemory(*am_, buffer->second->memory(),
+                                                                           allocation.va, allocation.spec.uncached));
   } else {
     const uint64_t rounded = base::AlignUp(allocation.size, am::PageTable::kPageSize);
     BAREGPU_ASSIGN_OR_RETURN(
@@ -188,22 +169,13 @@ absl::StatusOr<std::unique_ptr<Program>> AmdDevice::LoadProgram(std::span<const 
                         name(), object.target().empty() ? "an unknown target" : std::string(object.target())));
   }
   BAREGPU_ASSIGN_OR_RETURN(const am::CodeObject::Kernel* k, object.FindKernel(kernel));
-  if (k->lds_size() > am::kMaxLdsBytes) {
-    return absl::InvalidArgumentError(absl::StrFormat("%s: kernel %s wants %d bytes of LDS, a gfx11 workgroup has %d",
-                                                      name(), kernel, k->lds_size(), am::kMaxLdsBytes));
+  if (object.image_alignment() > am::PageTable::kPageSize) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s: the code object wants %d-byte alignment; at most %d", name(),
+                                                      object.image_alignment(), am::PageTable::kPageSize));
   }
-  if (object.image_alignment() > 4096) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: the code object wants %d-byte alignment; at most 4096", name(), object.image_alignment()));
-  }
-  // Every wave slot that may run the kernel gets a private segment (tinygrad sizes scratch the same way): WAVESIZE
-  // is the bytes of one wave in 256-byte units, WAVES how many waves the buffer holds.
-  const uint64_t wave_bytes =
-      (uint64_t{k->scratch_size()} * k->wave_size() + kScratchGranule - 1) / kScratchGranule * kScratchGranule;
-  if (wave_bytes / kScratchGranule > kMaxWaveSizeField) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "%s: kernel %s needs %d bytes of scratch per work-item, more than COMPUTE_TMPRING_SIZE.WAVESIZE holds", name(),
-        kernel, k->scratch_size()));
+  // Checked before anything is allocated; the image's address is filled in below.
+  if (absl::StatusOr<am::KernelDispatch> probe = am::KernelDispatch::Create(*am_, *k, 0); !probe.ok()) {
+    return absl::Status(probe.status().code(), absl::StrCat(name(), ": ", probe.status().message()));
   }
   BAREGPU_ASSIGN_OR_RETURN(Buffer image, allocator().alloc(object.image().size()));
   if (absl::Status copied = allocator().copyin(image, object.image()); !copied.ok()) {
@@ -214,44 +186,23 @@ absl::StatusOr<std::unique_ptr<Program>> AmdDevice::LoadProgram(std::span<const 
     (void)allocator().free(image);
     return synced;
   }
-  const am::KernelDescriptor& d = k->descriptor;
-  KernelSetup setup{
-      .entry = image.va() + k->entry_offset,
-      .rsrc1 = d.compute_pgm_rsrc1,
-      // The CP takes the LDS size from the dispatch's RSRC2, not from the descriptor.
-      .rsrc2 = am::regs::gc::COMPUTE_PGM_RSRC2::FromRaw(d.compute_pgm_rsrc2)
-                   .lds_size(am::LdsSizeGranules(k->lds_size()))
-                   .raw(),
-      .rsrc3 = d.compute_pgm_rsrc3,
-      .private_segment_buffer = d.has(am::KernelDescriptor::kEnableSgprPrivateSegmentBuffer),
-      .dispatch_ptr = d.has(am::KernelDescriptor::kEnableSgprDispatchPtr),
-      .queue_ptr = d.has(am::KernelDescriptor::kEnableSgprQueuePtr),
-      .kernarg_segment_ptr = d.has(am::KernelDescriptor::kEnableSgprKernargSegmentPtr),
-      .dispatch_id = d.has(am::KernelDescriptor::kEnableSgprDispatchId),
-      .flat_scratch_init = d.has(am::KernelDescriptor::kEnableSgprFlatScratchInit),
-      .private_segment_size = d.has(am::KernelDescriptor::kEnableSgprPrivateSegmentSize),
-      .wave32 = k->wave32(),
-      .private_segment_bytes = k->scratch_size(),
-      .group_segment_bytes = k->lds_size(),
-      .descriptor = image.va() + k->descriptor_offset,
-  };
+  absl::StatusOr<am::KernelDispatch> dispatch = am::KernelDispatch::Create(*am_, *k, image.va());
+  if (!dispatch.ok()) {
+    (void)allocator().free(image);
+    return dispatch.status();
+  }
   Buffer scratch;
-  if (k->scratch_size() != 0) {
-    absl::StatusOr<Buffer> allocated = allocator().alloc(wave_bytes * kScratchWaves, {.cpu_access = false});
+  if (dispatch->scratch_bytes() != 0) {
+    absl::StatusOr<Buffer> allocated = allocator().alloc(dispatch->scratch_bytes(), {.cpu_access = false});
     if (!allocated.ok()) {
       (void)allocator().free(image);
       return allocated.status();
     }
     scratch = *allocated;
-    setup.tmpring_size = am::regs::gc::COMPUTE_TMPRING_SIZE{}
-                             .waves(kScratchWaves)
-                             .wavesize(static_cast<uint32_t>(wave_bytes / kScratchGranule))
-                             .raw();
-    setup.scratch_base = scratch.va();
-    setup.rsrc2 = am::regs::gc::COMPUTE_PGM_RSRC2::FromRaw(setup.rsrc2).scratch_en(1).raw();
+    dispatch->set_scratch(scratch.va());
   }
-  return std::unique_ptr<Program>(new AmdProgram(*this, std::string(kernel), k->kernarg_size(), setup,
-                                                 am::ImplicitArguments::For(*k), std::move(image), std::move(scratch)));
+  return std::unique_ptr<Program>(new AmdProgram(*this, std::string(kernel), k->kernarg_size(), *std::move(dispatch),
+                                                 std::move(image), std::move(scratch)));
 }
 
 }  // namespace hcq::amd

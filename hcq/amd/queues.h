@@ -1,12 +1,14 @@
-// The AMD queue types: PM4 on the MEC compute ring, SDMA on the copy ring. Encodings follow Linux 6.12's
-// gfx_v11_0.c and sdma_v6_0.c (the functions named at each command), with opcodes and fields from the generated
-// am/regs/pm4_constants.h, pm4_event_constants.h and sdma_constants.h.
+// The AMD queue types: PM4 on the MEC compute ring, SDMA on the copy ring. Every packet comes from am/regs' one
+// encoder per packet (pm4_packets.h, sdma_packets.h: Linux 6.12's gfx_v11_0.c and sdma_v6_0.c encodings), kernel
+// launches from am::KernelDispatch; this layer only places them and records which dwords variables patch.
 #ifndef BAREGPU_HCQ_AMD_QUEUES_H_
 #define BAREGPU_HCQ_AMD_QUEUES_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "am/implicit_arguments.h"
+#include "am/regs/pm4_packets.h"
 #include "hcq/hw_queue.h"
 
 namespace hcq::amd {
@@ -25,16 +27,21 @@ class Pm4Queue final : public ComputeQueue {
   void EmitTimestamp(uint64_t address) override;
   absl::Status WriteRing(std::span<const uint32_t> dwords) override;
   absl::Status WriteIndirect(uint64_t va, uint32_t dwords) override;
-  void ReleaseMem(uint64_t address, uint32_t data_sel, Value value);
-  // SET_SH_REG of consecutive registers from `first` (an absolute dword address); returns the first value's offset.
-  uint32_t SetShRegs(uint32_t first, std::initializer_list<uint32_t> values);
+  absl::Status PrepareBind() override;
+  void ReleaseMem(uint64_t address, am::regs::pm4::ReleaseData data_sel, Value value);
   // Fills the kernel's hidden arguments and dispatch packet for one launch; dimensions given by variables are
   // patched at submit, as the dispatch's own are.
   static absl::Status FillImplicitArguments(const am::ImplicitArguments& implicit, uint64_t descriptor, ArgsState& args,
                                             const Dims& global, const Dims& local);
 
   AmdDevice& amd_;
-  uint32_t sh_base_[9] = {};  // absolute addresses of the COMPUTE_* registers exec writes (see queues.cc)
+  // A bound queue's indirect buffers (one unless it is longer than an IB's 20-bit size) and their packets, built
+  // at bind so a submit allocates nothing.
+  struct IbPiece {
+    uint32_t offset, dwords;
+  };
+  std::vector<IbPiece> ib_pieces_;
+  std::vector<uint32_t> indirect_;
 };
 
 class SdmaQueue final : public CopyQueue {
@@ -48,10 +55,9 @@ class SdmaQueue final : public CopyQueue {
   void EmitTimestamp(uint64_t address) override;
   absl::Status WriteRing(std::span<const uint32_t> dwords) override;
   absl::Status WriteIndirect(uint64_t va, uint32_t dwords) override;
-  void PadForBind() override;
+  absl::Status PrepareBind() override;
 
   AmdDevice& amd_;
-  uint32_t indirect_[8] = {};  // NOP padding + INDIRECT, built per submit without allocating
 };
 
 }  // namespace hcq::amd

@@ -12,9 +12,9 @@
 #include "am/regs/gfx_srcid_constants.h"
 #include "am/regs/hw_id_constants.h"
 #include "am/regs/ih_constants.h"
-#include "am/regs/pm4.h"
 #include "am/regs/pm4_constants.h"
 #include "am/regs/pm4_event_constants.h"
+#include "am/regs/pm4_packets.h"
 #include "am/regs/psp_constants.h"
 #include "am/sdma.h"
 #include "am/sim/navi31.h"
@@ -37,7 +37,7 @@ class DeviceTest : public ::testing::Test {
     auto pci = pci::Open("sim:navi31:driver");
     ASSERT_TRUE(pci.ok()) << pci.status();
     sim_ = static_cast<sim::Navi31*>(pci->get());
-    auto device = Device::Open(std::move(*pci), {.firmware = firmware::StoreForDevice(/*is_virtual=*/true)});
+    auto device = Device::Open(std::move(*pci));
     ASSERT_TRUE(device.ok()) << device.status();
     device_ = std::move(*device);
   }
@@ -88,7 +88,7 @@ TEST_F(DeviceTest, ASecondSessionBootsPartiallyAndAResetBootsFully) {
   auto reopen = [] {
     auto pci = pci::Open("sim:navi31:driver");
     EXPECT_TRUE(pci.ok()) << pci.status();
-    return std::move(*Device::Open(std::move(*pci), {.firmware = firmware::StoreForDevice(/*is_virtual=*/true)}));
+    return std::move(*Device::Open(std::move(*pci)));
   };
   std::unique_ptr<Device> second = reopen();
   ASSERT_TRUE(second->Boot().ok());
@@ -142,16 +142,9 @@ TEST_F(DeviceTest, ComputeQueueRunsPm4AndTheEopInterruptArrives) {
   ASSERT_TRUE(fence.ok());
   const uint64_t fence_mc = device_->McAddress(*fence);
   namespace pm4 = regs::pm4;
-  const uint32_t packet[] = {
-      pm4::Packet3(pm4::PACKET3_RELEASE_MEM, 6),
-      pm4::PACKET3_RELEASE_MEM_EVENT_TYPE(pm4::CACHE_FLUSH_AND_INV_TS_EVENT) | pm4::PACKET3_RELEASE_MEM_EVENT_INDEX(5),
-      pm4::PACKET3_RELEASE_MEM_DATA_SEL(1) | pm4::PACKET3_RELEASE_MEM_INT_SEL(2),
-      static_cast<uint32_t>(fence_mc),
-      static_cast<uint32_t>(fence_mc >> 32),
-      42,
-      0,
-      0};
-  ASSERT_TRUE(device_->gfx().Submit(packet).ok());
+  const auto packet =
+      pm4::ReleaseMem::Encode(fence_mc, pm4::ReleaseData::kLow32, 42, pm4::ReleaseInterrupt::kAfterWriteConfirm);
+  ASSERT_TRUE(device_->gfx().ring().Write(packet, Gfx::kTimeout).ok());
   std::span<uint8_t> view = *device_->memory().CpuView(*fence, 4);
   const absl::Time deadline = absl::Now() + absl::Seconds(5);
   while (std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(view.data())).load() != 42) {
@@ -260,7 +253,7 @@ TEST(DeviceSmallBarTest, BootsAndReachesInvisibleVramThroughTheGpu) {
   auto pci = pci::Open("sim:navi31:smallbar-driver");
   ::unsetenv("BAREGPU_SIM_SMALL_BAR");
   ASSERT_TRUE(pci.ok()) << pci.status();
-  auto opened = Device::Open(std::move(*pci), {.firmware = firmware::StoreForDevice(/*is_virtual=*/true)});
+  auto opened = Device::Open(std::move(*pci));
   ASSERT_TRUE(opened.ok()) << opened.status();
   Device& device = **opened;
   EXPECT_TRUE(device.discovery().through_mm_index);

@@ -28,7 +28,7 @@ std::unique_ptr<Device> BootVirtual(const std::string& name) {
   auto pci = pci::Open(name);
   EXPECT_TRUE(pci.ok()) << pci.status();
   if (!pci.ok()) return nullptr;
-  auto device = Device::Open(std::move(*pci), {.firmware = firmware::StoreForDevice(/*is_virtual=*/true)});
+  auto device = Device::Open(std::move(*pci));
   EXPECT_TRUE(device.ok()) << device.status();
   if (!device.ok() || !(*device)->Boot().ok()) return nullptr;
   return std::move(*device);

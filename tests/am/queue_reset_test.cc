@@ -9,9 +9,9 @@
 #include "am/gfx.h"
 #include "am/ih.h"
 #include "am/regs/ih_constants.h"
-#include "am/regs/pm4.h"
 #include "am/regs/pm4_constants.h"
 #include "am/regs/pm4_event_constants.h"
+#include "am/regs/pm4_packets.h"
 #include "am/sdma.h"
 #include "am/sim/navi31.h"
 #include "am/sim/persistent_state.h"
@@ -37,7 +37,7 @@ class QueueResetTest : public ::testing::Test {
     auto pci = pci::Open("sim:navi31:reset");
     ASSERT_TRUE(pci.ok()) << pci.status();
     sim_ = static_cast<sim::Navi31*>(pci->get());
-    auto device = Device::Open(std::move(*pci), {.firmware = firmware::StoreForDevice(/*is_virtual=*/true)});
+    auto device = Device::Open(std::move(*pci));
     ASSERT_TRUE(device.ok()) << device.status();
     device_ = std::move(*device);
     ASSERT_TRUE(device_->Boot().ok());
@@ -58,16 +58,8 @@ class QueueResetTest : public ::testing::Test {
     return true;
   }
   // RELEASE_MEM writing `value` to `address` at end of pipe (8 dwords).
-  static std::array<uint32_t, 8> ReleaseMem(uint64_t address, uint32_t value) {
-    return {pm4::Packet3(pm4::PACKET3_RELEASE_MEM, 6),
-            pm4::PACKET3_RELEASE_MEM_EVENT_TYPE(pm4::CACHE_FLUSH_AND_INV_TS_EVENT) |
-                pm4::PACKET3_RELEASE_MEM_EVENT_INDEX(5),
-            pm4::PACKET3_RELEASE_MEM_DATA_SEL(1),
-            static_cast<uint32_t>(address),
-            static_cast<uint32_t>(address >> 32),
-            value,
-            0,
-            0};
+  static std::array<uint32_t, pm4::ReleaseMem::kDwords> ReleaseMem(uint64_t address, uint32_t value) {
+    return pm4::ReleaseMem::Encode(address, pm4::ReleaseData::kLow32, value);
   }
 
   sim::Navi31* sim_ = nullptr;  // owned by device_
@@ -83,7 +75,7 @@ TEST_F(QueueResetTest, AnIdleDeviceHasNothingToRecover) {
 
 TEST_F(QueueResetTest, AHungComputeQueueIsReportedResetAndRunsAgain) {
   ASSERT_TRUE(sim_->gfx().InjectQueueHang(0, 0));
-  ASSERT_TRUE(device_->gfx().Submit(ReleaseMem(device_->McAddress(fence_), 42)).ok());
+  ASSERT_TRUE(device_->gfx().ring().Write(ReleaseMem(device_->McAddress(fence_), 42), Gfx::kTimeout).ok());
 
   absl::Status wait = device_->gfx().WaitIdle(kShortWait);
   EXPECT_EQ(wait.code(), absl::StatusCode::kDeadlineExceeded);
@@ -104,7 +96,7 @@ TEST_F(QueueResetTest, AHungComputeQueueIsReportedResetAndRunsAgain) {
   EXPECT_TRUE(device_->gfx().idle());
 
   // The lost fence never lands; new work after it does.
-  ASSERT_TRUE(device_->gfx().Submit(ReleaseMem(device_->McAddress(fence_), 43)).ok());
+  ASSERT_TRUE(device_->gfx().ring().Write(ReleaseMem(device_->McAddress(fence_), 43), Gfx::kTimeout).ok());
   EXPECT_TRUE(WaitForFence(43));
   EXPECT_TRUE(device_->gfx().WaitIdle(kLongWait).ok());
   EXPECT_TRUE(device_->RecoverQueues()->empty());
@@ -112,8 +104,8 @@ TEST_F(QueueResetTest, AHungComputeQueueIsReportedResetAndRunsAgain) {
 
 TEST_F(QueueResetTest, AComputeQueueStoppedByAPageFaultIsRecovered) {
   const uint64_t unmapped = VaAllocator::kStart + base::GiB(1000);
-  ASSERT_TRUE(device_->gfx().Submit(ReleaseMem(unmapped, 1)).ok());
-  ASSERT_TRUE(device_->gfx().Submit(ReleaseMem(device_->McAddress(fence_), 2)).ok());
+  ASSERT_TRUE(device_->gfx().ring().Write(ReleaseMem(unmapped, 1), Gfx::kTimeout).ok());
+  ASSERT_TRUE(device_->gfx().ring().Write(ReleaseMem(device_->McAddress(fence_), 2), Gfx::kTimeout).ok());
   EXPECT_FALSE(device_->gfx().WaitIdle(kShortWait).ok());
   EXPECT_NE(FenceValue(), 2u);
 
@@ -128,7 +120,7 @@ TEST_F(QueueResetTest, AComputeQueueStoppedByAPageFaultIsRecovered) {
   ASSERT_TRUE(resets.ok()) << resets.status();
   ASSERT_EQ(resets->size(), 1u);
   EXPECT_EQ(resets->front().lost_packets, (std::vector<std::string>{"RELEASE_MEM", "RELEASE_MEM"}));
-  ASSERT_TRUE(device_->gfx().Submit(ReleaseMem(device_->McAddress(fence_), 3)).ok());
+  ASSERT_TRUE(device_->gfx().ring().Write(ReleaseMem(device_->McAddress(fence_), 3), Gfx::kTimeout).ok());
   EXPECT_TRUE(WaitForFence(3));
 }
 
@@ -192,7 +184,7 @@ TEST_F(QueueResetTest, ALostDoorbellIsATimeoutAndRecoveryRunsTheNextSubmission) 
 TEST_F(QueueResetTest, RecoveredQueuesDequeueCleanlyAtFini) {
   ASSERT_TRUE(sim_->gfx().InjectQueueHang(0, 0));
   sim_->sdma().InjectHang(0, true);
-  ASSERT_TRUE(device_->gfx().Submit(ReleaseMem(device_->McAddress(fence_), 1)).ok());
+  ASSERT_TRUE(device_->gfx().ring().Write(ReleaseMem(device_->McAddress(fence_), 1), Gfx::kTimeout).ok());
   ASSERT_TRUE(device_->sdma().Fence(device_->McAddress(fence_), 2).ok());
   auto resets = device_->RecoverQueues();
   ASSERT_TRUE(resets.ok()) << resets.status();

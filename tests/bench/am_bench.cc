@@ -29,7 +29,7 @@ void BM_FullBootVirtualNavi31(benchmark::State& state) {
       break;
     }
     state.ResumeTiming();
-    auto device = Device::Open(std::move(*pci), {.firmware = firmware::StoreForDevice(true)});
+    auto device = Device::Open(std::move(*pci));
     if (!device.ok() || !(*device)->Boot().ok()) {
       state.SkipWithError("boot failed");
       break;
@@ -47,7 +47,7 @@ void BM_PartialBootVirtualNavi31(benchmark::State& state) {
   {
     auto pci = pci::Open("sim:navi31:bench-partial");
     if (!pci.ok()) return state.SkipWithError("open failed");
-    auto device = Device::Open(std::move(*pci), {.firmware = firmware::StoreForDevice(true)});
+    auto device = Device::Open(std::move(*pci));
     if (!device.ok() || !(*device)->Boot().ok()) return state.SkipWithError("first boot failed");
   }
   for (auto _ : state) {
@@ -55,7 +55,7 @@ void BM_PartialBootVirtualNavi31(benchmark::State& state) {
     auto pci = pci::Open("sim:navi31:bench-partial");
     if (!pci.ok()) return state.SkipWithError("open failed");
     state.ResumeTiming();
-    auto device = Device::Open(std::move(*pci), {.firmware = firmware::StoreForDevice(true)});
+    auto device = Device::Open(std::move(*pci));
     if (!device.ok() || !(*device)->Boot().ok() || (*device)->boot_kind() != BootKind::kPartial) {
       return state.SkipWithError("partial boot failed");
     }
@@ -112,7 +112,7 @@ void BM_SdmaCopyVramToVram256MiB(benchmark::State& state) {
   (void)sim::PersistentState::PowerCycle("sim:navi31:sdma-bench");
   auto pci = pci::Open("sim:navi31:sdma-bench");
   if (!pci.ok()) return state.SkipWithError("open failed");
-  auto device = Device::Open(std::move(*pci), {.firmware = firmware::StoreForDevice(true)});
+  auto device = Device::Open(std::move(*pci));
   if (!device.ok() || !(*device)->Boot().ok()) return state.SkipWithError("boot failed");
   MemoryManager& memory = (*device)->memory();
   auto source = memory.AllocVram(kCopyBytes, base::MiB(2));

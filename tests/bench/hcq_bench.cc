@@ -33,26 +33,6 @@ std::unique_ptr<Device> OpenBenchDevice() {
   return device.ok() ? std::move(*device) : nullptr;
 }
 
-// CPU cost of appending exec + signal to a warmed-up compute queue (the commands only: without the ISA
-// interpreter the virtual device cannot run the dispatch, so nothing is submitted here).
-void BM_BuildExecSignal(benchmark::State& state) {
-  auto dev = OpenBenchDevice();
-  if (!dev) return state.SkipWithError("open failed");
-  auto signal = dev->NewSignal();
-  auto args = dev->NewArgs(64, 3);
-  if (!signal.ok() || !args.ok()) return state.SkipWithError("setup failed");
-  amd::AmdProgram program(*dev, "bench", 64, {.entry = 0x1000, .kernarg_segment_ptr = true}, {}, Buffer());
-  auto queue = dev->NewComputeQueue();
-  uint64_t value = 0;
-  for (auto _ : state) {
-    queue->reset();
-    queue->exec(program, *args, {4, 1, 1}, {64, 1, 1}).signal(*signal, ++value);
-    benchmark::DoNotOptimize(queue->dwords().data());
-  }
-  state.SetItemsProcessed(state.iterations());
-}
-BENCHMARK(BM_BuildExecSignal);
-
 // The corpus's vector_add (-O2), which the RDNA3 interpreter runs; null when the corpus is not built.
 std::unique_ptr<Program> LoadVectorAdd(Device& dev) {
   std::ifstream file(std::string(am::sim::testing::kCorpusDir) + "/vector_add-O2.co", std::ios::binary);
@@ -60,6 +40,26 @@ std::unique_ptr<Program> LoadVectorAdd(Device& dev) {
   auto program = dev.LoadProgram(code, "vector_add");
   return program.ok() ? std::move(*program) : nullptr;
 }
+
+// CPU cost of appending exec + signal to a warmed-up compute queue (the commands only; nothing is submitted).
+void BM_BuildExecSignal(benchmark::State& state) {
+  auto dev = OpenBenchDevice();
+  if (!dev) return state.SkipWithError("open failed");
+  std::unique_ptr<Program> program = LoadVectorAdd(*dev);
+  if (!program) return state.SkipWithError("the corpus's vector_add is not built");
+  auto signal = dev->NewSignal();
+  auto args = dev->NewArgs(program->args_size(), 3);
+  if (!signal.ok() || !args.ok()) return state.SkipWithError("setup failed");
+  auto queue = dev->NewComputeQueue();
+  uint64_t value = 0;
+  for (auto _ : state) {
+    queue->reset();
+    queue->exec(*program, *args, {4, 1, 1}, {64, 1, 1}).signal(*signal, ++value);
+    benchmark::DoNotOptimize(queue->dwords().data());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_BuildExecSignal);
 
 // Submitting a bound compute queue of `state.range(0)` exec + signal pairs (vector_add over 64 elements, the signal
 // value a variable): patch, INDIRECT_BUFFER into the ring, HDP flush, doorbell. CPU time of the submitting thread per

@@ -22,7 +22,7 @@ TEST(IhCommandTest, DrainsAndDecodesWhatTheDeviceLeft) {
     auto pci = pci::Open("sim:navi31:ih");
     ASSERT_TRUE(pci.ok()) << pci.status();
     auto* sim = static_cast<am::sim::Navi31*>(pci->get());
-    auto device = am::Device::Open(std::move(*pci), {.firmware = firmware::StoreForDevice(true)});
+    auto device = am::Device::Open(std::move(*pci));
     ASSERT_TRUE(device.ok()) << device.status();
     ASSERT_TRUE((*device)->Boot().ok());
     sim->InjectRasInterrupt(am::sim::RasEvent::kCpEccError);

@@ -25,7 +25,7 @@ TEST(PtCommandTest, WalksADriverMappingToItsPage) {
   {
     auto pci = pci::Open("sim:navi31:pt");
     ASSERT_TRUE(pci.ok()) << pci.status();
-    auto device = am::Device::Open(std::move(*pci), {.firmware = firmware::StoreForDevice(true)});
+    auto device = am::Device::Open(std::move(*pci));
     ASSERT_TRUE(device.ok()) << device.status();
     ASSERT_TRUE((*device)->Boot().ok());
     vram = *(*device)->memory().AllocVram(base::MiB(4), base::MiB(2));

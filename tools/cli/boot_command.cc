@@ -18,14 +18,9 @@ absl::Status RunBoot(Invocation& inv) {
   if (inv.positional().size() != 1) return inv.UsageError("'baregpu boot' takes one device (e.g. sim:navi31)");
   const std::optional<std::string> trace = inv.value("trace");
   if (trace && *trace != "regs") return inv.UsageError("--trace takes 'regs' (every register access, decoded)");
-  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> pci, pci::Open(inv.positional()[0]));
-  const std::string name = pci->name();
-  // A virtual device's firmware is the virtual firmware built with baregpu (real files would fail its checks, as
-  // virtual files would fail a real PSP's).
-  const absl::StatusOr<firmware::DeviceFirmwareTarget> target = firmware::ResolveDeviceName(name);
-  const bool is_virtual = target.ok() && target->is_virtual;
-  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<am::Device> device,
-                           am::Device::Open(std::move(pci), {.firmware = firmware::StoreForDevice(is_virtual)}));
+  // Firmware comes from where the device's kind says (a virtual GPU's virtual firmware), then the system's.
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<am::Device> device, am::Device::Open(inv.positional()[0]));
+  const std::string name = device->pci().name();
   if (trace) {
     am::RegisterIo& io = device->io();
     std::ostream& out = inv.out();

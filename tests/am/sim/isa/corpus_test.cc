@@ -444,7 +444,7 @@ class BootedNavi31 : public ::testing::Test {
     auto pci = pci::Open(kDevice);
     ASSERT_TRUE(pci.ok()) << pci.status();
     sim_ = static_cast<Navi31*>(pci->get());
-    auto device = Device::Open(std::move(*pci), {.firmware = firmware::StoreForDevice(/*is_virtual=*/true)});
+    auto device = Device::Open(std::move(*pci));
     ASSERT_TRUE(device.ok()) << device.status();
     device_ = std::move(*device);
     ASSERT_TRUE(device_->Boot().ok());
