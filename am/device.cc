@@ -172,6 +172,12 @@ absl::StatusOr<std::vector<QueueReset>> Device::RecoverQueues() {
   return resets;
 }
 
+absl::Status Device::StopQueues() {
+  absl::Status result = gfx_->FiniHw();
+  result.Update(sdma_->FiniHw());
+  return result;
+}
+
 absl::Status Device::Fini() {
   absl::Status result;
   for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) result.Update(Run(**it, "fini_hw", &IpBlock::FiniHw));

@@ -77,6 +77,9 @@ class Device {
   BootKind boot_kind() const { return boot_kind_; }
   // fini_hw in reverse order.
   absl::Status Fini();
+  // Stops the compute and copy engines (HQD dequeue, SDMA ring off) so they touch no memory any more; the next
+  // Boot loads them again.
+  absl::Status StopQueues();
 
   // Resets every queue that still holds unfinished work — after a wait timed out on a hang, or a fault stopped an
   // engine — and returns what each one lost; an idle queue is left alone. The device stays usable. An error

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/bits.h"
 #include "base/mutex.h"
 #include "base/status_macros.h"
 
@@ -61,7 +62,13 @@ absl::Status Device::InitCommon() {
   for (uint32_t slot = static_cast<uint32_t>(signal_pool_.size() / Signal::kBytes); slot-- > 0;) {
     free_signals_.push_back(slot);
   }
-  BAREGPU_ASSIGN_OR_RETURN(kernargs_, allocator_.alloc(options_.kernarg_bytes, {.kind = MemoryKind::kHost}));
+  BAREGPU_RETURN_IF_ERROR(
+      kernargs_.Init(options_.kernarg_bytes,
+                     {.alloc = [this](uint64_t bytes) { return allocator_.alloc(bytes, {.kind = MemoryKind::kHost}); },
+                      .free = [this](const Buffer& buffer) { (void)allocator_.free(buffer); },
+                      .timeline_reached = [this] { return timeline_signal_.value(); },
+                      .timeline_next = [this] { return timeline_value_; },
+                      .wait = [this](uint64_t value) { return timeline_signal_.wait(value); }}));
   BAREGPU_ASSIGN_OR_RETURN(timeline_signal_, NewSignal(0));
   BAREGPU_ASSIGN_OR_RETURN(shadow_timeline_signal_, NewSignal(0));
   timeline_value_ = 1;
@@ -71,9 +78,9 @@ absl::Status Device::InitCommon() {
 void Device::FiniCommon() {
   profiler_.Collect();
   allocator_.Shutdown();
-  if (kernargs_.valid()) (void)allocator_.free(kernargs_);
+  kernargs_.Shutdown();
   if (signal_pool_.valid()) (void)allocator_.free(signal_pool_);
-  kernargs_ = signal_pool_ = Buffer();
+  signal_pool_ = Buffer();
 }
 
 absl::StatusOr<Signal> Device::NewSignal(uint64_t value) {
@@ -87,6 +94,8 @@ absl::StatusOr<Signal> Device::NewSignal(uint64_t value) {
   Signal signal(this, signal_pool_.va() + slot * Signal::kBytes, signal_pool_.cpu() + slot * Signal::kBytes,
                 options_.signals_in_vram);
   signal.set_value(value);
+  // The value's upper half stays 0 (values are 32 bits: hcq/signal.h); the timestamp starts at 0.
+  std::atomic_ref<uint32_t>(reinterpret_cast<uint32_t*>(signal_pool_.cpu() + slot * Signal::kBytes)[1]).store(0);
   std::atomic_ref<uint64_t>(reinterpret_cast<uint64_t*>(signal_pool_.cpu() + slot * Signal::kBytes)[1]).store(0);
   return signal;
 }
@@ -106,16 +115,10 @@ void Device::FreeSignal(const Signal& signal) {
 absl::StatusOr<ArgsState> Device::NewArgs(uint64_t size, uint32_t buffers) {
   // The kernel reads at least the buffer pointers; 256-byte alignment is more than the 16 bytes the ABI wants and
   // keeps launches on separate cache lines.
-  const uint64_t bytes = (std::max<uint64_t>(size, 8 * buffers) + 255) & ~uint64_t{255};
-  if (bytes > kernargs_.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: %d bytes of kernel arguments exceed the area (%d bytes)", name_, bytes, kernargs_.size()));
-  }
-  // Reused in order, as tinygrad's kernarg allocator: by the time the area wraps the old launches have run.
-  if (kernarg_next_ + bytes > kernargs_.size()) kernarg_next_ = 0;
-  ArgsState args(kernargs_.cpu() + kernarg_next_, kernargs_.va() + kernarg_next_, bytes, buffers);
+  const uint64_t bytes = base::AlignUp(std::max<uint64_t>({size, 8 * uint64_t{buffers}, 1}), KernargArea::kAlignment);
+  BAREGPU_ASSIGN_OR_RETURN(KernargArea::Piece piece, kernargs_.Alloc(bytes, name_));
+  ArgsState args(piece.cpu, piece.va, bytes, buffers);
   std::memset(args.cpu(), 0, bytes);
-  kernarg_next_ += bytes;
   return args;
 }
 
@@ -130,6 +133,7 @@ absl::Status Device::synchronize() {
     timeline_signal_.set_value(0);
     timeline_value_ = 1;
     allocator_.ResetStagingTimeline();
+    kernargs_.ForgetTimeline();
   }
   return absl::OkStatus();
 }

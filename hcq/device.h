@@ -22,6 +22,7 @@
 #include "hcq/args_state.h"
 #include "hcq/buffer.h"
 #include "hcq/hw_queue.h"
+#include "hcq/kernarg_area.h"
 #include "hcq/profiler.h"
 #include "hcq/signal.h"
 
@@ -68,8 +69,11 @@ class Device {
   // Signals from the pool (host memory every queue reaches), initialised to `value`.
   absl::StatusOr<Signal> NewSignal(uint64_t value = 0);
   void FreeSignal(const Signal& signal);
-  // Kernel-argument memory for one launch: `size` bytes, `buffers` pointers first (from the area, reused in order).
+  // Kernel-argument memory for one launch: `size` bytes, `buffers` pointers first. It stays the launch's until the
+  // timeline reaches the value current now (hcq/kernarg_area.h): memory of launches not yet submitted or still
+  // running is never handed out again.
   absl::StatusOr<ArgsState> NewArgs(uint64_t size, uint32_t buffers);
+  const KernargArea& kernarg_area() const { return kernargs_; }
 
   // Maps this device's signal pool into `peer`, so its queues can wait on and signal this device's signals.
   absl::Status ShareSignalsWith(Device& peer) { return peer.allocator().map(signal_pool_); }
@@ -111,8 +115,7 @@ class Device {
   Profiler profiler_;
   Buffer signal_pool_;
   std::vector<uint32_t> free_signals_;  // slot indexes
-  Buffer kernargs_;
-  uint64_t kernarg_next_ = 0;
+  KernargArea kernargs_;
   Signal timeline_signal_, shadow_timeline_signal_;
   uint64_t timeline_value_ = 1;
 };

@@ -3,7 +3,24 @@
  * Handles are opaque. Functions that can fail return hcq_status; on failure hcq_last_error() gives this thread's
  * message for the last failure (valid until the thread's next failing call). Values in queue commands may be
  * variables: the *_var functions take a variable index, and hcq_queue_submit's values array gives their values.
- * A queue is submitted to the device it was created for, from one thread at a time. */
+ *
+ * Threads: every function may be called from any thread. Calls on one device (and on its buffers, queues and
+ * programs) are serialised by the device's lock; signal value reads and writes are atomic and lock-free in effect,
+ * and hcq_signal_wait lets other calls on the device go on while it waits (hcq_device_close waits for it). Building
+ * one queue from two threads at once is serialised too, but interleaves their commands: give each thread its own
+ * queue. hcq_program_run with wait != 0 holds the device until the kernel finished.
+ *
+ * Order of teardown: any. Closing a device stops its engines (queues still waiting are abandoned), then releases
+ * its queues' and programs' device resources and its memory; its buffers, signals, queues and programs stay valid
+ * handles that must still be freed, and every other call on them fails with HCQ_ERROR_FAILED_PRECONDITION
+ * (hcq_buffer_cpu returns NULL, hcq_signal_value 0). Freeing an object before its device is of course fine.
+ *
+ * Arrays: a NULL array with a non-zero count, or a NULL element in it, is HCQ_ERROR_INVALID_ARGUMENT. No C++
+ * exception crosses this interface: one inside becomes HCQ_ERROR_INTERNAL (HCQ_ERROR_RESOURCE_EXHAUSTED for an
+ * allocation failure).
+ *
+ * Signal values are 32 bits (the engines write and compare 32 bits): the API's uint64_t values above 0xffffffff
+ * are refused in queue commands and waits, and hcq_signal_set_value stores the value modulo 2^32. */
 #ifndef BAREGPU_HCQ_HCQ_H_
 #define BAREGPU_HCQ_HCQ_H_
 

@@ -51,13 +51,25 @@ void HwQueue::Set(uint32_t offset, Value value) {
 
 void HwQueue::AddArgs(ArgsState* args) { args_.push_back(args); }
 
+namespace {
+
+absl::Status CheckSignalValue(const char* command, const Value& value) {
+  if (value.is_variable() || value.constant() <= Signal::kMaxValue) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat("%s with value %d: signal values are 32 bits (at most %d)", command,
+                                                    value.constant(), Signal::kMaxValue));
+}
+
+}  // namespace
+
 void HwQueue::WaitCommand(const Signal& signal, Value value) {
   if (!signal.valid()) return Fail(absl::InvalidArgumentError("wait on an unallocated signal"));
+  if (absl::Status ok = CheckSignalValue("wait", value); !ok.ok()) return Fail(ok);
   EmitWait(signal.value_address(), value);
 }
 
 void HwQueue::SignalCommand(const Signal& signal, Value value) {
   if (!signal.valid()) return Fail(absl::InvalidArgumentError("signal of an unallocated signal"));
+  if (absl::Status ok = CheckSignalValue("signal", value); !ok.ok()) return Fail(ok);
   EmitSignal(signal.value_address(), value);
 }
 

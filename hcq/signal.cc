@@ -52,6 +52,11 @@ absl::Status Signal::wait(uint64_t value) const {
 
 absl::Status Signal::wait(uint64_t value, absl::Duration timeout) const {
   if (cpu_ == nullptr) return absl::FailedPreconditionError("wait on a signal that was never allocated");
+  if (value > kMaxValue) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("wait for %d: signal values are 32 bits (the engines write and compare 32 bits); at most %d",
+                        value, kMaxValue));
+  }
   for (int i = 0; i < kSpinIterations; ++i) {
     if (this->value() >= value) return absl::OkStatus();
     CpuRelax();

@@ -1,9 +1,14 @@
 // hcq::Signal: a value and a timestamp in memory every queue of the device (and mapped peers) reaches. Queues
 // write it (signal, timestamp) and wait on it; the host reads, writes and waits on it.
 //
-// Layout (16 bytes): the value at +0 (the engines compare and write its low 32 bits: PM4 WAIT_REG_MEM, RELEASE_MEM
-// DATA_SEL 1, SDMA FENCE and POLL_REGMEM are 32-bit), the timestamp at +8 (a 64-bit count of the 100 MHz GPU
-// clock, RELEASE_MEM DATA_SEL 3 / SDMA TIMESTAMP).
+// Layout (16 bytes): the value at +0, the timestamp at +8 (a 64-bit count of the 100 MHz GPU clock, RELEASE_MEM
+// DATA_SEL 3 / SDMA TIMESTAMP).
+//
+// Values are 32 bits wide, everywhere: the engines compare and write 32 bits (PM4 WAIT_REG_MEM, RELEASE_MEM
+// DATA_SEL 1, SDMA FENCE and POLL_REGMEM), so the host reads and writes the same 32-bit word atomically (never a
+// 64-bit access over a word an engine writes 32 bits of) and the upper half of the slot stays 0. The interface
+// keeps tinygrad's uint64_t: set_value takes the value modulo 2^32, and queue commands with a constant above
+// kMaxValue are refused at bind/submit. The timeline wraps long before (DeviceOptions::timeline_wrap).
 #ifndef BAREGPU_HCQ_SIGNAL_H_
 #define BAREGPU_HCQ_SIGNAL_H_
 
@@ -24,6 +29,7 @@ absl::StatusOr<absl::Duration> DefaultWaitTimeout();
 class Signal {
  public:
   static constexpr uint64_t kBytes = 16;
+  static constexpr uint64_t kMaxValue = 0xffffffff;
   // GPU timestamps count a 100 MHz reference clock (gfx11's RLC_REFCLK, as amdgpu's gpu clock counter).
   static constexpr uint64_t kTicksPerMicrosecond = 100;
 
@@ -38,9 +44,9 @@ class Signal {
   uint64_t value_address() const { return va_; }
   uint64_t timestamp_address() const { return va_ + 8; }
 
-  uint64_t value() const { return Word(0).load(std::memory_order_acquire); }
+  uint64_t value() const { return Value32().load(std::memory_order_acquire); }
   void set_value(uint64_t value) const {
-    Word(0).store(value, std::memory_order_release);
+    Value32().store(static_cast<uint32_t>(value), std::memory_order_release);
     if (in_device_memory_) FlushDeviceWrites();
   }
   bool in_device_memory() const { return in_device_memory_; }
@@ -55,6 +61,8 @@ class Signal {
 
  private:
   void FlushDeviceWrites() const;
+  // The value's 32-bit word (little-endian: the slot's first four bytes).
+  std::atomic_ref<uint32_t> Value32() const { return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(cpu_)); }
   std::atomic_ref<uint64_t> Word(int index) const {
     return std::atomic_ref<uint64_t>(reinterpret_cast<uint64_t*>(cpu_)[index]);
   }

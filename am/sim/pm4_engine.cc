@@ -191,16 +191,8 @@ Pm4Engine::Status Pm4Engine::WaitRegMem(std::span<const uint32_t> packet) {
                                  operation, memory ? "memory" : "a register"));
   }
   uint64_t poll_register = packet[2];
-  uint32_t* poll_memory = nullptr;
-  if (memory) {
-    const uint64_t address = packet[2] | (uint64_t{packet[3]} << 32);
-    auto mapped = MapDword(context_.memory, MecMemoryClient(vmid_), address, Access::kRead);
-    if (!mapped.ok()) {
-      return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
-                   absl::StrFormat("WAIT_REG_MEM on memory: %s", mapped.status().message()));
-    }
-    poll_memory = *mapped;
-  } else if (operation == 1) {
+  const uint64_t poll_address = packet[2] | (uint64_t{packet[3]} << 32);
+  if (!memory && operation == 1) {
     if (absl::Status s = WriteRegister(packet[2], reference); !s.ok()) {
       return Fault(regs::ih::GFX_11_0_0__SRCID__CP_PRIV_REG_FAULT, absl::StrFormat("WAIT_REG_MEM: %s", s.message()));
     }
@@ -209,8 +201,15 @@ Pm4Engine::Status Pm4Engine::WaitRegMem(std::span<const uint32_t> packet) {
   auto delay = kMinBackoff;
   while (true) {
     uint32_t value;
-    if (poll_memory != nullptr) {
-      value = std::atomic_ref<uint32_t>(*poll_memory).load(std::memory_order_acquire);
+    if (memory) {
+      // Translated on every poll, as the CP's UTCL2 would: memory unmapped while the queue waits faults instead of
+      // being read through a stale pointer.
+      auto mapped = MapDword(context_.memory, MecMemoryClient(vmid_), poll_address, Access::kRead);
+      if (!mapped.ok()) {
+        return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
+                     absl::StrFormat("WAIT_REG_MEM on memory: %s", mapped.status().message()));
+      }
+      value = std::atomic_ref<uint32_t>(**mapped).load(std::memory_order_acquire);
     } else {
       absl::StatusOr<uint32_t> read = ReadRegister(poll_register);
       if (!read.ok()) {

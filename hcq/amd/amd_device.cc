@@ -43,6 +43,9 @@ absl::Status AmdDevice::Init() {
 AmdDevice::~AmdDevice() {
   // Let submitted work finish before its memory goes (bounded: a hung device still closes).
   (void)timeline_signal().wait(timeline_value() - 1, absl::Seconds(1));
+  // Then stop the engines, as amdgpu's fini does (dequeue the HQD, halt SDMA), before freeing what they may still
+  // read: a queue waiting on a signal that never comes would otherwise poll freed memory.
+  (void)am_->StopQueues();
   FiniCommon();
   // Other devices lose their view of this device's memory before it is freed (their accesses fault, not corrupt).
   for (auto& [importer, mappings] : importers_) importer->DropPeersOf(*this);

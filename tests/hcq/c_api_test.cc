@@ -1,7 +1,12 @@
 // The C API: handles, error codes and the per-thread message, and the same semantics as the C++ interface.
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "am/sim/persistent_state.h"
 #include "gtest/gtest.h"
@@ -125,6 +130,135 @@ TEST_F(CApiTest, LoadingGarbageAsACodeObjectIsAnError) {
   EXPECT_NE(hcq_program_load(dev_, garbage, sizeof(garbage), "vector_add", &program), HCQ_OK);
   EXPECT_EQ(program, nullptr);
   EXPECT_NE(std::string(hcq_last_error()), "");
+}
+
+// Issue 19, defect 3: closing a device while its queues wait on signals that never come stops the engines before
+// their memory goes (without that the PM4 engine polled the freed signal pool: SIGSEGV in most runs).
+TEST(CApiCloseTest, ClosingADeviceWhoseQueuesStillWaitIsSafe) {
+  for (int run = 0; run < 5; ++run) {
+    ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:capi-close").ok());
+    hcq_device* dev = nullptr;
+    ASSERT_EQ(hcq_device_open("sim:navi31:capi-close", &dev), HCQ_OK) << hcq_last_error();
+    hcq_signal* never = nullptr;
+    hcq_signal* done = nullptr;
+    ASSERT_EQ(hcq_signal_new(dev, 0, &never), HCQ_OK);
+    ASSERT_EQ(hcq_signal_new(dev, 0, &done), HCQ_OK);
+    hcq_queue* compute = nullptr;
+    hcq_queue* copy = nullptr;
+    ASSERT_EQ(hcq_queue_new_compute(dev, &compute), HCQ_OK);
+    ASSERT_EQ(hcq_queue_new_copy(dev, &copy), HCQ_OK);
+    for (hcq_queue* q : {compute, copy}) {
+      hcq_queue_wait(q, never, 1);
+      hcq_queue_signal(q, done, 1);
+      ASSERT_EQ(hcq_queue_submit(q, nullptr, 0), HCQ_OK) << hcq_last_error();
+    }
+    hcq_device_close(dev);  // the queues are still waiting
+    EXPECT_EQ(hcq_signal_value(done), 0u);
+    EXPECT_EQ(hcq_queue_submit(compute, nullptr, 0), HCQ_ERROR_FAILED_PRECONDITION);
+    hcq_queue_free(compute);
+    hcq_queue_free(copy);
+    hcq_signal_free(never);
+    hcq_signal_free(done);
+  }
+  // The next open finds the device usable (the engines were stopped cleanly and come back on the partial boot).
+  hcq_device* dev = nullptr;
+  ASSERT_EQ(hcq_device_open("sim:navi31:capi-close", &dev), HCQ_OK) << hcq_last_error();
+  hcq_signal* signal = nullptr;
+  hcq_queue* queue = nullptr;
+  ASSERT_EQ(hcq_signal_new(dev, 0, &signal), HCQ_OK);
+  ASSERT_EQ(hcq_queue_new_compute(dev, &queue), HCQ_OK);
+  hcq_queue_signal(queue, signal, 3);
+  ASSERT_EQ(hcq_queue_submit(queue, nullptr, 0), HCQ_OK) << hcq_last_error();
+  EXPECT_EQ(hcq_signal_wait(signal, 3, 5000), HCQ_OK) << hcq_last_error();
+  hcq_queue_free(queue);
+  hcq_signal_free(signal);
+  hcq_device_close(dev);
+}
+
+// Issue 19, defect 4: the device may be closed before its objects; they then only release their handles, and
+// calls that need the device fail with FAILED_PRECONDITION.
+TEST(CApiCloseTest, ClosingTheDeviceBeforeItsObjectsIsSafe) {
+  ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:capi-order").ok());
+  hcq_device* dev = nullptr;
+  ASSERT_EQ(hcq_device_open("sim:navi31:capi-order", &dev), HCQ_OK) << hcq_last_error();
+  hcq_buffer* vram = nullptr;
+  hcq_buffer* host = nullptr;
+  hcq_signal* signal = nullptr;
+  hcq_queue* queue = nullptr;
+  ASSERT_EQ(hcq_buffer_alloc(dev, 4096, 0, &vram), HCQ_OK);
+  ASSERT_EQ(hcq_buffer_alloc(dev, 4096, 1, &host), HCQ_OK);
+  ASSERT_EQ(hcq_signal_new(dev, 0, &signal), HCQ_OK);
+  ASSERT_EQ(hcq_queue_new_compute(dev, &queue), HCQ_OK);
+  hcq_queue_signal(queue, signal, 1);
+  ASSERT_EQ(hcq_queue_bind(queue), HCQ_OK) << hcq_last_error();  // a bound queue owns device memory too
+  hcq_device_close(dev);
+  const char data[4] = {1, 2, 3, 4};
+  EXPECT_EQ(hcq_buffer_copyin(vram, data, sizeof(data)), HCQ_ERROR_FAILED_PRECONDITION);
+  EXPECT_NE(std::string(hcq_last_error()).find("closed"), std::string::npos) << hcq_last_error();
+  EXPECT_EQ(hcq_buffer_cpu(host), nullptr);
+  EXPECT_EQ(hcq_signal_wait(signal, 1, 10), HCQ_ERROR_FAILED_PRECONDITION);
+  hcq_buffer_free(vram);
+  hcq_buffer_free(host);
+  hcq_signal_free(signal);
+  hcq_queue_free(queue);
+}
+
+// Issue 19, defect 4: NULL elements of argument arrays are errors, not crashes.
+TEST_F(CApiTest, NullBufferElementsAreErrors) {
+  const char* build = std::getenv("BAREGPU_BUILD_ROOT");
+  std::ifstream file(std::string(build ? build : ".") + "/tests/am/sim/isa/kernels/vector_add-O2.co", std::ios::binary);
+  const std::vector<char> code{std::istreambuf_iterator<char>(file), {}};
+  if (code.empty()) GTEST_SKIP() << "vector_add-O2.co is not built";
+  hcq_program* program = nullptr;
+  ASSERT_EQ(hcq_program_load(dev_, code.data(), code.size(), "vector_add", &program), HCQ_OK) << hcq_last_error();
+  hcq_buffer* buffer = nullptr;
+  ASSERT_EQ(hcq_buffer_alloc(dev_, 4096, 0, &buffer), HCQ_OK);
+  hcq_buffer* const buffers[] = {buffer, nullptr, buffer};
+  const uint32_t n = 16, groups[3] = {1, 1, 1}, size[3] = {16, 1, 1};
+  EXPECT_EQ(hcq_program_run(program, buffers, 3, &n, 1, groups, size, 1, nullptr), HCQ_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(hcq_last_error()).find("buffers[1] is NULL"), std::string::npos) << hcq_last_error();
+  hcq_queue* queue = nullptr;
+  ASSERT_EQ(hcq_queue_new_compute(dev_, &queue), HCQ_OK);
+  hcq_queue_exec(queue, program, buffers, 3, &n, 1, groups, size);
+  EXPECT_EQ(hcq_queue_submit(queue, nullptr, 0), HCQ_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(hcq_last_error()).find("buffers[1] is NULL"), std::string::npos) << hcq_last_error();
+  hcq_queue_free(queue);
+  hcq_buffer_free(buffer);
+  hcq_program_free(program);
+}
+
+// Issue 19, defect 4: the device is safe to use from several threads (hcq.h says which calls): buffers, signals and
+// queue submits from four threads at once.
+TEST_F(CApiTest, SeveralThreadsShareADevice) {
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 20; ++i) {
+        hcq_buffer* buffer = nullptr;
+        hcq_signal* signal = nullptr;
+        hcq_queue* queue = nullptr;
+        if (hcq_buffer_alloc(dev_, 8192, 0, &buffer) != HCQ_OK || hcq_signal_new(dev_, 0, &signal) != HCQ_OK ||
+            hcq_queue_new_compute(dev_, &queue) != HCQ_OK) {
+          ++failures;
+          return;
+        }
+        uint32_t in[64], out[64] = {};
+        for (uint32_t k = 0; k < 64; ++k) in[k] = static_cast<uint32_t>(t * 1000 + i * 64 + k);
+        hcq_queue_signal(queue, signal, static_cast<uint64_t>(i + 1));
+        if (hcq_buffer_copyin(buffer, in, sizeof(in)) != HCQ_OK || hcq_queue_submit(queue, nullptr, 0) != HCQ_OK ||
+            hcq_signal_wait(signal, static_cast<uint64_t>(i + 1), 10000) != HCQ_OK ||
+            hcq_buffer_copyout(out, buffer, sizeof(out)) != HCQ_OK || std::memcmp(in, out, sizeof(in)) != 0) {
+          ++failures;
+        }
+        hcq_queue_free(queue);
+        hcq_signal_free(signal);
+        hcq_buffer_free(buffer);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(failures.load(), 0) << hcq_last_error();
 }
 
 }  // namespace

@@ -103,6 +103,71 @@ TEST_F(ProgramTest, ArgumentsAndDimensionsFromVariablesOneAndTwoKernelsAHundredT
   }
 }
 
+// Issue 19, defect 1: argument memory of launches that are built but not yet submitted is never handed out again.
+// Six launches with 4 MiB of arguments each need more than the 16 MiB area; each must still read its own.
+TEST_F(ProgramTest, ArgumentsOfUnsubmittedLaunchesAreNotOverwritten) {
+  constexpr int kLaunches = 6;
+  constexpr uint64_t kArgBytes = uint64_t{4} << 20;
+  ASSERT_GT(kLaunches * kArgBytes, dev_->options().kernarg_bytes);
+  std::vector<Buffer> outputs;
+  auto queue = dev_->NewComputeQueue();
+  std::vector<ArgsState> args;
+  queue->wait(dev_->timeline_signal(), dev_->timeline_value() - 1);
+  for (int i = 0; i < kLaunches; ++i) {
+    auto out = dev_->allocator().alloc(4 * kN);
+    ASSERT_TRUE(out.ok());
+    std::fill_n(reinterpret_cast<float*>(out->cpu()), kN, -1.0f);
+    outputs.push_back(*out);
+    auto launch = dev_->NewArgs(std::max<uint64_t>(kArgBytes, program_->args_size()), 3);
+    ASSERT_TRUE(launch.ok()) << launch.status();
+    launch->set_buffer(0, a_);
+    launch->set_buffer(1, b_);
+    launch->set_buffer(2, *out);
+    launch->set_value(0, uint64_t{kN});
+    args.push_back(*launch);
+  }
+  for (int i = 0; i < kLaunches; ++i) queue->exec(*program_, args[i], {(kN + 63) / 64, 1, 1}, {64, 1, 1});
+  queue->signal(dev_->timeline_signal(), dev_->next_timeline());
+  ASSERT_TRUE(queue->submit(*dev_).ok());
+  absl::Status done = dev_->synchronize();
+  ASSERT_TRUE(done.ok()) << done;
+  for (int launch = 0; launch < kLaunches; ++launch) {
+    const float* c = reinterpret_cast<const float*>(outputs[launch].cpu());
+    for (uint32_t i = 0; i < kN; ++i) ASSERT_EQ(c[i], static_cast<float>(4 * i + 1)) << "launch " << launch << " " << i;
+  }
+  // The memory is reused once the timeline passed it: a seventh launch does not grow the areas further.
+  const int areas = dev_->kernarg_area().areas();
+  auto again = dev_->NewArgs(kArgBytes, 3);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(dev_->kernarg_area().areas(), areas);
+}
+
+// Issue 19, defect 2: a bound queue longer than an INDIRECT_BUFFER's 20-bit size runs whole (as several IBs).
+TEST_F(ProgramTest, ABoundQueueBeyondOneIndirectBufferRunsWhole) {
+  auto empty = dev_->NewArgs(program_->args_size(), 3);
+  auto last = dev_->NewArgs(program_->args_size(), 3);
+  ASSERT_TRUE(empty.ok() && last.ok());
+  for (ArgsState* args : {&*empty, &*last}) {
+    args->set_buffer(0, a_);
+    args->set_buffer(1, b_);
+    args->set_buffer(2, c_);
+  }
+  empty->set_value(0, uint64_t{0});  // n = 0: each work-item returns at once
+  last->set_value(0, uint64_t{kN});
+  auto signal = dev_->NewSignal(0);
+  ASSERT_TRUE(signal.ok());
+  auto queue = dev_->NewComputeQueue();
+  constexpr int kKernels = 30000;  // 36 dwords each: past 2^20 - 1
+  for (int i = 0; i < kKernels - 1; ++i) queue->exec(*program_, *empty, {1, 1, 1}, {1, 1, 1});
+  queue->exec(*program_, *last, {(kN + 63) / 64, 1, 1}, {64, 1, 1}).signal(*signal, 1);
+  ASSERT_GT(queue->dwords().size(), (uint64_t{1} << 20) - 1) << "the queue must exceed one IB";
+  ASSERT_TRUE(queue->bind(*dev_).ok());
+  ASSERT_TRUE(queue->submit(*dev_).ok());
+  absl::Status waited = signal->wait(1, absl::Seconds(120));
+  ASSERT_TRUE(waited.ok()) << waited;
+  for (uint32_t i = 0; i < kN; ++i) ASSERT_EQ(C(i), static_cast<float>(4 * i + 1)) << i;
+}
+
 TEST_F(ProgramTest, MemoryBarrierBeforeAKernelReadsHostWrittenData) {
   auto host = dev_->allocator().alloc(4 * kN, {.kind = MemoryKind::kHost});
   ASSERT_TRUE(host.ok());

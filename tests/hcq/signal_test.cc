@@ -107,5 +107,26 @@ TEST_F(SignalTest, PoolRunsOutWithAClearError) {
   EXPECT_TRUE(dev_->NewSignal().ok());
 }
 
+// Issue 19, defect 5: values are 32 bits on the host as on the engines. A host value beyond 32 bits is taken modulo
+// 2^32 (no stale upper half for an engine's 32-bit write to leave behind), and commands with such a constant are
+// refused.
+TEST_F(SignalTest, ValuesAreThirtyTwoBitsOnTheHostAsOnTheEngines) {
+  auto signal = dev_->NewSignal(0);
+  ASSERT_TRUE(signal.ok());
+  signal->set_value((uint64_t{1} << 32) | 5);
+  EXPECT_EQ(signal->value(), 5u);
+  auto queue = dev_->NewComputeQueue();
+  queue->signal(*signal, 7);
+  ASSERT_TRUE(queue->submit(*dev_).ok());
+  ASSERT_TRUE(signal->wait(7, absl::Seconds(5)).ok());
+  EXPECT_EQ(signal->value(), 7u);
+  auto too_big = dev_->NewComputeQueue();
+  too_big->wait(*signal, uint64_t{1} << 32);
+  absl::Status refused = too_big->submit(*dev_);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(refused.message(), "32 bits")) << refused;
+  EXPECT_EQ(signal->wait(uint64_t{1} << 32, absl::Milliseconds(1)).code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace hcq
