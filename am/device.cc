@@ -66,21 +66,56 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device
   auto mmhub = device->Regs<regs::Ip::kMmhub>();
   device->fb_start_ = uint64_t{mmhub.Read<regs::mmhub::MMMC_VM_FB_LOCATION_BASE>().fb_base()} << 24;
   BAREGPU_RETURN_IF_ERROR(mmhub.status());
-  device->soc_ = std::make_unique<Soc>(*device);
-  device->gmc_ = std::make_unique<Gmc>(*device);
-  device->ih_ = std::make_unique<Ih>(*device);
   if (!options.firmware) {
     std::vector<std::string> roots = device->pci_->firmware_roots();
     for (std::string& root : firmware::DefaultSearchRoots()) roots.push_back(std::move(root));
     options.firmware = firmware::Store(std::move(roots));
   }
-  device->psp_ = std::make_unique<Psp>(*device, std::move(*options.firmware));
-  device->smu_ = std::make_unique<Smu>(*device);
-  device->gfx_ = std::make_unique<Gfx>(*device);
-  device->sdma_ = std::make_unique<Sdma>(*device);
-  device->blocks_ = {device->soc_.get(), device->gmc_.get(), device->ih_.get(),  device->psp_.get(),
-                     device->smu_.get(), device->gfx_.get(), device->sdma_.get()};
+  BAREGPU_RETURN_IF_ERROR(device->CreateBlocks(*options.firmware));
   return device;
+}
+
+absl::Status Device::CreateBlocks(firmware::Store& firmware) {
+  // The IP block implementations, in init order, each for the hardware id and major.minor it drives (as amdgpu's
+  // amdgpu_discovery_set_*_ip_blocks pick gfx_v11_0, psp_v13_0, ... by the discovered versions). A new GPU is new
+  // entries here plus the blocks' classes (docs/adding-an-ip-block.md); which block drives what is decided nowhere
+  // else.
+  struct Entry {
+    const char* block;
+    uint16_t hw_id;
+    uint8_t major, minor;
+    IpBlock* (*create)(Device& device, firmware::Store& firmware);
+  };
+  static constexpr Entry kBlocks[] = {
+      {"soc", regs::discovery::NBIF_HWID, 4, 3,
+       [](Device& d, firmware::Store&) -> IpBlock* { return (d.soc_ = std::make_unique<Soc>(d)).get(); }},
+      {"gmc", regs::discovery::GC_HWID, 11, 0,
+       [](Device& d, firmware::Store&) -> IpBlock* { return (d.gmc_ = std::make_unique<Gmc>(d)).get(); }},
+      {"ih", regs::discovery::OSSSYS_HWID, 6, 0,
+       [](Device& d, firmware::Store&) -> IpBlock* { return (d.ih_ = std::make_unique<Ih>(d)).get(); }},
+      {"psp", regs::discovery::MP0_HWID, 13, 0,
+       [](Device& d, firmware::Store& f) -> IpBlock* {
+         return (d.psp_ = std::make_unique<Psp>(d, std::move(f))).get();
+       }},
+      {"smu", regs::discovery::MP1_HWID, 13, 0,
+       [](Device& d, firmware::Store&) -> IpBlock* { return (d.smu_ = std::make_unique<Smu>(d)).get(); }},
+      {"gfx", regs::discovery::GC_HWID, 11, 0,
+       [](Device& d, firmware::Store&) -> IpBlock* { return (d.gfx_ = std::make_unique<Gfx>(d)).get(); }},
+      {"sdma", regs::discovery::SDMA0_HWID, 6, 0,
+       [](Device& d, firmware::Store&) -> IpBlock* { return (d.sdma_ = std::make_unique<Sdma>(d)).get(); }},
+  };
+  blocks_.clear();
+  for (const Entry& entry : kBlocks) {
+    const std::optional<IpVersion> version = discovery_.discovery.VersionOf(entry.hw_id);
+    if (!version || version->major != entry.major || version->minor != entry.minor) {
+      return absl::UnimplementedError(absl::StrFormat(
+          "no %s block for %s %s (baregpu has one for %d.%d)", entry.block, HwIdName(entry.hw_id),
+          version ? absl::StrFormat("%d.%d.%d", version->major, version->minor, version->revision) : "(missing)",
+          entry.major, entry.minor));
+    }
+    blocks_.push_back(entry.create(*this, firmware));
+  }
+  return absl::OkStatus();
 }
 
 Device::Device(std::unique_ptr<pci::Device> pci, DeviceDiscovery discovery)

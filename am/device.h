@@ -112,6 +112,8 @@ class Device {
 
  private:
   Device(std::unique_ptr<pci::Device> pci, DeviceDiscovery discovery);
+  // Creates the IP blocks the discovered versions call for (the table in device.cc), in init order.
+  absl::Status CreateBlocks(firmware::Store& firmware);
   absl::Status Run(IpBlock& block, absl::string_view phase, absl::Status (IpBlock::*step)());
   absl::Status RunBlocks(bool partial);
   absl::Status Mode1Reset();
