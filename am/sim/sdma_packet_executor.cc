@@ -214,7 +214,9 @@ absl::StatusOr<uint64_t> SdmaPacketExecutor::Execute(const CommandStream& stream
     case sdma::SDMA_OP_GPUVM_INV:
     case sdma::SDMA_OP_DUMMY_TRAP:
       return absl::UnimplementedError(
-          absl::StrFormat("SDMA opcode %#x (header %#010x) is not modelled by the virtual Navi31", op, header));
+          absl::StrFormat("SDMA opcode %#x (%s, header %#010x) is not modelled by the virtual "
+                          "Navi31",
+                          op, sdma::PacketName(header), header));
     default:
       return Malformed("unknown SDMA opcode %#x (header %#010x)", op, header);
   }

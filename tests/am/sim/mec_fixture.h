@@ -19,7 +19,7 @@
 #include "am/regs/gfx_srcid_constants.h"
 #include "am/regs/ih_constants.h"
 #include "am/regs/mqd.h"
-#include "am/regs/pm4.h"
+#include "am/regs/pm4_packets.h"
 #include "am/regs/psp_constants.h"
 #include "am/sim/gfx_model.h"
 #include "gtest/gtest.h"
@@ -266,47 +266,40 @@ class MecFixture {
     return all;
   }
 
-  // Packets (nvd.h encodings; field layouts as gfx_v11_0.c and tinygrad's ops_amd.py emit them).
-  static std::vector<uint32_t> WriteDataMemory(uint64_t address, std::initializer_list<uint32_t> data,
-                                               uint32_t extra = 0) {
-    std::vector<uint32_t> p{pm4::Packet3(pm4::PACKET3_WRITE_DATA, static_cast<uint32_t>(data.size()) + 2),
-                            pm4::WRITE_DATA_DST_SEL(5) | (1u << 20) | extra, static_cast<uint32_t>(address),
-                            static_cast<uint32_t>(address >> 32)};
+  // Packets from the one encoder per packet (am/regs/pm4_packets.h); `extra` sets further bits of the control
+  // dword, so tests can also build what the encoders never emit (reserved bits, other VMIDs).
+  template <size_t N>
+  static std::vector<uint32_t> Dwords(const std::array<uint32_t, N>& packet) {
+    return std::vector<uint32_t>(packet.begin(), packet.end());
+  }
+  static std::vector<uint32_t> WriteData(uint32_t dst_sel, uint64_t address, std::initializer_list<uint32_t> data,
+                                         uint32_t extra) {
+    std::vector<uint32_t> p = Dwords(pm4::WriteData::Header(dst_sel, address, static_cast<uint32_t>(data.size())));
+    p[1] |= extra;
     p.insert(p.end(), data);
     return p;
+  }
+  static std::vector<uint32_t> WriteDataMemory(uint64_t address, std::initializer_list<uint32_t> data,
+                                               uint32_t extra = 0) {
+    return WriteData(pm4::WriteData::kDstMemory, address, data, extra);
   }
   static std::vector<uint32_t> WriteDataRegister(uint64_t address, std::initializer_list<uint32_t> data,
                                                  uint32_t extra = 0) {
-    std::vector<uint32_t> p{pm4::Packet3(pm4::PACKET3_WRITE_DATA, static_cast<uint32_t>(data.size()) + 2),
-                            pm4::WRITE_DATA_DST_SEL(0) | (1u << 20) | extra, static_cast<uint32_t>(address), 0};
-    p.insert(p.end(), data);
-    return p;
+    return WriteData(pm4::WriteData::kDstRegister, static_cast<uint32_t>(address), data, extra);
   }
   static std::vector<uint32_t> WaitRegMemMemory(uint64_t address, uint32_t function, uint32_t reference,
                                                 uint32_t mask = 0xffffffff) {
-    return {pm4::Packet3(pm4::PACKET3_WAIT_REG_MEM, 5),
-            pm4::WAIT_REG_MEM_MEM_SPACE(1) | pm4::WAIT_REG_MEM_OPERATION(0) | pm4::WAIT_REG_MEM_FUNCTION(function),
-            static_cast<uint32_t>(address),
-            static_cast<uint32_t>(address >> 32),
-            reference,
-            mask,
-            4};
+    return Dwords(pm4::WaitMemory::Encode(address, reference, static_cast<pm4::Compare>(function), mask));
   }
   static std::vector<uint32_t> ReleaseMem(uint64_t address, uint64_t data, uint32_t data_sel, uint32_t int_sel,
                                           uint32_t context_id = 0) {
-    return {pm4::Packet3(pm4::PACKET3_RELEASE_MEM, 6),
-            pm4::PACKET3_RELEASE_MEM_EVENT_TYPE(pm4::CACHE_FLUSH_AND_INV_TS_EVENT) |
-                pm4::PACKET3_RELEASE_MEM_EVENT_INDEX(5) | pm4::PACKET3_RELEASE_MEM_GCR_SEQ,
-            pm4::PACKET3_RELEASE_MEM_DATA_SEL(data_sel) | pm4::PACKET3_RELEASE_MEM_INT_SEL(int_sel),
-            static_cast<uint32_t>(address),
-            static_cast<uint32_t>(address >> 32),
-            static_cast<uint32_t>(data),
-            static_cast<uint32_t>(data >> 32),
-            context_id};
+    return Dwords(pm4::ReleaseMem::Encode(address, static_cast<pm4::ReleaseData>(data_sel), data,
+                                          static_cast<pm4::ReleaseInterrupt>(int_sel), context_id));
   }
   static std::vector<uint32_t> IndirectBuffer(uint64_t address, uint32_t dwords, uint32_t extra = 0) {
-    return {pm4::Packet3(pm4::PACKET3_INDIRECT_BUFFER, 2), static_cast<uint32_t>(address),
-            static_cast<uint32_t>(address >> 32), dwords | pm4::INDIRECT_BUFFER_VALID | extra};
+    std::vector<uint32_t> p = Dwords(pm4::IndirectBuffer::Encode(address, dwords));
+    p[3] |= extra;
+    return p;
   }
   static std::vector<uint32_t> Concat(std::initializer_list<std::vector<uint32_t>> parts) {
     std::vector<uint32_t> all;

@@ -23,9 +23,9 @@
 #include "am/regs/mqd.h"
 #include "am/regs/nbio.h"
 #include "am/regs/osssys.h"
-#include "am/regs/pm4.h"
 #include "am/regs/pm4_constants.h"
 #include "am/regs/pm4_event_constants.h"
+#include "am/regs/pm4_packets.h"
 #include "am/regs/psp.h"
 #include "am/regs/psp_constants.h"
 #include "am/regs/psp_driver_constants.h"
@@ -335,7 +335,7 @@ class Navi31BringUpTest : public ::testing::Test {
     doorbells_.Write32((kSdmaDoorbell + 1) * 4, static_cast<uint32_t>(sdma_wptr_ >> 32));
   }
 
-  void SubmitMec(std::initializer_list<uint32_t> packet) {
+  void SubmitMec(std::span<const uint32_t> packet) {
     for (uint32_t dword : packet) {
       WriteVram(kMecRing + (mec_wptr_ % 1024) * 4, &dword, 4);
       ++mec_wptr_;
@@ -372,12 +372,8 @@ TEST_F(Navi31BringUpTest, BootsThroughRegistersAndRunsWork) {
   // A compute queue: RELEASE_MEM writes a 64-bit fence at end of pipe and raises the EOP interrupt.
   ASSERT_NO_FATAL_FAILURE(SetUpMecQueue());
   const uint64_t fence_value = 0x1122'3344'5566'7788;
-  SubmitMec(
-      {pm4::Packet3(pm4::PACKET3_RELEASE_MEM, 6),
-       pm4::PACKET3_RELEASE_MEM_EVENT_TYPE(pm4::CACHE_FLUSH_AND_INV_TS_EVENT) | pm4::PACKET3_RELEASE_MEM_EVENT_INDEX(5),
-       pm4::PACKET3_RELEASE_MEM_DATA_SEL(2) | pm4::PACKET3_RELEASE_MEM_INT_SEL(2), static_cast<uint32_t>(Mc(kFences)),
-       static_cast<uint32_t>(Mc(kFences) >> 32), static_cast<uint32_t>(fence_value),
-       static_cast<uint32_t>(fence_value >> 32), 0});
+  SubmitMec(pm4::ReleaseMem::Encode(Mc(kFences), pm4::ReleaseData::k64, fence_value,
+                                    pm4::ReleaseInterrupt::kAfterWriteConfirm));
   ASSERT_TRUE(WaitUntil([&] { return VramDword(kFences) == static_cast<uint32_t>(fence_value); }))
       << "MEC fence; device errors: "
       << (navi31().errors().errors().empty() ? "" : navi31().errors().errors()[0].message);
@@ -428,8 +424,10 @@ TEST_F(Navi31BringUpTest, DmaToAnAddressTheDeviceWasNotGivenFaultsWithoutTouchin
   SetGartPte(0, given | kPte);
   SetGartPte(1, never_given | kPte);
   auto write_data = [](uint64_t address, uint32_t value) -> std::vector<uint32_t> {
-    return {pm4::Packet3(pm4::PACKET3_WRITE_DATA, 3), pm4::WRITE_DATA_DST_SEL(5), static_cast<uint32_t>(address),
-            static_cast<uint32_t>(address >> 32), value};
+    const auto header = pm4::WriteData::Header(pm4::WriteData::kDstMemory, address, 1);
+    std::vector<uint32_t> packet(header.begin(), header.end());
+    packet.push_back(value);
+    return packet;
   };
   auto submit = [&](const std::vector<uint32_t>& packet) {
     for (uint32_t dword : packet) {
