@@ -4,6 +4,7 @@
 #   tools/test.sh            the normal build (build/)
 #   tools/test.sh --asan     AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/)
 #   tools/test.sh --tsan     ThreadSanitizer (build-tsan/)
+#   tools/test.sh --clang    clang++-19 (build-clang/), whose -Wthread-safety checks base::Mutex's annotations
 #   extra arguments go to `meson test` (e.g. a test name)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -19,6 +20,10 @@ case "${1:-}" in
     shift ;;
   --tsan)
     export BAREGPU_BUILD_DIR=build-tsan BAREGPU_MESON_OPTIONS="-Db_sanitize=thread -Db_lundef=false"
+    shift ;;
+  --clang)
+    # meson.build adds -Wthread-safety for clang; with werror every ABSL_GUARDED_BY violation fails the build.
+    export BAREGPU_BUILD_DIR=build-clang CXX=clang++-19 CC=clang-19
     shift ;;
 esac
 build_dir=${BAREGPU_BUILD_DIR:-build}
