@@ -39,6 +39,13 @@ include=$(find "$root" -type d -path '*/include/baregpu' -print -quit)
 [ -e "$libdir/libbaregpu.so" ] || fail "no libbaregpu.so in $libdir"
 ls "$libdir"/libbaregpu-sim.so.* > /dev/null 2>&1 || fail "no libbaregpu-sim.so.* in $libdir"
 
+# The .pc files carry meson.build's project version.
+version=$(sed -n "s/^ *version: *'\([0-9.]*\)'.*/\1/p" "$source/meson.build" | head -1)
+for pc in baregpu baregpu-cpp; do
+  pc_version=$(PKG_CONFIG_PATH=$pcdir pkg-config --modversion "$pc") || fail "pkg-config cannot read $pc.pc"
+  [ "$pc_version" = "$version" ] || fail "$pc.pc has version $pc_version, meson.build $version"
+done
+
 # 2. Headers. Each alone, so a missing include of its own shows; -I the installed tree only (plus the system's).
 headers=$(cd "$include" && find . -name '*.h' | sed 's|^\./||' | sort)
 [ -n "$headers" ] || fail "no headers installed"
