@@ -46,6 +46,12 @@ for pc in baregpu baregpu-cpp; do
   [ "$pc_version" = "$version" ] || fail "$pc.pc has version $pc_version, meson.build $version"
 done
 
+# The installed CLI (static: it links the internal archives) says the same version and knows the virtual GPU.
+cli=$(find "$root" -type f -path '*/bin/baregpu' -print -quit)
+[ -n "$cli" ] || fail "meson install installed no bin/baregpu"
+[ "$("$cli" --version)" = "baregpu $version" ] || fail "installed baregpu --version says '$("$cli" --version)'"
+"$cli" list | grep -q 'sim:navi31' || fail "installed baregpu list does not show sim:navi31"
+
 # 2. Headers. Each alone, so a missing include of its own shows; -I the installed tree only (plus the system's).
 headers=$(cd "$include" && find . -name '*.h' | sed 's|^\./||' | sort)
 [ -n "$headers" ] || fail "no headers installed"
