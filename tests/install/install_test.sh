@@ -17,7 +17,15 @@ cc=${CC:-cc}
 cxx=${CXX:-c++}
 # A sanitized build's libraries need the sanitizer runtime in the program (meson passes b_sanitize).
 sanitize=()
-if [ -n "${BAREGPU_SANITIZE:-}" ] && [ "$BAREGPU_SANITIZE" != none ]; then sanitize=(-fsanitize="$BAREGPU_SANITIZE"); fi
+c_sanitize=()
+if [ -n "${BAREGPU_SANITIZE:-}" ] && [ "$BAREGPU_SANITIZE" != none ]; then
+  sanitize=(-fsanitize="$BAREGPU_SANITIZE")
+  c_sanitize=("${sanitize[@]}")
+  # A C program links clang's C sanitizer runtime only, but the library's UBSan checks (vptr) need the C++ one,
+  # which needs libstdc++'s ABI on the command line; GCC's libubsan has both. Sanitized builds only: the normal
+  # build links the C program with pkg-config's flags alone.
+  if "$cc" --version | grep -q clang; then c_sanitize+=(-fsanitize-link-c++-runtime -lstdc++); fi
+fi
 
 # Outside the build tree on purpose: a library under the build root uses the build tree's firmware.
 tmp=$(mktemp -d /tmp/baregpu-install-test.XXXXXX)
@@ -83,7 +91,7 @@ mkdir -p "$BAREGPU_SIM_DIR"
 c_flags=$(PKG_CONFIG_LIBDIR=$pcdir PKG_CONFIG_SYSROOT_DIR=$root pkg-config --cflags --libs baregpu) ||
   fail "pkg-config --cflags --libs baregpu needs more than the installed .pc files"
 # shellcheck disable=SC2086
-"$cc" -std=c11 -Wall -Wextra -Werror "${sanitize[@]}" "$source/tests/install/hcq_c_program.c" -o "$tmp/hcq_c_program" $c_flags ||
+"$cc" -std=c11 -Wall -Wextra -Werror "${c_sanitize[@]}" "$source/tests/install/hcq_c_program.c" -o "$tmp/hcq_c_program" $c_flags ||
   fail "the C program does not build with: $cc ... $c_flags"
 LD_LIBRARY_PATH=$libdir "$tmp/hcq_c_program" sim:navi31:install-c || fail "the C program failed"
 
