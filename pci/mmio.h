@@ -3,9 +3,15 @@
 // Two kinds behind one non-virtual interface: a direct window is a mapping of the BAR (real devices), a trapped
 // window hands every access to a handler (virtual devices, or BARs that VFIO cannot mmap). Accesses outside the
 // window or not naturally aligned read as all ones and write nothing, as an unclaimed PCI read does.
+//
+// Ordering: a volatile access is ordered only against other volatile accesses, so every direct write is preceded
+// by a compiler barrier: plain stores the program made before it (a ring's packets, an MQD) are not moved past it.
+// The CPU keeps uncached stores in order; what a write must follow in write-combined memory needs a fence first
+// (am::Ring does that before its doorbell).
 #ifndef BAREGPU_PCI_MMIO_H_
 #define BAREGPU_PCI_MMIO_H_
 
+#include <atomic>
 #include <cstdint>
 
 namespace pci {
@@ -41,6 +47,7 @@ class Mmio {
   void Write32(uint64_t offset, uint32_t value) const {
     if (!InWindow(offset, 4)) return;
     if (base_ != nullptr) {
+      std::atomic_signal_fence(std::memory_order_seq_cst);  // compiler barrier (see above)
       *reinterpret_cast<volatile uint32_t*>(base_ + offset) = value;
     } else {
       handler_->Write32(offset, value);
@@ -54,6 +61,7 @@ class Mmio {
   void Write64(uint64_t offset, uint64_t value) const {
     if (!InWindow(offset, 8)) return;
     if (base_ != nullptr) {
+      std::atomic_signal_fence(std::memory_order_seq_cst);  // compiler barrier (see above)
       *reinterpret_cast<volatile uint64_t*>(base_ + offset) = value;
     } else {
       handler_->Write64(offset, value);

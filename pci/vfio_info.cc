@@ -18,22 +18,24 @@ constexpr uint64_t kIovaCeiling = uint64_t{1} << 56;
 // Far more capabilities than any VFIO reply carries; a longer chain is a loop.
 constexpr int kMaxCapabilities = 64;
 
+// Fills `out` (not a StatusOr<T>: VFIO's capability structs end in flexible array members, which clang refuses
+// as a base class's member, and StatusOr<T> derives from its storage).
 template <typename T>
-absl::StatusOr<T> ReadStruct(std::span<const uint8_t> info, uint64_t offset, absl::string_view what) {
+absl::Status ReadStruct(std::span<const uint8_t> info, uint64_t offset, absl::string_view what, T* out) {
   if (offset > info.size() || info.size() - offset < sizeof(T)) {
     return absl::OutOfRangeError(absl::StrFormat("%s: %d-byte structure at offset %#x runs past the %d-byte reply",
                                                  what, sizeof(T), offset, info.size()));
   }
-  T value;
-  std::memcpy(&value, info.data() + offset, sizeof(T));
-  return value;
+  std::memcpy(out, info.data() + offset, sizeof(T));
+  return absl::OkStatus();
 }
 
 // Reads the `count` (offset, size)-style records that follow a capability's fixed part.
 template <typename Cap, typename Entry, typename Convert>
 absl::StatusOr<std::vector<Range>> ReadRecords(std::span<const uint8_t> info, uint32_t offset, uint32_t Cap::*count,
                                                absl::string_view what, Convert convert) {
-  BAREGPU_ASSIGN_OR_RETURN(Cap cap, ReadStruct<Cap>(info, offset, what));
+  Cap cap;
+  BAREGPU_RETURN_IF_ERROR(ReadStruct(info, offset, what, &cap));
   const uint64_t first = uint64_t{offset} + sizeof(Cap);
   if (first > info.size() || (info.size() - first) / sizeof(Entry) < cap.*count) {
     return absl::OutOfRangeError(absl::StrFormat("%s: %d entries at offset %#x run past the %d-byte reply", what,
@@ -41,7 +43,8 @@ absl::StatusOr<std::vector<Range>> ReadRecords(std::span<const uint8_t> info, ui
   }
   std::vector<Range> ranges;
   for (uint32_t i = 0; i < cap.*count; ++i) {
-    BAREGPU_ASSIGN_OR_RETURN(Entry entry, ReadStruct<Entry>(info, first + uint64_t{i} * sizeof(Entry), what));
+    Entry entry;
+    BAREGPU_RETURN_IF_ERROR(ReadStruct(info, first + uint64_t{i} * sizeof(Entry), what, &entry));
     std::optional<Range> range = convert(entry);
     if (range.has_value()) ranges.push_back(*range);
   }
@@ -58,7 +61,8 @@ absl::StatusOr<std::optional<uint32_t>> FindVfioCapability(std::span<const uint8
       return absl::DataLossError(
           absl::StrFormat("%s: capability chain longer than %d entries (a loop?)", what, kMaxCapabilities));
     }
-    BAREGPU_ASSIGN_OR_RETURN(vfio_info_cap_header header, ReadStruct<vfio_info_cap_header>(info, offset, what));
+    vfio_info_cap_header header;
+    BAREGPU_RETURN_IF_ERROR(ReadStruct(info, offset, what, &header));
     if (header.id == id) return offset;
     offset = header.next;
   }

@@ -37,8 +37,20 @@ bool RegisterVirtualDevice(VirtualDeviceKind kind);
 // All registered kinds, sorted by name.
 std::vector<const VirtualDeviceKind*> VirtualDeviceKinds();
 
-// Opens "sim:KIND[:INSTANCE]"; an unknown kind is an error that lists the known ones.
+// Opens "sim:KIND[:INSTANCE]". A kind that is not registered makes it load the virtual GPU library first
+// (LoadVirtualDeviceLibrary); a kind still unknown is an error that lists the known ones.
 absl::StatusOr<std::unique_ptr<Device>> OpenVirtual(absl::string_view name);
+
+// The virtual GPU library (libbaregpu-sim.so.SOVERSION) and the variable that names another path for it.
+extern const char kVirtualDeviceLibrary[];
+inline constexpr char kVirtualDeviceLibraryEnv[] = "BAREGPU_SIM_LIBRARY";
+
+// Loads the virtual GPU library and registers its kinds; OK at once when it is loaded already. Programs that link
+// the virtual GPU statically (the tests, the CLI) have its kinds registered without it. Looks for
+// $BAREGPU_SIM_LIBRARY when set, else beside the library (or program) this code is in, then through the dynamic
+// linker's search path. The error names every path tried and how to fix it. Failures are not remembered: a later
+// call tries again.
+absl::Status LoadVirtualDeviceLibrary();
 
 }  // namespace pci
 

@@ -33,7 +33,6 @@ constexpr uint64_t kPageSize = uint64_t{1} << kPageShift;
 constexpr int kDirectoryBits = 9;
 constexpr uint64_t kPteAddressMask = 0x0000'ffff'ffff'f000;
 constexpr uint64_t kPdeAddressMask = 0x0000'ffff'ffff'ffc0;
-constexpr int kMaxDepth = 3;  // PDB2, PDB1, PDB0 above the page table
 
 // gmc_v11_0_process_interrupt: src_data[1] bits 3:0 hold address bits 47:44, bit 5 says the access was a write.
 constexpr uint32_t kFaultSrcDataAddressHighMask = 0xf;

@@ -1,6 +1,9 @@
 // The baregpu command line as a user meets it: exit codes, help, errors on one line, JSON that parses.
 #include <algorithm>
+#include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -71,6 +74,23 @@ TEST(CliTest, UsageErrorsExitTwoWithOneErrorLine) {
   }
   auto bare = RunBaregpu({});
   EXPECT_EQ(bare.exit_status, 2);
+}
+
+// The version comes from meson.build's project(version:), read here from the source, not from the build.
+TEST(CliTest, VersionIsTheProjectVersion) {
+  const char* source_root = std::getenv("BAREGPU_SOURCE_ROOT");
+  ASSERT_NE(source_root, nullptr);
+  std::ifstream meson_build(std::string(source_root) + "/meson.build");
+  std::stringstream text;
+  text << meson_build.rdbuf();
+  std::smatch match;
+  const std::string contents = text.str();
+  ASSERT_TRUE(std::regex_search(contents, match, std::regex(R"(version:\s*'([0-9]+\.[0-9]+\.[0-9]+)')")))
+      << "no version: in meson.build";
+  auto r = RunBaregpu({"--version"});
+  EXPECT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_EQ(r.out, "baregpu " + match[1].str() + "\n");
+  EXPECT_TRUE(r.err.empty()) << r.err;
 }
 
 }  // namespace
