@@ -5,6 +5,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -112,15 +113,34 @@ void GuardedVoid(Body body) {
   });
 }
 
-// A queue command: the queue's device locked and alive, else the error is recorded for the next bind/submit.
+// A queue command: the queue's device locked and alive, else the error is recorded for the next bind/submit. A body
+// that takes the device gets it (so the thread-safety analysis sees it read under the lock).
 template <typename Body>
 void QueueCommand(hcq_queue* q, Body body) {
   if (q == nullptr) return;
   GuardedVoid([&] {
     base::MutexLock lock(&q->state->mu);
-    if (!q->alive()) return Record(q, absl::FailedPreconditionError("the queue's device was closed"));
-    body();
+    if (!q->alive() || q->state->device == nullptr) {
+      return Record(q, absl::FailedPreconditionError("the queue's device was closed"));
+    }
+    if constexpr (std::is_invocable_v<Body, hcq::Device&>) {
+      body(*q->state->device);
+    } else {
+      body();
+    }
   });
+}
+
+// Locks two devices' states in address order (no lock-order inversion when two threads pair the same devices both
+// ways) and runs body(a's device, b's device), null for a closed one. The analysis cannot follow a lock order chosen
+// at run time, hence the opt-out.
+template <typename Body>
+ABSL_NO_THREAD_SAFETY_ANALYSIS hcq_status WithTwoDevices(DeviceState& a, DeviceState& b, Body body) {
+  DeviceState* first = std::min(&a, &b);
+  DeviceState* second = std::max(&a, &b);
+  base::MutexLock lock_first(&first->mu);
+  base::MutexLock lock_second(&second->mu);
+  return body(a.device.get(), b.device.get());
 }
 
 }  // namespace
@@ -242,13 +262,10 @@ hcq_status hcq_buffer_map(hcq_device* device, const hcq_buffer* buffer) {
   if (device == nullptr || buffer == nullptr) return Null("device or buffer");
   return Guarded([&] {
     if (device->state == buffer->state) return Fail(absl::InvalidArgumentError("the buffer is the device's own"));
-    // Two devices: both locked, in a fixed order (no lock-order inversion between two threads mapping both ways).
-    DeviceState* first = std::min(device->state.get(), buffer->state.get());
-    DeviceState* second = std::max(device->state.get(), buffer->state.get());
-    base::MutexLock lock_first(&first->mu);
-    base::MutexLock lock_second(&second->mu);
-    if (device->state->device == nullptr || buffer->state->device == nullptr) return Closed();
-    return Result(device->state->device->allocator().map(buffer->buffer));
+    return WithTwoDevices(*device->state, *buffer->state, [&](hcq::Device* importer, hcq::Device* owner) {
+      if (importer == nullptr || owner == nullptr) return Closed();
+      return Result(importer->allocator().map(buffer->buffer));
+    });
   });
 }
 
@@ -256,12 +273,10 @@ hcq_status hcq_device_share_signals(hcq_device* device, hcq_device* peer) {
   if (device == nullptr || peer == nullptr) return Null("device or peer");
   return Guarded([&] {
     if (device->state == peer->state) return HCQ_OK;  // a device always reaches its own signals
-    DeviceState* first = std::min(device->state.get(), peer->state.get());
-    DeviceState* second = std::max(device->state.get(), peer->state.get());
-    base::MutexLock lock_first(&first->mu);
-    base::MutexLock lock_second(&second->mu);
-    if (device->state->device == nullptr || peer->state->device == nullptr) return Closed();
-    return Result(device->state->device->ShareSignalsWith(*peer->state->device));
+    return WithTwoDevices(*device->state, *peer->state, [&](hcq::Device* owner, hcq::Device* importer) {
+      if (owner == nullptr || importer == nullptr) return Closed();
+      return Result(owner->ShareSignalsWith(*importer));
+    });
   });
 }
 
@@ -406,7 +421,7 @@ static absl::Status CheckBuffers(hcq_buffer* const* buffers, size_t count) {
 
 void hcq_queue_exec(hcq_queue* q, const hcq_program* program, hcq_buffer* const* buffers, size_t buffer_count,
                     const uint32_t* values, size_t value_count, const uint32_t global[3], const uint32_t local[3]) {
-  QueueCommand(q, [&] {
+  QueueCommand(q, [&](hcq::Device& device) {
     if (!q->compute) return Record(q, absl::InvalidArgumentError("exec on a copy queue"));
     if (program == nullptr || global == nullptr || local == nullptr || (buffer_count && !buffers) ||
         (value_count && !values)) {
@@ -417,8 +432,8 @@ void hcq_queue_exec(hcq_queue* q, const hcq_program* program, hcq_buffer* const*
       return Record(q, absl::InvalidArgumentError("exec of a program of another (or a closed) device"));
     }
     const hcq::Program& p = *program->program;
-    auto args = q->state->device->NewArgs(std::max<uint64_t>(p.args_size(), 8 * buffer_count + 4 * value_count),
-                                          static_cast<uint32_t>(buffer_count));
+    auto args = device.NewArgs(std::max<uint64_t>(p.args_size(), 8 * buffer_count + 4 * value_count),
+                               static_cast<uint32_t>(buffer_count));
     if (!args.ok()) return Record(q, args.status());
     q->args.push_back(*args);
     hcq::ArgsState& a = q->args.back();
