@@ -2,6 +2,10 @@
 // a pool of signals, a kernel-argument area, the timeline signal (and its shadow, for rollover) and synchronize().
 // Backends (hcq/amd/) implement the queues, memory and programs; this layer knows no vendor.
 //
+// Threads: a Device and its queues are used by one thread at a time (as tinygrad uses them); the rings underneath
+// take concurrent submits safely, but the allocator, the signal pool and the timeline do not lock. The C API
+// (hcq/hcq.h) serialises every call per device and is the way to share a device between threads.
+//
 //   auto dev = hcq::Device::Open("sim:navi31");
 //   auto q = (*dev)->NewComputeQueue();
 //   q->wait(dev->timeline_signal(), dev->timeline_value() - 1).exec(prog, args, {4, 1, 1}, {64, 1, 1})
