@@ -5,6 +5,10 @@
 #include <cstring>
 #include <thread>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "absl/strings/str_format.h"
 #include "am/regs/pm4_packets.h"
 #include "am/regs/sdma_packets.h"
@@ -14,6 +18,14 @@ namespace {
 
 namespace pm4 = regs::pm4;
 namespace sdma = regs::sdma;
+
+void StoreFence() {
+#if defined(__x86_64__)
+  _mm_sfence();
+#else
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#endif
+}
 
 // The most dwords of a packet a description looks at (an INDIRECT_BUFFER's address and size).
 constexpr uint32_t kDescribedDwords = 8;
@@ -65,13 +77,13 @@ const RingFormat kSdmaRingFormat = {.queue = "copy queue (SDMA0 queue 0)",
                                     .length = SdmaLength};
 
 void Ring::Attach(const Layout& layout, uint64_t wptr) {
-  base::MutexLock lock(&mu_);
+  base::SpinLockHolder lock(&mu_);
   layout_ = layout;
   wptr_.store(wptr, std::memory_order_release);
 }
 
 void Ring::Clear() {
-  base::MutexLock lock(&mu_);
+  base::SpinLockHolder lock(&mu_);
   std::memset(layout_.ring.data(), 0, layout_.ring.size());
   wptr_.store(0, std::memory_order_release);
 }
@@ -99,7 +111,7 @@ void Ring::CopyIn(uint64_t at, const void* data, uint64_t bytes) {
 
 absl::Status Ring::Write(std::span<const uint32_t> dwords, absl::Duration timeout, uint32_t end_alignment,
                          uint32_t pad) {
-  base::MutexLock lock(&mu_);
+  base::SpinLockHolder lock(&mu_);
   if (!attached()) return absl::FailedPreconditionError(absl::StrFormat("%s: not set up (boot first)", format_.queue));
   uint64_t pads = 0;
   if (end_alignment != 0) {
@@ -137,9 +149,10 @@ absl::Status Ring::Write(std::span<const uint32_t> dwords, absl::Duration timeou
   wptr_.store(wptr, std::memory_order_release);
   if (layout_.wptr_poll != nullptr)
     std::atomic_ref<uint64_t>(*layout_.wptr_poll).store(wptr, std::memory_order_release);
-  // The ring's bytes and the poll value reach memory before the HDP flush and the doorbell: a full fence, as
-  // amdgpu_ring_commit's mb() (it also orders write-combined BAR stores, which a release store does not).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // The ring's bytes and the poll value reach memory before the HDP flush and the doorbell, as amdgpu_ring_commit's
+  // mb(): on x86 stores are ordered among themselves except write-combined ones (a BAR mapped WC), which SFENCE
+  // orders; elsewhere a full fence.
+  StoreFence();
   layout_.registers.Write32(layout_.hdp_flush_offset, 0);
   layout_.doorbells.Write64(layout_.doorbell_offset, wptr);
   return absl::OkStatus();

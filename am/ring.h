@@ -6,7 +6,8 @@
 //   3. publishes the write pointer: the wptr poll location (MEC), a full memory fence so the ring's bytes (BAR0)
 //      are visible before the next steps, the HDP flush, then the queue's 64-bit doorbell (one write, as
 //      amdgpu_ring_commit's mb() + WDOORBELL64).
-// Write is thread-safe and allocates nothing; it makes no system call unless the ring is full.
+// Write is thread-safe (a spin lock: the section is a memcpy and three stores) and allocates nothing; it makes no
+// system call unless the ring is full.
 //
 // The pointer formats differ per engine (RingFormat): the MEC counts dwords and reports a 32-bit rptr wrapped to
 // the ring (gfx_v11_0_ring_get_rptr_compute); SDMA counts bytes and writes back a 64-bit rptr that only grows
@@ -22,7 +23,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "base/mutex.h"
+#include "base/spin_lock.h"
 #include "pci/mmio.h"
 
 namespace am {
@@ -94,7 +95,7 @@ class Ring {
 
   const RingFormat& format_;
   Layout layout_;
-  base::Mutex mu_;
+  base::SpinLock mu_;
   std::atomic<uint64_t> wptr_{0};
 };
 

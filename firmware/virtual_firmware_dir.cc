@@ -20,7 +20,15 @@ std::string VirtualFirmwareDir() {
   // uses the freshly generated files there, an installed one the files installed beside it.
   Dl_info info;
   if (dladdr(reinterpret_cast<void*>(&VirtualFirmwareDir), &info) != 0 && info.dli_fname != nullptr) {
-    absl::string_view self = info.dli_fname;
+    // For code in the main program (the CLI and the tests link baregpu statically) dladdr gives the name it was
+    // started by, which may be relative ("build/tools/baregpu"): the kernel's link to the program is exact.
+    std::string path = info.dli_fname;
+    if (path.empty() || path.front() != '/') {
+      std::error_code error;
+      const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", error);
+      path = error ? std::filesystem::absolute(path, error).string() : exe.string();
+    }
+    absl::string_view self = path;
     if (absl::StartsWith(self, BAREGPU_BUILD_ROOT "/")) return BAREGPU_VIRTUAL_FIRMWARE_BUILD_DIR;
     // An installed library (in libdir) or program (in bindir): the firmware installed with it, found relative to
     // it, so that an install moved elsewhere (DESTDIR, a copied tree) uses its own files.

@@ -1,4 +1,7 @@
 // `baregpu boot`: the step list, the decoded register trace and the JSON form.
+#include <cstdlib>
+#include <string>
+
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -11,6 +14,16 @@ namespace {
 using ::cli::testing::RunBaregpu;
 
 auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
+
+// Started by a relative path (as tools/demo.sh and a user in the source tree do), the statically linked CLI still
+// finds the build tree's virtual firmware (dladdr names such a program by the path it was started by).
+TEST(BootCommandTest, BootsTheVirtualGpuWhenStartedByARelativePath) {
+  const char* build = std::getenv("BAREGPU_BUILD_ROOT");
+  ASSERT_NE(build, nullptr);
+  const std::string command =
+      "cd '" + std::string(build) + "' && tools/baregpu boot sim:navi31:relative-path > /dev/null 2>&1";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+}
 
 TEST(BootCommandTest, PrintsEveryStepWithItsOutcome) {
   auto r = RunBaregpu({"boot", "sim:navi31:boot"});
