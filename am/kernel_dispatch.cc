@@ -83,8 +83,9 @@ absl::StatusOr<KernelDispatch> KernelDispatch::Create(Device& device, const Code
   static_assert(gc::COMPUTE_PGM_RSRC2::kOffset == gc::COMPUTE_PGM_RSRC1::kOffset + 1);
   static_assert(gc::COMPUTE_NUM_THREAD_Z::kOffset == gc::COMPUTE_START_X::kOffset + 5);
 
-  k.entry_va_ = image_va + kernel.entry_offset;
-  k.descriptor_va_ = image_va + kernel.descriptor_offset;
+  k.entry_offset_ = kernel.entry_offset;
+  k.descriptor_offset_ = kernel.descriptor_offset;
+  k.set_image(image_va);
   k.rsrc1_ = d.compute_pgm_rsrc1;
   k.rsrc2_ = gc::COMPUTE_PGM_RSRC2::FromRaw(d.compute_pgm_rsrc2).lds_size(LdsSizeGranules(kernel.lds_size())).raw();
   k.rsrc3_ = d.compute_pgm_rsrc3;
@@ -119,17 +120,15 @@ absl::StatusOr<KernelDispatch> KernelDispatch::Create(Device& device, const Code
   return k;
 }
 
+void KernelDispatch::set_image(uint64_t image_va) {
+  entry_va_ = image_va + entry_offset_;
+  descriptor_va_ = image_va + descriptor_offset_;
+}
+
 void KernelDispatch::set_scratch(uint64_t va) {
   scratch_base_ = va;
   tmpring_size_ = gc::COMPUTE_TMPRING_SIZE{}.waves(scratch_waves_).wavesize(scratch_wave_units_).raw();
   rsrc2_ = gc::COMPUTE_PGM_RSRC2::FromRaw(rsrc2_).scratch_en(1).raw();
-}
-
-uint32_t KernelDispatch::encoded_dwords() const {
-  std::vector<uint32_t> probe;
-  probe.reserve(64);
-  Encode(probe, 0, {1, 1, 1}, {1, 1, 1});
-  return static_cast<uint32_t>(probe.size());
 }
 
 KernelDispatch::Patchable KernelDispatch::Encode(std::vector<uint32_t>& out, uint64_t kernarg_va,

@@ -39,6 +39,8 @@ class KernelDispatch {
   uint64_t scratch_bytes() const { return scratch_bytes_; }
   // Where that scratch memory is (a device address, 256-byte aligned).
   void set_scratch(uint64_t va);
+  // Where the code object's image is (Create's image_va may be 0 to check a kernel before loading it).
+  void set_image(uint64_t image_va);
 
   const ImplicitArguments& implicit() const { return implicit_; }
   uint64_t descriptor_va() const { return descriptor_va_; }
@@ -55,8 +57,6 @@ class KernelDispatch {
   // argument memory (the dispatch packet, for kernels that read one, at implicit().dispatch_packet_offset()).
   Patchable Encode(std::vector<uint32_t>& out, uint64_t kernarg_va, const std::array<uint32_t, 3>& workgroups,
                    const std::array<uint32_t, 3>& workgroup_size, uint64_t dispatch_id = 0) const;
-  // The dwords Encode appends.
-  uint32_t encoded_dwords() const;
 
  private:
   KernelDispatch() = default;
@@ -66,6 +66,7 @@ class KernelDispatch {
     uint32_t pgm_lo, rsrc1, rsrc3, tmpring, scratch_lo, user_data, limits, start;
   };
   Registers registers_{};
+  uint64_t entry_offset_ = 0, descriptor_offset_ = 0;  // in the image
   uint64_t entry_va_ = 0, descriptor_va_ = 0;
   uint32_t rsrc1_ = 0, rsrc2_ = 0, rsrc3_ = 0, tmpring_size_ = 0;
   uint64_t scratch_base_ = 0, scratch_bytes_ = 0;

@@ -176,9 +176,10 @@ absl::StatusOr<std::unique_ptr<Program>> AmdDevice::LoadProgram(std::span<const 
     return absl::InvalidArgumentError(absl::StrFormat("%s: the code object wants %d-byte alignment; at most %d", name(),
                                                       object.image_alignment(), am::PageTable::kPageSize));
   }
-  // Checked before anything is allocated; the image's address is filled in below.
-  if (absl::StatusOr<am::KernelDispatch> probe = am::KernelDispatch::Create(*am_, *k, 0); !probe.ok()) {
-    return absl::Status(probe.status().code(), absl::StrCat(name(), ": ", probe.status().message()));
+  // Checked before anything is allocated; the image's address is set once it is loaded.
+  absl::StatusOr<am::KernelDispatch> dispatch = am::KernelDispatch::Create(*am_, *k, 0);
+  if (!dispatch.ok()) {
+    return absl::Status(dispatch.status().code(), absl::StrCat(name(), ": ", dispatch.status().message()));
   }
   BAREGPU_ASSIGN_OR_RETURN(Buffer image, allocator().alloc(object.image().size()));
   if (absl::Status copied = allocator().copyin(image, object.image()); !copied.ok()) {
@@ -189,11 +190,7 @@ absl::StatusOr<std::unique_ptr<Program>> AmdDevice::LoadProgram(std::span<const 
     (void)allocator().free(image);
     return synced;
   }
-  absl::StatusOr<am::KernelDispatch> dispatch = am::KernelDispatch::Create(*am_, *k, image.va());
-  if (!dispatch.ok()) {
-    (void)allocator().free(image);
-    return dispatch.status();
-  }
+  dispatch->set_image(image.va());
   Buffer scratch;
   if (dispatch->scratch_bytes() != 0) {
     absl::StatusOr<Buffer> allocated = allocator().alloc(dispatch->scratch_bytes(), {.cpu_access = false});
