@@ -1,5 +1,7 @@
 #include "am/device.h"
 
+#include <linux/pci_regs.h>
+
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "am/gfx.h"
@@ -10,6 +12,7 @@
 #include "am/regs/hw_id_constants.h"
 #include "am/regs/mmhub.h"
 #include "am/regs/mp0.h"
+#include "am/regs/nbio.h"
 #include "am/sdma.h"
 #include "am/smu.h"
 #include "am/soc.h"
@@ -64,7 +67,9 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device
   BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> vram, device->pci_->MapMemory(0));
   BAREGPU_ASSIGN_OR_RETURN(device->memory_, MemoryManager::Create(vram, {.vram_size = device->discovery_.vram_size}));
   auto mmhub = device->Regs<regs::Ip::kMmhub>();
+  // mmhub_v3_0_get_fb_location / _get_mc_fb_offset: both registers count 16 MiB units.
   device->fb_start_ = uint64_t{mmhub.Read<regs::mmhub::MMMC_VM_FB_LOCATION_BASE>().fb_base()} << 24;
+  device->fb_offset_ = uint64_t{mmhub.Read<regs::mmhub::MMMC_VM_FB_OFFSET>().fb_offset()} << 24;
   BAREGPU_RETURN_IF_ERROR(mmhub.status());
   if (!options.firmware) {
     std::vector<std::string> roots = device->pci_->firmware_roots();
@@ -155,15 +160,34 @@ absl::Status Device::RunBlocks(bool partial) {
 
 absl::Status Device::Mode1Reset() {
   const absl::Time start = absl::Now();
-  absl::Status status = smu_->Mode1Reset();
-  if (status.ok()) {
-    // The reset takes the sOS down with everything else: wait for its sign of life to go.
-    auto mp0 = Regs<regs::Ip::kMp0>();
-    status = io_->WaitFor(*mp0.AddressOf<regs::mp0::MP0_SMN_C2PMSG_81>(), 0xffffffff, 0, absl::Seconds(1),
-                          "the mode1 reset to stop the sOS");
-  }
+  absl::Status status = ResetChip();
   steps_.push_back({"smu", "mode1_reset", absl::Now() - start, status});
   return status;
+}
+
+absl::Status Device::ResetChip() {
+  // amdgpu_device_mode1_reset: the reset loses the PCI state, so it is saved first and put back after; bus
+  // mastering is off while the chip resets, so nothing is moving memory when it goes down.
+  BAREGPU_ASSIGN_OR_RETURN(const uint16_t command, pci_->ReadConfig16(PCI_COMMAND));
+  BAREGPU_RETURN_IF_ERROR(pci_->SetBusMaster(false));
+  BAREGPU_RETURN_IF_ERROR(smu_->Mode1Reset());
+  BAREGPU_RETURN_IF_ERROR(pci_->WriteConfig16(PCI_COMMAND, command));
+  // The ASIC is out of reset once RCC_CONFIG_MEMSIZE no longer reads all ones (amdgpu_device_mode1_reset, through
+  // nbio_v4_3_get_memsize).
+  const uint64_t memsize_register = *Regs<regs::Ip::kNbio>().AddressOf<regs::nbio::RCC_DEV0_EPF0_RCC_CONFIG_MEMSIZE>();
+  const absl::Time deadline = absl::Now() + Smu::kTimeout;
+  for (uint32_t memsize = io_->ReadDword(memsize_register); memsize == pci::Mmio::kUnclaimedRead;
+       memsize = io_->ReadDword(memsize_register)) {
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrFormat("the chip did not come out of the mode1 reset within %s: RCC_CONFIG_MEMSIZE still reads %#x",
+                          absl::FormatDuration(Smu::kTimeout), memsize));
+    }
+  }
+  // The reset took the sOS down with everything else: its sign of life is gone (psp_v13_0_is_sos_alive).
+  auto mp0 = Regs<regs::Ip::kMp0>();
+  return io_->WaitFor(*mp0.AddressOf<regs::mp0::MP0_SMN_C2PMSG_81>(), 0xffffffff, 0, Smu::kTimeout,
+                      "the mode1 reset to stop the sOS");
 }
 
 absl::Status Device::Boot(BootOptions options) {

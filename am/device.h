@@ -101,6 +101,9 @@ class Device {
   // Where VRAM sits in the GPU's physical (MC) address space (the FB location the VBIOS programmed).
   uint64_t fb_start() const { return fb_start_; }
   uint64_t McAddress(uint64_t vram_offset) const { return fb_start_ + vram_offset; }
+  // The physical address of VRAM at `vram_offset` (amdgpu_gmc_vram_mc2pa: the MC address less vram_start plus
+  // vram_base_offset, which gmc_v11_0_vram_gtt_location reads from MMMC_VM_FB_OFFSET).
+  uint64_t VramPhysicalAddress(uint64_t vram_offset) const { return fb_offset_ + vram_offset; }
 
   Soc& soc() { return *soc_; }
   Gmc& gmc() { return *gmc_; }
@@ -117,13 +120,14 @@ class Device {
   absl::Status Run(IpBlock& block, absl::string_view phase, absl::Status (IpBlock::*step)());
   absl::Status RunBlocks(bool partial);
   absl::Status Mode1Reset();
+  absl::Status ResetChip();
 
   std::unique_ptr<pci::Device> pci_;
   DeviceDiscovery discovery_;
   regs::IpBases bases_;
   std::unique_ptr<RegisterIo> io_;
   std::unique_ptr<MemoryManager> memory_;
-  uint64_t fb_start_ = 0;
+  uint64_t fb_start_ = 0, fb_offset_ = 0;
   std::unique_ptr<Soc> soc_;
   std::unique_ptr<Gmc> gmc_;
   std::unique_ptr<Ih> ih_;

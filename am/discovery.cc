@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "am/regs/discovery.h"
 #include "am/regs/hw_id_constants.h"
 #include "base/status_macros.h"
@@ -245,6 +246,13 @@ absl::StatusOr<DeviceDiscovery> ReadDiscovery(pci::Device& device) {
         device.name(), memsize_mib));
   }
   result.vram_size = uint64_t{memsize_mib} << 20;
+  // A hot-plugged card may still be initialising: wait for the IFWI as amdgpu does, and read the table anyway once
+  // the wait is over (as amdgpu does too); a parse failure then says the IFWI was not done.
+  uint32_t ifwi = registers.Read32(kMp0C2pmsg33Dword * 4);
+  for (const absl::Time deadline = absl::Now() + kIfwiInitTimeout;
+       (ifwi & kIfwiInitComplete) == 0 && absl::Now() < deadline; ifwi = registers.Read32(kMp0C2pmsg33Dword * 4)) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
   result.table_address = result.vram_size - kDiscoveryOffsetFromTop;
   std::vector<uint8_t> binary(kDiscoveryMaxSize);
   auto vram = device.MapMemory(0);
@@ -261,8 +269,15 @@ absl::StatusOr<DeviceDiscovery> ReadDiscovery(pci::Device& device) {
       std::memcpy(binary.data() + i, &value, 4);
     }
   }
-  BAREGPU_ASSIGN_OR_RETURN(
-      result.discovery, ParseDiscovery(binary, absl::StrFormat("%s VRAM at %#x", device.name(), result.table_address)));
+  absl::StatusOr<Discovery> parsed =
+      ParseDiscovery(binary, absl::StrFormat("%s VRAM at %#x", device.name(), result.table_address));
+  if (!parsed.ok() && (ifwi & kIfwiInitComplete) == 0) {
+    return absl::Status(parsed.status().code(),
+                        absl::StrFormat("%s (MP0_SMN_C2PMSG_33 = %#x: the IFWI had not finished initialising after %s)",
+                                        parsed.status().message(), ifwi, absl::FormatDuration(kIfwiInitTimeout)));
+  }
+  BAREGPU_RETURN_IF_ERROR(parsed.status());
+  result.discovery = *std::move(parsed);
   return result;
 }
 

@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "am/regs/ip_bases.h"
 #include "base/bits.h"
 #include "pci/device.h"
@@ -21,8 +22,14 @@
 namespace am {
 
 // Absolute dword addresses that are the same on every SoC15 part, so discovery can use them before it knows
-// any base (Linux amdgpu_discovery.c: mmRCC_CONFIG_MEMSIZE, mmMM_INDEX, mmMM_INDEX_HI, mmMM_DATA).
+// any base (Linux amdgpu_discovery.c: mmRCC_CONFIG_MEMSIZE, mmMP0_SMN_C2PMSG_33, mmMM_INDEX, mmMM_INDEX_HI,
+// mmMM_DATA).
 inline constexpr uint64_t kRccConfigMemsizeDword = 0xde3;
+inline constexpr uint64_t kMp0C2pmsg33Dword = 0x16061;
+// C2PMSG_33 bit 31: the IFWI finished initialising (and placed the discovery table); amdgpu_discovery_read_binary
+// _from_mem waits up to 2 s for it ("up to two second for IFWI init to complete on some dGPUs").
+inline constexpr uint32_t kIfwiInitComplete = 0x80000000;
+inline constexpr absl::Duration kIfwiInitTimeout = absl::Seconds(2);
 inline constexpr uint64_t kMmIndexDword = 0x0;
 inline constexpr uint64_t kMmDataDword = 0x1;
 inline constexpr uint64_t kMmIndexHiDword = 0x6;

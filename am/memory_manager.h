@@ -5,7 +5,7 @@
 // VRAM layout, bottom to top: [boot region][page-table region][general allocations][reserved top]. The boot region
 // holds what a partial boot finds again at the same addresses (rings, MQDs, the IH ring, firmware buffers); the
 // page-table region must be CPU-visible (on a small-BAR device it is the part BAR0 shows); the reserved top is
-// firmware's (the discovery table in its last 64 KiB).
+// firmware's (kFirmwareReservedTop; the discovery table in its last 64 KiB).
 #ifndef BAREGPU_AM_MEMORY_MANAGER_H_
 #define BAREGPU_AM_MEMORY_MANAGER_H_
 
@@ -27,9 +27,17 @@
 
 namespace am {
 
+// The firmware's share at the top of VRAM. amdgpu reserves what the VBIOS's firmwareinfo table says the firmware
+// uses (amdgpu_ttm_reserve_tmr, amdgpu_atomfirmware_get_fw_reserved_fb_size) and falls back to the discovery
+// table's 64 KiB (DISCOVERY_TMR_OFFSET) only without a VBIOS figure; baregpu reads no VBIOS, so it keeps what
+// tinygrad's AM driver found the firmware needs on GC 11 boards: 64 MiB (AMDev.reserved_vram_size), the
+// discovery table included.
+inline constexpr uint64_t kFirmwareReservedTop = base::MiB(64);
+static_assert(kFirmwareReservedTop >= kDiscoveryOffsetFromTop);
+
 struct VramLayout {
-  uint64_t vram_size = 0;                           // RCC_CONFIG_MEMSIZE
-  uint64_t reserved_top = kDiscoveryOffsetFromTop;  // the IP discovery table at the top
+  uint64_t vram_size = 0;                        // RCC_CONFIG_MEMSIZE
+  uint64_t reserved_top = kFirmwareReservedTop;  // the firmware's, with the IP discovery table at the very top
   uint64_t boot_size = base::MiB(32);
   uint64_t page_table_size = base::MiB(64);
 };

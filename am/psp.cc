@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "am/device.h"
 #include "am/regs/hw_id_constants.h"
 #include "am/regs/mp0.h"
@@ -25,6 +26,9 @@ namespace psp = regs::psp;
 constexpr uint32_t kReadyBit = 0x80000000;
 constexpr uint32_t kResponseMask = 0x8000ffff;
 constexpr int kMcAddressShift = 20;  // C2PMSG_36 takes the staging buffer's MC address >> 20
+// psp_v13_0_bootloader_load_sos, _ring_create and _ring_stop wait this long after their command before polling
+// ("there might be handshake issue with hardware which needs delay": mdelay(20)).
+constexpr absl::Duration kHandshakeDelay = absl::Milliseconds(20);
 
 struct BootloaderStep {
   const char* component;  // the sOS package's component, as firmware/ names it
@@ -114,6 +118,7 @@ absl::Status Psp::RunBootloader() {
   RegisterIo& io = device_.io();
   auto mp0 = device_.Regs<regs::Ip::kMp0>();
   const uint64_t c2pmsg_35 = *mp0.AddressOf<mp0::MP0_SMN_C2PMSG_35>();
+  const uint64_t c2pmsg_81 = *mp0.AddressOf<mp0::MP0_SMN_C2PMSG_81>();
   int loaded = 0;
   for (const BootloaderStep& step : kBootloaderSteps) {
     const firmware::Component* component = sos->container.FindByName(step.component);
@@ -123,23 +128,27 @@ absl::Status Psp::RunBootloader() {
     BAREGPU_RETURN_IF_ERROR(Stage(firmware::ComponentBytes(sos->loaded.data, *component)));
     mp0.Write(mp0::MP0_SMN_C2PMSG_36{}.set_raw(static_cast<uint32_t>(device_.McAddress(staging_) >> kMcAddressShift)));
     mp0.Write(mp0::MP0_SMN_C2PMSG_35{}.set_raw(step.command));
-    absl::Status done = io.WaitFor(c2pmsg_35, kResponseMask, kReadyBit, kTimeout,
-                                   absl::StrCat("the PSP bootloader to take ", step.component));
+    absl::Status done;
+    if (step.command == psp::PSP_BL__LOAD_SOSDRV) {
+      // psp_v13_0_bootloader_load_sos: the bootloader hands over to the sOS and answers no more in C2PMSG_35; the
+      // sOS shows it runs by changing C2PMSG_81 (psp_v13_0_is_sos_alive), from the value read after the delay.
+      absl::SleepFor(kHandshakeDelay);
+      done = io.WaitForChange(c2pmsg_81, io.ReadDword(c2pmsg_81), kTimeout, "the sOS to show a sign of life");
+    } else {
+      done = io.WaitFor(c2pmsg_35, kResponseMask, kReadyBit, kTimeout,
+                        absl::StrCat("the PSP bootloader to take ", step.component));
+    }
     if (!done.ok()) {
       return absl::Status(done.code(),
                           absl::StrFormat("%s from %s: %s", step.component, sos->loaded.path, done.message()));
     }
     ++loaded;
   }
-  // psp_v13_0_is_sos_alive: the sOS's sign of life is a non-zero C2PMSG_81.
-  const absl::Time deadline = absl::Now() + kTimeout;
-  while (!sos_alive()) {
-    if (absl::Now() > deadline) {
-      return absl::DeadlineExceededError(
-          absl::StrFormat("the sOS from %s shows no sign of life within %s (C2PMSG_81 stays 0)", sos->loaded.path,
-                          absl::FormatDuration(kTimeout)));
-    }
-    std::this_thread::yield();
+  if (!sos_alive()) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("the sOS package %s has no SOS component: the bootloader never started an sOS (C2PMSG_81 "
+                        "stays 0)",
+                        sos->loaded.path));
   }
   log_.push_back(
       absl::StrFormat("bootloader: %d components of %s, sOS version %#x", loaded, sos->loaded.path, sos_version()));
@@ -158,6 +167,7 @@ absl::Status Psp::CreateRing() {
   mp0.Write(mp0::MP0_SMN_C2PMSG_70{}.set_raw(static_cast<uint32_t>(ring_mc >> 32)));
   mp0.Write(mp0::MP0_SMN_C2PMSG_71{}.set_raw(kRingBytes));
   mp0.Write(mp0::MP0_SMN_C2PMSG_64{}.set_raw(psp::PSP_RING_TYPE__KM << 16));
+  absl::SleepFor(kHandshakeDelay);
   BAREGPU_RETURN_IF_ERROR(io.WaitFor(c2pmsg_64, kResponseMask, kReadyBit, kTimeout, "the sOS to create the KM ring"));
   ring_wptr_ = 0;
   return absl::OkStatus();
@@ -170,6 +180,10 @@ absl::Status Psp::Submit(psp::PspGfxCmdResp& command, absl::string_view what) {
   command.buf_size = sizeof(command);
   command.buf_version = psp::PSP_GFX_CMD_BUF_VERSION;
   std::memcpy(buffer.data(), &command, sizeof(command));
+  // The fence word lives in the boot region, so it still holds the last value of an earlier session, which this
+  // session's counter (from 1 again) will reach: a stale match would end the wait before the PSP answered.
+  std::atomic_ref<uint32_t> fence_word(*reinterpret_cast<uint32_t*>(fence.data()));
+  fence_word.store(0, std::memory_order_relaxed);
   const uint32_t value = ++fence_value_;
   psp::PspGfxRbFrame frame{};
   const uint64_t command_mc = device_.McAddress(command_), fence_mc = device_.McAddress(fence_);
@@ -185,7 +199,6 @@ absl::Status Psp::Submit(psp::PspGfxCmdResp& command, absl::string_view what) {
   device_.soc().FlushHdp();
   device_.Regs<regs::Ip::kMp0>().Write(mp0::MP0_SMN_C2PMSG_67{}.set_raw(ring_wptr_));
 
-  std::atomic_ref<uint32_t> fence_word(*reinterpret_cast<uint32_t*>(fence.data()));
   const absl::Time deadline = absl::Now() + kTimeout;
   while (fence_word.load(std::memory_order_acquire) != value) {
     if (absl::Now() > deadline) {
@@ -203,7 +216,7 @@ absl::Status Psp::Submit(psp::PspGfxCmdResp& command, absl::string_view what) {
   return absl::OkStatus();
 }
 
-absl::Status Psp::SetupTmr() {
+absl::Status Psp::InitTmr() {
   const File* sos = FindRole(firmware::FileKind::kSos);
   const firmware::Component* toc = sos == nullptr ? nullptr : sos->container.FindByName("toc");
   if (toc == nullptr) return absl::NotFoundError("the sOS package has no TOC component");
@@ -214,17 +227,33 @@ absl::Status Psp::SetupTmr() {
   load_toc.cmd.cmd_load_toc = {static_cast<uint32_t>(staging_mc), static_cast<uint32_t>(staging_mc >> 32),
                                static_cast<uint32_t>(toc->size)};
   BAREGPU_RETURN_IF_ERROR(Submit(load_toc, absl::StrCat("TOC of ", sos->loaded.path)));
-  const uint32_t tmr_size = load_toc.resp.tmr_size;
-  if (tmr_size == 0) return absl::FailedPreconditionError("LOAD_TOC answered a TMR size of 0");
-  BAREGPU_ASSIGN_OR_RETURN(tmr_, device_.memory().AllocVram(tmr_size, kTmrAlignment));
+  tmr_size_ = load_toc.resp.tmr_size;
+  if (tmr_size_ == 0) return absl::FailedPreconditionError("LOAD_TOC answered a TMR size of 0");
+  BAREGPU_ASSIGN_OR_RETURN(tmr_, device_.memory().AllocVram(tmr_size_, kTmrAlignment));
+  return absl::OkStatus();
+}
+
+absl::Status Psp::LoadTmr() {
   psp::PspGfxCmdResp setup{};
   setup.cmd_id = psp::GFX_CMD_ID_SETUP_TMR;
-  const uint64_t tmr_mc = device_.McAddress(tmr_);
-  setup.cmd.cmd_setup_tmr.buf_phy_addr_lo = static_cast<uint32_t>(tmr_mc);
-  setup.cmd.cmd_setup_tmr.buf_phy_addr_hi = static_cast<uint32_t>(tmr_mc >> 32);
-  setup.cmd.cmd_setup_tmr.buf_size = tmr_size;
+  psp::PspGfxCmdSetupTmr& tmr = setup.cmd.cmd_setup_tmr;
+  const uint64_t tmr_mc = device_.McAddress(tmr_), tmr_pa = device_.VramPhysicalAddress(tmr_);
+  tmr.buf_phy_addr_lo = static_cast<uint32_t>(tmr_mc);
+  tmr.buf_phy_addr_hi = static_cast<uint32_t>(tmr_mc >> 32);
+  tmr.buf_size = tmr_size_;
+  tmr.tmr_flags = psp::PspGfxCmdSetupTmr::kVirtPhyAddr;
+  tmr.system_phy_addr_lo = static_cast<uint32_t>(tmr_pa);
+  tmr.system_phy_addr_hi = static_cast<uint32_t>(tmr_pa >> 32);
   BAREGPU_RETURN_IF_ERROR(Submit(setup, "TMR"));
-  log_.push_back(absl::StrFormat("TMR: %#x bytes at VRAM %#x", tmr_size, tmr_));
+  log_.push_back(absl::StrFormat("TMR: %#x bytes at VRAM %#x", tmr_size_, tmr_));
+  return absl::OkStatus();
+}
+
+absl::Status Psp::LoadIpFirmware(const File& file) {
+  for (const firmware::Component& component : file.container.components) {
+    if (component.load != firmware::LoadPath::kIpFirmware) continue;
+    for (uint32_t type : component.types) BAREGPU_RETURN_IF_ERROR(LoadIpFirmware(file, component, type));
+  }
   return absl::OkStatus();
 }
 
@@ -274,17 +303,17 @@ absl::Status Psp::InitHw() {
     BAREGPU_RETURN_IF_ERROR(FiniHw());
   }
   BAREGPU_RETURN_IF_ERROR(CreateRing());
-  BAREGPU_RETURN_IF_ERROR(SetupTmr());
-  // The SMU's firmware first (psp_load_non_psp_fw loads SMC before the rest), then every IP firmware in the
-  // order RequiredFiles lists them.
-  for (bool smu_pass : {true, false}) {
-    for (const File& file : files_) {
-      if ((file.required.role.kind == firmware::FileKind::kSmc) != smu_pass) continue;
-      for (const firmware::Component& component : file.container.components) {
-        if (component.load != firmware::LoadPath::kIpFirmware) continue;
-        for (uint32_t type : component.types) BAREGPU_RETURN_IF_ERROR(LoadIpFirmware(file, component, type));
-      }
-    }
+  // psp_hw_start for MP0 13.0.0, which centralises DF C-state management in the PMFW
+  // (psp_check_pmfw_centralized_cstate_management): the TOC sizes the TMR, the SMU firmware loads before the TMR
+  // is set up ("TMR setup should be performed after PMFW loaded and before other non-psp firmware loaded"), then
+  // every other IP firmware in the order RequiredFiles lists them (psp_load_non_psp_fw).
+  BAREGPU_RETURN_IF_ERROR(InitTmr());
+  for (const File& file : files_) {
+    if (file.required.role.kind == firmware::FileKind::kSmc) BAREGPU_RETURN_IF_ERROR(LoadIpFirmware(file));
+  }
+  BAREGPU_RETURN_IF_ERROR(LoadTmr());
+  for (const File& file : files_) {
+    if (file.required.role.kind != firmware::FileKind::kSmc) BAREGPU_RETURN_IF_ERROR(LoadIpFirmware(file));
   }
   psp::PspGfxCmdResp autoload{};
   autoload.cmd_id = psp::GFX_CMD_ID_AUTOLOAD_RLC;
@@ -297,7 +326,9 @@ absl::Status Psp::FiniHw() {
   RegisterIo& io = device_.io();
   auto mp0 = device_.Regs<regs::Ip::kMp0>();
   mp0.Write(mp0::MP0_SMN_C2PMSG_64{}.set_raw(psp::GFX_CTRL_CMD_ID_DESTROY_RINGS));
-  return io.WaitFor(*mp0.AddressOf<mp0::MP0_SMN_C2PMSG_64>(), kResponseMask, kReadyBit, kTimeout,
+  // psp_v13_0_ring_stop: after the delay, only the response flag counts.
+  absl::SleepFor(kHandshakeDelay);
+  return io.WaitFor(*mp0.AddressOf<mp0::MP0_SMN_C2PMSG_64>(), kReadyBit, kReadyBit, kTimeout,
                     "the sOS to destroy the KM ring");
 }
 

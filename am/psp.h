@@ -1,8 +1,8 @@
 // The PSP (MP0 13.0.0) block: loads every firmware the GPU needs, as psp_v13_0.c / amdgpu_psp.c do with PSP
 // firmware loading. If the sOS is not alive, the bootloader gets the sOS package's components (KDB, SPL, SYS_DRV,
 // SOC_DRV, INTF_DRV, DBG_DRV, RAS_DRV, SOS) through C2PMSG_35/36; then the KM ring is created (C2PMSG_64/69/70/71)
-// and commands go through it: LOAD_TOC (which sizes the TMR), SETUP_TMR, LOAD_IP_FW for the SMU firmware and then
-// every other IP firmware, and AUTOLOAD_RLC, which starts the RLC and the CP firmware.
+// and commands go through it: LOAD_TOC (which sizes the TMR), LOAD_IP_FW for the SMU firmware, SETUP_TMR, LOAD_IP_FW
+// for every other IP firmware, and AUTOLOAD_RLC, which starts the RLC and the CP firmware.
 //
 // Firmware comes from a firmware::Store; which files and which PSP types each provides comes from
 // firmware::RequiredFiles for the device's IP versions. Every failure names the step, the firmware file and the
@@ -61,7 +61,12 @@ class Psp final : public IpBlock {
   absl::Status LoadFiles();
   absl::Status RunBootloader();
   absl::Status CreateRing();
-  absl::Status SetupTmr();
+  // LOAD_TOC, which answers the TMR's size, and the TMR's allocation (psp_tmr_init).
+  absl::Status InitTmr();
+  // SETUP_TMR with the TMR's MC and physical addresses (psp_tmr_load).
+  absl::Status LoadTmr();
+  // LOAD_IP_FW of every type every component of `file` provides.
+  absl::Status LoadIpFirmware(const File& file);
   absl::Status LoadIpFirmware(const File& file, const firmware::Component& component, uint32_t type);
   absl::Status Stage(absl::string_view bytes);
   const File* FindRole(firmware::FileKind kind) const;
@@ -70,6 +75,7 @@ class Psp final : public IpBlock {
   firmware::Store store_;
   std::vector<File> files_;
   uint64_t staging_ = 0, ring_ = 0, command_ = 0, fence_ = 0, tmr_ = 0;  // VRAM
+  uint32_t tmr_size_ = 0;
   uint32_t fence_value_ = 0;
   uint32_t ring_wptr_ = 0;  // dwords
   std::vector<std::string> log_;

@@ -61,6 +61,13 @@ std::string RegisterIo::Describe(bool write, uint64_t address, uint32_t value) c
   return text;
 }
 
+std::string RegisterIo::NameOf(uint64_t address) const {
+  if (auto matches = regs::FindByAddress(bases_, address); !matches.empty()) {
+    return std::string(matches.front().reg.name());
+  }
+  return absl::StrFormat("dword %#x", address);
+}
+
 absl::Status RegisterIo::WaitFor(uint64_t address, uint32_t mask, uint32_t expected, absl::Duration timeout,
                                  absl::string_view what) {
   const absl::Time deadline = absl::Now() + timeout;
@@ -71,13 +78,21 @@ absl::Status RegisterIo::WaitFor(uint64_t address, uint32_t mask, uint32_t expec
     if (absl::Now() > deadline) break;
     std::this_thread::yield();
   }
-  std::string name = absl::StrFormat("dword %#x", address);
-  if (auto matches = regs::FindByAddress(bases_, address); !matches.empty()) {
-    name = std::string(matches.front().reg.name());
-  }
   return absl::DeadlineExceededError(
       absl::StrFormat("timed out after %s waiting for %s: %s & %#x == %#x, last read %#x",
-                      absl::FormatDuration(timeout), what, name, mask, expected, value));
+                      absl::FormatDuration(timeout), what, NameOf(address), mask, expected, value));
+}
+
+absl::Status RegisterIo::WaitForChange(uint64_t address, uint32_t from, absl::Duration timeout,
+                                       absl::string_view what) {
+  const absl::Time deadline = absl::Now() + timeout;
+  for (;;) {
+    if (ReadDword(address) != from) return absl::OkStatus();
+    if (absl::Now() > deadline) break;
+    std::this_thread::yield();
+  }
+  return absl::DeadlineExceededError(absl::StrFormat("timed out after %s waiting for %s: %s stays %#x",
+                                                     absl::FormatDuration(timeout), what, NameOf(address), from));
 }
 
 }  // namespace am

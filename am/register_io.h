@@ -35,10 +35,16 @@ class RegisterIo {
   // the expected and the last value seen.
   absl::Status WaitFor(uint64_t address, uint32_t mask, uint32_t expected, absl::Duration timeout,
                        absl::string_view what);
+  // Polls `address` until it reads something other than `from` (amdgpu's psp_wait_for with check_changed, e.g. the
+  // sOS's heartbeat in C2PMSG_81). DeadlineExceeded as WaitFor's.
+  absl::Status WaitForChange(uint64_t address, uint32_t from, absl::Duration timeout, absl::string_view what);
 
   const regs::IpBases& bases() const { return bases_; }
 
  private:
+  // The register's name from the database, else "dword 0x...".
+  std::string NameOf(uint64_t address) const;
+
   pci::Mmio bar5_;
   const regs::IpBases& bases_;
   uint64_t rsmu_index_, rsmu_data_;

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "am/device.h"
 #include "am/regs/mp1.h"
 #include "am/regs/smu_constants.h"
@@ -17,6 +18,9 @@ namespace smu = regs::smu;
 
 // smu_v13_0_get_dpm_level_count asks GetDpmFreqByIndex for index 0xff to learn the number of levels.
 constexpr uint32_t kLevelCountQuery = 0xff;
+// smu_v13_0_get_fine_grained_status: bit 31 of GetDpmFreqByIndex's answer flags a fine-grained clock (its levels
+// are only the ends of a continuous range); smu_v13_0_get_dpm_freq_by_index masks it off every answer, counts too.
+constexpr uint32_t kFineGrainedFlag = 1u << 31;
 constexpr uint64_t kDriverTableBytes = 64 << 10;
 
 std::string ResultName(uint32_t result) {
@@ -79,10 +83,17 @@ absl::Status Smu::InitHw() {
 
 absl::StatusOr<std::vector<uint32_t>> Smu::DpmLevels(uint32_t clock) {
   BAREGPU_ASSIGN_OR_RETURN(uint32_t count, Send(smu::PPSMC_MSG_GetDpmFreqByIndex, clock << 16 | kLevelCountQuery));
+  count &= ~kFineGrainedFlag;
+  // No clock of the pptable has more levels than GFXCLK (smu13_driver_if_v13_0_0.h's NUM_*_DPM_LEVELS): a larger
+  // count is a broken answer, not a loop bound.
+  if (count > smu::NUM_GFXCLK_DPM_LEVELS) {
+    return absl::DataLossError(absl::StrFormat("the SMU says clock %d has %d DPM levels; a pptable holds at most %d",
+                                               clock, count, smu::NUM_GFXCLK_DPM_LEVELS));
+  }
   std::vector<uint32_t> levels;
   for (uint32_t i = 0; i < count; ++i) {
     BAREGPU_ASSIGN_OR_RETURN(uint32_t mhz, Send(smu::PPSMC_MSG_GetDpmFreqByIndex, clock << 16 | i));
-    levels.push_back(mhz);
+    levels.push_back(mhz & ~kFineGrainedFlag);
   }
   return levels;
 }
@@ -97,11 +108,12 @@ absl::StatusOr<regs::smu::SmuMetrics> Smu::Metrics() {
 }
 
 absl::Status Smu::Mode1Reset() {
-  auto regs = device_.Regs<regs::Ip::kMp1>();
-  regs.Write(mp1::MP1_SMN_C2PMSG_90{}.set_raw(0));
-  regs.Write(mp1::MP1_SMN_C2PMSG_82{}.set_raw(0));
-  regs.Write(mp1::MP1_SMN_C2PMSG_66{}.set_raw(smu::PPSMC_MSG_Mode1Reset));
-  return regs.status();
+  // smu_v13_0_0_mode1_reset for MP1 13.0.0: parameter 0 (1 << 16 only for a RAS fatal-error reset), sent like any
+  // message and answered before the chip goes down; then the reset takes its time (SMU13_MODE1_RESET_WAIT_TIME_IN_MS,
+  // pm/swsmu/inc/smu_v13_0.h), during which nothing may touch the chip.
+  BAREGPU_RETURN_IF_ERROR(Send(smu::PPSMC_MSG_Mode1Reset, 0).status());
+  absl::SleepFor(kMode1ResetWait);
+  return absl::OkStatus();
 }
 
 }  // namespace am

@@ -20,6 +20,9 @@ class Device;
 class Smu final : public IpBlock {
  public:
   static constexpr absl::Duration kTimeout = absl::Seconds(1);
+  // SMU13_MODE1_RESET_WAIT_TIME_IN_MS (pm/swsmu/inc/smu_v13_0.h): how long the chip takes to reset after the SMU
+  // answered the Mode1Reset message.
+  static constexpr absl::Duration kMode1ResetWait = absl::Milliseconds(500);
 
   explicit Smu(Device& device) : device_(device) {}
   absl::string_view name() const override { return "smu"; }
@@ -31,7 +34,8 @@ class Smu final : public IpBlock {
   absl::StatusOr<regs::smu::SmuMetrics> Metrics();
   // DPM levels (MHz) of a PPCLK_* clock.
   absl::StatusOr<std::vector<uint32_t>> DpmLevels(uint32_t clock);
-  // PPSMC_MSG_Mode1Reset: the whole chip resets; there is no answer.
+  // PPSMC_MSG_Mode1Reset: the SMU answers, then the whole chip resets; returns after kMode1ResetWait. The caller
+  // turns bus mastering off before and restores the PCI state after (Device::Mode1Reset).
   absl::Status Mode1Reset();
 
   uint32_t firmware_version() const { return firmware_version_; }

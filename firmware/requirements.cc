@@ -15,16 +15,24 @@ using namespace gfx_fw_type;
 constexpr absl::string_view kVirtualPrefix = "sim:";
 
 ProvidedType Ip(uint32_t type) { return {LoadPath::kIpFirmware, type}; }
+ProvidedType OptionalIp(uint32_t type) { return {LoadPath::kIpFirmware, type, /*optional=*/true}; }
 
+// The sOS package's components: psp_hw_start loads each only if is_psp_fw_valid; the sOS cannot run without its
+// system driver and itself (the virtual PSP refuses SOS before SYS_DRV), so those two are required. Debian's
+// psp_13_0_0_sos.bin (20230210, 20250410) has no SOC_DRV, INTF_DRV, DBG_DRV or RAS_DRV.
 std::vector<ProvidedType> Boot(std::initializer_list<uint32_t> types) {
   std::vector<ProvidedType> out;
-  for (uint32_t t : types) out.push_back({LoadPath::kBootloader, t});
+  for (uint32_t t : types) {
+    out.push_back({LoadPath::kBootloader, t, /*optional=*/t != psp_fw_type::kSysDrv && t != psp_fw_type::kSos});
+  }
   return out;
 }
 
+// Trusted applications: none is needed to boot (psp_init_ta_microcode takes what the file has; tinygrad loads
+// none). Debian's psp_13_0_0_ta.bin has no RAP or SECUREDISPLAY.
 std::vector<ProvidedType> Ta(std::initializer_list<uint32_t> types) {
   std::vector<ProvidedType> out;
-  for (uint32_t t : types) out.push_back({LoadPath::kTrustedApp, t});
+  for (uint32_t t : types) out.push_back({LoadPath::kTrustedApp, t, /*optional=*/true});
   return out;
 }
 
@@ -118,16 +126,18 @@ absl::StatusOr<std::vector<RequiredFile>> RequiredFiles(const IpVersions& ip) {
                        ta_fw_type::kSecureDisplay}),
                    "psp_v13_0.c; amdgpu_psp.c psp_init_ta_microcode (v2 descriptors)"});
 
-  // SMU (MP1): smu_v13_0.c smu_v13_0_init_microcode reads smc_firmware_header_v1_0 (13.0.0 takes its power-play
-  // table from the PMFW, not from this file).
+  // SMU (MP1): smu_v13_0.c smu_v13_0_init_microcode reads the common smc_firmware_header_v1_0 part; the file is a
+  // v2.1 container with a table of soft power-play tables (Debian's firmware-amd-graphics 20250410 smu_13_0_0.bin:
+  // header 2.1, six tables), which 13.0.0 does not load (smu_v13_0_init_pptable_microcode returns early: the PMFW
+  // has its own).
   if (ip.mp1.major != 13 || ip.mp1.minor != 0) return Unsupported("MP1 (SMU)", ip.mp1, "13.0.x");
   files.push_back({"smu_" + ip.mp1.Underscored() + ".bin",
                    {},
                    "SMU (MP1 " + ip.mp1.ToString() + ")",
                    ip.mp1,
                    {FileKind::kSmc},
+                   2,
                    1,
-                   0,
                    {Ip(kSmu)},
                    "smu_v13_0.c smu_v13_0_init_microcode"});
 
@@ -177,16 +187,19 @@ absl::StatusOr<std::vector<RequiredFile>> RequiredFiles(const IpVersions& ip) {
                    0,
                    {Ip(kRs64Mec), Ip(kRs64MecP0Stack), Ip(kRs64MecP1Stack), Ip(kRs64MecP2Stack), Ip(kRs64MecP3Stack)},
                    "gfx_v11_0.c gfx_v11_0_init_microcode"});
-  files.push_back({gc + "_rlc.bin",
-                   {},
-                   gc_block + " RLC",
-                   g,
-                   {FileKind::kRlc},
-                   2,
-                   3,
-                   {Ip(kRlcG), Ip(kRlcRestoreListSrmCntl), Ip(kRlcRestoreListGpmMem), Ip(kRlcRestoreListSrmMem),
-                    Ip(kRlcIram), Ip(kRlcDramBoot), Ip(kRlcP), Ip(kRlcV)},
-                   "gfx_v11_0.c gfx_v11_0_init_microcode; amdgpu_rlc.c; tinygrad amdev.py"});
+  files.push_back(
+      {gc + "_rlc.bin",
+       {},
+       gc_block + " RLC",
+       g,
+       {FileKind::kRlc},
+       2,
+       3,
+       // RLC_G and the RLX6 images AUTOLOAD_RLC needs; the lists and RLC_P/V only when present
+       // (Debian's gc_11_0_0_rlc.bin has no SRM_CNTL list).
+       {Ip(kRlcG), OptionalIp(kRlcRestoreListSrmCntl), OptionalIp(kRlcRestoreListGpmMem),
+        OptionalIp(kRlcRestoreListSrmMem), Ip(kRlcIram), Ip(kRlcDramBoot), OptionalIp(kRlcP), OptionalIp(kRlcV)},
+       "gfx_v11_0.c gfx_v11_0_init_microcode; amdgpu_rlc.c; tinygrad amdev.py"});
   files.push_back({gc + "_imu.bin",
                    {},
                    gc_block + " IMU",
@@ -227,7 +240,7 @@ absl::Status CheckProvides(const RequiredFile& required, const Container& contai
   }
   std::vector<std::string> missing;
   for (const ProvidedType& p : required.provides) {
-    if (container.Find(p.load, p.type) == nullptr) missing.push_back(TypeName(p.load, p.type));
+    if (!p.optional && container.Find(p.load, p.type) == nullptr) missing.push_back(TypeName(p.load, p.type));
   }
   if (!missing.empty()) {
     return absl::FailedPreconditionError(

@@ -56,6 +56,9 @@ absl::StatusOr<DeviceFirmwareTarget> ResolveDeviceName(absl::string_view device)
 struct ProvidedType {
   LoadPath load;
   uint32_t type;
+  // The driver loads it when the file has it and boots without it (amdgpu's is_psp_fw_valid for the sOS
+  // components, psp_init_ta_microcode for TAs, the RLC's size checks for its lists); real files lack some.
+  bool optional = false;
 };
 
 struct RequiredFile {

@@ -73,6 +73,8 @@ class ContainerWriter {
     return offset;
   }
   uint32_t body_size() const { return static_cast<uint32_t>(body_.size()); }
+  // Where SetTable's table lands: right after the family header's fields.
+  uint32_t table_offset() const { return kCommonHeaderSize + 4 * static_cast<uint32_t>(layout_.fields.size()); }
 
   absl::StatusOr<std::string> Finish(uint32_t ucode_size) const {
     const uint32_t header_size =
@@ -114,6 +116,9 @@ class ContainerWriter {
 // Payload sizes: small, 256-byte multiples (the IMU data image must directly follow the instruction image).
 constexpr uint32_t kCodeSize = 8192;
 constexpr uint32_t kDataSize = 2048;
+// amdgpu_ucode.h struct smc_soft_pptable_entry: id, ppt_offset_bytes, ppt_size_bytes.
+constexpr uint32_t kPptableEntryBytes = 12;
+constexpr uint32_t kVirtualPptableId = 0;
 
 absl::StatusOr<std::string> BuildFile(const AsicProfile& profile, const RequiredFile& file) {
   BAREGPU_ASSIGN_OR_RETURN(ContainerWriter w, ContainerWriter::For(file));
@@ -148,9 +153,21 @@ absl::StatusOr<std::string> BuildFile(const AsicProfile& profile, const Required
       w.Set("sos.fw_version", kVirtualUcodeVersion);
       w.Append(payload(LoadPath::kToc, {psp_fw_type::kToc}, kDataSize));
       return w.Finish(kDataSize);
-    case FileKind::kSmc:
+    case FileKind::kSmc: {
+      // smc_firmware_header_v2_1: the PMFW, then one soft power-play table (smc_soft_pptable_entry: id, offset,
+      // size) as the real file carries several. Only a driver reads the tables (none does on 13.0.0), so the
+      // virtual one is zeros; its id is not the P2S table's, which the PSP would load.
       w.Append(payload(LoadPath::kIpFirmware, ip_types(0, 1), kCodeSize));
+      const uint32_t pptable = w.Append(std::string(kDataSize, '\0'));
+      std::string entries(kPptableEntryBytes, '\0');
+      PutU32(entries, 0, kVirtualPptableId);
+      PutU32(entries, 4, pptable);
+      PutU32(entries, 8, kDataSize);
+      w.Set("pptable_count", 1);
+      w.Set("pptable_entry_offset", w.table_offset());
+      w.SetTable(std::move(entries));
       return w.Finish(kCodeSize);
+    }
     case FileKind::kSdma: {
       w.Append(payload(LoadPath::kIpFirmware, ip_types(0, 1), kCodeSize));
       const uint32_t ctl = w.Append(payload(LoadPath::kIpFirmware, ip_types(1, 2), kCodeSize));

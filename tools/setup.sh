@@ -35,6 +35,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   fi
 fi
 
+# Debian's real amdgpu firmware, which tests parse and boot the virtual GPU with (a cache outside the build tree).
+"$root/tools/fetch_firmware.sh"
+
 build_dir=${BAREGPU_BUILD_DIR:-build}
 if [ ! -f "$build_dir/build.ninja" ]; then
   echo "setup: configuring $build_dir ${BAREGPU_MESON_OPTIONS:-}"

@@ -39,6 +39,12 @@ struct PspGfxCmdSetupTmr {
   uint32_t tmr_flags;  // bit 0 sriov_enabled, bit 1 virt_phy_addr
   uint32_t system_phy_addr_lo;
   uint32_t system_phy_addr_hi;
+
+  // The bitfield's members as tmr_flags bits (the header declares them as a C bitfield, lowest bit first).
+  static constexpr uint32_t kSriovEnabled = 1u << 0;
+  // "driver passes both virtual and physical address to PSP": buf_phy_addr is then the MC address and
+  // system_phy_addr the physical one (psp_prep_tmr_cmd_buf always sets it).
+  static constexpr uint32_t kVirtPhyAddr = 1u << 1;
 };
 
 // psp_gfx_if.h: psp_gfx_cmd_load_ip_fw (GFX_CMD_ID_LOAD_IP_FW).

@@ -8,6 +8,18 @@
 namespace am::regs::smu {
 
 inline constexpr uint32_t SMU13_0_0_DRIVER_IF_VERSION = 0x3d;
+inline constexpr uint32_t NUM_GFXCLK_DPM_LEVELS = 0x10;
+inline constexpr uint32_t NUM_SOCCLK_DPM_LEVELS = 0x8;
+inline constexpr uint32_t NUM_MP0CLK_DPM_LEVELS = 0x2;
+inline constexpr uint32_t NUM_DCLK_DPM_LEVELS = 0x8;
+inline constexpr uint32_t NUM_VCLK_DPM_LEVELS = 0x8;
+inline constexpr uint32_t NUM_DISPCLK_DPM_LEVELS = 0x8;
+inline constexpr uint32_t NUM_DPPCLK_DPM_LEVELS = 0x8;
+inline constexpr uint32_t NUM_DPREFCLK_DPM_LEVELS = 0x8;
+inline constexpr uint32_t NUM_DCFCLK_DPM_LEVELS = 0x8;
+inline constexpr uint32_t NUM_DTBCLK_DPM_LEVELS = 0x8;
+inline constexpr uint32_t NUM_UCLK_DPM_LEVELS = 0x4;
+inline constexpr uint32_t NUM_FCLK_DPM_LEVELS = 0x8;
 inline constexpr uint32_t FEATURE_FW_DATA_READ_BIT = 0x0;
 inline constexpr uint32_t FEATURE_DPM_GFXCLK_BIT = 0x1;
 inline constexpr uint32_t FEATURE_DPM_GFX_POWER_OPTIMIZER_BIT = 0x2;

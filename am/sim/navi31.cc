@@ -67,18 +67,38 @@ Navi31Config Navi31Config::FromEnvironment() {
 }
 
 // BAR5: the register aperture. Byte offset / 4 is the dword address; 64-bit accesses are two dwords.
+// The SMU's answer to a Mode1Reset message is the last thing the chip does before it resets: the access after it
+// (the driver's read of the answer, in Linux and tinygrad) still sees the old chip, and then it resets.
 class Navi31::RegisterBar : public pci::MmioHandler {
  public:
-  RegisterBar(RegisterFile& registers, NbioModel& nbio) : registers_(registers), nbio_(nbio) {}
-  uint32_t Read32(uint64_t offset) override { return registers_.ReadDword(offset / 4); }
+  explicit RegisterBar(Navi31& device) : device_(device) {}
+  uint32_t Read32(uint64_t offset) override {
+    const bool reset_after = device_.smu_.TakeAnsweredMode1Reset();
+    const uint32_t value = device_.registers_.ReadDword(offset / 4);
+    if (reset_after) ResetChip();
+    return value;
+  }
   void Write32(uint64_t offset, uint32_t value) override {
-    if (nbio_.OnRegisterBarWrite(offset)) return;  // the remapped HDP flush page is not a register
-    registers_.WriteDword(offset / 4, value);
+    const bool reset_after = device_.smu_.TakeAnsweredMode1Reset();
+    // The remapped HDP flush page is not a register.
+    if (!device_.nbio_.OnRegisterBarWrite(offset)) device_.registers_.WriteDword(offset / 4, value);
+    if (reset_after) ResetChip();
   }
 
  private:
-  RegisterFile& registers_;
-  NbioModel& nbio_;
+  void ResetChip() {
+    // amdgpu_device_mode1_reset clears bus mastering before it asks for the reset, so that no DMA is in flight
+    // when the chip goes down; the part does not refuse, but a driver that skips it is told.
+    absl::StatusOr<uint16_t> command = device_.ReadConfig16(PCI_COMMAND);
+    if (command.ok() && (*command & PCI_COMMAND_MASTER) != 0) {
+      device_.errors_.Report("smu",
+                             "mode1 reset with bus mastering enabled (PCI_COMMAND.MASTER): DMA may be in flight as "
+                             "the chip goes down; clear it first, as amdgpu_device_mode1_reset does");
+    }
+    device_.Mode1Reset();
+  }
+
+  Navi31& device_;
 };
 
 // BAR2: doorbells. Nothing lands while the driver has not enabled the doorbell aperture; what lands goes to the
@@ -138,7 +158,7 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
       context_{registers_, bases_, gmc_, ih_, doorbells_, clock_, firmware_, errors_, model_state_},
       smu_(registers_, bases_, &model_state_, &gmc_),
       nbio_(registers_, bases_),
-      register_bar_(std::make_unique<RegisterBar>(registers_, nbio_)),
+      register_bar_(std::make_unique<RegisterBar>(*this)),
       doorbell_bar_(std::make_unique<DoorbellBar>(nbio_, doorbells_)) {
   const uint64_t visible = std::min(config.bar0_size, config.vram_size);
   AddMemoryBar(0, vram().subspan(0, visible), config.bar0_size, /*is_64bit=*/true, /*prefetchable=*/true);
@@ -147,7 +167,6 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
   AddCapability(PCI_CAP_ID_EXP, kPcieCapability);
   AddCapability(PCI_CAP_ID_MSI, kMsiCapability);
   AttachIndirectAccess();
-  smu_.set_mode1_reset_handler([this] { Mode1Reset(); });
   if (state_->cold()) PowerOnDefaults();
   // After the power-on values: engines that a previous process left running start again from their state.
   psp_ = std::make_unique<PspModel>(context_, smu_);

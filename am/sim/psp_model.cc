@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "am/regs/mmhub.h"
 #include "am/regs/mp0.h"
 #include "am/regs/psp_driver_constants.h"
 #include "firmware/fw_types.h"
@@ -155,15 +156,31 @@ PspModel::PspModel(const ModelContext& context, SmuModel& smu)
   ring_size_ = RegisterAddress<regs::mp0::MP0_SMN_C2PMSG_71>(bases);
 
   RegisterFile& registers = context_.registers;
-  // While a command is in flight the register shows it (bit 31 clear); then ready, with any error in [7:0].
+  // While a command is in flight the register shows it (bit 31 clear); then ready, with any error in [7:0]. Once
+  // the sOS runs the bootloader has handed over and answers no more: the register keeps the last command written
+  // (psp_v13_0_bootloader_load_sos waits for C2PMSG_81 instead, and every psp_v13_0_bootloader_load_* returns
+  // early once the sOS is alive, so no driver waits here again).
   registers.OnRead(bootloader_command_, "psp", [this](uint32_t stored) {
+    if (Atomic(state_.sos_alive).load(std::memory_order_acquire)) return stored & ~kBootloaderReady;
     if (Atomic(state_.bootloader_busy).load(std::memory_order_acquire)) return stored & ~kBootloaderReady;
     return kBootloaderReady | Atomic(state_.bootloader_error).load(std::memory_order_acquire);
   });
-  registers.OnWrite(bootloader_command_, "psp", [this](uint32_t) {
+  registers.OnWrite(bootloader_command_, "psp", [this](uint32_t value) {
+    if (Atomic(state_.sos_alive).load(std::memory_order_acquire)) {
+      Error(absl::StrFormat(
+          "bootloader: C2PMSG_35 = %#x written while the sOS runs: the bootloader handed over to the sOS and takes "
+          "nothing more (no answer comes) until the device is reset",
+          value));
+      return;
+    }
     Atomic(state_.bootloader_busy).store(1, std::memory_order_release);
     Wake(kBootloaderWork);
   });
+  // C2PMSG_33 bit 31: the IFWI's initialisation is complete, which amdgpu_discovery_read_binary_from_mem waits for
+  // before it reads the discovery table (psp_v13_0_wait_for_vmbx_ready waits for the same bit). The virtual
+  // firmware initialises at once.
+  registers.OnRead(RegisterAddress<regs::mp0::MP0_SMN_C2PMSG_33>(bases), "psp",
+                   [](uint32_t stored) { return stored | kBootloaderReady; });
   // A heartbeat: each read sees a new non-zero value. psp_v13_0_bootloader_load_sos waits for C2PMSG_81 to change
   // from a value it read after starting the sOS, so a constant sign of life would never satisfy it.
   registers.OnRead(sos_sign_of_life_, "psp", [this](uint32_t) -> uint32_t {
@@ -219,6 +236,11 @@ void PspModel::InjectCommandFailure(uint32_t cmd_id, uint32_t status) {
   } else {
     failing_commands_[cmd_id] = status;
   }
+}
+
+void PspModel::InjectCommandStall(uint32_t cmd_id) {
+  base::MutexLock lock(&injection_mu_);
+  stalling_commands_.insert(cmd_id);
 }
 
 void PspModel::RejectFirmwareType(uint32_t gfx_fw_type) {
@@ -299,13 +321,6 @@ uint32_t PspModel::ExecuteBootloaderCommand(uint32_t command, uint64_t address) 
   }
   const BootComponent& component = *it;
   const size_t index = it - order.begin();
-  if (Atomic(state_.sos_alive).load(std::memory_order_acquire)) {
-    Error(
-        absl::StrFormat("bootloader: %s (%#x) after the sOS started; the bootloader takes nothing more until the "
-                        "device is reset",
-                        component.name, command));
-    return kBootloaderOutOfOrder;
-  }
   const size_t stage = std::min<size_t>(state_.bootloader_stage, order.size());
   if (index + 1 <= stage) {
     Error(
@@ -477,6 +492,14 @@ void PspModel::ProcessFrame(uint64_t frame_address) {
                           frame_address, read.message()));
     return;
   }
+  {
+    base::MutexLock lock(&injection_mu_);
+    if (stalling_commands_.contains(command.cmd_id)) {
+      Error(absl::StrFormat("KM ring: %s (frame at %#x) stalls the sOS (injected): no response, no fence",
+                            CommandName(command.cmd_id), frame_address));
+      return;
+    }
+  }
   const Response response = Execute(command);
   psp::PspGfxResp resp{};
   resp.status = response.status;
@@ -560,7 +583,20 @@ PspModel::Response PspModel::SetupTmr(const psp::PspGfxCmdSetupTmr& cmd) {
     Error("SETUP_TMR before LOAD_TOC: the TOC says how large the TMR must be (psp_tmr_init)");
     return {kRefused};
   }
+  // MP0 13.0.0 leaves DF C-state management to the PMFW, so the TMR is set up only once the PMFW runs
+  // (amdgpu_psp.c psp_hw_start: "TMR setup should be performed after PMFW loaded and before other non-psp firmware
+  // loaded", for psp_check_pmfw_centralized_cstate_management's list, which has 13.0.0).
+  if (!context_.firmware.Has(gfx::kSmu)) {
+    Error(
+        "SETUP_TMR before the PMFW (GFX_FW_TYPE_SMU) is loaded: on MP0 13.0.0 the PMFW manages DF C-states and "
+        "loads first, then the TMR is set up (psp_hw_start, pmfw_centralized_cstate_management)");
+    return {kRefused};
+  }
   const uint64_t address = Address(cmd.buf_phy_addr_lo, cmd.buf_phy_addr_hi);
+  if (std::string why = CheckTmrAddresses(cmd); !why.empty()) {
+    Error(absl::StrCat("SETUP_TMR: ", why));
+    return {kBadInput};
+  }
   if (address % kTmrAlignment != 0 || cmd.buf_size < state_.toc_tmr_size) {
     Error(
         absl::StrFormat("SETUP_TMR: TMR at %#x of %#x bytes; it must be %#x-aligned (PSP_TMR_ALIGNMENT) and hold "
@@ -589,6 +625,53 @@ PspModel::Response PspModel::SetupTmr(const psp::PspGfxCmdSetupTmr& cmd) {
   state_.tmr_size = cmd.buf_size;
   state_.tmr_set = 1;
   return {};
+}
+
+std::string PspModel::CheckTmrAddresses(const psp::PspGfxCmdSetupTmr& cmd) {
+  const uint64_t mc = Address(cmd.buf_phy_addr_lo, cmd.buf_phy_addr_hi);
+  const uint64_t physical = Address(cmd.system_phy_addr_lo, cmd.system_phy_addr_hi);
+  // Without virt_phy_addr the PSP has only buf_phy_addr and takes it as the TMR's physical address, which an MC
+  // address (VRAM sits at FB_LOCATION_BASE, far above the VRAM's own size) is not: the TMR would land outside
+  // VRAM. psp_prep_tmr_cmd_buf always sets the flag and passes both addresses.
+  if ((cmd.tmr_flags & psp::PspGfxCmdSetupTmr::kVirtPhyAddr) == 0) {
+    return absl::StrFormat(
+        "tmr_flags %#x lack virt_phy_addr: buf_phy_addr %#x would be taken as a physical address; pass the MC "
+        "address with virt_phy_addr set and the physical one in system_phy_addr (psp_prep_tmr_cmd_buf)",
+        cmd.tmr_flags, mc);
+  }
+  // The MMHUB's frame-buffer window (the PSP is an MMHUB client): registers count 16 MiB units
+  // (mmhub_v3_0_get_fb_location, mmhub_v3_0_get_mc_fb_offset).
+  const RegisterFile& registers = context_.registers;
+  const uint64_t fb_base =
+      uint64_t{regs::mmhub::MMMC_VM_FB_LOCATION_BASE{}
+                   .set_raw(registers.Peek(RegisterAddress<regs::mmhub::MMMC_VM_FB_LOCATION_BASE>(context_.bases)))
+                   .fb_base()}
+      << kFbUnitShift;
+  const uint64_t fb_top =
+      (uint64_t{regs::mmhub::MMMC_VM_FB_LOCATION_TOP{}
+                    .set_raw(registers.Peek(RegisterAddress<regs::mmhub::MMMC_VM_FB_LOCATION_TOP>(context_.bases)))
+                    .fb_top()}
+       << kFbUnitShift) |
+      ((uint64_t{1} << kFbUnitShift) - 1);
+  const uint64_t fb_offset =
+      uint64_t{regs::mmhub::MMMC_VM_FB_OFFSET{}
+                   .set_raw(registers.Peek(RegisterAddress<regs::mmhub::MMMC_VM_FB_OFFSET>(context_.bases)))
+                   .fb_offset()}
+      << kFbUnitShift;
+  if (mc < fb_base || cmd.buf_size == 0 || mc + cmd.buf_size - 1 > fb_top) {
+    return absl::StrFormat(
+        "TMR at MC %#x (%#x bytes) is not inside VRAM's MC window [%#x, %#x] (MMMC_VM_FB_LOCATION_BASE/TOP)", mc,
+        cmd.buf_size, fb_base, fb_top);
+  }
+  // amdgpu_gmc_vram_mc2pa: the MC address less the window's base plus vram_base_offset (MMMC_VM_FB_OFFSET).
+  const uint64_t expected = mc - fb_base + fb_offset;
+  if (physical != expected) {
+    return absl::StrFormat(
+        "system_phy_addr %#x is not the physical address of the TMR at MC %#x: %#x (MC - FB_LOCATION_BASE + "
+        "FB_OFFSET, amdgpu_gmc_vram_mc2pa)",
+        physical, mc, expected);
+  }
+  return "";
 }
 
 PspModel::Response PspModel::LoadIpFirmware(const psp::PspGfxCmdLoadIpFw& cmd) {

@@ -68,6 +68,9 @@ class PspModel {
   // Fault injection: every later KM command with this GFX_CMD_ID_* is answered with `status` and not executed.
   // A status of 0 (TEE_SUCCESS) removes the injection.
   void InjectCommandFailure(uint32_t cmd_id, uint32_t status);
+  // Fault injection: the sOS takes KM commands with this id off the ring and never answers them (no response, no
+  // fence), as a hung sOS would.
+  void InjectCommandStall(uint32_t cmd_id);
   // Fault injection: LOAD_IP_FW of this GFX_FW_TYPE_* is refused as though its image failed the PSP's check.
   void RejectFirmwareType(uint32_t gfx_fw_type);
 
@@ -76,7 +79,7 @@ class PspModel {
   // virtual PSP's. The first error stays until a reset: the bootloader takes nothing more.
   enum BootloaderError : uint32_t {
     kBootloaderBadComponent = 1,   // unreadable, not virtual firmware, corrupted, or not the component named
-    kBootloaderOutOfOrder = 2,     // out of the boot order, repeated, SOS before SYS_DRV, or after the sOS started
+    kBootloaderOutOfOrder = 2,     // out of the boot order, repeated, or SOS before SYS_DRV
     kBootloaderUnknownCommand = 3  // not a PSP_BL__LOAD_* command this bootloader takes
   };
 
@@ -87,6 +90,7 @@ class PspModel {
   // The sizes the virtual PSP uses (see psp_model.cc for their sources).
   static constexpr uint32_t kBootloaderBufferBytes = 1u << 20;  // PSP_1_MEG (amdgpu_psp.h)
   static constexpr uint32_t kTmrAlignment = 1u << 20;           // PSP_TMR_ALIGNMENT (amdgpu_psp.h)
+  static constexpr int kFbUnitShift = 24;  // MMMC_VM_FB_LOCATION_BASE/TOP and FB_OFFSET count 16 MiB units
   static uint32_t TocTmrSize();
 
  private:
@@ -107,6 +111,8 @@ class PspModel {
   Response Execute(const regs::psp::PspGfxCmdResp& command);
   Response LoadToc(const regs::psp::PspGfxCmdLoadToc& cmd);
   Response SetupTmr(const regs::psp::PspGfxCmdSetupTmr& cmd);
+  // Why SETUP_TMR's addresses cannot be the TMR's (flags, MC window, physical address); empty when they can.
+  std::string CheckTmrAddresses(const regs::psp::PspGfxCmdSetupTmr& cmd);
   Response LoadIpFirmware(const regs::psp::PspGfxCmdLoadIpFw& cmd);
   Response AutoloadRlc();
   // Reads `size` bytes at `address` and checks them as virtual firmware; empty string on success, else why not.
@@ -128,6 +134,7 @@ class PspModel {
   base::Mutex injection_mu_;
   std::map<uint32_t, uint32_t> failing_commands_ ABSL_GUARDED_BY(injection_mu_);
   std::set<uint32_t> rejected_types_ ABSL_GUARDED_BY(injection_mu_);
+  std::set<uint32_t> stalling_commands_ ABSL_GUARDED_BY(injection_mu_);
 
   // Held by the PSP thread while it executes; Reset takes it so that it never races a command.
   std::mutex execute_mu_;

@@ -16,12 +16,21 @@ constexpr uint32_t ClockOf(uint32_t argument) { return argument >> 16; }
 constexpr uint32_t ValueOf(uint32_t argument) { return argument & 0xffff; }
 // GetDpmFreqByIndex with this index asks for the number of levels (smu_v13_0_get_dpm_level_count).
 constexpr uint32_t kLevelCountQuery = 0xff;
+// Bit 31 of a GetDpmFreqByIndex answer: the clock is fine-grained (smu_v13_0_get_fine_grained_status). The
+// firmware sets it in every answer for such a clock, counts and frequencies alike: Linux
+// (smu_v13_0_get_dpm_freq_by_index) and tinygrad (AM_SMU.read_clocks) both mask it off each of them.
+constexpr uint32_t kFineGrainedFlag = 1u << 31;
+
+// Which clocks the virtual pptable declares fine-grained (DpmDescriptor_t.SnapToDiscrete = 0): GFXCLK, as on
+// RDNA3 boards, whose GFXCLK runs anywhere between its two levels (Fmin, Fmax: "NumDiscreteLevels: set to 2 when
+// using fine grained DPM", smu13_driver_if_v13_0_0.h).
+bool FineGrained(uint32_t clock) { return clock == smu::PPCLK_GFXCLK; }
 
 }  // namespace
 
 const std::array<std::vector<uint32_t>, regs::smu::PPCLK_COUNT>& SmuModel::DpmLevels() {
   static const auto* levels = new std::array<std::vector<uint32_t>, smu::PPCLK_COUNT>{{
-      /*GFXCLK*/ {500, 1500, 2500},
+      /*GFXCLK*/ {500, 2500},  // fine-grained: Fmin and Fmax only
       /*SOCCLK*/ {500, 960, 1200},
       /*UCLK*/ {96, 456, 772, 1250},
       /*FCLK*/ {400, 1000, 1700, 1940},
@@ -53,6 +62,7 @@ void SmuModel::Reset() {
   base::MutexLock lock(&mu_);
   state_ = State{};
   no_response_ = false;
+  mode1_reset_answered_.store(false, std::memory_order_relaxed);
 }
 
 void SmuModel::FirmwareLoaded(uint32_t version) {
@@ -123,16 +133,13 @@ uint32_t SmuModel::TransferMetrics() {
   return written.ok() ? smu::PPSMC_Result_OK : smu::PPSMC_Result_Failed;
 }
 
+bool SmuModel::TakeAnsweredMode1Reset() {
+  // Every register access asks: the common answer costs one relaxed load.
+  if (!mode1_reset_answered_.load(std::memory_order_relaxed)) return false;
+  return mode1_reset_answered_.exchange(false, std::memory_order_acq_rel);
+}
+
 void SmuModel::OnMessage(uint32_t message) {
-  if (message == smu::PPSMC_MSG_Mode1Reset) {
-    {
-      base::MutexLock lock(&mu_);
-      if (!state_.firmware_loaded || no_response_) return;
-    }
-    // The reset takes the SMU down with the rest of the chip: no answer is written (Linux waits a fixed time).
-    if (mode1_reset_) mode1_reset_();
-    return;
-  }
   Reply reply;
   {
     base::MutexLock lock(&mu_);
@@ -147,6 +154,11 @@ SmuModel::Reply SmuModel::Execute(uint32_t message, uint32_t argument) {
   const Reply ok{smu::PPSMC_Result_OK, std::nullopt};
   const Reply failed{smu::PPSMC_Result_Failed, std::nullopt};
   switch (message) {
+    case smu::PPSMC_MSG_Mode1Reset:
+      // smu_v13_0_0_mode1_reset's parameter: 0, or 1 << 16 for a RAS fatal-error reset (smu_v13_0_0_set_mode1_reset
+      // _param); both reset the chip. The answer goes out first; the chip resets after it (TakeAnsweredMode1Reset).
+      mode1_reset_answered_.store(true, std::memory_order_release);
+      return ok;
     case smu::PPSMC_MSG_TestMessage:
       return {smu::PPSMC_Result_OK, argument + 1};
     case smu::PPSMC_MSG_GetSmuVersion:
@@ -181,9 +193,10 @@ SmuModel::Reply SmuModel::Execute(uint32_t message, uint32_t argument) {
       if (clock >= smu::PPCLK_COUNT) return failed;
       const std::vector<uint32_t>& levels = DpmLevels()[clock];
       const uint32_t index = ValueOf(argument);
-      if (index == kLevelCountQuery) return {smu::PPSMC_Result_OK, static_cast<uint32_t>(levels.size())};
+      const uint32_t flag = FineGrained(clock) ? kFineGrainedFlag : 0;
+      if (index == kLevelCountQuery) return {smu::PPSMC_Result_OK, static_cast<uint32_t>(levels.size()) | flag};
       if (index >= levels.size()) return failed;
-      return {smu::PPSMC_Result_OK, levels[index]};
+      return {smu::PPSMC_Result_OK, levels[index] | flag};
     }
     case smu::PPSMC_MSG_GetMinDpmFreq:
     case smu::PPSMC_MSG_GetMaxDpmFreq: {

@@ -12,6 +12,7 @@
 #define BAREGPU_AM_SIM_SMU_MODEL_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -41,8 +42,11 @@ class SmuModel {
 
   // Fault injection: the SMU stops answering (the response register is never written).
   void InjectNoResponse(bool enabled);
-  // Called when the driver asks for a mode1 reset; the device resets everything, this model included.
-  void set_mode1_reset_handler(std::function<void()> handler) { mode1_reset_ = std::move(handler); }
+  // A Mode1Reset message is answered like any other (smu_v13_0_0_mode1_reset sends it with
+  // smu_cmn_send_smc_msg_with_param, which waits for the answer) and then the chip resets. True once per answered
+  // reset: the device resets everything, this model included, right after the register access during which this
+  // returned true (so the first access after the answer, e.g. the driver's read of it, still sees it).
+  bool TakeAnsweredMode1Reset();
   // Power-on state: no firmware, no features, default clock limits.
   void Reset();
 
@@ -83,8 +87,10 @@ class SmuModel {
   RegisterFile& registers_;
   GpuMemory* memory_;
   uint64_t message_register_ = 0, argument_register_ = 0, response_register_ = 0;
-  std::function<void()> mode1_reset_;
 
+  // Set by an answered Mode1Reset, taken by the next register access. Not persistent: a process that ends between
+  // the answer and its next access takes the reset with it (the chip would have reset on its own).
+  std::atomic<bool> mode1_reset_answered_{false};
   mutable base::Mutex mu_;
   std::unique_ptr<ModelState> own_state_;
   State& state_ ABSL_GUARDED_BY(mu_);

@@ -1,8 +1,11 @@
 // The driver's first blocks (SOC, GMC, IH) booting the virtual Navi31, and what they do with its faults.
 #include "am/device.h"
 
+#include <linux/pci_regs.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 
 #include "am/gfx.h"
 #include "am/gmc.h"
@@ -16,10 +19,12 @@
 #include "am/regs/pm4_event_constants.h"
 #include "am/regs/pm4_packets.h"
 #include "am/regs/psp_constants.h"
+#include "am/regs/smu_driver_if_constants.h"
 #include "am/sdma.h"
 #include "am/sim/navi31.h"
 #include "am/sim/persistent_state.h"
 #include "am/smu.h"
+#include "am/soc.h"
 #include "firmware/store.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
@@ -109,6 +114,66 @@ TEST_F(DeviceTest, ADeviceAnotherDriverInitialisedIsResetFirst) {
   device_->Regs<regs::Ip::kGc>().Write(regs::gc::SCRATCH_REG7{}.set_raw(0));
   ASSERT_TRUE(device_->Boot().ok());
   EXPECT_EQ(device_->boot_kind(), BootKind::kFullAfterReset);
+}
+
+// smu_v13_0_get_dpm_freq_by_index masks bit 31 (the fine-grained flag) off every answer. Unmasked, the virtual
+// GFXCLK's count reads 0x80000002 and the driver asks for levels the SMU does not have (PPSMC_Result_Failed).
+TEST_F(DeviceTest, DpmLevelsOfAFineGrainedClockAreRead) {
+  ASSERT_TRUE(device_->Boot().ok());
+  absl::StatusOr<std::vector<uint32_t>> gfx = device_->smu().DpmLevels(regs::smu::PPCLK_GFXCLK);
+  ASSERT_TRUE(gfx.ok()) << gfx.status();
+  EXPECT_EQ(*gfx, sim::SmuModel::DpmLevels()[regs::smu::PPCLK_GFXCLK]);
+  absl::StatusOr<std::vector<uint32_t>> uclk = device_->smu().DpmLevels(regs::smu::PPCLK_UCLK);
+  ASSERT_TRUE(uclk.ok()) << uclk.status();
+  EXPECT_EQ(*uclk, sim::SmuModel::DpmLevels()[regs::smu::PPCLK_UCLK]);
+}
+
+// The PSP's fence word stays in VRAM across sessions, holding the last value the sOS wrote; each session counts
+// from 1 again. A session that stopped after one answered command (here: its PMFW load hangs) leaves 1 there and
+// the sOS running; the next session's PSP block takes over that sOS, and its first command (LOAD_TOC) waits for 1:
+// without clearing the word first, that wait ends at once, before the sOS answered.
+TEST_F(DeviceTest, AFenceLeftByAnEarlierSessionDoesNotEndAWait) {
+  sim_->psp().InjectCommandStall(regs::psp::GFX_CMD_ID_LOAD_IP_FW);
+  EXPECT_EQ(device_->Boot().code(), absl::StatusCode::kDeadlineExceeded);
+  device_.reset();
+  auto pci = pci::Open("sim:navi31:driver");
+  ASSERT_TRUE(pci.ok()) << pci.status();
+  sim_ = static_cast<sim::Navi31*>(pci->get());
+  auto device = Device::Open(std::move(*pci));
+  ASSERT_TRUE(device.ok()) << device.status();
+  device_ = std::move(*device);
+  sim_->psp().InjectCommandStall(regs::psp::GFX_CMD_ID_LOAD_TOC);
+  // The SMU never got its firmware, so no mode1 reset: the blocks up to the PSP run as Boot runs them (init_sw in
+  // boot order puts the PSP's buffers where the first session had them).
+  ASSERT_TRUE(device_->pci().SetBusMaster(true).ok());
+  for (IpBlock* block :
+       std::initializer_list<IpBlock*>{&device_->soc(), &device_->gmc(), &device_->ih(), &device_->psp()}) {
+    ASSERT_TRUE(block->InitSw().ok()) << block->name();
+  }
+  for (IpBlock* block : std::initializer_list<IpBlock*>{&device_->soc(), &device_->gmc(), &device_->ih()}) {
+    ASSERT_TRUE(block->InitHw().ok()) << block->name();
+  }
+  ASSERT_TRUE(device_->psp().sos_alive());
+  absl::Status started = device_->psp().InitHw();
+  EXPECT_EQ(started.code(), absl::StatusCode::kDeadlineExceeded) << started;
+  EXPECT_NE(started.message().find("did not fence LOAD_TOC"), std::string::npos) << started;
+}
+
+// amdgpu_device_mode1_reset: bus mastering off while the chip resets, the PCI state put back after, then the wait
+// for RCC_CONFIG_MEMSIZE; the SMU's answer comes before the reset and the reset takes SMU13_MODE1_RESET_WAIT.
+TEST_F(DeviceTest, Mode1ResetRunsWithBusMasteringOffAndPutsThePciStateBack) {
+  ASSERT_TRUE(device_->Boot().ok());
+  ASSERT_TRUE(device_->Boot({.full_reset = true}).ok());
+  EXPECT_EQ(device_->boot_kind(), BootKind::kFullAfterReset);
+  for (const sim::DeviceError& error : sim_->errors().errors()) {
+    EXPECT_EQ(error.message.find("bus mastering enabled"), std::string::npos) << error.model << ": " << error.message;
+  }
+  absl::StatusOr<uint16_t> command = device_->pci().ReadConfig16(PCI_COMMAND);
+  ASSERT_TRUE(command.ok()) << command.status();
+  EXPECT_NE(*command & PCI_COMMAND_MASTER, 0) << "bus mastering restored after the reset";
+  ASSERT_FALSE(device_->steps().empty());
+  EXPECT_EQ(device_->steps().front().phase, "mode1_reset");
+  EXPECT_GE(device_->steps().front().duration, Smu::kMode1ResetWait);
 }
 
 TEST_F(DeviceTest, PspCommandFailureIsReportedWithItsDecodedStatus) {

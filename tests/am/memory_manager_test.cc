@@ -2,6 +2,7 @@
 // device's own page-table walker.
 #include "am/memory_manager.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "am/sim/navi31.h"
@@ -56,6 +57,20 @@ TEST_F(MemoryManagerTest, RegionsDoNotOverlapAndStayBelowTheReservedTop) {
   auto all = manager_->AllocVram(navi31().config().vram_size);  // more than there is
   EXPECT_EQ(all.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_FALSE(manager_->AllocBoot(base::MiB(64)).ok());
+}
+
+// The firmware's 64 MiB at the top of VRAM (kFirmwareReservedTop; tinygrad's AM reserves the same on GC 11) are
+// never handed out: allocations take what is left, and the highest ends below it.
+TEST_F(MemoryManagerTest, TheFirmwaresTopOfVramIsNeverHandedOut) {
+  const uint64_t vram_size = navi31().config().vram_size;
+  uint64_t highest_end = 0;
+  for (uint64_t size = base::GiB(1); size >= base::MiB(1); size /= 2) {
+    for (absl::StatusOr<uint64_t> block = manager_->AllocVram(size); block.ok(); block = manager_->AllocVram(size)) {
+      highest_end = std::max(highest_end, *block + size);
+    }
+  }
+  EXPECT_LE(highest_end, vram_size - base::MiB(64));
+  EXPECT_GT(highest_end, vram_size - base::MiB(64) - base::MiB(2)) << "the rest of VRAM is handed out";
 }
 
 TEST_F(MemoryManagerTest, VramMappingIsReachableByTheDeviceAndGoneAfterUnmap) {

@@ -1,6 +1,8 @@
 // IP versions in, file list out: the files and PSP types the Linux driver requests for a generation.
 #include "firmware/requirements.h"
 
+#include <optional>
+
 #include "absl/strings/match.h"
 #include "base/file.h"
 #include "gtest/gtest.h"
@@ -85,12 +87,39 @@ TEST(RequirementsTest, CheckProvidesRejectsAnotherGenerationsLayout) {
   ASSERT_FALSE(status.ok());
   EXPECT_TRUE(absl::StrContains(status.message(), "header version 2.2, but the driver expects 2.3")) << status;
 
-  // Same layout version, missing images: pretend the file was an RLC v2.2 requirement that also needs RLC-P.
+  // Same layout version, missing images: RLC_P and RLC_V are loaded only when present, so a v2.2 requirement is
+  // met without them; made mandatory, their absence is named.
   RequiredFile v22 = gc11_rlc;
   v22.header_minor = 2;
+  EXPECT_TRUE(CheckProvides(v22, *rlc).ok()) << CheckProvides(v22, *rlc);
+  for (ProvidedType& p : v22.provides) p.optional = false;
   status = CheckProvides(v22, *rlc);
   ASSERT_FALSE(status.ok());
   EXPECT_TRUE(absl::StrContains(status.message(), "lacks GFX_FW_TYPE_RLC_P, GFX_FW_TYPE_RLC_V")) << status;
+}
+
+// What a real sOS package or RLC file may lack (Debian's psp_13_0_0_sos.bin has no SOC/INTF/DBG/RAS driver, its
+// TA file no RAP or SECUREDISPLAY, its RLC file no SRM_CNTL list) is optional; what the boot cannot do without is
+// not.
+TEST(RequirementsTest, OnlyWhatTheBootNeedsIsRequired) {
+  auto files = RequiredFiles(FindAsicProfile("navi31")->ip);
+  ASSERT_TRUE(files.ok()) << files.status();
+  auto optional = [&](size_t file, LoadPath load, uint32_t type) {
+    for (const ProvidedType& p : (*files)[file].provides) {
+      if (p.load == load && p.type == type) return std::optional<bool>(p.optional);
+    }
+    return std::optional<bool>();
+  };
+  EXPECT_EQ(optional(0, LoadPath::kBootloader, psp_fw_type::kSysDrv), false);
+  EXPECT_EQ(optional(0, LoadPath::kBootloader, psp_fw_type::kSos), false);
+  EXPECT_EQ(optional(0, LoadPath::kToc, psp_fw_type::kToc), false);
+  EXPECT_EQ(optional(0, LoadPath::kBootloader, psp_fw_type::kRasDrv), true);
+  EXPECT_EQ(optional(1, LoadPath::kTrustedApp, ta_fw_type::kRap), true);
+  EXPECT_EQ(optional(7, LoadPath::kIpFirmware, gfx_fw_type::kRlcG), false);
+  EXPECT_EQ(optional(7, LoadPath::kIpFirmware, gfx_fw_type::kRlcIram), false);
+  EXPECT_EQ(optional(7, LoadPath::kIpFirmware, gfx_fw_type::kRlcRestoreListSrmCntl), true);
+  EXPECT_EQ((*files)[2].header_major, 2) << "smu_13_0_0.bin is an smc v2.1 container";
+  EXPECT_EQ((*files)[2].header_minor, 1);
 }
 
 }  // namespace

@@ -31,7 +31,7 @@ CONSTANTS = [
      [r"^PPSMC_", r"^PPS_", r"^DEBUGSMC_", r"^SMU_13_0_0_"], True),
     ("smu_driver_if_constants.h", "pm/swsmu/inc/pmfw_if/smu13_driver_if_v13_0_0.h", "smu",
      [r"^PPCLK_", r"^SMU13_0_0_DRIVER_IF_VERSION$", r"^TABLE_", r"^FEATURE_", r"^TEMP_", r"^SVI_PLANE_",
-      r"^THROTTLER_COUNT$", r"^D3HOT_SEQUENCE_COUNT$"], True),
+      r"^THROTTLER_COUNT$", r"^D3HOT_SEQUENCE_COUNT$", r"^NUM_[A-Z0-9]+_DPM_LEVELS$"], True),
     ("ih_constants.h", "include/soc15_ih_clientid.h", "ih", [r"^SOC15_IH_CLIENTID_", r"^SOC21_IH_CLIENTID_"], True),
     ("gfx_srcid_constants.h", "include/ivsrcid/gfx/irqsrcs_gfx_11_0_0.h", "ih", [r"^GFX_11_0_0__SRCID__"], True),
     ("vmc_srcid_constants.h", "include/ivsrcid/vmc/irqsrcs_vmc_1_0.h", "ih", [r"^VMC_1_0__SRCID__", r"^UTCL2_1_0__SRCID__"],

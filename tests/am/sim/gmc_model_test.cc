@@ -174,6 +174,22 @@ TEST_F(GmcModelTest, PdeAsPteMapsA2MiBPage) {
   EXPECT_EQ(view->size(), 0x200000u - 0x12345);  // one piece up to the end of the huge page
 }
 
+// A5: a huge page whose address is not aligned to its size is undefined on the part (neither amdgpu nor tinygrad
+// builds one), so the model faults it instead of masking the address down (what it did before) or adding to it.
+TEST_F(GmcModelTest, UnalignedHugePageFaults) {
+  const uint64_t va = 0x4000'0000;
+  const uint64_t pdb2 = kTables, pdb1 = kTables + 0x1000, pdb0 = kTables + 0x2000;
+  WriteQword(pdb2 + ((va >> 39) & 0x1ff) * 8, pdb1 | kPde);
+  WriteQword(pdb1 + ((va >> 30) & 0x1ff) * 8, pdb0 | kPde);
+  WriteQword(pdb0 + ((va >> 21) & 0x1ff) * 8, 0x601000 | kPte | vm::AMDGPU_PDE_PTE);
+  ProgramContext(2, 3, pdb2, 0, (uint64_t{1} << 48) - 1);
+  const MemoryClient client{Hub::kGc, 2, 0, "test"};
+  auto view = memory().Map(client, va + 0x12345, 4, Access::kRead);
+  ASSERT_FALSE(view.ok());
+  EXPECT_NE(view.status().message().find("not aligned to its size"), std::string::npos) << view.status();
+  EXPECT_EQ(gc_->Read<regs::gc::GCVM_L2_PROTECTION_FAULT_STATUS>().vmid(), 2u) << "latched like any walker fault";
+}
+
 TEST_F(GmcModelTest, FragmentTranslatesTheWholeBlockFromOnePte) {
   const uint64_t va = 0x20'0000;
   const uint64_t ptb = BuildFourLevel(1, va);

@@ -201,6 +201,8 @@ class Navi31BringUpTest : public ::testing::Test {
       WriteVram(kPspStaging, bytes.data(), bytes.size());
       mp.Write(mp0::MP0_SMN_C2PMSG_36{}.set_raw(static_cast<uint32_t>(Mc(kPspStaging) >> 20)));
       mp.Write(mp0::MP0_SMN_C2PMSG_35{}.set_raw(step.command));
+      // psp_v13_0_bootloader_load_sos: the sOS answers by its sign of life in C2PMSG_81, the bootloader no more.
+      if (step.command == psp::PSP_BL__LOAD_SOSDRV) break;
       ASSERT_TRUE(WaitUntil(bootloader_ready))
           << step.component << ": C2PMSG_35 " << mp.Read<mp0::MP0_SMN_C2PMSG_35>().raw();
     }
@@ -225,16 +227,23 @@ class Navi31BringUpTest : public ::testing::Test {
     const psp::PspGfxCmdResp toc_answer = PspCommand(load_toc);
     ASSERT_EQ(toc_answer.resp.status, psp::TEE_SUCCESS);
     ASSERT_GT(toc_answer.resp.tmr_size, 0u);
+    // psp_tmr_load comes after the PMFW on MP0 13.0.0 (psp_hw_start): the MC address with virt_phy_addr and the
+    // physical one (FB_OFFSET is 0 on the virtual board, so the VRAM offset).
     psp::PspGfxCmdResp setup_tmr{};
     setup_tmr.cmd_id = psp::GFX_CMD_ID_SETUP_TMR;
     setup_tmr.cmd.cmd_setup_tmr.buf_phy_addr_lo = static_cast<uint32_t>(Mc(kTmr));
     setup_tmr.cmd.cmd_setup_tmr.buf_phy_addr_hi = static_cast<uint32_t>(Mc(kTmr) >> 32);
     setup_tmr.cmd.cmd_setup_tmr.buf_size = toc_answer.resp.tmr_size;
-    ASSERT_EQ(PspCommand(setup_tmr).resp.status, psp::TEE_SUCCESS);
+    setup_tmr.cmd.cmd_setup_tmr.tmr_flags = psp::PspGfxCmdSetupTmr::kVirtPhyAddr;
+    setup_tmr.cmd.cmd_setup_tmr.system_phy_addr_lo = static_cast<uint32_t>(kTmr);
+    setup_tmr.cmd.cmd_setup_tmr.system_phy_addr_hi = static_cast<uint32_t>(kTmr >> 32);
 
     auto required = firmware::RequiredFiles(firmware::FindAsicProfile("navi31")->ip);
     ASSERT_TRUE(required.ok());
     for (bool smu_pass : {true, false}) {
+      if (!smu_pass) {
+        ASSERT_EQ(PspCommand(setup_tmr).resp.status, psp::TEE_SUCCESS);
+      }
       for (const firmware::RequiredFile& file : *required) {
         if ((file.role.kind == firmware::FileKind::kSmc) != smu_pass) continue;
         auto loaded = store.Load(file.name);

@@ -117,6 +117,8 @@ TEST(Navi31Test, SmuMode1ResetReturnsRegistersToPowerOnAndKeepsVram) {
 
   mp1->Write(regs::mp1::MP1_SMN_C2PMSG_90{}.set_raw(0));
   mp1->Write(regs::mp1::MP1_SMN_C2PMSG_66{}.set_raw(regs::smu::PPSMC_MSG_Mode1Reset));
+  // The SMU answers first (smu_cmn_send_smc_msg_with_param waits for it); the chip resets after that access.
+  EXPECT_EQ(mp1->Read<regs::mp1::MP1_SMN_C2PMSG_90>().raw(), regs::smu::PPSMC_Result_OK);
 
   EXPECT_EQ(bar5.Read32(0x100), 0u);  // registers back to their power-on values
   EXPECT_EQ(nbio->Read<regs::nbio::RCC_DEV0_EPF0_RCC_CONFIG_MEMSIZE>().raw(), 24576u);

@@ -15,6 +15,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "am/regs/mmhub.h"
 #include "am/regs/mp0.h"
 #include "am/regs/mp1.h"
 #include "am/regs/psp.h"
@@ -60,6 +61,9 @@ constexpr uint64_t kFirmwareBuffer = 0x8040'0000;
 constexpr uint32_t kFirmwareBufferBytes = 1 << 20;
 constexpr uint64_t kTmr = 0x8200'0000;
 constexpr uint64_t kUnmapped = 0xa000'0000;
+// The MMHUB's frame-buffer window the fixture programs (16 MiB units): VRAM's MC addresses [2 GiB, 4 GiB), which
+// holds every buffer above, at physical address MC - kFbBase (FB_OFFSET 0).
+constexpr uint64_t kFbBase = 0x8000'0000, kFbTop = 0xffff'ffff;
 
 // The build's virtual firmware, split the way a driver splits it.
 struct VirtualFirmware {
@@ -118,7 +122,11 @@ class PspModelTest : public ::testing::Test {
         fence_(fx_.memory().Place(kFence, 0x1000)),
         firmware_buffer_(fx_.memory().Place(kFirmwareBuffer, kFirmwareBufferBytes)),
         tmr_(fx_.memory().Place(kTmr, PspModel::TocTmrSize())),
-        psp_(std::make_unique<PspModel>(fx_.context(), smu_)) {}
+        psp_(std::make_unique<PspModel>(fx_.context(), smu_)) {
+    auto mmhub = fx_.Regs<regs::Ip::kMmhub>();
+    mmhub.Write(regs::mmhub::MMMC_VM_FB_LOCATION_BASE{}.fb_base(kFbBase >> PspModel::kFbUnitShift));
+    mmhub.Write(regs::mmhub::MMMC_VM_FB_LOCATION_TOP{}.fb_top(kFbTop >> PspModel::kFbUnitShift));
+  }
 
   void SetUp() override {
     absl::StatusOr<VirtualFirmware> fw = ReadVirtualFirmware();
@@ -157,9 +165,19 @@ class PspModelTest : public ::testing::Test {
                                                    {kLoadIntfDrv, pspfw::kIntfDrv}, {kLoadDbgDrv, pspfw::kDbgDrv},
                                                    {kLoadRasDrv, pspfw::kRasDrv},   {kLoadSos, pspfw::kSos}};
     for (const auto& [command, type] : order) {
+      if (command == kLoadSos) break;
       ASSERT_EQ(LoadComponent(command, type), kReady) << firmware::TypeName(LoadPath::kBootloader, type);
     }
-    ASSERT_TRUE(Eventually([&] { return Read<mp0::MP0_SMN_C2PMSG_81>() != 0; })) << "sOS never came alive";
+    ASSERT_NO_FATAL_FAILURE(StartSos());
+  }
+  // psp_v13_0_bootloader_load_sos: no answer in C2PMSG_35 follows; the sOS's sign of life in C2PMSG_81 does.
+  void StartSos() {
+    std::fill(boot_buffer_.begin(), boot_buffer_.end(), 0);
+    const std::string& sos = fw_.sos.at(pspfw::kSos);
+    std::copy(sos.begin(), sos.end(), boot_buffer_.begin());
+    Write<mp0::MP0_SMN_C2PMSG_36>(static_cast<uint32_t>(kBootBuffer >> 20));
+    Write<mp0::MP0_SMN_C2PMSG_35>(kLoadSos);
+    ASSERT_TRUE(Eventually([&] { return Read<mp0::MP0_SMN_C2PMSG_81>() != 0; })) << "sOS never came alive\n" << Log();
   }
 
   // --- Ring, as psp_v13_0_ring_create / ring_stop ---------------------------------------------------------------
@@ -235,7 +253,10 @@ class PspModelTest : public ::testing::Test {
     cmd.cmd.cmd_setup_tmr.buf_phy_addr_lo = static_cast<uint32_t>(address);
     cmd.cmd.cmd_setup_tmr.buf_phy_addr_hi = static_cast<uint32_t>(address >> 32);
     cmd.cmd.cmd_setup_tmr.buf_size = size;
-    cmd.cmd.cmd_setup_tmr.tmr_flags = 2;  // virt_phy_addr, as psp_prep_tmr_cmd_buf sets it
+    cmd.cmd.cmd_setup_tmr.tmr_flags = psp::PspGfxCmdSetupTmr::kVirtPhyAddr;  // as psp_prep_tmr_cmd_buf sets it
+    const uint64_t physical = address - kFbBase;
+    cmd.cmd.cmd_setup_tmr.system_phy_addr_lo = static_cast<uint32_t>(physical);
+    cmd.cmd.cmd_setup_tmr.system_phy_addr_hi = static_cast<uint32_t>(physical >> 32);
     return Status(cmd);
   }
   uint32_t LoadIpFirmware(uint32_t type, const std::string& image, std::optional<uint32_t> size = std::nullopt) {
@@ -331,8 +352,22 @@ TEST_F(PspModelTest, BootsWithTheBuildsVirtualFirmware) {
 
 TEST_F(PspModelTest, SkippedOptionalComponentsStillBootTheSos) {
   ASSERT_EQ(LoadComponent(kLoadSysDrv, pspfw::kSysDrv), kReady);
-  ASSERT_EQ(LoadComponent(kLoadSos, pspfw::kSos), kReady);
-  EXPECT_TRUE(Eventually([&] { return Read<mp0::MP0_SMN_C2PMSG_81>() != 0; }));
+  ASSERT_NO_FATAL_FAILURE(StartSos());
+}
+
+TEST_F(PspModelTest, TheBootloaderHandsOverToTheSosAndAnswersNoMore) {
+  ASSERT_NO_FATAL_FAILURE(Boot());
+  // What psp_v13_0_bootloader_load_sos waits for: C2PMSG_81 changing from a value read after the command.
+  const uint32_t beat = Read<mp0::MP0_SMN_C2PMSG_81>();
+  EXPECT_NE(Read<mp0::MP0_SMN_C2PMSG_81>(), beat);
+  // What a driver waiting for the bootloader after LOAD_SOSDRV would wait for never comes.
+  EXPECT_EQ(Read<mp0::MP0_SMN_C2PMSG_35>() & kReady, 0u) << "C2PMSG_35 must not read ready once the sOS runs";
+  EXPECT_EQ(Read<mp0::MP0_SMN_C2PMSG_35>(), kLoadSos) << "it keeps the last command";
+}
+
+TEST_F(PspModelTest, IfwiInitialisationIsCompleteAtPowerOn) {
+  // amdgpu_discovery_read_binary_from_mem waits for C2PMSG_33 bit 31 before it reads the discovery table.
+  EXPECT_NE(Read<mp0::MP0_SMN_C2PMSG_33>() & kReady, 0u);
 }
 
 TEST_F(PspModelTest, SplCommandTakesTheKeyDatabaseAsLinuxSendsIt) {
@@ -403,8 +438,8 @@ TEST_F(PspModelTest, SosBeforeSysDrvIsRefused) {
 
 TEST_F(PspModelTest, NothingIsTakenAfterTheSos) {
   ASSERT_NO_FATAL_FAILURE(Boot());
-  EXPECT_EQ(LoadComponent(kLoadRasDrv, pspfw::kRasDrv), kReady | PspModel::kBootloaderOutOfOrder);
-  EXPECT_TRUE(Logged("RAS_DRV", "after the sOS started")) << Log();
+  EXPECT_EQ(LoadComponent(kLoadRasDrv, pspfw::kRasDrv), std::nullopt) << "the bootloader no longer answers";
+  EXPECT_TRUE(Logged("C2PMSG_35 = 0x", "while the sOS runs")) << Log();
 }
 
 TEST_F(PspModelTest, UnknownBootloaderCommandIsRefused) {
@@ -507,6 +542,40 @@ TEST_F(PspModelTest, IpFirmwareNeedsTheTmrAndSmuFirmwareTheToc) {
   EXPECT_EQ(LoadIpFirmware(gfx::kSmu), psp::TEE_SUCCESS) << "PMFW goes before the TMR on MP0 13.0.0";
 }
 
+TEST_F(PspModelTest, TmrIsSetUpOnlyOnceThePmfwRuns) {
+  ASSERT_NO_FATAL_FAILURE(BootWithRing());
+  std::optional<psp::PspGfxResp> toc = LoadToc();
+  ASSERT_TRUE(toc.has_value());
+  // baregpu's order before issue 16 (TOC, TMR, SMU): refused on MP0 13.0.0.
+  EXPECT_EQ(SetupTmr(kTmr, toc->tmr_size), psp::TEE_ERROR_NOT_SUPPORTED);
+  EXPECT_TRUE(Logged("SETUP_TMR before the PMFW")) << Log();
+  ASSERT_EQ(LoadIpFirmware(gfx::kSmu), psp::TEE_SUCCESS);
+  EXPECT_EQ(SetupTmr(kTmr, toc->tmr_size), psp::TEE_SUCCESS) << Log();
+}
+
+TEST_F(PspModelTest, TmrNeedsItsMcAndPhysicalAddresses) {
+  ASSERT_NO_FATAL_FAILURE(BootWithRing());
+  std::optional<psp::PspGfxResp> toc = LoadToc();
+  ASSERT_TRUE(toc.has_value());
+  ASSERT_EQ(LoadIpFirmware(gfx::kSmu), psp::TEE_SUCCESS);
+  auto setup = [&](uint64_t mc, uint32_t flags, uint64_t physical) {
+    psp::PspGfxCmdResp cmd = Command(psp::GFX_CMD_ID_SETUP_TMR);
+    cmd.cmd.cmd_setup_tmr = {
+        static_cast<uint32_t>(mc),       static_cast<uint32_t>(mc >> 32),      toc->tmr_size, flags,
+        static_cast<uint32_t>(physical), static_cast<uint32_t>(physical >> 32)};
+    return Status(cmd);
+  };
+  // baregpu's SETUP_TMR before issue 16: the MC address alone, no flags.
+  EXPECT_EQ(setup(kTmr, 0, 0), psp::TEE_ERROR_CANCEL);
+  EXPECT_TRUE(Logged("lack virt_phy_addr")) << Log();
+  EXPECT_EQ(setup(kTmr, psp::PspGfxCmdSetupTmr::kVirtPhyAddr, kTmr), psp::TEE_ERROR_CANCEL) << "MC as physical";
+  EXPECT_TRUE(Logged("system_phy_addr 0x82000000 is not the physical address", "0x2000000")) << Log();
+  EXPECT_EQ(setup(0x4000'0000, psp::PspGfxCmdSetupTmr::kVirtPhyAddr, 0), psp::TEE_ERROR_CANCEL) << "below VRAM";
+  EXPECT_TRUE(Logged("not inside VRAM's MC window")) << Log();
+  EXPECT_FALSE(fx_.firmware().Has(gfx::kRlcG));
+  EXPECT_EQ(setup(kTmr, psp::PspGfxCmdSetupTmr::kVirtPhyAddr, kTmr - kFbBase), psp::TEE_SUCCESS) << Log();
+}
+
 TEST_F(PspModelTest, AutoloadNeedsTheRlcAndComputeFirmware) {
   ASSERT_NO_FATAL_FAILURE(StartTmr());
   EXPECT_EQ(Status(Command(psp::GFX_CMD_ID_AUTOLOAD_RLC)), psp::TEE_ERROR_NOT_SUPPORTED);
@@ -548,6 +617,7 @@ TEST_F(PspModelTest, TmrMustBeAlignedLargeEnoughAndMapped) {
   ASSERT_NO_FATAL_FAILURE(BootWithRing());
   std::optional<psp::PspGfxResp> toc = LoadToc();
   ASSERT_TRUE(toc.has_value());
+  ASSERT_EQ(LoadIpFirmware(gfx::kSmu), psp::TEE_SUCCESS);
   EXPECT_EQ(SetupTmr(kTmr + 0x1000, toc->tmr_size - 0x100000), psp::TEE_ERROR_CANCEL);
   EXPECT_EQ(SetupTmr(kTmr, toc->tmr_size - 0x100000), psp::TEE_ERROR_CANCEL);
   EXPECT_EQ(SetupTmr(kUnmapped, toc->tmr_size), psp::TEE_ERROR_CANCEL);
@@ -570,7 +640,7 @@ TEST_F(PspModelTest, ASecondModelFindsTheSosBootedAndItsRing) {
   psp_ = std::make_unique<PspModel>(fx_.context(), next_smu);
   EXPECT_NE(Read<mp0::MP0_SMN_C2PMSG_81>(), 0u) << "psp_v13_0_is_sos_alive";
   EXPECT_EQ(SmuVersionResponse(), regs::smu::PPSMC_Result_OK) << "the PMFW the first process loaded still runs";
-  EXPECT_EQ(LoadComponent(kLoadKdb, pspfw::kKdb), kReady | PspModel::kBootloaderOutOfOrder);
+  EXPECT_EQ(LoadComponent(kLoadKdb, pspfw::kKdb), std::nullopt) << "the bootloader handed over for good";
   // The ring and the TMR are where the first process left them.
   EXPECT_EQ(LoadIpFirmware(gfx::kRlcG), psp::TEE_SUCCESS) << Log();
   std::optional<uint32_t> again = CreateRing();

@@ -112,16 +112,29 @@ TEST_F(SmuModelTest, InjectedSilenceLeavesTheResponseAtZero) {
   EXPECT_EQ(answer.output, 6u);
 }
 
-TEST_F(SmuModelTest, Mode1ResetGoesToTheDeviceWithoutAnAnswer) {
+// smu_v13_0_0_mode1_reset sends Mode1Reset like any message and waits for the answer; the chip resets after it.
+TEST_F(SmuModelTest, Mode1ResetIsAnsweredAndThenDue) {
+  EXPECT_EQ(Send(smu::PPSMC_MSG_Mode1Reset).response, 0u) << "no firmware, no answer";
+  EXPECT_FALSE(model_.TakeAnsweredMode1Reset());
   model_.FirmwareLoaded(1);
-  int resets = 0;
-  model_.set_mode1_reset_handler([&] {
-    ++resets;
-    model_.Reset();
-  });
-  EXPECT_EQ(Send(smu::PPSMC_MSG_Mode1Reset).response, 0u);
-  EXPECT_EQ(resets, 1);
-  EXPECT_FALSE(model_.alive());  // the firmware must be loaded again after a reset
+  EXPECT_EQ(Send(smu::PPSMC_MSG_Mode1Reset).response, smu::PPSMC_Result_OK);
+  EXPECT_TRUE(model_.TakeAnsweredMode1Reset());
+  EXPECT_FALSE(model_.TakeAnsweredMode1Reset()) << "one reset per answer";
+}
+
+// Bit 31 of every GetDpmFreqByIndex answer for a fine-grained clock (smu_v13_0_get_fine_grained_status), which
+// Linux and tinygrad mask off counts and frequencies alike; a discrete clock has it clear.
+TEST_F(SmuModelTest, FineGrainedGfxclkAnswersCarryBit31) {
+  model_.FirmwareLoaded(1);
+  const uint32_t gfx = smu::PPCLK_GFXCLK << 16;
+  auto count = Send(smu::PPSMC_MSG_GetDpmFreqByIndex, gfx | 0xff);
+  ASSERT_EQ(count.response, smu::PPSMC_Result_OK);
+  EXPECT_EQ(count.output, 0x80000000u | 2) << "NumDiscreteLevels is 2 (Fmin, Fmax) for fine-grained DPM";
+  EXPECT_EQ(Send(smu::PPSMC_MSG_GetDpmFreqByIndex, gfx | 1).output,
+            0x80000000u | SmuModel::DpmLevels()[smu::PPCLK_GFXCLK].back());
+  // An unmasked count as an index is past the levels: what a driver that forgets the mask asks next.
+  EXPECT_EQ(Send(smu::PPSMC_MSG_GetDpmFreqByIndex, gfx | 2).response, smu::PPSMC_Result_Failed);
+  EXPECT_EQ(Send(smu::PPSMC_MSG_GetDpmFreqByIndex, smu::PPCLK_UCLK << 16 | 0xff).output & 0x80000000u, 0u);
 }
 
 // TransferTableSmu2Dram writes SmuMetricsExternal_t to the driver table through the MMHUB; the state the driver set
