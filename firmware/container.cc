@@ -42,6 +42,7 @@ const std::vector<Layout>& AllLayouts() {
     AddSdmaLayouts(*all);
     AddSmcLayouts(*all);
     AddMiscLayouts(*all);
+    AddMediaLayouts(*all);
     return all;
   }();
   return *layouts;

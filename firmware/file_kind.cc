@@ -17,15 +17,19 @@ struct KindInfo {
 };
 
 constexpr KindInfo kKinds[] = {
-    {FileKind::kSos, "sos", Family::kPsp}, {FileKind::kTa, "ta", Family::kTa},
-    {FileKind::kToc, "toc", Family::kPsp}, {FileKind::kAsd, "asd", Family::kPsp},
-    {FileKind::kCap, "cap", Family::kPsp}, {FileKind::kPfp, "pfp", Family::kGfx},
-    {FileKind::kMe, "me", Family::kGfx},   {FileKind::kCe, "ce", Family::kGfx},
-    {FileKind::kMec, "mec", Family::kGfx}, {FileKind::kMec2, "mec2", Family::kGfx},
-    {FileKind::kRlc, "rlc", Family::kRlc}, {FileKind::kSdma, "sdma", Family::kSdma},
-    {FileKind::kSmc, "smc", Family::kSmc}, {FileKind::kImu, "imu", Family::kImu},
-    {FileKind::kMes, "mes", Family::kMes}, {FileKind::kMesKiq, "mes_kiq", Family::kMes},
-    {FileKind::kMc, "mc", Family::kMc},    {FileKind::kGpuInfo, "gpu_info", Family::kGpuInfo},
+    {FileKind::kSos, "sos", Family::kPsp},    {FileKind::kTa, "ta", Family::kTa},
+    {FileKind::kToc, "toc", Family::kPsp},    {FileKind::kAsd, "asd", Family::kPsp},
+    {FileKind::kCap, "cap", Family::kPsp},    {FileKind::kPfp, "pfp", Family::kGfx},
+    {FileKind::kMe, "me", Family::kGfx},      {FileKind::kCe, "ce", Family::kGfx},
+    {FileKind::kMec, "mec", Family::kGfx},    {FileKind::kMec2, "mec2", Family::kGfx},
+    {FileKind::kRlc, "rlc", Family::kRlc},    {FileKind::kSdma, "sdma", Family::kSdma},
+    {FileKind::kSmc, "smc", Family::kSmc},    {FileKind::kImu, "imu", Family::kImu},
+    {FileKind::kMes, "mes", Family::kMes},    {FileKind::kMesKiq, "mes_kiq", Family::kMes},
+    {FileKind::kMc, "mc", Family::kMc},       {FileKind::kGpuInfo, "gpu_info", Family::kGpuInfo},
+    {FileKind::kUvd, "uvd", Family::kUcode},  {FileKind::kVce, "vce", Family::kUcode},
+    {FileKind::kVcn, "vcn", Family::kUcode},  {FileKind::kIsp, "isp", Family::kUcode},
+    {FileKind::kDmcu, "dmcu", Family::kDmcu}, {FileKind::kDmcub, "dmcub", Family::kDmcub},
+    {FileKind::kVpe, "vpe", Family::kVpe},    {FileKind::kUmschMm, "umsch_mm", Family::kUmsch},
 };
 
 // File-name endings, longest first where one is a suffix of another ("_mes_2" before "_mes").
@@ -63,10 +67,26 @@ constexpr Suffix kSuffixes[] = {
     {"_sdma5", FileKind::kSdma, 5},
     {"_sdma6", FileKind::kSdma, 6},
     {"_sdma7", FileKind::kSdma, 7},
+    {"_uvd", FileKind::kUvd, 0},
+    {"_vce", FileKind::kVce, 0},
+    {"_vcn", FileKind::kVcn, 0},
+    {"_dmcu", FileKind::kDmcu, 0},
+    {"_dmcub", FileKind::kDmcub, 0},
 };
 
-// Variants of the same container the driver picks by board ("_kicker", navi14 "_wks", vega20 "_old").
-constexpr const char* kVariantSuffixes[] = {"_kicker", "_wks", "_old"};
+// IP-versioned names carry no role suffix: smu_13_0_0.bin, sdma_6_0_0.bin, vcn_4_0_0.bin, ...
+struct VersionedPrefix {
+  const char* prefix;
+  FileKind kind;
+};
+constexpr VersionedPrefix kVersionedPrefixes[] = {
+    {"smu_", FileKind::kSmc}, {"sdma_", FileKind::kSdma}, {"vcn_", FileKind::kVcn},
+    {"isp_", FileKind::kIsp}, {"vpe_", FileKind::kVpe},   {"umsch_mm_", FileKind::kUmschMm},
+};
+
+// Variants of the same container the driver picks by board ("_kicker", navi14 "_wks", vega20 "_old", polaris
+// "_2" and "_sk" (gfx_v8_0.c, smu7), picasso "_am4" (gfx_v9_0.c)).
+constexpr const char* kVariantSuffixes[] = {"_kicker", "_wks", "_old", "_2", "_sk", "_am4"};
 
 const KindInfo& Info(FileKind kind) {
   for (const KindInfo& info : kKinds) {
@@ -111,6 +131,16 @@ absl::string_view FamilyName(Family family) {
       return "mc";
     case Family::kGpuInfo:
       return "gpu_info";
+    case Family::kUcode:
+      return "ucode";
+    case Family::kDmcu:
+      return "dmcu";
+    case Family::kDmcub:
+      return "dmcub";
+    case Family::kVpe:
+      return "vpe";
+    case Family::kUmsch:
+      return "umsch_mm";
   }
   return "?";
 }
@@ -123,11 +153,10 @@ absl::StatusOr<FileRole> RoleFromFileName(absl::string_view path) {
     stripped = false;
     for (const char* variant : kVariantSuffixes) stripped |= absl::ConsumeSuffix(&stem, variant);
   }
-  // IP-versioned names: smu_13_0_0.bin and sdma_6_0_0.bin carry no role suffix.
-  absl::string_view rest = stem;
-  if (absl::ConsumePrefix(&rest, "smu_") && IsIpVersionPrefix(rest)) return FileRole{FileKind::kSmc};
-  rest = stem;
-  if (absl::ConsumePrefix(&rest, "sdma_") && IsIpVersionPrefix(rest)) return FileRole{FileKind::kSdma};
+  for (const VersionedPrefix& versioned : kVersionedPrefixes) {
+    absl::string_view rest = stem;
+    if (absl::ConsumePrefix(&rest, versioned.prefix) && IsIpVersionPrefix(rest)) return FileRole{versioned.kind};
+  }
   const Suffix* best = nullptr;
   for (const Suffix& s : kSuffixes) {
     if (absl::EndsWith(stem, s.suffix) && (best == nullptr || strlen(s.suffix) > strlen(best->suffix))) best = &s;

@@ -30,10 +30,35 @@ enum class FileKind {
   kMesKiq,   // micro engine scheduler, KIQ pipe (*_mes1.bin)
   kMc,       // memory controller
   kGpuInfo,  // gpu_info table
+  kUvd,      // unified video decoder (pre-VCN parts)
+  kVce,      // video compression engine (pre-VCN parts)
+  kVcn,      // video core next (*_vcn.bin, vcn_4_0_0.bin)
+  kIsp,      // image signal processor (isp_4_1_1.bin)
+  kDmcu,     // display micro-controller unit
+  kDmcub,    // display micro-controller unit B (*_dmcub.bin)
+  kVpe,      // video processing engine (vpe_6_1_0.bin)
+  kUmschMm,  // multimedia user-mode scheduler (umsch_mm_4_0_0.bin)
 };
 
 // The container layout family a kind is stored in (amdgpu_ucode.h struct families).
-enum class Family { kPsp, kTa, kGfx, kRlc, kSdma, kSmc, kImu, kMes, kMc, kGpuInfo };
+// kUcode: the common header alone, its ucode array the one image (UVD, VCE, VCN, ISP).
+enum class Family {
+  kPsp,
+  kTa,
+  kGfx,
+  kRlc,
+  kSdma,
+  kSmc,
+  kImu,
+  kMes,
+  kMc,
+  kGpuInfo,
+  kUcode,
+  kDmcu,
+  kDmcub,
+  kVpe,
+  kUmsch
+};
 
 struct FileRole {
   FileKind kind;

@@ -16,15 +16,16 @@ namespace firmware {
 // psp_gfx_if.h: enum psp_gfx_fw_type (only the values baregpu names; any uint32_t is representable).
 namespace gfx_fw_type {
 inline constexpr uint32_t kCpMe = 1, kCpPfp = 2, kCpCe = 3, kCpMec = 4, kCpMecMe1 = 5, kCpMecMe2 = 6, kRlcV = 7,
-                          kRlcG = 8, kSdma0 = 9, kSdma1 = 10, kSmu = 18, kRlcRestoreListGpmMem = 20,
-                          kRlcRestoreListSrmMem = 21, kRlcRestoreListSrmCntl = 22, kToc = 24, kRlcP = 25, kRlcIram = 26,
-                          kGlobalTapDelays = 27, kSe0TapDelays = 28, kSe1TapDelays = 29, kCpMes = 33, kMesStack = 34,
-                          kRlcDramBoot = 48, kSdma2 = 52, kSdma7 = 57, kCap = 62, kSe2TapDelays = 65,
-                          kSe3TapDelays = 66, kRegList = 67, kImuI = 68, kImuD = 69, kSdmaUcodeTh0 = 71,
-                          kSdmaUcodeTh1 = 72, kPptable = 73, kCpMesKiq = 81, kMesKiqStack = 82, kRs64Pfp = 87,
+                          kRlcG = 8, kSdma0 = 9, kSdma1 = 10, kDmcuEram = 11, kDmcuIsr = 12, kVcn = 13, kUvd = 14,
+                          kVce = 15, kIsp = 16, kSmu = 18, kRlcRestoreListGpmMem = 20, kRlcRestoreListSrmMem = 21,
+                          kRlcRestoreListSrmCntl = 22, kToc = 24, kRlcP = 25, kRlcIram = 26, kGlobalTapDelays = 27,
+                          kSe0TapDelays = 28, kSe1TapDelays = 29, kCpMes = 33, kMesStack = 34, kRlcDramBoot = 48,
+                          kSdma2 = 52, kSdma7 = 57, kCap = 62, kSe2TapDelays = 65, kSe3TapDelays = 66, kRegList = 67,
+                          kImuI = 68, kImuD = 69, kSdmaUcodeTh0 = 71, kSdmaUcodeTh1 = 72, kPptable = 73, kDmub = 51,
+                          kCpMesKiq = 81, kMesKiqStack = 82, kUmschData = 83, kUmschUcode = 84, kRs64Pfp = 87,
                           kRs64Me = 88, kRs64Mec = 89, kRs64PfpP0Stack = 90, kRs64PfpP1Stack = 91, kRs64MeP0Stack = 92,
                           kRs64MeP1Stack = 93, kRs64MecP0Stack = 94, kRs64MecP1Stack = 95, kRs64MecP2Stack = 96,
-                          kRs64MecP3Stack = 97, kP2sTable = 129;
+                          kRs64MecP3Stack = 97, kVpecFw1 = 100, kVpecFw2 = 101, kP2sTable = 129;
 }  // namespace gfx_fw_type
 
 // amdgpu_ucode.h: enum psp_fw_type, the components of a PSP sOS package.

@@ -76,7 +76,8 @@ void AddGfxLayouts(std::vector<Layout>& layouts);
 void AddRlcLayouts(std::vector<Layout>& layouts);
 void AddSdmaLayouts(std::vector<Layout>& layouts);
 void AddSmcLayouts(std::vector<Layout>& layouts);
-void AddMiscLayouts(std::vector<Layout>& layouts);  // IMU, MES, MC, gpu_info
+void AddMiscLayouts(std::vector<Layout>& layouts);   // IMU, MES, MC, gpu_info
+void AddMediaLayouts(std::vector<Layout>& layouts);  // UVD, VCE, VCN, ISP, DMCU, DMCUB, VPE, UMSCH_MM
 
 }  // namespace firmware::layout
 

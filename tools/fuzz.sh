@@ -43,7 +43,7 @@ build() {
     return 77
   fi
   local sources=(tools/fuzz/firmware_fuzzer.cc base/sha256.cc)
-  for f in byte_reader container file_kind fw_types gfx_layouts misc_layouts psp_layouts requirements rlc_layouts \
+  for f in byte_reader container file_kind fw_types gfx_layouts media_layouts misc_layouts psp_layouts requirements rlc_layouts \
            sdma_layouts smc_layouts virtual_firmware; do
     sources+=("firmware/$f.cc")
   done

@@ -208,20 +208,37 @@ TEST(ContainerTest, KindFromFileNamesAndUnknownNames) {
     FileKind kind;
     int instance;
   };
-  for (const Case& k :
-       {Case{"psp_13_0_0_sos.bin", FileKind::kSos, 0}, Case{"psp_13_0_0_ta_kicker.bin", FileKind::kTa, 0},
-        Case{"smu_13_0_0.bin.zst", FileKind::kSmc, 0}, Case{"sdma_6_0_0.bin.xz", FileKind::kSdma, 0},
-        Case{"navi10_sdma1.bin", FileKind::kSdma, 1}, Case{"gc_11_0_0_mes_2.bin", FileKind::kMes, 0},
-        Case{"gc_11_0_0_mes1.bin", FileKind::kMesKiq, 0}, Case{"gc_11_0_0_mes.bin", FileKind::kMes, 0},
-        Case{"gc_11_0_0_me.bin", FileKind::kMe, 0}, Case{"navi14_mec2_wks.bin", FileKind::kMec2, 0},
-        Case{"gc_11_0_0_rlc_1.bin", FileKind::kRlc, 0}, Case{"vega20_sos_old.bin", FileKind::kSos, 0},
-        Case{"/lib/firmware/amdgpu/renoir_gpu_info.bin", FileKind::kGpuInfo, 0}}) {
+  for (const Case& k : {Case{"psp_13_0_0_sos.bin", FileKind::kSos, 0},
+                        Case{"psp_13_0_0_ta_kicker.bin", FileKind::kTa, 0},
+                        Case{"smu_13_0_0.bin.zst", FileKind::kSmc, 0},
+                        Case{"sdma_6_0_0.bin.xz", FileKind::kSdma, 0},
+                        Case{"navi10_sdma1.bin", FileKind::kSdma, 1},
+                        Case{"gc_11_0_0_mes_2.bin", FileKind::kMes, 0},
+                        Case{"gc_11_0_0_mes1.bin", FileKind::kMesKiq, 0},
+                        Case{"gc_11_0_0_mes.bin", FileKind::kMes, 0},
+                        Case{"gc_11_0_0_me.bin", FileKind::kMe, 0},
+                        Case{"navi14_mec2_wks.bin", FileKind::kMec2, 0},
+                        Case{"gc_11_0_0_rlc_1.bin", FileKind::kRlc, 0},
+                        Case{"vega20_sos_old.bin", FileKind::kSos, 0},
+                        Case{"/lib/firmware/amdgpu/renoir_gpu_info.bin", FileKind::kGpuInfo, 0},
+                        Case{"dcn_3_2_0_dmcub.bin", FileKind::kDmcub, 0},
+                        Case{"navi12_dmcu.bin", FileKind::kDmcu, 0},
+                        Case{"vcn_4_0_6_1.bin", FileKind::kVcn, 0},
+                        Case{"navi10_vcn.bin", FileKind::kVcn, 0},
+                        Case{"polaris10_uvd.bin", FileKind::kUvd, 0},
+                        Case{"tonga_vce.bin", FileKind::kVce, 0},
+                        Case{"isp_4_1_1.bin", FileKind::kIsp, 0},
+                        Case{"vpe_6_1_0.bin", FileKind::kVpe, 0},
+                        Case{"umsch_mm_4_0_0.bin", FileKind::kUmschMm, 0},
+                        Case{"polaris10_mec2_2.bin", FileKind::kMec2, 0},
+                        Case{"polaris11_smc_sk.bin", FileKind::kSmc, 0},
+                        Case{"picasso_rlc_am4.bin", FileKind::kRlc, 0}}) {
     auto role = RoleFromFileName(k.name);
     ASSERT_TRUE(role.ok()) << k.name << ": " << role.status();
     EXPECT_EQ(role->kind, k.kind) << k.name;
     EXPECT_EQ(role->instance, k.instance) << k.name;
   }
-  auto unknown = RoleFromFileName("dcn_3_2_0_dmcub.bin");
+  auto unknown = RoleFromFileName("dcn_3_2_0_mystery.bin");
   ASSERT_FALSE(unknown.ok());
   EXPECT_TRUE(absl::StrContains(unknown.status().message(), "pass --kind=KIND")) << unknown.status();
 }

@@ -10,7 +10,7 @@
 
 namespace {
 
-constexpr int kFileKinds = static_cast<int>(firmware::FileKind::kGpuInfo) + 1;
+constexpr int kFileKinds = static_cast<int>(firmware::FileKind::kUmschMm) + 1;  // the last FileKind
 
 volatile uint8_t sink;
 
