@@ -1,5 +1,7 @@
 #include "am/device.h"
 
+#include <linux/pci_regs.h>
+
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "am/gfx.h"
@@ -155,7 +157,11 @@ absl::Status Device::RunBlocks(bool partial) {
 
 absl::Status Device::Mode1Reset() {
   const absl::Time start = absl::Now();
+  // The reset returns the PCI function's command register to 0 (no bus mastering): keep it and write it back after,
+  // as amdgpu_device_mode1_reset does with amdgpu_device_cache_pci_state / amdgpu_device_load_pci_state.
+  BAREGPU_ASSIGN_OR_RETURN(const uint16_t command, pci_->ReadConfig16(PCI_COMMAND));
   absl::Status status = smu_->Mode1Reset();
+  if (status.ok()) status = pci_->WriteConfig16(PCI_COMMAND, command);
   if (status.ok()) {
     // The reset takes the sOS down with everything else: wait for its sign of life to go.
     auto mp0 = Regs<regs::Ip::kMp0>();

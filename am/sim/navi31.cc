@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -48,9 +49,7 @@ regs::IpBases Navi31Bases() {
   for (const IpOffsets& offsets : kNavi31IpOffsets) {
     for (const BlockName& known : kKnownBlocks) {
       if (std::strcmp(offsets.block, known.block) != 0) continue;
-      for (int segment = 0; segment < static_cast<int>(offsets.segments.size()); ++segment) {
-        // NBIO's segment 0 really is at dword 0; elsewhere a zero means "no such segment".
-        if (offsets.segments[segment] == 0 && !(known.ip == regs::Ip::kNbio && segment == 0)) continue;
+      for (int segment = 0; segment < offsets.count; ++segment) {
         (void)bases.SetBase(known.ip, offsets.instance, segment, offsets.segments[segment]);
       }
     }
@@ -81,31 +80,40 @@ class Navi31::RegisterBar : public pci::MmioHandler {
   NbioModel& nbio_;
 };
 
-// BAR2: doorbells. Nothing lands while the driver has not enabled the doorbell aperture; what lands goes to the
-// router, which wakes the engine whose queue owns the slot.
+// BAR2: doorbells. Nothing lands while the driver has not enabled the doorbell aperture; what lands goes through
+// NBIO's S2A routing to the engines behind the port whose entry covers it, or is lost when none does.
 class Navi31::DoorbellBar : public pci::MmioHandler {
  public:
-  DoorbellBar(NbioModel& nbio, DoorbellRouter& router) : nbio_(nbio), router_(router) {}
+  DoorbellBar(NbioModel& nbio, DoorbellRouter& router, DeviceErrorLog& errors)
+      : nbio_(nbio), router_(router), errors_(errors) {}
   uint32_t Read32(uint64_t offset) override { return router_.Read(offset / 4); }
   void Write32(uint64_t offset, uint32_t value) override {
-    if (!nbio_.doorbell_aperture_enabled()) {
-      router_.CountDropped();
-      return;
-    }
-    router_.Write(offset / 4, value);
+    if (std::optional<DoorbellPort> port = Route(offset, value)) router_.Write(offset / 4, value, *port);
   }
   // A 64-bit doorbell (WDOORBELL64) lands whole: the engine wakes once and reads both dwords.
   void Write64(uint64_t offset, uint64_t value) override {
-    if (!nbio_.doorbell_aperture_enabled()) {
-      router_.CountDropped();
-      return;
-    }
-    router_.Write64(offset / 4, value);
+    if (std::optional<DoorbellPort> port = Route(offset, value)) router_.Write64(offset / 4, value, *port);
   }
 
  private:
+  std::optional<DoorbellPort> Route(uint64_t offset, uint64_t value) {
+    if (!nbio_.doorbell_aperture_enabled()) {
+      router_.CountDropped();
+      return std::nullopt;
+    }
+    std::optional<DoorbellPort> port = nbio_.RouteDoorbell(offset / 4);
+    if (!port) {
+      router_.CountDropped();
+      errors_.Report("nbio", absl::StrFormat("doorbell write %#x at BAR2 offset %#x (dword %#x) lost: no enabled S2A "
+                                             "doorbell entry covers it (%s)",
+                                             value, offset, offset / 4, nbio_.DescribeDoorbellRouting()));
+    }
+    return port;
+  }
+
   NbioModel& nbio_;
   DoorbellRouter& router_;
+  DeviceErrorLog& errors_;
 };
 
 absl::StatusOr<std::unique_ptr<Navi31>> Navi31::Open(const std::string& name, const Navi31Config& config) {
@@ -117,7 +125,8 @@ absl::StatusOr<std::unique_ptr<Navi31>> Navi31::Open(const std::string& name, co
   BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<PersistentState> state,
                            PersistentState::Open(name, {{"vram", config.vram_size},
                                                         {"regs", kRegisterSpaceDwords * sizeof(uint32_t)},
-                                                        {"model", sizeof(ModelState)}}));
+                                                        {"model", sizeof(ModelState)},
+                                                        {"pci", kPersistentConfigBytes}}));
   return std::unique_ptr<Navi31>(new Navi31(name, config, std::move(state)));
 }
 
@@ -132,20 +141,25 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
       model_state_(*reinterpret_cast<ModelState*>(state_->region(2).data())),
       bases_(Navi31Bases()),
       doorbells_(kDoorbellBarSize / 4),
+      gc_doorbells_(doorbells_, DoorbellPort::kGc),
+      sdma_doorbells_(doorbells_, DoorbellPort::kSdma),
       firmware_(model_state_),
       gmc_(registers_, bases_, vram(), dma(), ih_, errors_),
       ih_(registers_, bases_, gmc_, doorbells_, clock_, errors_, [this] { RaiseInterrupt(0); }),
-      context_{registers_, bases_, gmc_, ih_, doorbells_, clock_, firmware_, errors_, model_state_},
+      context_{registers_, bases_, gmc_, ih_, gc_doorbells_, clock_, firmware_, errors_, model_state_},
+      sdma_context_{registers_, bases_, gmc_, ih_, sdma_doorbells_, clock_, firmware_, errors_, model_state_},
       smu_(registers_, bases_, &model_state_, &gmc_),
       nbio_(registers_, bases_),
       register_bar_(std::make_unique<RegisterBar>(registers_, nbio_)),
-      doorbell_bar_(std::make_unique<DoorbellBar>(nbio_, doorbells_)) {
+      doorbell_bar_(std::make_unique<DoorbellBar>(nbio_, doorbells_, errors_)) {
   const uint64_t visible = std::min(config.bar0_size, config.vram_size);
   AddMemoryBar(0, vram().subspan(0, visible), config.bar0_size, /*is_64bit=*/true, /*prefetchable=*/true);
   AddRegisterBar(2, kDoorbellBarSize, /*is_64bit=*/true, doorbell_bar_.get());
   AddRegisterBar(5, kRegisterBarSize, /*is_64bit=*/false, register_bar_.get());
   AddCapability(PCI_CAP_ID_EXP, kPcieCapability);
   AddCapability(PCI_CAP_ID_MSI, kMsiCapability);
+  // Configuration space persists with VRAM and registers: a second process finds bus mastering as the first left it.
+  PersistConfig(state_->region(kPciStateRegion));
   AttachIndirectAccess();
   smu_.set_mode1_reset_handler([this] { Mode1Reset(); });
   if (state_->cold()) PowerOnDefaults();
@@ -153,7 +167,7 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
   psp_ = std::make_unique<PspModel>(context_, smu_);
   executor_ = std::make_unique<isa::Rdna3Executor>(context_);
   gfx_ = std::make_unique<GfxModel>(context_, executor_.get());
-  sdma_ = std::make_unique<SdmaModel>(context_);
+  sdma_ = std::make_unique<SdmaModel>(sdma_context_);
 }
 
 void Navi31::InjectRasInterrupt(RasEvent event) {
@@ -173,6 +187,9 @@ void Navi31::InjectRasInterrupt(RasEvent event) {
 }
 
 void Navi31::Mode1Reset() {
+  // The chip's reset takes its PCI function with it: no bus mastering until the driver restores the command register
+  // (amdgpu_device_mode1_reset saves the PCI state before and loads it after the reset).
+  ResetCommandRegister();
   // Engines stop with the chip and come back as power-on engines; their state is cleared under them only once
   // they are quiet.
   sdma_.reset();  // the SDMA model has no Reset(): it is rebuilt (its hooks are replaced in place)
@@ -183,7 +200,7 @@ void Navi31::Mode1Reset() {
   gmc_.Reset();
   smu_.Reset();
   PowerOnDefaults();
-  sdma_ = std::make_unique<SdmaModel>(context_);
+  sdma_ = std::make_unique<SdmaModel>(sdma_context_);
 }
 
 // MM_INDEX/MM_DATA: a window onto VRAM (index bit 31 set) or the register space (clear) through BAR5, the only way

@@ -4,8 +4,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 
 #include "absl/strings/str_format.h"
 #include "base/bits.h"
@@ -26,6 +28,19 @@ void Put32(std::span<uint8_t> space, uint32_t offset, uint32_t value) { std::mem
 uint64_t DefaultBarAddress(int index, bool is_64bit) {
   const auto slot = static_cast<uint64_t>(index);
   return is_64bit ? kBar64Window + (slot << 36) : kBar32Window + (slot << 24);
+}
+
+// The persistent block: which layout it belongs to, then the writable state.
+struct SavedConfig {
+  uint64_t layout;  // LayoutFingerprint(); 0 never matches (a fresh, zero-filled block)
+  uint64_t bar_address[kBarCount];
+  uint8_t config[kConfigSpaceSize];
+};
+
+// The bytes of configuration space the driver can change, besides the BAR addresses (see WriteConfig).
+bool DriverWritable(uint32_t offset) {
+  return (offset >= PCI_COMMAND && offset < PCI_COMMAND + 2) || offset == PCI_INTERRUPT_LINE ||
+         offset >= PCI_STD_HEADER_SIZEOF;
 }
 
 }  // namespace
@@ -77,6 +92,52 @@ VirtualDevice::~VirtualDevice() = default;
 void VirtualDevice::ResetConfigRegisters() {
   Put16(config_, PCI_COMMAND, 0);
   dma_->set_bus_master(false);
+  SaveConfig();
+}
+
+void VirtualDevice::ResetCommandRegister() {
+  base::MutexLock lock(&config_mu_);
+  ResetConfigRegisters();
+}
+
+uint64_t VirtualDevice::LayoutFingerprint() const {
+  // FNV-1a over the constructed space and the BAR sizes; never 0, so a zero-filled block never matches.
+  uint64_t hash = 0xcbf29ce484222325;
+  auto mix = [&hash](uint8_t byte) { hash = (hash ^ byte) * 0x100000001b3; };
+  for (uint8_t byte : config_) mix(byte);
+  for (const Bar& bar : bars_) {
+    for (int shift = 0; shift < 64; shift += 8) mix(static_cast<uint8_t>(bar.size >> shift));
+  }
+  return hash == 0 ? 1 : hash;
+}
+
+void VirtualDevice::PersistConfig(std::span<uint8_t> storage) {
+  static_assert(sizeof(SavedConfig) <= kPersistentConfigBytes);
+  base::MutexLock lock(&config_mu_);
+  if (storage.size() < sizeof(SavedConfig)) return;
+  layout_ = LayoutFingerprint();
+  persistent_config_ = storage;
+  SavedConfig saved;
+  std::memcpy(&saved, storage.data(), sizeof(saved));
+  if (saved.layout == layout_) {
+    for (uint32_t at = 0; at < kConfigSpaceSize; ++at) {
+      if (DriverWritable(at)) config_[at] = saved.config[at];
+    }
+    std::copy(std::begin(saved.bar_address), std::end(saved.bar_address), bar_address_.begin());
+    uint16_t command;
+    std::memcpy(&command, &config_[PCI_COMMAND], 2);
+    dma_->set_bus_master((command & PCI_COMMAND_MASTER) != 0);
+  }
+  SaveConfig();
+}
+
+void VirtualDevice::SaveConfig() {
+  if (persistent_config_.empty()) return;
+  SavedConfig saved;
+  saved.layout = layout_;
+  std::copy(bar_address_.begin(), bar_address_.end(), std::begin(saved.bar_address));
+  std::memcpy(saved.config, config_.data(), kConfigSpaceSize);
+  std::memcpy(persistent_config_.data(), &saved, sizeof(saved));
 }
 
 void VirtualDevice::AddRegisterBar(int index, uint64_t size, bool is_64bit, MmioHandler* handler) {
@@ -159,13 +220,14 @@ absl::Status VirtualDevice::WriteConfig(uint32_t offset, std::span<const uint8_t
       address &= ~(bars_[owner].size - 1);
       if (!bars_[owner].is_64bit) address &= 0xffffffff;
       bar_address_[owner] = address;
-    } else if (at == PCI_INTERRUPT_LINE || at >= 0x40) {
+    } else if (at == PCI_INTERRUPT_LINE || at >= PCI_STD_HEADER_SIZEOF) {
       config_[at] = data[i];  // interrupt line and device-specific space are plain storage
     }
   }
   uint16_t command;
   std::memcpy(&command, &config_[PCI_COMMAND], 2);
   dma_->set_bus_master((command & PCI_COMMAND_MASTER) != 0);
+  SaveConfig();
   return absl::OkStatus();
 }
 

@@ -12,6 +12,7 @@
 #include "am/regs/gfx_srcid_constants.h"
 #include "am/regs/hw_id_constants.h"
 #include "am/regs/ih_constants.h"
+#include "am/regs/nbio.h"
 #include "am/regs/pm4_constants.h"
 #include "am/regs/pm4_event_constants.h"
 #include "am/regs/pm4_packets.h"
@@ -187,6 +188,42 @@ TEST_F(DeviceTest, SdmaCopiesFencesAndTraps) {
   }
   EXPECT_EQ(events[0].source_id, regs::ih::GFX_11_0_0__SRCID__SDMA_TRAP);
   EXPECT_TRUE(device_->Fini().ok());
+}
+
+// The SOC block programs NBIO's S2A doorbell entries as nbio_v4_3 does: GC's with amdgpu's literal values, SDMA's
+// over both engines' doorbells.
+TEST_F(DeviceTest, BootRoutesDoorbellsThroughTheS2aEntriesAsNbioV43) {
+  ASSERT_TRUE(device_->Boot().ok());
+  auto nbio = *regs::IpRegisters<regs::Ip::kNbio, sim::RegisterFile>::Create(sim_->registers(), sim_->bases());
+  EXPECT_EQ(nbio.Read<regs::nbio::S2A_DOORBELL_ENTRY_0_CTRL>().raw(), 0x30000007u);  // nbio_v4_3_gc_doorbell_init
+  EXPECT_EQ(nbio.Read<regs::nbio::S2A_DOORBELL_ENTRY_3_CTRL>().raw(), 0x3000000du);
+  const auto sdma = nbio.Read<regs::nbio::S2A_DOORBELL_ENTRY_2_CTRL>();
+  EXPECT_EQ(sdma.s2a_doorbell_port2_enable(), 1u);
+  EXPECT_EQ(sdma.s2a_doorbell_port2_range_offset(), Sdma::kDoorbell64 * 2);
+  EXPECT_EQ(sdma.s2a_doorbell_port2_range_size(), 40u);
+  EXPECT_EQ(sim_->nbio().RouteDoorbell(Sdma::kDoorbell64 * 2), sim::DoorbellPort::kSdma);
+  EXPECT_EQ(sim_->nbio().RouteDoorbell(Gfx::kDoorbell64 * 2), sim::DoorbellPort::kGc);
+}
+
+// Without the S2A entries (as the driver before issue 16 left them) the SDMA doorbell is lost: the fence never
+// lands, the wait times out, and the device error log says why.
+TEST_F(DeviceTest, SdmaDoorbellWithoutS2aEntriesIsLost) {
+  ASSERT_TRUE(device_->Boot().ok());
+  auto nbio = *regs::IpRegisters<regs::Ip::kNbio, sim::RegisterFile>::Create(sim_->registers(), sim_->bases());
+  nbio.Write(regs::nbio::S2A_DOORBELL_ENTRY_0_CTRL{});
+  nbio.Write(regs::nbio::S2A_DOORBELL_ENTRY_2_CTRL{});
+  nbio.Write(regs::nbio::S2A_DOORBELL_ENTRY_3_CTRL{});
+  auto fence = device_->memory().AllocBoot(4096);
+  ASSERT_TRUE(fence.ok());
+  ASSERT_TRUE(device_->sdma().Fence(device_->McAddress(*fence), 7).ok());
+  const absl::Status idle = device_->sdma().WaitIdle(absl::Milliseconds(100));
+  EXPECT_FALSE(idle.ok());
+  bool reported = false;
+  for (const sim::DeviceError& error : sim_->errors().errors()) {
+    reported |=
+        error.model == "nbio" && error.message.find("no enabled S2A doorbell entry covers it") != std::string::npos;
+  }
+  EXPECT_TRUE(reported) << idle;
 }
 
 TEST_F(DeviceTest, ContextZeroTranslatesTheDriversMappingsOnBothHubs) {

@@ -125,6 +125,54 @@ TEST(Navi31Test, SmuMode1ResetReturnsRegistersToPowerOnAndKeepsVram) {
   EXPECT_TRUE(ReadDiscovery(**device).ok());                  // the discovery binary is there again
 }
 
+// A real function keeps its configuration space between driver sessions (sysfs, vfio-pci without a reset): the
+// bus master bit a first process set is still set for the next one.
+TEST(Navi31Test, CommandRegisterSurvivesIntoTheNextOpen) {
+  {
+    auto device = pci::Open("sim:navi31:config-persist");
+    ASSERT_TRUE(device.ok());
+    ASSERT_TRUE((*device)->SetBusMaster(true).ok());
+    ASSERT_TRUE((*device)->WriteConfig8(PCI_INTERRUPT_LINE, 11).ok());
+  }
+  auto device = pci::Open("sim:navi31:config-persist");
+  ASSERT_TRUE(device.ok());
+  EXPECT_NE(*(*device)->ReadConfig16(PCI_COMMAND) & PCI_COMMAND_MASTER, 0);
+  EXPECT_EQ(*(*device)->ReadConfig8(PCI_INTERRUPT_LINE), 11);
+  EXPECT_TRUE(static_cast<Navi31&>(**device).dma_space().bus_master());
+}
+
+// A mode1 reset takes the command register back to 0 (amdgpu_device_mode1_reset restores it afterwards).
+TEST(Navi31Test, Mode1ResetClearsTheCommandRegister) {
+  auto device = pci::Open("sim:navi31:mode1-config");
+  ASSERT_TRUE(device.ok());
+  auto& navi31 = static_cast<Navi31&>(**device);
+  ASSERT_TRUE((*device)->SetBusMaster(true).ok());
+  navi31.smu().FirmwareLoaded(1);
+  Bar5 registers(*(*device)->MapMmio(5));
+  auto mp1 = regs::IpRegisters<regs::Ip::kMp1, Bar5>::Create(registers, Navi31Bases());
+  ASSERT_TRUE(mp1.ok());
+  mp1->Write(regs::mp1::MP1_SMN_C2PMSG_90{}.set_raw(0));
+  mp1->Write(regs::mp1::MP1_SMN_C2PMSG_66{}.set_raw(regs::smu::PPSMC_MSG_Mode1Reset));
+  EXPECT_EQ(*(*device)->ReadConfig16(PCI_COMMAND), 0);
+  EXPECT_FALSE(navi31.dma_space().bus_master());
+}
+
+// A DMA the GPU attempts while bus mastering is off says so; it is not an IOMMU fault.
+TEST(Navi31Test, DmaWithBusMasteringOffIsReportedAsSuch) {
+  auto device = pci::Open("sim:navi31:no-bus-master");
+  ASSERT_TRUE(device.ok());
+  auto& navi31 = static_cast<Navi31&>(**device);
+  ASSERT_TRUE((*device)->SetBusMaster(false).ok());
+  auto buffer = (*device)->AllocDma(4096);
+  ASSERT_TRUE(buffer.ok());
+  const MemoryClient client{.hub = Hub::kMm, .name = "ih", .bus_address = true};
+  EXPECT_FALSE(navi31.gmc().Map(client, (*buffer)->device_address(), 64, Access::kWrite).ok());
+  ASSERT_FALSE(navi31.errors().errors().empty());
+  EXPECT_NE(navi31.errors().errors().back().message.find("bus master disabled"), std::string::npos)
+      << navi31.errors().errors().back().message;
+  EXPECT_NE(navi31.errors().errors().back().message.find("DMA write"), std::string::npos);
+}
+
 // Registers beyond BAR5's 1 MiB (GC's fourth segment lies at dword 0x2402c00) are reached through the RSMU
 // index/data pair, as amdgpu_device_indirect_rreg/wreg do with nbio_v4_3's pcie index/data offsets.
 TEST(Navi31Test, RegistersBeyondBar5AreReachedThroughRsmuIndexData) {
