@@ -1,6 +1,8 @@
 // The driver's first blocks (SOC, GMC, IH) booting the virtual Navi31, and what they do with its faults.
 #include "am/device.h"
 
+#include <linux/pci_regs.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -102,6 +104,16 @@ TEST_F(DeviceTest, ASecondSessionBootsPartiallyAndAResetBootsFully) {
   EXPECT_EQ(third->boot_kind(), BootKind::kFullAfterReset);
   EXPECT_EQ(third->steps().front().phase, "mode1_reset");
   EXPECT_EQ(third->psp().log().front().rfind("bootloader: 8 components", 0), 0u) << third->psp().log().front();
+}
+
+// The mode1 reset returns the PCI command register to 0; the driver writes back what it had (as
+// amdgpu_device_mode1_reset's amdgpu_device_load_pci_state does), so the GPU can master the bus and interrupt again.
+TEST_F(DeviceTest, AModeOneResetBootRestoresBusMastering) {
+  ASSERT_TRUE(device_->Boot().ok());
+  ASSERT_TRUE(device_->Boot({.full_reset = true}).ok());
+  ASSERT_EQ(device_->boot_kind(), BootKind::kFullAfterReset);
+  EXPECT_NE(*device_->pci().ReadConfig16(PCI_COMMAND) & PCI_COMMAND_MASTER, 0) << "bus master off after mode1 reset";
+  EXPECT_TRUE(sim_->dma_space().bus_master());
 }
 
 TEST_F(DeviceTest, ADeviceAnotherDriverInitialisedIsResetFirst) {
