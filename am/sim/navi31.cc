@@ -2,7 +2,9 @@
 
 #include <linux/pci_regs.h>
 
+#include <array>
 #include <atomic>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -28,6 +30,32 @@ constexpr uint16_t kVendorAmd = 0x1002;
 constexpr uint32_t kClassVgaController = 0x030000;  // PCI class 03 (display), subclass 00 (VGA), interface 00
 constexpr uint8_t kRevisionXtx = 0xc8;              // the RX 7900 XTX's revision; the 7900 XT reads 0xcc
 constexpr int kMsiVectors = 1;                      // the driver uses one vector: the IH ring's
+// An add-in board's own subsystem id, as a real 7900 XTX carries it: PowerColor (Tul Corporation) 148c, RX 7900 XTX
+// Red Devil 2422 (ilya-zlobintsev/LACT#533: "GPU 1002:744C-148C:2422").
+constexpr uint16_t kSubsystemVendorPowerColor = 0x148c;
+constexpr uint16_t kSubsystemRx7900XtxRedDevil = 0x2422;
+
+// Resizable BAR (PCI_EXT_CAP_ID_REBAR, layout PCI_REBAR_* in linux/pci_regs.h) as lspci shows it on a real
+// 7900 XTX (geerlingguy/raspberry-pi-pcie-devices#503): BAR 0 supports 256MB..32GB, BAR 2 2MB..256MB. A size is
+// encoded as log2(bytes) - 20: CAP bit (4 + n) offers 2^n MiB, CTRL[13:8] holds the current n.
+constexpr uint32_t RebarSizeCode(uint64_t bytes) { return static_cast<uint32_t>(std::countr_zero(bytes)) - 20; }
+constexpr uint32_t RebarSizes(uint64_t smallest, uint64_t largest) {
+  uint32_t bits = 0;
+  for (uint64_t size = smallest; size <= largest; size *= 2) bits |= uint32_t{1} << (4 + RebarSizeCode(size));
+  return bits;
+}
+constexpr int kResizableBars = 2;
+constexpr uint8_t kRebarVersion = 1;  // the capability's only version
+
+std::array<uint8_t, 16> RebarCapability(uint64_t bar0_size, uint64_t bar2_size) {
+  const uint32_t words[4] = {
+      RebarSizes(base::MiB(256), base::GiB(32)),
+      0 | (kResizableBars << PCI_REBAR_CTRL_NBAR_SHIFT) | (RebarSizeCode(bar0_size) << PCI_REBAR_CTRL_BAR_SHIFT),
+      RebarSizes(base::MiB(2), base::MiB(256)), 2 | (RebarSizeCode(bar2_size) << PCI_REBAR_CTRL_BAR_SHIFT)};
+  std::array<uint8_t, 16> body;
+  std::memcpy(body.data(), words, sizeof(words));
+  return body;
+}
 
 // MSI capability body (after id/next), layout from linux/pci_regs.h: 64-bit message address, no masking.
 constexpr std::array<uint8_t, 12> kMsiCapability = {PCI_MSI_FLAGS_64BIT, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -132,7 +160,8 @@ absl::StatusOr<std::unique_ptr<Navi31>> Navi31::Open(const std::string& name, co
 
 Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_ptr<PersistentState> state)
     : VirtualDevice(name,
-                    pci::sim::Identity{kVendorAmd, kDeviceId, kClassVgaController, kRevisionXtx, kVendorAmd, kDeviceId},
+                    pci::sim::Identity{kVendorAmd, kDeviceId, kClassVgaController, kRevisionXtx,
+                                       kSubsystemVendorPowerColor, kSubsystemRx7900XtxRedDevil},
                     kMsiVectors),
       config_(config),
       state_(std::move(state)),
@@ -154,10 +183,13 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
       doorbell_bar_(std::make_unique<DoorbellBar>(nbio_, doorbells_, errors_)) {
   const uint64_t visible = std::min(config.bar0_size, config.vram_size);
   AddMemoryBar(0, vram().subspan(0, visible), config.bar0_size, /*is_64bit=*/true, /*prefetchable=*/true);
-  AddRegisterBar(2, kDoorbellBarSize, /*is_64bit=*/true, doorbell_bar_.get());
+  // BAR2 is a 64-bit prefetchable memory BAR on Radeon boards (lspci of a Navi 21, clbr/radeontop#139: "Region 2:
+  // Memory ... (64-bit, prefetchable) [size=2M]"), resizable on Navi31 (above).
+  AddRegisterBar(2, kDoorbellBarSize, /*is_64bit=*/true, doorbell_bar_.get(), /*prefetchable=*/true);
   AddRegisterBar(5, kRegisterBarSize, /*is_64bit=*/false, register_bar_.get());
   AddCapability(PCI_CAP_ID_EXP, kPcieCapability);
   AddCapability(PCI_CAP_ID_MSI, kMsiCapability);
+  AddExtendedCapability(PCI_EXT_CAP_ID_REBAR, kRebarVersion, RebarCapability(config.bar0_size, kDoorbellBarSize));
   // Configuration space persists with VRAM and registers: a second process finds bus mastering as the first left it.
   PersistConfig(state_->region(kPciStateRegion));
   AttachIndirectAccess();

@@ -40,7 +40,7 @@ struct SavedConfig {
 // The bytes of configuration space the driver can change, besides the BAR addresses (see WriteConfig).
 bool DriverWritable(uint32_t offset) {
   return (offset >= PCI_COMMAND && offset < PCI_COMMAND + 2) || offset == PCI_INTERRUPT_LINE ||
-         offset >= PCI_STD_HEADER_SIZEOF;
+         (offset >= PCI_STD_HEADER_SIZEOF && offset < PCI_CFG_SPACE_SIZE);
 }
 
 }  // namespace
@@ -140,8 +140,8 @@ void VirtualDevice::SaveConfig() {
   std::memcpy(persistent_config_.data(), &saved, sizeof(saved));
 }
 
-void VirtualDevice::AddRegisterBar(int index, uint64_t size, bool is_64bit, MmioHandler* handler) {
-  bars_[index] = Bar{size, is_64bit, false, handler, {}};
+void VirtualDevice::AddRegisterBar(int index, uint64_t size, bool is_64bit, MmioHandler* handler, bool prefetchable) {
+  bars_[index] = Bar{size, is_64bit, prefetchable, handler, {}};
   base::MutexLock lock(&config_mu_);
   bar_address_[index] = DefaultBarAddress(index, is_64bit);
 }
@@ -167,6 +167,21 @@ void VirtualDevice::AddCapability(uint8_t id, std::span<const uint8_t> body) {
   }
   last_capability_ = offset;
   next_capability_ = static_cast<uint8_t>(base::AlignUp(offset + 2 + body.size(), 4));
+}
+
+void VirtualDevice::AddExtendedCapability(uint16_t id, uint8_t version, std::span<const uint8_t> body) {
+  base::MutexLock lock(&config_mu_);
+  const uint32_t offset = next_extended_capability_;
+  // Header: id in bits 15:0, version in 19:16, next offset in 31:20 (PCI_EXT_CAP_ID / _VER / _NEXT).
+  Put32(config_, offset, uint32_t{id} | (uint32_t{version} << 16));
+  std::memcpy(&config_[offset + 4], body.data(), body.size());
+  if (last_extended_capability_ != 0) {
+    uint32_t header;
+    std::memcpy(&header, &config_[last_extended_capability_], 4);
+    Put32(config_, last_extended_capability_, header | (offset << 20));
+  }
+  last_extended_capability_ = offset;
+  next_extended_capability_ = static_cast<uint32_t>(base::AlignUp(offset + 4 + body.size(), 4));
 }
 
 uint32_t VirtualDevice::BarRegisterValue(int index) const {
@@ -220,8 +235,8 @@ absl::Status VirtualDevice::WriteConfig(uint32_t offset, std::span<const uint8_t
       address &= ~(bars_[owner].size - 1);
       if (!bars_[owner].is_64bit) address &= 0xffffffff;
       bar_address_[owner] = address;
-    } else if (at == PCI_INTERRUPT_LINE || at >= PCI_STD_HEADER_SIZEOF) {
-      config_[at] = data[i];  // interrupt line and device-specific space are plain storage
+    } else if (at == PCI_INTERRUPT_LINE || (at >= PCI_STD_HEADER_SIZEOF && at < PCI_CFG_SPACE_SIZE)) {
+      config_[at] = data[i];  // interrupt line and device-specific space are plain storage; extended space is not
     }
   }
   uint16_t command;

@@ -61,11 +61,15 @@ class VirtualDevice : public Device {
   VirtualDevice(std::string name, const Identity& identity, int max_interrupt_vectors);
 
   // BAR set-up, during construction. A register BAR hands accesses to `handler`; a memory BAR is plain memory.
-  void AddRegisterBar(int index, uint64_t size, bool is_64bit, MmioHandler* handler);
+  void AddRegisterBar(int index, uint64_t size, bool is_64bit, MmioHandler* handler, bool prefetchable = false);
   // `bar_size` (a power of two, at least memory.size()) is what the BAR decodes; only `memory` is backed.
   void AddMemoryBar(int index, std::span<uint8_t> memory, uint64_t bar_size, bool is_64bit, bool prefetchable);
   // Appends a capability to the list in the legacy configuration space; `body` starts after the id/next bytes.
   void AddCapability(uint8_t id, std::span<const uint8_t> body);
+  // Appends a PCI Express extended capability (from offset 0x100; header layout PCI_EXT_CAP in linux/pci_regs.h);
+  // `body` starts after the header. Extended configuration space is read-only in the model: what a capability
+  // describes (a BAR's size, say) does not change.
+  void AddExtendedCapability(uint16_t id, uint8_t version, std::span<const uint8_t> body);
 
   // Bus-master accesses of the model; false when the access faulted (see DmaSpace).
   DmaSpace& dma() { return *dma_; }
@@ -112,6 +116,8 @@ class VirtualDevice : public Device {
   uint64_t layout_ ABSL_GUARDED_BY(config_mu_) = 0;
   uint8_t next_capability_ = 0x40;
   uint8_t last_capability_ = 0;
+  uint32_t next_extended_capability_ = 0x100;  // after the legacy space (PCI_CFG_SPACE_SIZE, linux/pci_regs.h)
+  uint32_t last_extended_capability_ = 0;
 
   std::shared_ptr<DmaSpace> dma_ = std::make_shared<DmaSpace>();
   std::shared_ptr<IovaAllocator> iova_;

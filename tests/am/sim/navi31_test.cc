@@ -45,6 +45,35 @@ TEST(Navi31Test, HasTheIdentityAndBarsOfAnRx7900Xtx) {
   (*vram)[base::GiB(24) - 1] = 0x5a;       // sparse backing: touching the last byte costs one page
 }
 
+// What lspci shows on a real board beyond the chip's identity: the add-in board's subsystem id, BAR2 prefetchable,
+// the resizable-BAR capability with the sizes a 7900 XTX offers (before issue 16: subsystem 1002:744c, BAR2
+// non-prefetchable, no extended capability).
+TEST(Navi31Test, HasTheBoardIdentityAndResizableBarsOfARealCard) {
+  auto device = pci::Open("sim:navi31:board");
+  ASSERT_TRUE(device.ok()) << device.status();
+  EXPECT_EQ(*(*device)->ReadConfig16(PCI_SUBSYSTEM_VENDOR_ID), 0x148c);
+  EXPECT_EQ(*(*device)->ReadConfig16(PCI_SUBSYSTEM_ID), 0x2422);
+  EXPECT_TRUE((*device)->GetBarInfo(2)->prefetchable);
+  EXPECT_NE(*(*device)->ReadConfig32(PCI_BASE_ADDRESS_2) & PCI_BASE_ADDRESS_MEM_PREFETCH, 0u);
+  const uint32_t header = *(*device)->ReadConfig32(PCI_CFG_SPACE_SIZE);
+  EXPECT_EQ(PCI_EXT_CAP_ID(header), uint32_t{PCI_EXT_CAP_ID_REBAR});
+  EXPECT_EQ(PCI_EXT_CAP_NEXT(header), 0u);
+  const uint32_t bar0_sizes = *(*device)->ReadConfig32(PCI_CFG_SPACE_SIZE + PCI_REBAR_CAP);
+  const uint32_t bar0_ctrl = *(*device)->ReadConfig32(PCI_CFG_SPACE_SIZE + PCI_REBAR_CTRL);
+  EXPECT_EQ(bar0_sizes & PCI_REBAR_CAP_SIZES, 0xff000u);  // 256 MiB (bit 12) .. 32 GiB (bit 19)
+  EXPECT_EQ(bar0_ctrl & PCI_REBAR_CTRL_BAR_IDX, 0u);
+  EXPECT_EQ((bar0_ctrl & PCI_REBAR_CTRL_NBAR_MASK) >> PCI_REBAR_CTRL_NBAR_SHIFT, 2u);
+  EXPECT_EQ((bar0_ctrl & PCI_REBAR_CTRL_BAR_SIZE) >> PCI_REBAR_CTRL_BAR_SHIFT, 15u);  // 2^15 MiB = 32 GiB, as BAR0
+  const uint32_t bar2_sizes = *(*device)->ReadConfig32(PCI_CFG_SPACE_SIZE + PCI_REBAR_CAP + 8);
+  const uint32_t bar2_ctrl = *(*device)->ReadConfig32(PCI_CFG_SPACE_SIZE + PCI_REBAR_CTRL + 8);
+  EXPECT_EQ(bar2_sizes & PCI_REBAR_CAP_SIZES, 0x1fe0u);  // 2 MiB (bit 5) .. 256 MiB (bit 12)
+  EXPECT_EQ(bar2_ctrl & PCI_REBAR_CTRL_BAR_IDX, 2u);
+  EXPECT_EQ((bar2_ctrl & PCI_REBAR_CTRL_BAR_SIZE) >> PCI_REBAR_CTRL_BAR_SHIFT, 1u);  // 2 MiB
+  // Extended space is read-only: a resize the model cannot honour does not show as done.
+  ASSERT_TRUE((*device)->WriteConfig32(PCI_CFG_SPACE_SIZE + PCI_REBAR_CTRL, 0).ok());
+  EXPECT_EQ(*(*device)->ReadConfig32(PCI_CFG_SPACE_SIZE + PCI_REBAR_CTRL), bar0_ctrl);
+}
+
 TEST(Navi31Test, ConfigMemsizeReportsVramInMib) {
   auto device = pci::Open("sim:navi31:memsize");
   ASSERT_TRUE(device.ok());
