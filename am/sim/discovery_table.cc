@@ -78,9 +78,8 @@ std::vector<uint8_t> BuildNavi31Discovery(const Navi31GcConfig& gc) {
   for (const IpEntry& ip : kNavi31Ips) {
     const IpOffsets* offsets = FindOffsets(ip.offsets_block, ip.offsets_instance);
     if (offsets == nullptr) continue;
-    uint8_t num_bases = 0;
-    while (num_bases < offsets->segments.size() && offsets->segments[num_bases] != 0) ++num_bases;
-    if (ip.hw_id == d::NBIF_HWID) num_bases = 5;  // NBIO's first segment really is at 0
+    // Every segment the offsets table lists, NBIO's sixth (BASE_IDX 5 in nbio_4_3_0_offset.h) among them.
+    const auto num_bases = static_cast<uint8_t>(offsets->count);
     d::IpV4 entry{};
     entry.hw_id = static_cast<uint16_t>(ip.hw_id);
     entry.instance_number = ip.instance;
@@ -108,15 +107,35 @@ std::vector<uint8_t> BuildNavi31Discovery(const Navi31GcConfig& gc) {
   d::GcInfoV1_2 gc_info{};
   gc_info.header = {d::GC_TABLE_ID, kGcInfoMajor, kGcInfoMinor, sizeof(d::GcInfoV1_2)};
   gc_info.gc_num_se = gc.num_se;
-  gc_info.gc_num_sa_per_se = gc.num_sa_per_se;
   gc_info.gc_num_wgp0_per_sa = gc.num_wgp0_per_sa;
   gc_info.gc_num_wgp1_per_sa = gc.num_wgp1_per_sa;
   gc_info.gc_num_rb_per_se = gc.num_rb_per_se;
   gc_info.gc_num_gl2c = gc.num_gl2c;
   gc_info.gc_num_gprs = gc.num_gprs;
+  gc_info.gc_num_max_gs_thds = gc.num_max_gs_thds;
+  gc_info.gc_gs_table_depth = gc.gs_table_depth;
+  gc_info.gc_gsprim_buff_depth = gc.gsprim_buff_depth;
+  gc_info.gc_parameter_cache_depth = gc.parameter_cache_depth;
+  gc_info.gc_double_offchip_lds_buffer = gc.double_offchip_lds_buffer;
   gc_info.gc_wave_size = gc.wave_size;
   gc_info.gc_max_waves_per_simd = gc.max_waves_per_simd;
+  gc_info.gc_max_scratch_slots_per_cu = gc.max_scratch_slots_per_cu;
   gc_info.gc_lds_size = gc.lds_size_kib;
+  gc_info.gc_num_sc_per_se = gc.num_sc_per_se;
+  gc_info.gc_num_sa_per_se = gc.num_sa_per_se;
+  gc_info.gc_num_packer_per_sc = gc.num_packer_per_sc;
+  gc_info.gc_num_gl2a = gc.num_gl2a;
+  gc_info.gc_num_tcp_per_sa = gc.num_tcp_per_sa;
+  gc_info.gc_num_sdp_interface = gc.num_sdp_interface;
+  gc_info.gc_num_tcps = gc.num_tcps;
+  gc_info.gc_num_tcp_per_wpg = gc.num_tcp_per_wpg;
+  gc_info.gc_tcp_l1_size = gc.tcp_l1_size_kib;
+  gc_info.gc_num_sqc_per_wgp = gc.num_sqc_per_wgp;
+  gc_info.gc_l1_instruction_cache_size_per_sqc = gc.l1_instruction_cache_size_per_sqc_kib;
+  gc_info.gc_l1_data_cache_size_per_sqc = gc.l1_data_cache_size_per_sqc_kib;
+  gc_info.gc_gl1c_per_sa = gc.gl1c_per_sa;
+  gc_info.gc_gl1c_size_per_instance = gc.gl1c_size_per_instance_kib;
+  gc_info.gc_gl2c_per_gpu = gc.gl2c_per_gpu_kib;
   const size_t gc_table = Append(out, gc_info);
   AlignTo(out, 8);
 

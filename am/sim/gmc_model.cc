@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "am/regs/database.h"
 #include "am/regs/gc.h"
@@ -201,10 +202,22 @@ std::span<uint8_t> GmcModel::HostView(bool system, uint64_t physical, uint64_t l
   return {host, length};
 }
 
+std::optional<std::string> GmcModel::BusMasterDisabled(bool write, uint64_t bus_address) const {
+  // Not an IOMMU fault: the function may not master the bus at all until the driver sets PCI_COMMAND_MASTER.
+  if (dma_.bus_master()) return std::nullopt;
+  return absl::StrFormat("DMA %s of system address %#x refused: bus master disabled (PCI command register)",
+                         write ? "write" : "read", bus_address);
+}
+
 absl::StatusOr<uint64_t> GmcModel::ReadEntry(uint64_t table, bool system, uint64_t index) {
   const uint64_t address = table + index * sizeof(uint64_t);
   std::span<uint8_t> view = HostView(system, address, sizeof(uint64_t), false);
   if (view.empty()) {
+    if (system) {
+      if (auto disabled = BusMasterDisabled(false, address)) {
+        return absl::FailedPreconditionError(absl::StrCat("page-table entry: ", *disabled));
+      }
+    }
     return absl::OutOfRangeError(absl::StrFormat("page-table entry at %s address %#x is outside %s",
                                                  system ? "system" : "VRAM", address,
                                                  system ? "the driver's DMA memory" : "VRAM"));
@@ -350,8 +363,10 @@ absl::StatusOr<std::span<uint8_t>> GmcModel::Map(const MemoryClient& client, uin
     std::span<uint8_t> view =
         HostView(true, address, std::min<uint64_t>(length, kPageSize - address % kPageSize), write);
     if (view.empty()) {
-      errors_.Report(client.name, absl::StrFormat("DMA %s of bus address %#x outside the driver's DMA memory",
-                                                  write ? "write" : "read", address));
+      errors_.Report(client.name,
+                     BusMasterDisabled(write, address)
+                         .value_or(absl::StrFormat("DMA %s of bus address %#x outside the driver's DMA memory",
+                                                   write ? "write" : "read", address)));
       return absl::PermissionDeniedError(
           absl::StrFormat("%s: bus address %#x is not DMA memory of this device", client.name, address));
     }
@@ -365,10 +380,14 @@ absl::StatusOr<std::span<uint8_t>> GmcModel::Map(const MemoryClient& client, uin
     view = HostView(true, translation.physical, kPageSize - translation.physical % kPageSize, write);
   }
   if (view.empty()) {
-    const std::string why =
-        translation.system
-            ? absl::StrFormat("system address %#x is not DMA memory of this device (IOMMU fault)", translation.physical)
-            : absl::StrFormat("VRAM address %#x is beyond VRAM (%#x bytes)", translation.physical, vram_.size());
+    std::string why;
+    if (!translation.system) {
+      why = absl::StrFormat("VRAM address %#x is beyond VRAM (%#x bytes)", translation.physical, vram_.size());
+    } else {
+      why = BusMasterDisabled(write, translation.physical)
+                .value_or(absl::StrFormat("system address %#x is not DMA memory of this device (IOMMU fault)",
+                                          translation.physical));
+    }
     errors_.Report(client.name, absl::StrFormat("%s %#x: %s", write ? "write" : "read", address, why));
     return absl::PermissionDeniedError(absl::StrFormat("%s: %s", client.name, why));
   }

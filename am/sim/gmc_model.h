@@ -27,6 +27,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -111,6 +112,8 @@ class GmcModel final : public GpuMemory {
   absl::StatusOr<TlbEntry> Walk(HubState& hub, uint32_t vmid, uint64_t address, Fault& fault);
   absl::StatusOr<uint64_t> ReadEntry(uint64_t table, bool system, uint64_t index);
   std::span<uint8_t> HostView(bool system, uint64_t physical, uint64_t length, bool write);
+  // The device error for a system-memory access made while bus mastering is off; nullopt while it is on.
+  std::optional<std::string> BusMasterDisabled(bool write, uint64_t bus_address) const;
   absl::Status RaiseFault(const MemoryClient& client, uint64_t address, Access access, const Fault& fault);
   uint64_t Reg64(uint64_t lo, uint64_t hi) const;
 

@@ -2,9 +2,12 @@
 
 #include <linux/pci_regs.h>
 
+#include <array>
 #include <atomic>
+#include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -27,6 +30,32 @@ constexpr uint16_t kVendorAmd = 0x1002;
 constexpr uint32_t kClassVgaController = 0x030000;  // PCI class 03 (display), subclass 00 (VGA), interface 00
 constexpr uint8_t kRevisionXtx = 0xc8;              // the RX 7900 XTX's revision; the 7900 XT reads 0xcc
 constexpr int kMsiVectors = 1;                      // the driver uses one vector: the IH ring's
+// An add-in board's own subsystem id, as a real 7900 XTX carries it: PowerColor (Tul Corporation) 148c, RX 7900 XTX
+// Red Devil 2422 (ilya-zlobintsev/LACT#533: "GPU 1002:744C-148C:2422").
+constexpr uint16_t kSubsystemVendorPowerColor = 0x148c;
+constexpr uint16_t kSubsystemRx7900XtxRedDevil = 0x2422;
+
+// Resizable BAR (PCI_EXT_CAP_ID_REBAR, layout PCI_REBAR_* in linux/pci_regs.h) as lspci shows it on a real
+// 7900 XTX (geerlingguy/raspberry-pi-pcie-devices#503): BAR 0 supports 256MB..32GB, BAR 2 2MB..256MB. A size is
+// encoded as log2(bytes) - 20: CAP bit (4 + n) offers 2^n MiB, CTRL[13:8] holds the current n.
+constexpr uint32_t RebarSizeCode(uint64_t bytes) { return static_cast<uint32_t>(std::countr_zero(bytes)) - 20; }
+constexpr uint32_t RebarSizes(uint64_t smallest, uint64_t largest) {
+  uint32_t bits = 0;
+  for (uint64_t size = smallest; size <= largest; size *= 2) bits |= uint32_t{1} << (4 + RebarSizeCode(size));
+  return bits;
+}
+constexpr int kResizableBars = 2;
+constexpr uint8_t kRebarVersion = 1;  // the capability's only version
+
+std::array<uint8_t, 16> RebarCapability(uint64_t bar0_size, uint64_t bar2_size) {
+  const uint32_t words[4] = {
+      RebarSizes(base::MiB(256), base::GiB(32)),
+      0 | (kResizableBars << PCI_REBAR_CTRL_NBAR_SHIFT) | (RebarSizeCode(bar0_size) << PCI_REBAR_CTRL_BAR_SHIFT),
+      RebarSizes(base::MiB(2), base::MiB(256)), 2 | (RebarSizeCode(bar2_size) << PCI_REBAR_CTRL_BAR_SHIFT)};
+  std::array<uint8_t, 16> body;
+  std::memcpy(body.data(), words, sizeof(words));
+  return body;
+}
 
 // MSI capability body (after id/next), layout from linux/pci_regs.h: 64-bit message address, no masking.
 constexpr std::array<uint8_t, 12> kMsiCapability = {PCI_MSI_FLAGS_64BIT, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
@@ -48,9 +77,7 @@ regs::IpBases Navi31Bases() {
   for (const IpOffsets& offsets : kNavi31IpOffsets) {
     for (const BlockName& known : kKnownBlocks) {
       if (std::strcmp(offsets.block, known.block) != 0) continue;
-      for (int segment = 0; segment < static_cast<int>(offsets.segments.size()); ++segment) {
-        // NBIO's segment 0 really is at dword 0; elsewhere a zero means "no such segment".
-        if (offsets.segments[segment] == 0 && !(known.ip == regs::Ip::kNbio && segment == 0)) continue;
+      for (int segment = 0; segment < offsets.count; ++segment) {
         (void)bases.SetBase(known.ip, offsets.instance, segment, offsets.segments[segment]);
       }
     }
@@ -101,31 +128,40 @@ class Navi31::RegisterBar : public pci::MmioHandler {
   Navi31& device_;
 };
 
-// BAR2: doorbells. Nothing lands while the driver has not enabled the doorbell aperture; what lands goes to the
-// router, which wakes the engine whose queue owns the slot.
+// BAR2: doorbells. Nothing lands while the driver has not enabled the doorbell aperture; what lands goes through
+// NBIO's S2A routing to the engines behind the port whose entry covers it, or is lost when none does.
 class Navi31::DoorbellBar : public pci::MmioHandler {
  public:
-  DoorbellBar(NbioModel& nbio, DoorbellRouter& router) : nbio_(nbio), router_(router) {}
+  DoorbellBar(NbioModel& nbio, DoorbellRouter& router, DeviceErrorLog& errors)
+      : nbio_(nbio), router_(router), errors_(errors) {}
   uint32_t Read32(uint64_t offset) override { return router_.Read(offset / 4); }
   void Write32(uint64_t offset, uint32_t value) override {
-    if (!nbio_.doorbell_aperture_enabled()) {
-      router_.CountDropped();
-      return;
-    }
-    router_.Write(offset / 4, value);
+    if (std::optional<DoorbellPort> port = Route(offset, value)) router_.Write(offset / 4, value, *port);
   }
   // A 64-bit doorbell (WDOORBELL64) lands whole: the engine wakes once and reads both dwords.
   void Write64(uint64_t offset, uint64_t value) override {
-    if (!nbio_.doorbell_aperture_enabled()) {
-      router_.CountDropped();
-      return;
-    }
-    router_.Write64(offset / 4, value);
+    if (std::optional<DoorbellPort> port = Route(offset, value)) router_.Write64(offset / 4, value, *port);
   }
 
  private:
+  std::optional<DoorbellPort> Route(uint64_t offset, uint64_t value) {
+    if (!nbio_.doorbell_aperture_enabled()) {
+      router_.CountDropped();
+      return std::nullopt;
+    }
+    std::optional<DoorbellPort> port = nbio_.RouteDoorbell(offset / 4);
+    if (!port) {
+      router_.CountDropped();
+      errors_.Report("nbio", absl::StrFormat("doorbell write %#x at BAR2 offset %#x (dword %#x) lost: no enabled S2A "
+                                             "doorbell entry covers it (%s)",
+                                             value, offset, offset / 4, nbio_.DescribeDoorbellRouting()));
+    }
+    return port;
+  }
+
   NbioModel& nbio_;
   DoorbellRouter& router_;
+  DeviceErrorLog& errors_;
 };
 
 absl::StatusOr<std::unique_ptr<Navi31>> Navi31::Open(const std::string& name, const Navi31Config& config) {
@@ -137,13 +173,15 @@ absl::StatusOr<std::unique_ptr<Navi31>> Navi31::Open(const std::string& name, co
   BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<PersistentState> state,
                            PersistentState::Open(name, {{"vram", config.vram_size},
                                                         {"regs", kRegisterSpaceDwords * sizeof(uint32_t)},
-                                                        {"model", sizeof(ModelState)}}));
+                                                        {"model", sizeof(ModelState)},
+                                                        {"pci", kPersistentConfigBytes}}));
   return std::unique_ptr<Navi31>(new Navi31(name, config, std::move(state)));
 }
 
 Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_ptr<PersistentState> state)
     : VirtualDevice(name,
-                    pci::sim::Identity{kVendorAmd, kDeviceId, kClassVgaController, kRevisionXtx, kVendorAmd, kDeviceId},
+                    pci::sim::Identity{kVendorAmd, kDeviceId, kClassVgaController, kRevisionXtx,
+                                       kSubsystemVendorPowerColor, kSubsystemRx7900XtxRedDevil},
                     kMsiVectors),
       config_(config),
       state_(std::move(state)),
@@ -152,27 +190,35 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
       model_state_(*reinterpret_cast<ModelState*>(state_->region(2).data())),
       bases_(Navi31Bases()),
       doorbells_(kDoorbellBarSize / 4),
+      gc_doorbells_(doorbells_, DoorbellPort::kGc),
+      sdma_doorbells_(doorbells_, DoorbellPort::kSdma),
       firmware_(model_state_),
       gmc_(registers_, bases_, vram(), dma(), ih_, errors_),
       ih_(registers_, bases_, gmc_, doorbells_, clock_, errors_, [this] { RaiseInterrupt(0); }),
-      context_{registers_, bases_, gmc_, ih_, doorbells_, clock_, firmware_, errors_, model_state_},
+      context_{registers_, bases_, gmc_, ih_, gc_doorbells_, clock_, firmware_, errors_, model_state_},
+      sdma_context_{registers_, bases_, gmc_, ih_, sdma_doorbells_, clock_, firmware_, errors_, model_state_},
       smu_(registers_, bases_, &model_state_, &gmc_),
       nbio_(registers_, bases_),
       register_bar_(std::make_unique<RegisterBar>(*this)),
-      doorbell_bar_(std::make_unique<DoorbellBar>(nbio_, doorbells_)) {
+      doorbell_bar_(std::make_unique<DoorbellBar>(nbio_, doorbells_, errors_)) {
   const uint64_t visible = std::min(config.bar0_size, config.vram_size);
   AddMemoryBar(0, vram().subspan(0, visible), config.bar0_size, /*is_64bit=*/true, /*prefetchable=*/true);
-  AddRegisterBar(2, kDoorbellBarSize, /*is_64bit=*/true, doorbell_bar_.get());
+  // BAR2 is a 64-bit prefetchable memory BAR on Radeon boards (lspci of a Navi 21, clbr/radeontop#139: "Region 2:
+  // Memory ... (64-bit, prefetchable) [size=2M]"), resizable on Navi31 (above).
+  AddRegisterBar(2, kDoorbellBarSize, /*is_64bit=*/true, doorbell_bar_.get(), /*prefetchable=*/true);
   AddRegisterBar(5, kRegisterBarSize, /*is_64bit=*/false, register_bar_.get());
   AddCapability(PCI_CAP_ID_EXP, kPcieCapability);
   AddCapability(PCI_CAP_ID_MSI, kMsiCapability);
+  AddExtendedCapability(PCI_EXT_CAP_ID_REBAR, kRebarVersion, RebarCapability(config.bar0_size, kDoorbellBarSize));
+  // Configuration space persists with VRAM and registers: a second process finds bus mastering as the first left it.
+  PersistConfig(state_->region(kPciStateRegion));
   AttachIndirectAccess();
   if (state_->cold()) PowerOnDefaults();
   // After the power-on values: engines that a previous process left running start again from their state.
   psp_ = std::make_unique<PspModel>(context_, smu_);
   executor_ = std::make_unique<isa::Rdna3Executor>(context_);
   gfx_ = std::make_unique<GfxModel>(context_, executor_.get());
-  sdma_ = std::make_unique<SdmaModel>(context_);
+  sdma_ = std::make_unique<SdmaModel>(sdma_context_);
 }
 
 void Navi31::InjectRasInterrupt(RasEvent event) {
@@ -192,6 +238,9 @@ void Navi31::InjectRasInterrupt(RasEvent event) {
 }
 
 void Navi31::Mode1Reset() {
+  // The chip's reset takes its PCI function with it: no bus mastering until the driver restores the command register
+  // (amdgpu_device_mode1_reset saves the PCI state before and loads it after the reset).
+  ResetCommandRegister();
   // Engines stop with the chip and come back as power-on engines; their state is cleared under them only once
   // they are quiet.
   sdma_.reset();  // the SDMA model has no Reset(): it is rebuilt (its hooks are replaced in place)
@@ -202,7 +251,7 @@ void Navi31::Mode1Reset() {
   gmc_.Reset();
   smu_.Reset();
   PowerOnDefaults();
-  sdma_ = std::make_unique<SdmaModel>(context_);
+  sdma_ = std::make_unique<SdmaModel>(sdma_context_);
 }
 
 // MM_INDEX/MM_DATA: a window onto VRAM (index bit 31 set) or the register space (clear) through BAR5, the only way

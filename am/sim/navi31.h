@@ -52,8 +52,10 @@ class Navi31 final : public pci::sim::VirtualDevice {
   static constexpr uint16_t kDeviceId = 0x744c;  // Navi 31 [Radeon RX 7900 XT/7900 XTX] (PCI ID database)
   static constexpr uint64_t kDoorbellBarSize = base::MiB(2);
   static constexpr uint64_t kRegisterBarSize = base::MiB(1);
-  // Register storage: dword addresses up to 2^26 cover every segment base of the SoC15 map (highest 0x0243FC00).
-  static constexpr uint64_t kRegisterSpaceDwords = uint64_t{1} << 26;
+  // Register storage: dword addresses up to 2^27 cover every register of the segments the discovery table lists
+  // (the highest: NBIO's sixth segment at 0x04040000 plus nbio_4_3_0_offset.h's largest BASE_IDX 5 offset,
+  // 0x28a022d). Sparse: untouched pages cost nothing.
+  static constexpr uint64_t kRegisterSpaceDwords = uint64_t{1} << 27;
 
   static absl::StatusOr<std::unique_ptr<Navi31>> Open(const std::string& name, const Navi31Config& config);
   ~Navi31() override;
@@ -85,6 +87,9 @@ class Navi31 final : public pci::sim::VirtualDevice {
   class RegisterBar;
   class DoorbellBar;
 
+  // The persistent regions, in the order Open lists them.
+  static constexpr size_t kPciStateRegion = 3;
+
   Navi31(const std::string& name, const Navi31Config& config, std::unique_ptr<PersistentState> state);
   void PowerOnDefaults();
   void AttachIndirectAccess();
@@ -99,11 +104,15 @@ class Navi31 final : public pci::sim::VirtualDevice {
   regs::IpBases bases_;
   GpuClock clock_;
   DoorbellRouter doorbells_;
+  // The engines behind NBIO's S2A ports: the MEC behind GC's entries, the SDMA engines behind entry 2.
+  DoorbellRouter gc_doorbells_;
+  DoorbellRouter sdma_doorbells_;
   LoadedFirmware firmware_;
   DeviceErrorLog errors_;
   GmcModel gmc_;
   IhModel ih_;
   ModelContext context_;
+  ModelContext sdma_context_;  // context_ with the SDMA port's doorbells
   SmuModel smu_;
   NbioModel nbio_;
   // Engines last: they run threads that use everything above, and stop first.

@@ -4,8 +4,10 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 
 #include "absl/strings/str_format.h"
 #include "base/bits.h"
@@ -26,6 +28,19 @@ void Put32(std::span<uint8_t> space, uint32_t offset, uint32_t value) { std::mem
 uint64_t DefaultBarAddress(int index, bool is_64bit) {
   const auto slot = static_cast<uint64_t>(index);
   return is_64bit ? kBar64Window + (slot << 36) : kBar32Window + (slot << 24);
+}
+
+// The persistent block: which layout it belongs to, then the writable state.
+struct SavedConfig {
+  uint64_t layout;  // LayoutFingerprint(); 0 never matches (a fresh, zero-filled block)
+  uint64_t bar_address[kBarCount];
+  uint8_t config[kConfigSpaceSize];
+};
+
+// The bytes of configuration space the driver can change, besides the BAR addresses (see WriteConfig).
+bool DriverWritable(uint32_t offset) {
+  return (offset >= PCI_COMMAND && offset < PCI_COMMAND + 2) || offset == PCI_INTERRUPT_LINE ||
+         (offset >= PCI_STD_HEADER_SIZEOF && offset < PCI_CFG_SPACE_SIZE);
 }
 
 }  // namespace
@@ -77,10 +92,56 @@ VirtualDevice::~VirtualDevice() = default;
 void VirtualDevice::ResetConfigRegisters() {
   Put16(config_, PCI_COMMAND, 0);
   dma_->set_bus_master(false);
+  SaveConfig();
 }
 
-void VirtualDevice::AddRegisterBar(int index, uint64_t size, bool is_64bit, MmioHandler* handler) {
-  bars_[index] = Bar{size, is_64bit, false, handler, {}};
+void VirtualDevice::ResetCommandRegister() {
+  base::MutexLock lock(&config_mu_);
+  ResetConfigRegisters();
+}
+
+uint64_t VirtualDevice::LayoutFingerprint() const {
+  // FNV-1a over the constructed space and the BAR sizes; never 0, so a zero-filled block never matches.
+  uint64_t hash = 0xcbf29ce484222325;
+  auto mix = [&hash](uint8_t byte) { hash = (hash ^ byte) * 0x100000001b3; };
+  for (uint8_t byte : config_) mix(byte);
+  for (const Bar& bar : bars_) {
+    for (int shift = 0; shift < 64; shift += 8) mix(static_cast<uint8_t>(bar.size >> shift));
+  }
+  return hash == 0 ? 1 : hash;
+}
+
+void VirtualDevice::PersistConfig(std::span<uint8_t> storage) {
+  static_assert(sizeof(SavedConfig) <= kPersistentConfigBytes);
+  base::MutexLock lock(&config_mu_);
+  if (storage.size() < sizeof(SavedConfig)) return;
+  layout_ = LayoutFingerprint();
+  persistent_config_ = storage;
+  SavedConfig saved;
+  std::memcpy(&saved, storage.data(), sizeof(saved));
+  if (saved.layout == layout_) {
+    for (uint32_t at = 0; at < kConfigSpaceSize; ++at) {
+      if (DriverWritable(at)) config_[at] = saved.config[at];
+    }
+    std::copy(std::begin(saved.bar_address), std::end(saved.bar_address), bar_address_.begin());
+    uint16_t command;
+    std::memcpy(&command, &config_[PCI_COMMAND], 2);
+    dma_->set_bus_master((command & PCI_COMMAND_MASTER) != 0);
+  }
+  SaveConfig();
+}
+
+void VirtualDevice::SaveConfig() {
+  if (persistent_config_.empty()) return;
+  SavedConfig saved;
+  saved.layout = layout_;
+  std::copy(bar_address_.begin(), bar_address_.end(), std::begin(saved.bar_address));
+  std::memcpy(saved.config, config_.data(), kConfigSpaceSize);
+  std::memcpy(persistent_config_.data(), &saved, sizeof(saved));
+}
+
+void VirtualDevice::AddRegisterBar(int index, uint64_t size, bool is_64bit, MmioHandler* handler, bool prefetchable) {
+  bars_[index] = Bar{size, is_64bit, prefetchable, handler, {}};
   base::MutexLock lock(&config_mu_);
   bar_address_[index] = DefaultBarAddress(index, is_64bit);
 }
@@ -106,6 +167,21 @@ void VirtualDevice::AddCapability(uint8_t id, std::span<const uint8_t> body) {
   }
   last_capability_ = offset;
   next_capability_ = static_cast<uint8_t>(base::AlignUp(offset + 2 + body.size(), 4));
+}
+
+void VirtualDevice::AddExtendedCapability(uint16_t id, uint8_t version, std::span<const uint8_t> body) {
+  base::MutexLock lock(&config_mu_);
+  const uint32_t offset = next_extended_capability_;
+  // Header: id in bits 15:0, version in 19:16, next offset in 31:20 (PCI_EXT_CAP_ID / _VER / _NEXT).
+  Put32(config_, offset, uint32_t{id} | (uint32_t{version} << 16));
+  std::memcpy(&config_[offset + 4], body.data(), body.size());
+  if (last_extended_capability_ != 0) {
+    uint32_t header;
+    std::memcpy(&header, &config_[last_extended_capability_], 4);
+    Put32(config_, last_extended_capability_, header | (offset << 20));
+  }
+  last_extended_capability_ = offset;
+  next_extended_capability_ = static_cast<uint32_t>(base::AlignUp(offset + 4 + body.size(), 4));
 }
 
 uint32_t VirtualDevice::BarRegisterValue(int index) const {
@@ -159,13 +235,14 @@ absl::Status VirtualDevice::WriteConfig(uint32_t offset, std::span<const uint8_t
       address &= ~(bars_[owner].size - 1);
       if (!bars_[owner].is_64bit) address &= 0xffffffff;
       bar_address_[owner] = address;
-    } else if (at == PCI_INTERRUPT_LINE || at >= 0x40) {
-      config_[at] = data[i];  // interrupt line and device-specific space are plain storage
+    } else if (at == PCI_INTERRUPT_LINE || (at >= PCI_STD_HEADER_SIZEOF && at < PCI_CFG_SPACE_SIZE)) {
+      config_[at] = data[i];  // interrupt line and device-specific space are plain storage; extended space is not
     }
   }
   uint16_t command;
   std::memcpy(&command, &config_[PCI_COMMAND], 2);
   dma_->set_bus_master((command & PCI_COMMAND_MASTER) != 0);
+  SaveConfig();
   return absl::OkStatus();
 }
 

@@ -61,11 +61,15 @@ class VirtualDevice : public Device {
   VirtualDevice(std::string name, const Identity& identity, int max_interrupt_vectors);
 
   // BAR set-up, during construction. A register BAR hands accesses to `handler`; a memory BAR is plain memory.
-  void AddRegisterBar(int index, uint64_t size, bool is_64bit, MmioHandler* handler);
+  void AddRegisterBar(int index, uint64_t size, bool is_64bit, MmioHandler* handler, bool prefetchable = false);
   // `bar_size` (a power of two, at least memory.size()) is what the BAR decodes; only `memory` is backed.
   void AddMemoryBar(int index, std::span<uint8_t> memory, uint64_t bar_size, bool is_64bit, bool prefetchable);
   // Appends a capability to the list in the legacy configuration space; `body` starts after the id/next bytes.
   void AddCapability(uint8_t id, std::span<const uint8_t> body);
+  // Appends a PCI Express extended capability (from offset 0x100; header layout PCI_EXT_CAP in linux/pci_regs.h);
+  // `body` starts after the header. Extended configuration space is read-only in the model: what a capability
+  // describes (a BAR's size, say) does not change.
+  void AddExtendedCapability(uint16_t id, uint8_t version, std::span<const uint8_t> body);
 
   // Bus-master accesses of the model; false when the access faulted (see DmaSpace).
   DmaSpace& dma() { return *dma_; }
@@ -73,6 +77,18 @@ class VirtualDevice : public Device {
   void RaiseInterrupt(int vector);
   // A function-level reset clears the command register and interrupts; the model resets its own state here.
   virtual void OnFunctionReset() {}
+
+  // Keeps what the driver can write in configuration space (command register, BAR addresses, interrupt line,
+  // capability registers) in `storage`, memory that outlives this process as the device's other state does: a
+  // real function keeps its configuration across driver sessions (sysfs, or vfio-pci without a reset), so bus
+  // mastering stays on. Call once, at the end of construction (after the BARs and capabilities): a block saved by an
+  // earlier open of the same layout is restored, anything else (zeros, another layout) is overwritten. At least
+  // kPersistentConfigBytes.
+  static constexpr size_t kPersistentConfigBytes = 2 * kPageSize;
+  void PersistConfig(std::span<uint8_t> storage);
+  // The command register back to its reset value (0: no memory decode, no bus mastering), as a reset of the chip
+  // leaves it; the driver restores it (Linux: amdgpu_device_load_pci_state after amdgpu_device_mode1_reset).
+  void ResetCommandRegister();
 
  private:
   struct Bar {
@@ -85,14 +101,23 @@ class VirtualDevice : public Device {
   class Buffer;
 
   void ResetConfigRegisters() ABSL_EXCLUSIVE_LOCKS_REQUIRED(config_mu_);
+  // Copies the writable state into the persistent block, when there is one.
+  void SaveConfig() ABSL_EXCLUSIVE_LOCKS_REQUIRED(config_mu_);
+  // A fingerprint of the configuration space as constructed (identity, BARs, capabilities), which a saved block
+  // must match: a block left by another layout (an older build) is not restored.
+  uint64_t LayoutFingerprint() const ABSL_SHARED_LOCKS_REQUIRED(config_mu_);
   uint32_t BarRegisterValue(int index) const ABSL_SHARED_LOCKS_REQUIRED(config_mu_);
 
   base::Mutex config_mu_;
   std::array<uint8_t, kConfigSpaceSize> config_ ABSL_GUARDED_BY(config_mu_){};
   std::array<uint64_t, kBarCount> bar_address_ ABSL_GUARDED_BY(config_mu_){};
   std::array<Bar, kBarCount> bars_;
+  std::span<uint8_t> persistent_config_ ABSL_GUARDED_BY(config_mu_);
+  uint64_t layout_ ABSL_GUARDED_BY(config_mu_) = 0;
   uint8_t next_capability_ = 0x40;
   uint8_t last_capability_ = 0;
+  uint32_t next_extended_capability_ = 0x100;  // after the legacy space (PCI_CFG_SPACE_SIZE, linux/pci_regs.h)
+  uint32_t last_extended_capability_ = 0;
 
   std::shared_ptr<DmaSpace> dma_ = std::make_shared<DmaSpace>();
   std::shared_ptr<IovaAllocator> iova_;

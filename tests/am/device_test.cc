@@ -15,6 +15,7 @@
 #include "am/regs/gfx_srcid_constants.h"
 #include "am/regs/hw_id_constants.h"
 #include "am/regs/ih_constants.h"
+#include "am/regs/nbio.h"
 #include "am/regs/pm4_constants.h"
 #include "am/regs/pm4_event_constants.h"
 #include "am/regs/pm4_packets.h"
@@ -106,6 +107,16 @@ TEST_F(DeviceTest, ASecondSessionBootsPartiallyAndAResetBootsFully) {
   EXPECT_EQ(third->boot_kind(), BootKind::kFullAfterReset);
   EXPECT_EQ(third->steps().front().phase, "mode1_reset");
   EXPECT_EQ(third->psp().log().front().rfind("bootloader: 8 components", 0), 0u) << third->psp().log().front();
+}
+
+// The mode1 reset returns the PCI command register to 0; the driver writes back what it had (as
+// amdgpu_device_mode1_reset's amdgpu_device_load_pci_state does), so the GPU can master the bus and interrupt again.
+TEST_F(DeviceTest, AModeOneResetBootRestoresBusMastering) {
+  ASSERT_TRUE(device_->Boot().ok());
+  ASSERT_TRUE(device_->Boot({.full_reset = true}).ok());
+  ASSERT_EQ(device_->boot_kind(), BootKind::kFullAfterReset);
+  EXPECT_NE(*device_->pci().ReadConfig16(PCI_COMMAND) & PCI_COMMAND_MASTER, 0) << "bus master off after mode1 reset";
+  EXPECT_TRUE(sim_->dma_space().bus_master());
 }
 
 TEST_F(DeviceTest, ADeviceAnotherDriverInitialisedIsResetFirst) {
@@ -252,6 +263,42 @@ TEST_F(DeviceTest, SdmaCopiesFencesAndTraps) {
   }
   EXPECT_EQ(events[0].source_id, regs::ih::GFX_11_0_0__SRCID__SDMA_TRAP);
   EXPECT_TRUE(device_->Fini().ok());
+}
+
+// The SOC block programs NBIO's S2A doorbell entries as nbio_v4_3 does: GC's with amdgpu's literal values, SDMA's
+// over both engines' doorbells.
+TEST_F(DeviceTest, BootRoutesDoorbellsThroughTheS2aEntriesAsNbioV43) {
+  ASSERT_TRUE(device_->Boot().ok());
+  auto nbio = *regs::IpRegisters<regs::Ip::kNbio, sim::RegisterFile>::Create(sim_->registers(), sim_->bases());
+  EXPECT_EQ(nbio.Read<regs::nbio::S2A_DOORBELL_ENTRY_0_CTRL>().raw(), 0x30000007u);  // nbio_v4_3_gc_doorbell_init
+  EXPECT_EQ(nbio.Read<regs::nbio::S2A_DOORBELL_ENTRY_3_CTRL>().raw(), 0x3000000du);
+  const auto sdma = nbio.Read<regs::nbio::S2A_DOORBELL_ENTRY_2_CTRL>();
+  EXPECT_EQ(sdma.s2a_doorbell_port2_enable(), 1u);
+  EXPECT_EQ(sdma.s2a_doorbell_port2_range_offset(), Sdma::kDoorbell64 * 2);
+  EXPECT_EQ(sdma.s2a_doorbell_port2_range_size(), 40u);
+  EXPECT_EQ(sim_->nbio().RouteDoorbell(Sdma::kDoorbell64 * 2), sim::DoorbellPort::kSdma);
+  EXPECT_EQ(sim_->nbio().RouteDoorbell(Gfx::kDoorbell64 * 2), sim::DoorbellPort::kGc);
+}
+
+// Without the S2A entries (as the driver before issue 16 left them) the SDMA doorbell is lost: the fence never
+// lands, the wait times out, and the device error log says why.
+TEST_F(DeviceTest, SdmaDoorbellWithoutS2aEntriesIsLost) {
+  ASSERT_TRUE(device_->Boot().ok());
+  auto nbio = *regs::IpRegisters<regs::Ip::kNbio, sim::RegisterFile>::Create(sim_->registers(), sim_->bases());
+  nbio.Write(regs::nbio::S2A_DOORBELL_ENTRY_0_CTRL{});
+  nbio.Write(regs::nbio::S2A_DOORBELL_ENTRY_2_CTRL{});
+  nbio.Write(regs::nbio::S2A_DOORBELL_ENTRY_3_CTRL{});
+  auto fence = device_->memory().AllocBoot(4096);
+  ASSERT_TRUE(fence.ok());
+  ASSERT_TRUE(device_->sdma().Fence(device_->McAddress(*fence), 7).ok());
+  const absl::Status idle = device_->sdma().WaitIdle(absl::Milliseconds(100));
+  EXPECT_FALSE(idle.ok());
+  bool reported = false;
+  for (const sim::DeviceError& error : sim_->errors().errors()) {
+    reported |=
+        error.model == "nbio" && error.message.find("no enabled S2A doorbell entry covers it") != std::string::npos;
+  }
+  EXPECT_TRUE(reported) << idle;
 }
 
 TEST_F(DeviceTest, ContextZeroTranslatesTheDriversMappingsOnBothHubs) {

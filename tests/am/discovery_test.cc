@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "am/regs/discovery.h"
 #include "am/regs/hw_id_constants.h"
+#include "am/regs/nbio.h"
 #include "am/sim/discovery_table.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
@@ -53,6 +54,49 @@ TEST(DiscoveryTest, ReadsTheVirtualNavi31ThroughBar0) {
   EXPECT_EQ(found->table_address, (uint64_t{24} << 30) - (64 << 10));
   EXPECT_FALSE(found->through_mm_index);
   ExpectNavi31(found->discovery);
+}
+
+// nbio_4_3_0_offset.h puts registers at BASE_IDX 5 (regRCC_DEV0_EPF2_STRAP2, which nbio_v4_3_init_registers
+// writes): the table lists NBIO's sixth segment, so they resolve (before issue 16 it listed five).
+TEST(DiscoveryTest, NbioListsTheSixSegmentsItsRegistersUse) {
+  const std::vector<uint8_t> binary = sim::BuildNavi31Discovery();
+  absl::StatusOr<Discovery> discovery = ParseDiscovery(binary, "the virtual Navi31 table");
+  ASSERT_TRUE(discovery.ok()) << discovery.status();
+  const DiscoveredIp* nbio = nullptr;
+  for (const DiscoveredIp& ip : discovery->ips) {
+    if (ip.hw_id == d::NBIF_HWID) nbio = &ip;
+  }
+  ASSERT_NE(nbio, nullptr);
+  ASSERT_EQ(nbio->segments.size(), 6u);
+  EXPECT_EQ(nbio->segments[0], 0u);           // NBIO's first segment really is at 0
+  EXPECT_EQ(nbio->segments[5], 0x04040000u);  // dimgrey_cavefish_ip_offset.h NBIO_BASE__INST0_SEG5
+  const auto strap = discovery->Bases().Resolve(regs::Ip::kNbio, 0, regs::nbio::RCC_DEV0_EPF2_STRAP2::kSegment,
+                                                regs::nbio::RCC_DEV0_EPF2_STRAP2::kOffset);
+  ASSERT_TRUE(strap.ok()) << strap.status();
+  EXPECT_EQ(*strap, 0x04040000u + regs::nbio::RCC_DEV0_EPF2_STRAP2::kOffset);
+}
+
+// Every gc_info v1.2 field a driver reads for compute has Navi31's value (tinygrad sizes scratch from
+// gc_max_scratch_slots_per_cu; KFD's CRAT reports the caches from the v1.2 fields).
+TEST(DiscoveryTest, GcInfoCarriesNavi31sComputeFields) {
+  const std::vector<uint8_t> binary = sim::BuildNavi31Discovery();
+  d::BinaryHeader header;
+  std::memcpy(&header, binary.data(), sizeof(header));
+  d::GcInfoV1_2 gc;
+  ASSERT_EQ(header.table_list[d::GC].size, sizeof(gc));
+  std::memcpy(&gc, binary.data() + header.table_list[d::GC].offset, sizeof(gc));
+  EXPECT_EQ(gc.header.version_major, 1);
+  EXPECT_EQ(gc.header.version_minor, 2);
+  EXPECT_EQ(gc.gc_max_scratch_slots_per_cu, 32u);
+  EXPECT_EQ(gc.gc_max_waves_per_simd, 16u);
+  EXPECT_EQ(gc.gc_num_gprs, 1536u);
+  EXPECT_EQ(gc.gc_num_tcps, 96u);
+  EXPECT_EQ(gc.gc_tcp_l1_size, 32u);
+  EXPECT_EQ(gc.gc_num_sqc_per_wgp, 1u);
+  EXPECT_EQ(gc.gc_l1_instruction_cache_size_per_sqc, 32u);
+  EXPECT_EQ(gc.gc_l1_data_cache_size_per_sqc, 16u);
+  EXPECT_EQ(gc.gc_gl1c_per_sa * gc.gc_gl1c_size_per_instance, 256u);
+  EXPECT_EQ(gc.gc_gl2c_per_gpu, 6144u);
 }
 
 TEST(DiscoveryTest, ReadsThroughMmIndexWhenBar0IsSmall) {

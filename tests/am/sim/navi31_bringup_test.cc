@@ -116,9 +116,36 @@ class Navi31BringUpTest : public ::testing::Test {
   }
   void WriteVram(uint64_t offset, const void* data, size_t size) { std::memcpy(vram_.data() + offset, data, size); }
 
-  // NBIO: doorbells (nbio_v4_3_enable_doorbell_aperture).
+  // NBIO: doorbells (nbio_v4_3_enable_doorbell_aperture) and their S2A routing to GC (ports 0 and 3) and SDMA
+  // (port 2, this test's SDMA doorbell), as tinygrad's AM_SOC.doorbell_enable callers program it.
   void EnableDoorbells() {
-    Regs<regs::Ip::kNbio>().Write(regs::nbio::RCC_DEV0_EPF0_RCC_DOORBELL_APER_EN{}.bif_doorbell_aper_en(1));
+    auto nbio = Regs<regs::Ip::kNbio>();
+    nbio.Write(regs::nbio::RCC_DEV0_EPF0_RCC_DOORBELL_APER_EN{}.bif_doorbell_aper_en(1));
+    WriteBeyondBar5<regs::nbio::S2A_DOORBELL_ENTRY_0_CTRL>(regs::nbio::S2A_DOORBELL_ENTRY_0_CTRL{}
+                                                               .s2a_doorbell_port0_enable(1)
+                                                               .s2a_doorbell_port0_awid(0x3)
+                                                               .s2a_doorbell_port0_awaddr_31_28_value(0x3)
+                                                               .raw());
+    WriteBeyondBar5<regs::nbio::S2A_DOORBELL_ENTRY_3_CTRL>(regs::nbio::S2A_DOORBELL_ENTRY_3_CTRL{}
+                                                               .s2a_doorbell_port3_enable(1)
+                                                               .s2a_doorbell_port3_awid(0x6)
+                                                               .s2a_doorbell_port3_awaddr_31_28_value(0x3)
+                                                               .raw());
+    WriteBeyondBar5<regs::nbio::S2A_DOORBELL_ENTRY_2_CTRL>(regs::nbio::S2A_DOORBELL_ENTRY_2_CTRL{}
+                                                               .s2a_doorbell_port2_enable(1)
+                                                               .s2a_doorbell_port2_awid(0xe)
+                                                               .s2a_doorbell_port2_range_offset(kSdmaDoorbell)
+                                                               .s2a_doorbell_port2_range_size(2)
+                                                               .s2a_doorbell_port2_awaddr_31_28_value(0x3)
+                                                               .raw());
+  }
+  // A register past BAR5's end, through the RSMU index/data pair (byte address in the index).
+  template <typename R>
+  void WriteBeyondBar5(uint32_t value) {
+    auto nbio = Regs<regs::Ip::kNbio>();
+    nbio.Write(regs::nbio::BIF_BX_PF0_RSMU_INDEX{}.set_raw(
+        static_cast<uint32_t>(*Navi31Bases().Resolve(R::kIp, 0, R::kSegment, R::kOffset) * 4)));
+    nbio.Write(regs::nbio::BIF_BX_PF0_RSMU_DATA{}.set_raw(value));
   }
 
   // Both hubs: the system aperture over the FB (*hub_v3_0_init_system_aperture_regs) and context 0 on a one-level

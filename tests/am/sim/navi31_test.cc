@@ -45,6 +45,35 @@ TEST(Navi31Test, HasTheIdentityAndBarsOfAnRx7900Xtx) {
   (*vram)[base::GiB(24) - 1] = 0x5a;       // sparse backing: touching the last byte costs one page
 }
 
+// What lspci shows on a real board beyond the chip's identity: the add-in board's subsystem id, BAR2 prefetchable,
+// the resizable-BAR capability with the sizes a 7900 XTX offers (before issue 16: subsystem 1002:744c, BAR2
+// non-prefetchable, no extended capability).
+TEST(Navi31Test, HasTheBoardIdentityAndResizableBarsOfARealCard) {
+  auto device = pci::Open("sim:navi31:board");
+  ASSERT_TRUE(device.ok()) << device.status();
+  EXPECT_EQ(*(*device)->ReadConfig16(PCI_SUBSYSTEM_VENDOR_ID), 0x148c);
+  EXPECT_EQ(*(*device)->ReadConfig16(PCI_SUBSYSTEM_ID), 0x2422);
+  EXPECT_TRUE((*device)->GetBarInfo(2)->prefetchable);
+  EXPECT_NE(*(*device)->ReadConfig32(PCI_BASE_ADDRESS_2) & PCI_BASE_ADDRESS_MEM_PREFETCH, 0u);
+  const uint32_t header = *(*device)->ReadConfig32(PCI_CFG_SPACE_SIZE);
+  EXPECT_EQ(PCI_EXT_CAP_ID(header), uint32_t{PCI_EXT_CAP_ID_REBAR});
+  EXPECT_EQ(PCI_EXT_CAP_NEXT(header), 0u);
+  const uint32_t bar0_sizes = *(*device)->ReadConfig32(PCI_CFG_SPACE_SIZE + PCI_REBAR_CAP);
+  const uint32_t bar0_ctrl = *(*device)->ReadConfig32(PCI_CFG_SPACE_SIZE + PCI_REBAR_CTRL);
+  EXPECT_EQ(bar0_sizes & PCI_REBAR_CAP_SIZES, 0xff000u);  // 256 MiB (bit 12) .. 32 GiB (bit 19)
+  EXPECT_EQ(bar0_ctrl & PCI_REBAR_CTRL_BAR_IDX, 0u);
+  EXPECT_EQ((bar0_ctrl & PCI_REBAR_CTRL_NBAR_MASK) >> PCI_REBAR_CTRL_NBAR_SHIFT, 2u);
+  EXPECT_EQ((bar0_ctrl & PCI_REBAR_CTRL_BAR_SIZE) >> PCI_REBAR_CTRL_BAR_SHIFT, 15u);  // 2^15 MiB = 32 GiB, as BAR0
+  const uint32_t bar2_sizes = *(*device)->ReadConfig32(PCI_CFG_SPACE_SIZE + PCI_REBAR_CAP + 8);
+  const uint32_t bar2_ctrl = *(*device)->ReadConfig32(PCI_CFG_SPACE_SIZE + PCI_REBAR_CTRL + 8);
+  EXPECT_EQ(bar2_sizes & PCI_REBAR_CAP_SIZES, 0x1fe0u);  // 2 MiB (bit 5) .. 256 MiB (bit 12)
+  EXPECT_EQ(bar2_ctrl & PCI_REBAR_CTRL_BAR_IDX, 2u);
+  EXPECT_EQ((bar2_ctrl & PCI_REBAR_CTRL_BAR_SIZE) >> PCI_REBAR_CTRL_BAR_SHIFT, 1u);  // 2 MiB
+  // Extended space is read-only: a resize the model cannot honour does not show as done.
+  ASSERT_TRUE((*device)->WriteConfig32(PCI_CFG_SPACE_SIZE + PCI_REBAR_CTRL, 0).ok());
+  EXPECT_EQ(*(*device)->ReadConfig32(PCI_CFG_SPACE_SIZE + PCI_REBAR_CTRL), bar0_ctrl);
+}
+
 TEST(Navi31Test, ConfigMemsizeReportsVramInMib) {
   auto device = pci::Open("sim:navi31:memsize");
   ASSERT_TRUE(device.ok());
@@ -125,6 +154,54 @@ TEST(Navi31Test, SmuMode1ResetReturnsRegistersToPowerOnAndKeepsVram) {
   EXPECT_EQ((*(*device)->MapMemory(0))[base::GiB(2)], 0x99);  // VRAM is not cleared by a reset
   EXPECT_FALSE(navi31.smu().alive());                         // the SMU needs its firmware again
   EXPECT_TRUE(ReadDiscovery(**device).ok());                  // the discovery binary is there again
+}
+
+// A real function keeps its configuration space between driver sessions (sysfs, vfio-pci without a reset): the
+// bus master bit a first process set is still set for the next one.
+TEST(Navi31Test, CommandRegisterSurvivesIntoTheNextOpen) {
+  {
+    auto device = pci::Open("sim:navi31:config-persist");
+    ASSERT_TRUE(device.ok());
+    ASSERT_TRUE((*device)->SetBusMaster(true).ok());
+    ASSERT_TRUE((*device)->WriteConfig8(PCI_INTERRUPT_LINE, 11).ok());
+  }
+  auto device = pci::Open("sim:navi31:config-persist");
+  ASSERT_TRUE(device.ok());
+  EXPECT_NE(*(*device)->ReadConfig16(PCI_COMMAND) & PCI_COMMAND_MASTER, 0);
+  EXPECT_EQ(*(*device)->ReadConfig8(PCI_INTERRUPT_LINE), 11);
+  EXPECT_TRUE(static_cast<Navi31&>(**device).dma_space().bus_master());
+}
+
+// A mode1 reset takes the command register back to 0 (amdgpu_device_mode1_reset restores it afterwards).
+TEST(Navi31Test, Mode1ResetClearsTheCommandRegister) {
+  auto device = pci::Open("sim:navi31:mode1-config");
+  ASSERT_TRUE(device.ok());
+  auto& navi31 = static_cast<Navi31&>(**device);
+  ASSERT_TRUE((*device)->SetBusMaster(true).ok());
+  navi31.smu().FirmwareLoaded(1);
+  Bar5 registers(*(*device)->MapMmio(5));
+  auto mp1 = regs::IpRegisters<regs::Ip::kMp1, Bar5>::Create(registers, Navi31Bases());
+  ASSERT_TRUE(mp1.ok());
+  mp1->Write(regs::mp1::MP1_SMN_C2PMSG_90{}.set_raw(0));
+  mp1->Write(regs::mp1::MP1_SMN_C2PMSG_66{}.set_raw(regs::smu::PPSMC_MSG_Mode1Reset));
+  EXPECT_EQ(*(*device)->ReadConfig16(PCI_COMMAND), 0);
+  EXPECT_FALSE(navi31.dma_space().bus_master());
+}
+
+// A DMA the GPU attempts while bus mastering is off says so; it is not an IOMMU fault.
+TEST(Navi31Test, DmaWithBusMasteringOffIsReportedAsSuch) {
+  auto device = pci::Open("sim:navi31:no-bus-master");
+  ASSERT_TRUE(device.ok());
+  auto& navi31 = static_cast<Navi31&>(**device);
+  ASSERT_TRUE((*device)->SetBusMaster(false).ok());
+  auto buffer = (*device)->AllocDma(4096);
+  ASSERT_TRUE(buffer.ok());
+  const MemoryClient client{.hub = Hub::kMm, .name = "ih", .bus_address = true};
+  EXPECT_FALSE(navi31.gmc().Map(client, (*buffer)->device_address(), 64, Access::kWrite).ok());
+  ASSERT_FALSE(navi31.errors().errors().empty());
+  EXPECT_NE(navi31.errors().errors().back().message.find("bus master disabled"), std::string::npos)
+      << navi31.errors().errors().back().message;
+  EXPECT_NE(navi31.errors().errors().back().message.find("DMA write"), std::string::npos);
 }
 
 // Registers beyond BAR5's 1 MiB (GC's fourth segment lies at dword 0x2402c00) are reached through the RSMU
