@@ -305,7 +305,7 @@ void SdmaEngine::Reconcile() {
     const std::string why = !firmware ? "the PSP has not loaded the SDMA firmware (GFX_FW_TYPE_SDMA_UCODE_TH0 and _TH1)"
                             : halted  ? absl::StrFormat("the engine is halted (SDMA%d_F32_CNTL.HALT is 1)", instance_)
                             : !th1    ? absl::StrFormat(
-                                            "the F32's queue thread TH1 does not run (SDMA%d_F32_CNTL %#010x: "
+                                            "the F32's queue thread TH1 does not run (SDMA%d_F32_CNTL 0x%08x: "
                                                "TH1_ENABLE must stay 1 and TH1_RESET be 0; a whole-register write "
                                                "that clears TH1_ENABLE stops it)",
                                             instance_, context_.registers.Peek(regs_.f32_cntl))
