@@ -99,13 +99,11 @@ absl::Status Device::CreateBlocks(firmware::Store& firmware) {
       {"ih", regs::discovery::OSSSYS_HWID, 6, 0,
        [](Device& d, firmware::Store&) -> IpBlock* { return (d.ih_ = std::make_unique<Ih>(d)).get(); }},
       {"psp", regs::discovery::MP0_HWID, 13, 0,
-       [](Device& d, firmware::Store& f) -> IpBlock* {
-         return (d.psp_ = std::make_unique<Psp>(d, std::move(f))).get();
-       }},
+       [](Device& d, firmware::Store& f) -> IpBlock* { return (d.psp_ = std::make_unique<Psp>(d, f)).get(); }},
       {"smu", regs::discovery::MP1_HWID, 13, 0,
        [](Device& d, firmware::Store&) -> IpBlock* { return (d.smu_ = std::make_unique<Smu>(d)).get(); }},
       {"gfx", regs::discovery::GC_HWID, 11, 0,
-       [](Device& d, firmware::Store&) -> IpBlock* { return (d.gfx_ = std::make_unique<Gfx>(d)).get(); }},
+       [](Device& d, firmware::Store& f) -> IpBlock* { return (d.gfx_ = std::make_unique<Gfx>(d, f)).get(); }},
       {"sdma", regs::discovery::SDMA0_HWID, 6, 0,
        [](Device& d, firmware::Store&) -> IpBlock* { return (d.sdma_ = std::make_unique<Sdma>(d)).get(); }},
   };

@@ -8,11 +8,14 @@
 #include "absl/strings/str_format.h"
 #include "am/device.h"
 #include "am/regs/gc.h"
+#include "am/regs/hw_id_constants.h"
 #include "am/regs/mqd.h"
 #include "am/regs/nbio.h"
 #include "am/regs/pm4.h"
 #include "am/soc.h"
 #include "base/status_macros.h"
+#include "firmware/container.h"
+#include "firmware/requirements.h"
 
 namespace am {
 namespace {
@@ -28,6 +31,15 @@ constexpr uint32_t kAllCus = 0xffffffff;
 constexpr uint32_t kHqdFirstMqdDword = offsetof(regs::V11ComputeMqd, cp_mqd_base_addr_lo) / 4;
 constexpr uint32_t kHqdCount = gc::CP_HQD_PQ_WPTR_HI::kOffset - gc::CP_MQD_BASE_ADDR::kOffset + 1;
 static_assert(offsetof(regs::V11ComputeMqd, cp_hqd_pq_wptr_hi) / 4 == kHqdFirstMqdDword + kHqdCount - 1);
+
+// gfx_v11_0_sw_init for GC 11.0.0: num_pipe_per_mec (gfx_v11_0_config_gfx_rs64 programs each of them).
+constexpr uint32_t kMecPipes = 4;
+
+// gfx_v11_0_compute_mqd_init: compute_misc_reserved, CP_HQD_PERSISTENT_STATE.PRELOAD_SIZE and
+// CP_HQD_IB_CONTROL.MIN_IB_AVAIL_SIZE as Linux sets them over the registers' power-on values.
+constexpr uint32_t kComputeMiscReserved = 0x00000007;
+constexpr uint32_t kPreloadSize = 0x55;
+constexpr uint32_t kMinIbAvailSize = 3;
 
 // amdgpu_doorbell.h: AMDGPU_NAVI10_DOORBELL_KIQ and _USERQUEUE_END, the MEC's doorbell range (64-bit indexes).
 constexpr uint32_t kKiqDoorbell64 = 0x000;
@@ -76,18 +88,88 @@ void Gfx::Select(uint32_t me, uint32_t pipe, uint32_t queue) {
 
 absl::Status Gfx::InitHw() {
   auto g = device_.Regs<regs::Ip::kGc>();
-  BAREGPU_RETURN_IF_ERROR(device_.io().WaitFor(
-      *g.AddressOf<gc::RLC_RLCS_BOOTLOAD_STATUS>(), gc::RLC_RLCS_BOOTLOAD_STATUS{}.bootload_complete(1).raw(),
-      gc::RLC_RLCS_BOOTLOAD_STATUS{}.bootload_complete(1).raw(), kTimeout, "the RLC autoload to complete"));
-  // gfx_v11_0_cp_compute_enable: doorbells routed to the MEC, pipe 0 active, out of halt.
+  BAREGPU_RETURN_IF_ERROR(WaitForAutoload());
+  // A partial boot finds the queue of the previous process live on the MEC: dequeue it before anything under it
+  // changes (gfx_v11_0_kiq_init_register; tinygrad's reset_mec dequeues first too).
+  BAREGPU_RETURN_IF_ERROR(Dequeue());
+  BAREGPU_RETURN_IF_ERROR(ConfigMec());
+  EnableMec();
   g.Write(gc::CP_MEC_DOORBELL_RANGE_LOWER{}.doorbell_range_lower(kKiqDoorbell64 * 2));
   g.Write(gc::CP_MEC_DOORBELL_RANGE_UPPER{}.doorbell_range_upper(kUserQueueEndDoorbell64 * 2));
   g.Write(gc::CP_ME1_PIPE0_INT_CNTL{}.time_stamp_int_enable(1).opcode_error_int_enable(1).gpf_int_enable(1));
-  g.Write(gc::CP_MEC_RS64_CNTL{}.mec_pipe0_active(1).mec_halt(0));
 
   ring_.Clear();
   BAREGPU_RETURN_IF_ERROR(g.status());
   return LoadQueue();
+}
+
+absl::Status Gfx::WaitForAutoload() {
+  auto g = device_.Regs<regs::Ip::kGc>();
+  const uint32_t complete = gc::RLC_RLCS_BOOTLOAD_STATUS{}.bootload_complete(1).raw();
+  BAREGPU_RETURN_IF_ERROR(device_.io().WaitFor(*g.AddressOf<gc::RLC_RLCS_BOOTLOAD_STATUS>(), complete, complete,
+                                               kTimeout, "the RLC autoload to complete"));
+  // The CP is still starting the firmware the RLC loaded until CP_STAT reads 0 (every busy bit clear).
+  return device_.io().WaitFor(*g.AddressOf<gc::CP_STAT>(), ~uint32_t{0}, gc::CP_STAT{}.raw(), kTimeout,
+                              "the CP to go idle after the RLC autoload (CP_STAT 0)");
+}
+
+absl::StatusOr<uint64_t> Gfx::MecUcodeStart() const {
+  // The file list is per ASIC (firmware/requirements.h), so it takes every versioned block, as the PSP block does.
+  const Discovery& d = device_.discovery().discovery;
+  auto version = [&](uint16_t hw_id) {
+    const std::optional<IpVersion> v = d.VersionOf(hw_id);
+    return v ? firmware::IpVersion{v->major, v->minor, v->revision} : firmware::IpVersion{};
+  };
+  const firmware::IpVersions versions{version(regs::discovery::GC_HWID), version(regs::discovery::MP0_HWID),
+                                      version(regs::discovery::MP1_HWID), version(regs::discovery::SDMA0_HWID)};
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> required, firmware::RequiredFiles(versions));
+  for (const firmware::RequiredFile& file : required) {
+    if (file.role.kind != firmware::FileKind::kMec) continue;
+    BAREGPU_ASSIGN_OR_RETURN(firmware::LoadedFile loaded, firmware_.Load(file.name));
+    BAREGPU_ASSIGN_OR_RETURN(firmware::Container container, firmware::ParseContainer(loaded.path, loaded.data));
+    const std::optional<uint64_t> lo = container.Field("ucode_start_addr_lo");
+    const std::optional<uint64_t> hi = container.Field("ucode_start_addr_hi");
+    if (!lo || !hi) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("%s (%s) has no ucode_start_addr_lo/hi: the RS64 MEC needs gfx_firmware_header_v2_0",
+                          loaded.path, container.layout));
+    }
+    return (*hi << 32) | *lo;
+  }
+  return absl::NotFoundError("no MEC firmware among the files GC requires");
+}
+
+absl::Status Gfx::ConfigMec() {
+  BAREGPU_ASSIGN_OR_RETURN(const uint64_t start, MecUcodeStart());
+  auto g = device_.Regs<regs::Ip::kGc>();
+  // gfx_v11_0_config_gfx_rs64: each pipe's start address (dwords) under its GRBM selection...
+  for (uint32_t pipe = 0; pipe < kMecPipes; ++pipe) {
+    Select(1, pipe, 0);
+    g.Write(gc::CP_MEC_RS64_PRGRM_CNTR_START{}.ip_start(static_cast<uint32_t>(start >> 2)));
+    g.Write(gc::CP_MEC_RS64_PRGRM_CNTR_START_HI{}.ip_start(static_cast<uint32_t>(start >> 34)));
+  }
+  Select(0, 0, 0);
+  // ...then a reset pulse of every pipe, which makes it fetch from there.
+  auto cntl = g.Read<gc::CP_MEC_RS64_CNTL>();
+  g.Write(cntl.mec_pipe0_reset(1).mec_pipe1_reset(1).mec_pipe2_reset(1).mec_pipe3_reset(1));
+  g.Write(cntl.mec_pipe0_reset(0).mec_pipe1_reset(0).mec_pipe2_reset(0).mec_pipe3_reset(0));
+  return g.status();
+}
+
+void Gfx::EnableMec() {
+  // Read-modify-write: CP_MEC_RS64_CNTL powers on halted (MEC_HALT) and keeps fields Linux does not touch.
+  device_.Regs<regs::Ip::kGc>().Modify<gc::CP_MEC_RS64_CNTL>([](auto& r) {
+    r.mec_invalidate_icache(0)
+        .mec_pipe0_reset(0)
+        .mec_pipe1_reset(0)
+        .mec_pipe2_reset(0)
+        .mec_pipe3_reset(0)
+        .mec_pipe0_active(1)
+        .mec_pipe1_active(1)
+        .mec_pipe2_active(1)
+        .mec_pipe3_active(1)
+        .mec_halt(0);
+  });
 }
 
 absl::Status Gfx::LoadQueue() {
@@ -100,9 +182,11 @@ absl::Status Gfx::LoadQueue() {
   std::memcpy(pointers.data(), &start, sizeof(start));
   std::memcpy(pointers.data() + kWptrPollOffset, &wptr_now, sizeof(wptr_now));
 
+  // Every HQD field Linux derives from a register starts from that register's power-on value, not from zero.
   regs::V11ComputeMqd mqd{};
   mqd.header = kMqdHeader;
   mqd.compute_pipelinestat_enable = 1;
+  mqd.compute_misc_reserved = kComputeMiscReserved;
   mqd.compute_static_thread_mgmt_se0 = mqd.compute_static_thread_mgmt_se1 = kAllCus;
   mqd.compute_static_thread_mgmt_se2 = mqd.compute_static_thread_mgmt_se3 = kAllCus;
   const uint64_t eop = device_.McAddress(eop_), mqd_mc = device_.McAddress(mqd_),
@@ -110,15 +194,18 @@ absl::Status Gfx::LoadQueue() {
   const uint64_t rptr = device_.McAddress(pointers_), wptr = device_.McAddress(pointers_ + kWptrPollOffset);
   mqd.cp_hqd_eop_base_addr_lo = static_cast<uint32_t>(eop >> 8);
   mqd.cp_hqd_eop_base_addr_hi = static_cast<uint32_t>(eop >> 40);
-  mqd.cp_hqd_eop_control = gc::CP_HQD_EOP_CONTROL{}.eop_size(Log2(kEopBytes / 4) - 1).raw();
+  mqd.cp_hqd_eop_control =
+      gc::CP_HQD_EOP_CONTROL::FromRaw(gc::CP_HQD_EOP_CONTROL::kDefault).eop_size(Log2(kEopBytes / 4) - 1).raw();
   mqd.cp_mqd_base_addr_lo = static_cast<uint32_t>(mqd_mc);
   mqd.cp_mqd_base_addr_hi = static_cast<uint32_t>(mqd_mc >> 32);
+  mqd.cp_mqd_control = gc::CP_MQD_CONTROL::FromRaw(gc::CP_MQD_CONTROL::kDefault).vmid(0).raw();
   mqd.cp_hqd_pq_base_lo = static_cast<uint32_t>(ring_mc >> 8);
   mqd.cp_hqd_pq_base_hi = static_cast<uint32_t>(ring_mc >> 40);
-  mqd.cp_hqd_pq_control = gc::CP_HQD_PQ_CONTROL{}
+  mqd.cp_hqd_pq_control = gc::CP_HQD_PQ_CONTROL::FromRaw(gc::CP_HQD_PQ_CONTROL::kDefault)
                               .queue_size(Log2(kRingBytes / 4) - 1)
                               .rptr_block_size(Log2(4096 / 4) - 1)
                               .unord_dispatch(1)
+                              .tunnel_dispatch(0)
                               .priv_state(1)
                               .kmd_queue(1)
                               .raw();
@@ -126,12 +213,20 @@ absl::Status Gfx::LoadQueue() {
   mqd.cp_hqd_pq_rptr_report_addr_hi = static_cast<uint32_t>(rptr >> 32);
   mqd.cp_hqd_pq_wptr_poll_addr_lo = static_cast<uint32_t>(wptr);
   mqd.cp_hqd_pq_wptr_poll_addr_hi = static_cast<uint32_t>(wptr >> 32);
-  mqd.cp_hqd_pq_doorbell_control =
-      gc::CP_HQD_PQ_DOORBELL_CONTROL{}.doorbell_offset(kDoorbell64 * 2).doorbell_en(1).raw();
+  mqd.cp_hqd_pq_doorbell_control = gc::CP_HQD_PQ_DOORBELL_CONTROL::FromRaw(gc::CP_HQD_PQ_DOORBELL_CONTROL::kDefault)
+                                       .doorbell_offset(kDoorbell64 * 2)
+                                       .doorbell_en(1)
+                                       .doorbell_source(0)
+                                       .doorbell_hit(0)
+                                       .raw();
   mqd.cp_hqd_pq_rptr = start;
   mqd.cp_hqd_pq_wptr_lo = static_cast<uint32_t>(wptr_now);
   mqd.cp_hqd_pq_wptr_hi = static_cast<uint32_t>(wptr_now >> 32);
   mqd.cp_hqd_vmid = 0;
+  mqd.cp_hqd_persistent_state =
+      gc::CP_HQD_PERSISTENT_STATE::FromRaw(gc::CP_HQD_PERSISTENT_STATE::kDefault).preload_size(kPreloadSize).raw();
+  mqd.cp_hqd_ib_control =
+      gc::CP_HQD_IB_CONTROL::FromRaw(gc::CP_HQD_IB_CONTROL::kDefault).min_ib_avail_size(kMinIbAvailSize).raw();
   mqd.cp_hqd_active = 0;  // activated last, after every other register
   BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> mqd_view, device_.memory().CpuView(mqd_, sizeof(mqd)));
   std::memcpy(mqd_view.data(), &mqd, sizeof(mqd));
@@ -151,10 +246,15 @@ absl::Status Gfx::FiniHw() { return Dequeue(); }
 absl::Status Gfx::Dequeue() {
   auto g = device_.Regs<regs::Ip::kGc>();
   Select(1, 0, 0);
-  // gfx_v11_0_kiq_fini_register / tinygrad: dequeue, then wait for the HQD to go inactive.
-  g.Write(gc::CP_HQD_DEQUEUE_REQUEST{}.dequeue_req(1));
-  absl::Status idle = device_.io().WaitFor(*g.AddressOf<gc::CP_HQD_ACTIVE>(), gc::CP_HQD_ACTIVE{}.active(1).raw(), 0,
-                                           kTimeout, "the compute queue to dequeue");
+  absl::Status idle = g.status();
+  // gfx_v11_0_kiq_init_register / tinygrad's _dequeue_hqds: only an active HQD is dequeued; wait for it to go
+  // inactive, then withdraw the request (the MQD's cp_hqd_dequeue_request is 0).
+  if (idle.ok() && g.Read<gc::CP_HQD_ACTIVE>().active()) {
+    g.Write(gc::CP_HQD_DEQUEUE_REQUEST{}.dequeue_req(1));
+    idle = device_.io().WaitFor(*g.AddressOf<gc::CP_HQD_ACTIVE>(), gc::CP_HQD_ACTIVE{}.active(1).raw(), 0, kTimeout,
+                                "the compute queue to dequeue");
+    g.Write(gc::CP_HQD_DEQUEUE_REQUEST{}.dequeue_req(0));
+  }
   Select(0, 0, 0);
   return idle;
 }

@@ -20,6 +20,7 @@
 #include "am/queue_reset.h"
 #include "am/regs/pm4_packets.h"
 #include "am/ring.h"
+#include "firmware/store.h"
 #include "pci/mmio.h"
 
 namespace am {
@@ -37,7 +38,8 @@ class Gfx final : public IpBlock {
   // In the queue's pointer page: the rptr report at 0, the wptr poll location here.
   static constexpr uint64_t kWptrPollOffset = 8;
 
-  explicit Gfx(Device& device) : device_(device) {}
+  // `firmware`: where the MEC firmware file is read from (its header gives the MEC's start address).
+  Gfx(Device& device, firmware::Store firmware) : device_(device), firmware_(std::move(firmware)) {}
   absl::string_view name() const override { return "gfx"; }
   absl::Status InitSw() override;
   absl::Status InitHw() override;
@@ -62,10 +64,19 @@ class Gfx final : public IpBlock {
 
  private:
   void Select(uint32_t me, uint32_t pipe, uint32_t queue);
+  // gfx_v11_0_wait_for_rlc_autoload_complete: BOOTLOAD_COMPLETE and an idle CP.
+  absl::Status WaitForAutoload();
+  // The RS64 MEC firmware's ucode_start_addr (gfx_firmware_header_v2_0), from the MEC file the PSP loads.
+  absl::StatusOr<uint64_t> MecUcodeStart() const;
+  // gfx_v11_0_config_gfx_rs64's MEC part: every pipe's program counter, latched by a pipe reset pulse.
+  absl::Status ConfigMec();
+  // gfx_v11_0_cp_compute_enable(true).
+  void EnableMec();
   absl::Status LoadQueue();
   absl::Status Dequeue();
 
   Device& device_;
+  firmware::Store firmware_;
   uint64_t ring_vram_ = 0, eop_ = 0, mqd_ = 0, pointers_ = 0;  // VRAM; rptr report at pointers_, wptr poll at +8
   Ring ring_{kPm4RingFormat};
   uint32_t hdp_flush_request_ = 0, hdp_flush_done_ = 0;  // absolute dword addresses (NBIO)

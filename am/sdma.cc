@@ -1,5 +1,6 @@
 #include "am/sdma.h"
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cstring>
@@ -10,6 +11,7 @@
 #include "am/regs/gc.h"
 #include "am/regs/sdma_constants.h"
 #include "am/regs/sdma_packets.h"
+#include "am/regs/sdma_policy_constants.h"
 #include "am/soc.h"
 #include "base/status_macros.h"
 
@@ -22,6 +24,15 @@ namespace sdma = regs::sdma;
 // sdma_v6_0_soft_reset waits 100 us around each GRBM_SOFT_RESET edge for the engine to settle.
 constexpr absl::Duration kSoftResetSettle = absl::Microseconds(100);
 
+// amdgpu.h: AMDGPU_MAX_USEC_TIMEOUT, the default adev->usec_timeout (100 ms); sdma_v6_0_gfx_resume_instance sets
+// the hang watchdog to max(usec_timeout / 100000, 1) units of 100 ms.
+constexpr uint32_t kUsecTimeout = 100000;
+constexpr uint32_t kWatchdogUnitUsec = 100000;
+constexpr uint32_t kQueueHangCount = std::max(kUsecTimeout / kWatchdogUnitUsec, 1u);
+// sdma_v6_0_gfx_resume_instance: SDMA0_UTCL1_CNTL RESP_MODE and REDO_DELAY ("RESP_MODE to non-copy addresses").
+constexpr uint32_t kUtcl1RespMode = 3;
+constexpr uint32_t kUtcl1RedoDelay = 9;
+
 }  // namespace
 
 absl::Status Sdma::InitSw() {
@@ -29,11 +40,12 @@ absl::Status Sdma::InitSw() {
   BAREGPU_ASSIGN_OR_RETURN(ring_vram_, memory.AllocBoot(kRingBytes, kRingBytes));
   BAREGPU_ASSIGN_OR_RETURN(rptr_, memory.AllocBoot(4096, 4096));
   BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> ring, memory.CpuView(ring_vram_, kRingBytes));
-  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> rptr, memory.CpuView(rptr_, 8));
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> rptr, memory.CpuView(rptr_, kWptrPollOffset + 8));
   BAREGPU_ASSIGN_OR_RETURN(pci::Mmio doorbells, device_.pci().MapMmio(2));
   BAREGPU_ASSIGN_OR_RETURN(pci::Mmio registers, device_.pci().MapMmio(5));
   ring_.Attach({.ring = ring,
                 .rptr = rptr.data(),
+                .wptr_poll = reinterpret_cast<uint64_t*>(rptr.data() + kWptrPollOffset),
                 .doorbells = doorbells,
                 .doorbell_offset = kDoorbell64 * 8,
                 .registers = registers,
@@ -54,25 +66,47 @@ absl::Status Sdma::LoadRing() {
   BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> rptr, device_.memory().CpuView(rptr_, 4096));
   std::memset(rptr.data(), 0, rptr.size());
   std::memcpy(rptr.data(), &wptr, sizeof(wptr));
+  std::memcpy(rptr.data() + kWptrPollOffset, &wptr, sizeof(wptr));
   const uint64_t ring_mc = device_.McAddress(ring_vram_), rptr_mc = device_.McAddress(rptr_);
-  g.Write(gc::SDMA0_QUEUE0_RB_CNTL{}.set_raw(0));  // disabled while programming
-  g.Write(gc::SDMA0_F32_CNTL{}.halt(0).th1_reset(0));
-  g.Write(gc::SDMA0_CNTL::FromRaw(g.Read<gc::SDMA0_CNTL>().raw()).trap_enable(1));
-  g.Write(gc::SDMA0_QUEUE0_RB_BASE{}.set_raw(static_cast<uint32_t>(ring_mc >> 8)));
-  g.Write(gc::SDMA0_QUEUE0_RB_BASE_HI{}.set_raw(static_cast<uint32_t>(ring_mc >> 40)));
+  const uint64_t wptr_poll_mc = rptr_mc + kWptrPollOffset;
+  // sdma_v6_0_gfx_resume_instance, in its order; every control register is read-modified-written, so the fields
+  // Linux leaves alone keep their power-on values (F32_CNTL's TH0/TH1_ENABLE and priorities, UTCL1 credits).
+  g.Modify<gc::SDMA0_QUEUE0_RB_CNTL>([](auto& r) { r.rb_enable(0); });  // disabled while programming
+  g.Write(gc::SDMA0_SEM_WAIT_FAIL_TIMER_CNTL{}.set_raw(0));
+  auto rb_cntl = g.Read<gc::SDMA0_QUEUE0_RB_CNTL>()
+                     .rb_size(static_cast<uint32_t>(std::countr_zero(kRingBytes / 4)))
+                     .rb_priv(1)
+                     .rb_enable(0);
+  g.Write(rb_cntl);
+  // Moving a pointer back (a restart at 0, or a partial boot) is only taken with MINOR_PTR_UPDATE set.
+  g.Write(gc::SDMA0_QUEUE0_MINOR_PTR_UPDATE{}.enable(1));
   g.Write(gc::SDMA0_QUEUE0_RB_RPTR{}.set_raw(static_cast<uint32_t>(wptr)));
   g.Write(gc::SDMA0_QUEUE0_RB_RPTR_HI{}.set_raw(static_cast<uint32_t>(wptr >> 32)));
   g.Write(gc::SDMA0_QUEUE0_RB_WPTR{}.set_raw(static_cast<uint32_t>(wptr)));
   g.Write(gc::SDMA0_QUEUE0_RB_WPTR_HI{}.set_raw(static_cast<uint32_t>(wptr >> 32)));
-  g.Write(gc::SDMA0_QUEUE0_RB_RPTR_ADDR_LO{}.set_raw(static_cast<uint32_t>(rptr_mc)));
+  // The wptr shadow the F32 polls (F32_WPTR_POLL_ENABLE, on at power-on and kept on by Linux); am::Ring stores
+  // every new wptr there before the doorbell.
+  g.Write(gc::SDMA0_QUEUE0_RB_WPTR_POLL_ADDR_LO{}.set_raw(static_cast<uint32_t>(wptr_poll_mc)));
+  g.Write(gc::SDMA0_QUEUE0_RB_WPTR_POLL_ADDR_HI{}.set_raw(static_cast<uint32_t>(wptr_poll_mc >> 32)));
   g.Write(gc::SDMA0_QUEUE0_RB_RPTR_ADDR_HI{}.set_raw(static_cast<uint32_t>(rptr_mc >> 32)));
-  g.Write(gc::SDMA0_QUEUE0_DOORBELL_OFFSET{}.offset(kDoorbell64 * 2));
-  g.Write(gc::SDMA0_QUEUE0_DOORBELL{}.enable(1));
-  g.Write(gc::SDMA0_QUEUE0_IB_CNTL{}.ib_enable(1));
-  g.Write(gc::SDMA0_QUEUE0_RB_CNTL{}
-              .rb_size(static_cast<uint32_t>(std::countr_zero(kRingBytes / 4)))
-              .rptr_writeback_enable(1)
-              .rb_enable(1));
+  g.Write(gc::SDMA0_QUEUE0_RB_RPTR_ADDR_LO{}.set_raw(static_cast<uint32_t>(rptr_mc)));
+  rb_cntl.rptr_writeback_enable(1).wptr_poll_enable(0).f32_wptr_poll_enable(1);
+  g.Write(gc::SDMA0_QUEUE0_RB_BASE{}.set_raw(static_cast<uint32_t>(ring_mc >> 8)));
+  g.Write(gc::SDMA0_QUEUE0_RB_BASE_HI{}.set_raw(static_cast<uint32_t>(ring_mc >> 40)));
+  g.Modify<gc::SDMA0_QUEUE0_DOORBELL>([](auto& r) { r.enable(1); });
+  g.Modify<gc::SDMA0_QUEUE0_DOORBELL_OFFSET>([](auto& r) { r.offset(kDoorbell64 * 2); });
+  g.Write(gc::SDMA0_QUEUE0_MINOR_PTR_UPDATE{}.enable(0));
+  g.Modify<gc::SDMA0_WATCHDOG_CNTL>([](auto& r) { r.queue_hang_count(kQueueHangCount); });
+  g.Modify<gc::SDMA0_UTCL1_CNTL>([](auto& r) { r.resp_mode(kUtcl1RespMode).redo_delay(kUtcl1RedoDelay); });
+  g.Modify<gc::SDMA0_UTCL1_PAGE>([](auto& r) {
+    r.rd_l2_policy(sdma::CACHE_READ_POLICY_L2__DEFAULT)
+        .wr_l2_policy(sdma::CACHE_WRITE_POLICY_L2__DEFAULT)
+        .llc_noalloc(1);
+  });
+  g.Modify<gc::SDMA0_F32_CNTL>([](auto& r) { r.halt(0).th1_reset(0); });
+  g.Modify<gc::SDMA0_CNTL>([](auto& r) { r.trap_enable(1); });
+  g.Write(rb_cntl.rb_enable(1));
+  g.Modify<gc::SDMA0_QUEUE0_IB_CNTL>([](auto& r) { r.ib_enable(1); });
   return g.status();
 }
 

@@ -29,6 +29,8 @@ class Sdma final : public IpBlock {
   // amdgpu_doorbell.h: AMDGPU_NAVI10_DOORBELL_sDMA_ENGINE0 (a 64-bit doorbell index; dword index twice that).
   static constexpr uint32_t kDoorbell64 = 0x100;
   static constexpr absl::Duration kTimeout = absl::Seconds(1);
+  // In the queue's pointer page: the rptr write-back at 0, the wptr shadow the engine polls here.
+  static constexpr uint64_t kWptrPollOffset = 8;
 
   explicit Sdma(Device& device) : device_(device) {}
   absl::string_view name() const override { return "sdma"; }

@@ -188,7 +188,8 @@ absl::StatusOr<std::string> BuildFile(const AsicProfile& profile, const Required
       w.Set("data_size_bytes", kDataSize);
       w.Set("data_offset_bytes", stack);
       // A recognisable, engine-specific start address the virtual CP can check the driver programs.
-      w.Set("ucode_start_addr_lo", 0x10000u * (static_cast<uint32_t>(file.role.kind) + 1));
+      w.Set("ucode_start_addr_lo", static_cast<uint32_t>(VirtualUcodeStartAddress(file.role.kind)));
+      w.Set("ucode_start_addr_hi", static_cast<uint32_t>(VirtualUcodeStartAddress(file.role.kind) >> 32));
       return w.Finish(kCodeSize);
     }
     case FileKind::kRlc: {

@@ -28,6 +28,12 @@ inline constexpr uint32_t kVirtualPayloadFormat = 1;
 inline constexpr uint32_t kVirtualPayloadHeaderSize = 96;
 inline constexpr size_t kVirtualPayloadMaxTypes = 4;
 
+// The ucode start address (gfx_firmware_header_v2_0 ucode_start_addr_lo/hi, a byte address in the engine's
+// instruction space) the virtual PFP, ME and MEC files carry: recognisable and different per engine, and never the
+// MEC's power-on program counter (CP_MEC_RS64_PRGRM_CNTR_START resets to 0x800 dwords), so a driver that does not
+// program it is caught.
+constexpr uint64_t VirtualUcodeStartAddress(FileKind kind) { return 0x10000u * (static_cast<uint32_t>(kind) + 1); }
+
 struct VirtualPayloadSpec {
   std::string asic;  // at most 15 characters
   IpVersion ip;

@@ -12,34 +12,40 @@ namespace am::regs::gc {
 
 struct CC_GC_SA_UNIT_DISABLE : Register<CC_GC_SA_UNIT_DISABLE, Ip::kGc, 0, 0xfe9> {
   static constexpr char kName[] = "CC_GC_SA_UNIT_DISABLE";
+  static constexpr uint32_t kDefault = 0x00f00000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SA_DISABLE", 0xffff00, 8}}};
   BAREGPU_REG_FIELD(sa_disable, 0xffff00, 8)
 };
 struct CC_GC_SHADER_ARRAY_CONFIG : Register<CC_GC_SHADER_ARRAY_CONFIG, Ip::kGc, 0, 0x100f> {
   static constexpr char kName[] = "CC_GC_SHADER_ARRAY_CONFIG";
+  static constexpr uint32_t kDefault = 0xfff00000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"INACTIVE_WGPS", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(inactive_wgps, 0xffff0000, 16)
 };
 struct CC_RB_BACKEND_DISABLE : Register<CC_RB_BACKEND_DISABLE, Ip::kGc, 0, 0x13dd> {
   static constexpr char kName[] = "CC_RB_BACKEND_DISABLE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"RESERVED", 0xc, 2}, {"BACKEND_DISABLE", 0xfffffff0, 4}}};
   BAREGPU_REG_FIELD(reserved, 0xc, 2)
   BAREGPU_REG_FIELD(backend_disable, 0xfffffff0, 4)
 };
 struct CGTS_TCC_DISABLE : Register<CGTS_TCC_DISABLE, Ip::kGc, 1, 0x5006> {
   static constexpr char kName[] = "CGTS_TCC_DISABLE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"HI_TCC_DISABLE", 0xff00, 8}, {"TCC_DISABLE", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(hi_tcc_disable, 0xff00, 8)
   BAREGPU_REG_FIELD(tcc_disable, 0xffff0000, 16)
 };
 struct CGTS_USER_TCC_DISABLE : Register<CGTS_USER_TCC_DISABLE, Ip::kGc, 1, 0x5b96> {
   static constexpr char kName[] = "CGTS_USER_TCC_DISABLE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"HI_TCC_DISABLE", 0xff00, 8}, {"TCC_DISABLE", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(hi_tcc_disable, 0xff00, 8)
   BAREGPU_REG_FIELD(tcc_disable, 0xffff0000, 16)
 };
 struct CGTT_GS_NGG_CLK_CTRL : Register<CGTT_GS_NGG_CLK_CTRL, Ip::kGc, 1, 0x5087> {
   static constexpr char kName[] = "CGTT_GS_NGG_CLK_CTRL";
+  static constexpr uint32_t kDefault = 0x00018000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 16> kFields{{{"ON_DELAY", 0xf, 0}, {"OFF_HYSTERESIS", 0xff0, 4}, {"PERF_ENABLE", 0x8000, 15}, {"SOFT_STALL_OVERRIDE6", 0x20000, 17}, {"SOFT_STALL_OVERRIDE5", 0x40000, 18}, {"SOFT_STALL_OVERRIDE4", 0x80000, 19}, {"SOFT_STALL_OVERRIDE3", 0x100000, 20}, {"SOFT_STALL_OVERRIDE2", 0x200000, 21}, {"SOFT_STALL_OVERRIDE1", 0x400000, 22}, {"SOFT_STALL_OVERRIDE0", 0x800000, 23}, {"SOFT_OVERRIDE7", 0x1000000, 24}, {"SOFT_OVERRIDE6", 0x2000000, 25}, {"SOFT_OVERRIDE5", 0x4000000, 26}, {"PERF_OVERRIDE", 0x8000000, 27}, {"PRIMGEN_OVERRIDE", 0x10000000, 28}, {"REG_OVERRIDE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(on_delay, 0xf, 0)
   BAREGPU_REG_FIELD(off_hysteresis, 0xff0, 4)
@@ -60,26 +66,31 @@ struct CGTT_GS_NGG_CLK_CTRL : Register<CGTT_GS_NGG_CLK_CTRL, Ip::kGc, 1, 0x5087>
 };
 struct COMPUTE_DIM_X : Register<COMPUTE_DIM_X, Ip::kGc, 0, 0x1ba1> {
   static constexpr char kName[] = "COMPUTE_DIM_X";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(size, 0xffffffff, 0)
 };
 struct COMPUTE_DIM_Y : Register<COMPUTE_DIM_Y, Ip::kGc, 0, 0x1ba2> {
   static constexpr char kName[] = "COMPUTE_DIM_Y";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(size, 0xffffffff, 0)
 };
 struct COMPUTE_DIM_Z : Register<COMPUTE_DIM_Z, Ip::kGc, 0, 0x1ba3> {
   static constexpr char kName[] = "COMPUTE_DIM_Z";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(size, 0xffffffff, 0)
 };
 struct COMPUTE_DISPATCH_ID : Register<COMPUTE_DISPATCH_ID, Ip::kGc, 0, 0x1bc0> {
   static constexpr char kName[] = "COMPUTE_DISPATCH_ID";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DISPATCH_ID", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(dispatch_id, 0xffffffff, 0)
 };
 struct COMPUTE_DISPATCH_INITIATOR : Register<COMPUTE_DISPATCH_INITIATOR, Ip::kGc, 0, 0x1ba0> {
   static constexpr char kName[] = "COMPUTE_DISPATCH_INITIATOR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 15> kFields{{{"COMPUTE_SHADER_EN", 0x1, 0}, {"PARTIAL_TG_EN", 0x2, 1}, {"FORCE_START_AT_000", 0x4, 2}, {"ORDERED_APPEND_ENBL", 0x8, 3}, {"ORDERED_APPEND_MODE", 0x10, 4}, {"USE_THREAD_DIMENSIONS", 0x20, 5}, {"ORDER_MODE", 0x40, 6}, {"SCALAR_L1_INV_VOL", 0x400, 10}, {"VECTOR_L1_INV_VOL", 0x800, 11}, {"RESERVED", 0x1000, 12}, {"TUNNEL_ENABLE", 0x2000, 13}, {"RESTORE", 0x4000, 14}, {"CS_W32_EN", 0x8000, 15}, {"AMP_SHADER_EN", 0x10000, 16}, {"DISABLE_DISP_PREMPT_EN", 0x20000, 17}}};
   BAREGPU_REG_FIELD(compute_shader_en, 0x1, 0)
   BAREGPU_REG_FIELD(partial_tg_en, 0x2, 1)
@@ -99,34 +110,40 @@ struct COMPUTE_DISPATCH_INITIATOR : Register<COMPUTE_DISPATCH_INITIATOR, Ip::kGc
 };
 struct COMPUTE_NUM_THREAD_X : Register<COMPUTE_NUM_THREAD_X, Ip::kGc, 0, 0x1ba7> {
   static constexpr char kName[] = "COMPUTE_NUM_THREAD_X";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"NUM_THREAD_FULL", 0xffff, 0}, {"NUM_THREAD_PARTIAL", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(num_thread_full, 0xffff, 0)
   BAREGPU_REG_FIELD(num_thread_partial, 0xffff0000, 16)
 };
 struct COMPUTE_NUM_THREAD_Y : Register<COMPUTE_NUM_THREAD_Y, Ip::kGc, 0, 0x1ba8> {
   static constexpr char kName[] = "COMPUTE_NUM_THREAD_Y";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"NUM_THREAD_FULL", 0xffff, 0}, {"NUM_THREAD_PARTIAL", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(num_thread_full, 0xffff, 0)
   BAREGPU_REG_FIELD(num_thread_partial, 0xffff0000, 16)
 };
 struct COMPUTE_NUM_THREAD_Z : Register<COMPUTE_NUM_THREAD_Z, Ip::kGc, 0, 0x1ba9> {
   static constexpr char kName[] = "COMPUTE_NUM_THREAD_Z";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"NUM_THREAD_FULL", 0xffff, 0}, {"NUM_THREAD_PARTIAL", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(num_thread_full, 0xffff, 0)
   BAREGPU_REG_FIELD(num_thread_partial, 0xffff0000, 16)
 };
 struct COMPUTE_PGM_HI : Register<COMPUTE_PGM_HI, Ip::kGc, 0, 0x1bad> {
   static constexpr char kName[] = "COMPUTE_PGM_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xff, 0}}};
   BAREGPU_REG_FIELD(data, 0xff, 0)
 };
 struct COMPUTE_PGM_LO : Register<COMPUTE_PGM_LO, Ip::kGc, 0, 0x1bac> {
   static constexpr char kName[] = "COMPUTE_PGM_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct COMPUTE_PGM_RSRC1 : Register<COMPUTE_PGM_RSRC1, Ip::kGc, 0, 0x1bb2> {
   static constexpr char kName[] = "COMPUTE_PGM_RSRC1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 12> kFields{{{"VGPRS", 0x3f, 0}, {"SGPRS", 0x3c0, 6}, {"PRIORITY", 0xc00, 10}, {"FLOAT_MODE", 0xff000, 12}, {"PRIV", 0x100000, 20}, {"DX10_CLAMP", 0x200000, 21}, {"IEEE_MODE", 0x800000, 23}, {"BULKY", 0x1000000, 24}, {"FP16_OVFL", 0x4000000, 26}, {"WGP_MODE", 0x20000000, 29}, {"MEM_ORDERED", 0x40000000, 30}, {"FWD_PROGRESS", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(vgprs, 0x3f, 0)
   BAREGPU_REG_FIELD(sgprs, 0x3c0, 6)
@@ -143,6 +160,7 @@ struct COMPUTE_PGM_RSRC1 : Register<COMPUTE_PGM_RSRC1, Ip::kGc, 0, 0x1bb2> {
 };
 struct COMPUTE_PGM_RSRC2 : Register<COMPUTE_PGM_RSRC2, Ip::kGc, 0, 0x1bb3> {
   static constexpr char kName[] = "COMPUTE_PGM_RSRC2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 11> kFields{{{"SCRATCH_EN", 0x1, 0}, {"USER_SGPR", 0x3e, 1}, {"TRAP_PRESENT", 0x40, 6}, {"TGID_X_EN", 0x80, 7}, {"TGID_Y_EN", 0x100, 8}, {"TGID_Z_EN", 0x200, 9}, {"TG_SIZE_EN", 0x400, 10}, {"TIDIG_COMP_CNT", 0x1800, 11}, {"EXCP_EN_MSB", 0x6000, 13}, {"LDS_SIZE", 0xff8000, 15}, {"EXCP_EN", 0x7f000000, 24}}};
   BAREGPU_REG_FIELD(scratch_en, 0x1, 0)
   BAREGPU_REG_FIELD(user_sgpr, 0x3e, 1)
@@ -158,6 +176,7 @@ struct COMPUTE_PGM_RSRC2 : Register<COMPUTE_PGM_RSRC2, Ip::kGc, 0, 0x1bb3> {
 };
 struct COMPUTE_PGM_RSRC3 : Register<COMPUTE_PGM_RSRC3, Ip::kGc, 0, 0x1bc8> {
   static constexpr char kName[] = "COMPUTE_PGM_RSRC3";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 5> kFields{{{"SHARED_VGPR_CNT", 0xf, 0}, {"INST_PREF_SIZE", 0x3f0, 4}, {"TRAP_ON_START", 0x400, 10}, {"TRAP_ON_END", 0x800, 11}, {"IMAGE_OP", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(shared_vgpr_cnt, 0xf, 0)
   BAREGPU_REG_FIELD(inst_pref_size, 0x3f0, 4)
@@ -167,6 +186,7 @@ struct COMPUTE_PGM_RSRC3 : Register<COMPUTE_PGM_RSRC3, Ip::kGc, 0, 0x1bc8> {
 };
 struct COMPUTE_RESOURCE_LIMITS : Register<COMPUTE_RESOURCE_LIMITS, Ip::kGc, 0, 0x1bb5> {
   static constexpr char kName[] = "COMPUTE_RESOURCE_LIMITS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"WAVES_PER_SH", 0x3ff, 0}, {"TG_PER_CU", 0xf000, 12}, {"LOCK_THRESHOLD", 0x3f0000, 16}, {"SIMD_DEST_CNTL", 0x400000, 22}, {"FORCE_SIMD_DIST", 0x800000, 23}, {"CU_GROUP_COUNT", 0x7000000, 24}}};
   BAREGPU_REG_FIELD(waves_per_sh, 0x3ff, 0)
   BAREGPU_REG_FIELD(tg_per_cu, 0xf000, 12)
@@ -177,107 +197,128 @@ struct COMPUTE_RESOURCE_LIMITS : Register<COMPUTE_RESOURCE_LIMITS, Ip::kGc, 0, 0
 };
 struct COMPUTE_START_X : Register<COMPUTE_START_X, Ip::kGc, 0, 0x1ba4> {
   static constexpr char kName[] = "COMPUTE_START_X";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"START", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(start, 0xffffffff, 0)
 };
 struct COMPUTE_START_Y : Register<COMPUTE_START_Y, Ip::kGc, 0, 0x1ba5> {
   static constexpr char kName[] = "COMPUTE_START_Y";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"START", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(start, 0xffffffff, 0)
 };
 struct COMPUTE_START_Z : Register<COMPUTE_START_Z, Ip::kGc, 0, 0x1ba6> {
   static constexpr char kName[] = "COMPUTE_START_Z";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"START", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(start, 0xffffffff, 0)
 };
 struct COMPUTE_TMPRING_SIZE : Register<COMPUTE_TMPRING_SIZE, Ip::kGc, 0, 0x1bb8> {
   static constexpr char kName[] = "COMPUTE_TMPRING_SIZE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"WAVES", 0xfff, 0}, {"WAVESIZE", 0x7fff000, 12}}};
   BAREGPU_REG_FIELD(waves, 0xfff, 0)
   BAREGPU_REG_FIELD(wavesize, 0x7fff000, 12)
 };
 struct COMPUTE_USER_DATA_0 : Register<COMPUTE_USER_DATA_0, Ip::kGc, 0, 0x1be0> {
   static constexpr char kName[] = "COMPUTE_USER_DATA_0";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct COMPUTE_USER_DATA_1 : Register<COMPUTE_USER_DATA_1, Ip::kGc, 0, 0x1be1> {
   static constexpr char kName[] = "COMPUTE_USER_DATA_1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct COMPUTE_USER_DATA_10 : Register<COMPUTE_USER_DATA_10, Ip::kGc, 0, 0x1bea> {
   static constexpr char kName[] = "COMPUTE_USER_DATA_10";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct COMPUTE_USER_DATA_11 : Register<COMPUTE_USER_DATA_11, Ip::kGc, 0, 0x1beb> {
   static constexpr char kName[] = "COMPUTE_USER_DATA_11";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct COMPUTE_USER_DATA_12 : Register<COMPUTE_USER_DATA_12, Ip::kGc, 0, 0x1bec> {
   static constexpr char kName[] = "COMPUTE_USER_DATA_12";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct COMPUTE_USER_DATA_13 : Register<COMPUTE_USER_DATA_13, Ip::kGc, 0, 0x1bed> {
   static constexpr char kName[] = "COMPUTE_USER_DATA_13";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct COMPUTE_USER_DATA_14 : Register<COMPUTE_USER_DATA_14, Ip::kGc, 0, 0x1bee> {
   static constexpr char kName[] = "COMPUTE_USER_DATA_14";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct COMPUTE_USER_DATA_15 : Register<COMPUTE_USER_DATA_15, Ip::kGc, 0, 0x1bef> {
   static constexpr char kName[] = "COMPUTE_USER_DATA_15";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct COMPUTE_USER_DATA_2 : Register<COMPUTE_USER_DATA_2, Ip::kGc, 0, 0x1be2> {
   static constexpr char kName[] = "COMPUTE_USER_DATA_2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct COMPUTE_USER_DATA_3 : Register<COMPUTE_USER_DATA_3, Ip::kGc, 0, 0x1be3> {
   static constexpr char kName[] = "COMPUTE_USER_DATA_3";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct COMPUTE_USER_DATA_4 : Register<COMPUTE_USER_DATA_4, Ip::kGc, 0, 0x1be4> {
   static constexpr char kName[] = "COMPUTE_USER_DATA_4";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct COMPUTE_USER_DATA_5 : Register<COMPUTE_USER_DATA_5, Ip::kGc, 0, 0x1be5> {
   static constexpr char kName[] = "COMPUTE_USER_DATA_5";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct COMPUTE_USER_DATA_6 : Register<COMPUTE_USER_DATA_6, Ip::kGc, 0, 0x1be6> {
   static constexpr char kName[] = "COMPUTE_USER_DATA_6";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct COMPUTE_USER_DATA_7 : Register<COMPUTE_USER_DATA_7, Ip::kGc, 0, 0x1be7> {
   static constexpr char kName[] = "COMPUTE_USER_DATA_7";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct COMPUTE_USER_DATA_8 : Register<COMPUTE_USER_DATA_8, Ip::kGc, 0, 0x1be8> {
   static constexpr char kName[] = "COMPUTE_USER_DATA_8";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct COMPUTE_USER_DATA_9 : Register<COMPUTE_USER_DATA_9, Ip::kGc, 0, 0x1be9> {
   static constexpr char kName[] = "COMPUTE_USER_DATA_9";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct CPC_INT_CNTL : Register<CPC_INT_CNTL, Ip::kGc, 0, 0x1e54> {
   static constexpr char kName[] = "CPC_INT_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 13> kFields{{{"CMP_QUERY_STATUS_INT_ENABLE", 0x1000, 12}, {"DEQUEUE_REQUEST_INT_ENABLE", 0x2000, 13}, {"CP_ECC_ERROR_INT_ENABLE", 0x4000, 14}, {"SUA_VIOLATION_INT_ENABLE", 0x8000, 15}, {"GPF_INT_ENABLE", 0x10000, 16}, {"WRM_POLL_TIMEOUT_INT_ENABLE", 0x20000, 17}, {"PRIV_REG_INT_ENABLE", 0x800000, 23}, {"OPCODE_ERROR_INT_ENABLE", 0x1000000, 24}, {"TIME_STAMP_INT_ENABLE", 0x4000000, 26}, {"RESERVED_BIT_ERROR_INT_ENABLE", 0x8000000, 27}, {"GENERIC2_INT_ENABLE", 0x20000000, 29}, {"GENERIC1_INT_ENABLE", 0x40000000, 30}, {"GENERIC0_INT_ENABLE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(cmp_query_status_int_enable, 0x1000, 12)
   BAREGPU_REG_FIELD(dequeue_request_int_enable, 0x2000, 13)
@@ -295,6 +336,7 @@ struct CPC_INT_CNTL : Register<CPC_INT_CNTL, Ip::kGc, 0, 0x1e54> {
 };
 struct CPC_INT_STATUS : Register<CPC_INT_STATUS, Ip::kGc, 0, 0x1e55> {
   static constexpr char kName[] = "CPC_INT_STATUS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 13> kFields{{{"CMP_QUERY_STATUS_INT_STATUS", 0x1000, 12}, {"DEQUEUE_REQUEST_INT_STATUS", 0x2000, 13}, {"CP_ECC_ERROR_INT_STATUS", 0x4000, 14}, {"SUA_VIOLATION_INT_STATUS", 0x8000, 15}, {"GPF_INT_STATUS", 0x10000, 16}, {"WRM_POLL_TIMEOUT_INT_STATUS", 0x20000, 17}, {"PRIV_REG_INT_STATUS", 0x800000, 23}, {"OPCODE_ERROR_INT_STATUS", 0x1000000, 24}, {"TIME_STAMP_INT_STATUS", 0x4000000, 26}, {"RESERVED_BIT_ERROR_INT_STATUS", 0x8000000, 27}, {"GENERIC2_INT_STATUS", 0x20000000, 29}, {"GENERIC1_INT_STATUS", 0x40000000, 30}, {"GENERIC0_INT_STATUS", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(cmp_query_status_int_status, 0x1000, 12)
   BAREGPU_REG_FIELD(dequeue_request_int_status, 0x2000, 13)
@@ -312,6 +354,7 @@ struct CPC_INT_STATUS : Register<CPC_INT_STATUS, Ip::kGc, 0, 0x1e55> {
 };
 struct CPC_PSP_DEBUG : Register<CPC_PSP_DEBUG, Ip::kGc, 1, 0x5c11> {
   static constexpr char kName[] = "CPC_PSP_DEBUG";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 5> kFields{{{"PRIV_VIOLATION_CNTL", 0x3, 0}, {"GPA_OVERRIDE", 0x8, 3}, {"UCODE_VF_OVERRIDE", 0x10, 4}, {"MTYPE_TMZ_OVERRIDE", 0x20, 5}, {"SECURE_REG_OVERRIDE", 0x40, 6}}};
   BAREGPU_REG_FIELD(priv_violation_cntl, 0x3, 0)
   BAREGPU_REG_FIELD(gpa_override, 0x8, 3)
@@ -321,6 +364,7 @@ struct CPC_PSP_DEBUG : Register<CPC_PSP_DEBUG, Ip::kGc, 1, 0x5c11> {
 };
 struct CPC_UTCL1_STATUS : Register<CPC_UTCL1_STATUS, Ip::kGc, 0, 0x1f55> {
   static constexpr char kName[] = "CPC_UTCL1_STATUS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"FAULT_DETECTED", 0x1, 0}, {"RETRY_DETECTED", 0x2, 1}, {"PRT_DETECTED", 0x4, 2}, {"FAULT_UTCL1ID", 0x3f00, 8}, {"RETRY_UTCL1ID", 0x3f0000, 16}, {"PRT_UTCL1ID", 0x3f000000, 24}}};
   BAREGPU_REG_FIELD(fault_detected, 0x1, 0)
   BAREGPU_REG_FIELD(retry_detected, 0x2, 1)
@@ -331,11 +375,13 @@ struct CPC_UTCL1_STATUS : Register<CPC_UTCL1_STATUS, Ip::kGc, 0, 0x1f55> {
 };
 struct CPF_GCR_CNTL : Register<CPF_GCR_CNTL, Ip::kGc, 0, 0x1f53> {
   static constexpr char kName[] = "CPF_GCR_CNTL";
+  static constexpr uint32_t kDefault = 0x0000c000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"GCR_GL_CMD", 0x7ffff, 0}}};
   BAREGPU_REG_FIELD(gcr_gl_cmd, 0x7ffff, 0)
 };
 struct CPF_UTCL1_STATUS : Register<CPF_UTCL1_STATUS, Ip::kGc, 0, 0x1f56> {
   static constexpr char kName[] = "CPF_UTCL1_STATUS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"FAULT_DETECTED", 0x1, 0}, {"RETRY_DETECTED", 0x2, 1}, {"PRT_DETECTED", 0x4, 2}, {"FAULT_UTCL1ID", 0x3f00, 8}, {"RETRY_UTCL1ID", 0x3f0000, 16}, {"PRT_UTCL1ID", 0x3f000000, 24}}};
   BAREGPU_REG_FIELD(fault_detected, 0x1, 0)
   BAREGPU_REG_FIELD(retry_detected, 0x2, 1)
@@ -346,6 +392,7 @@ struct CPF_UTCL1_STATUS : Register<CPF_UTCL1_STATUS, Ip::kGc, 0, 0x1f56> {
 };
 struct CPG_PSP_DEBUG : Register<CPG_PSP_DEBUG, Ip::kGc, 1, 0x5c10> {
   static constexpr char kName[] = "CPG_PSP_DEBUG";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"PRIV_VIOLATION_CNTL", 0x3, 0}, {"VMID_VIOLATION_CNTL", 0x4, 2}, {"GPA_OVERRIDE", 0x8, 3}, {"UCODE_VF_OVERRIDE", 0x10, 4}, {"MTYPE_TMZ_OVERRIDE", 0x20, 5}, {"SECURE_REG_OVERRIDE", 0x40, 6}}};
   BAREGPU_REG_FIELD(priv_violation_cntl, 0x3, 0)
   BAREGPU_REG_FIELD(vmid_violation_cntl, 0x4, 2)
@@ -356,6 +403,7 @@ struct CPG_PSP_DEBUG : Register<CPG_PSP_DEBUG, Ip::kGc, 1, 0x5c10> {
 };
 struct CPG_UTCL1_STATUS : Register<CPG_UTCL1_STATUS, Ip::kGc, 0, 0x1f54> {
   static constexpr char kName[] = "CPG_UTCL1_STATUS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"FAULT_DETECTED", 0x1, 0}, {"RETRY_DETECTED", 0x2, 1}, {"PRT_DETECTED", 0x4, 2}, {"FAULT_UTCL1ID", 0x3f00, 8}, {"RETRY_UTCL1ID", 0x3f0000, 16}, {"PRT_UTCL1ID", 0x3f000000, 24}}};
   BAREGPU_REG_FIELD(fault_detected, 0x1, 0)
   BAREGPU_REG_FIELD(retry_detected, 0x2, 1)
@@ -366,6 +414,7 @@ struct CPG_UTCL1_STATUS : Register<CPG_UTCL1_STATUS, Ip::kGc, 0, 0x1f54> {
 };
 struct CP_BUSY_STAT : Register<CP_BUSY_STAT, Ip::kGc, 0, 0xf3f> {
   static constexpr char kName[] = "CP_BUSY_STAT";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 16> kFields{{{"REG_BUS_FIFO_BUSY", 0x1, 0}, {"COHER_CNT_NEQ_ZERO", 0x40, 6}, {"PFP_PARSING_PACKETS", 0x80, 7}, {"ME_PARSING_PACKETS", 0x100, 8}, {"RCIU_PFP_BUSY", 0x200, 9}, {"RCIU_ME_BUSY", 0x400, 10}, {"SEM_CMDFIFO_NOT_EMPTY", 0x1000, 12}, {"SEM_FAILED_AND_HOLDING", 0x2000, 13}, {"SEM_POLLING_FOR_PASS", 0x4000, 14}, {"GFX_CONTEXT_BUSY", 0x8000, 15}, {"ME_PARSER_BUSY", 0x20000, 17}, {"EOP_DONE_BUSY", 0x40000, 18}, {"STRM_OUT_BUSY", 0x80000, 19}, {"PIPE_STATS_BUSY", 0x100000, 20}, {"RCIU_CE_BUSY", 0x200000, 21}, {"CE_PARSING_PACKETS", 0x400000, 22}}};
   BAREGPU_REG_FIELD(reg_bus_fifo_busy, 0x1, 0)
   BAREGPU_REG_FIELD(coher_cnt_neq_zero, 0x40, 6)
@@ -386,6 +435,7 @@ struct CP_BUSY_STAT : Register<CP_BUSY_STAT, Ip::kGc, 0, 0xf3f> {
 };
 struct CP_CPC_BUSY_STAT : Register<CP_CPC_BUSY_STAT, Ip::kGc, 0, 0xe25> {
   static constexpr char kName[] = "CP_CPC_BUSY_STAT";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 28> kFields{{{"MEC1_LOAD_BUSY", 0x1, 0}, {"MEC1_SEMAPHORE_BUSY", 0x2, 1}, {"MEC1_MUTEX_BUSY", 0x4, 2}, {"MEC1_MESSAGE_BUSY", 0x8, 3}, {"MEC1_EOP_QUEUE_BUSY", 0x10, 4}, {"MEC1_IQ_QUEUE_BUSY", 0x20, 5}, {"MEC1_IB_QUEUE_BUSY", 0x40, 6}, {"MEC1_TC_BUSY", 0x80, 7}, {"MEC1_DMA_BUSY", 0x100, 8}, {"MEC1_PARTIAL_FLUSH_BUSY", 0x200, 9}, {"MEC1_PIPE0_BUSY", 0x400, 10}, {"MEC1_PIPE1_BUSY", 0x800, 11}, {"MEC1_PIPE2_BUSY", 0x1000, 12}, {"MEC1_PIPE3_BUSY", 0x2000, 13}, {"MEC2_LOAD_BUSY", 0x10000, 16}, {"MEC2_SEMAPHORE_BUSY", 0x20000, 17}, {"MEC2_MUTEX_BUSY", 0x40000, 18}, {"MEC2_MESSAGE_BUSY", 0x80000, 19}, {"MEC2_EOP_QUEUE_BUSY", 0x100000, 20}, {"MEC2_IQ_QUEUE_BUSY", 0x200000, 21}, {"MEC2_IB_QUEUE_BUSY", 0x400000, 22}, {"MEC2_TC_BUSY", 0x800000, 23}, {"MEC2_DMA_BUSY", 0x1000000, 24}, {"MEC2_PARTIAL_FLUSH_BUSY", 0x2000000, 25}, {"MEC2_PIPE0_BUSY", 0x4000000, 26}, {"MEC2_PIPE1_BUSY", 0x8000000, 27}, {"MEC2_PIPE2_BUSY", 0x10000000, 28}, {"MEC2_PIPE3_BUSY", 0x20000000, 29}}};
   BAREGPU_REG_FIELD(mec1_load_busy, 0x1, 0)
   BAREGPU_REG_FIELD(mec1_semaphore_busy, 0x2, 1)
@@ -418,6 +468,7 @@ struct CP_CPC_BUSY_STAT : Register<CP_CPC_BUSY_STAT, Ip::kGc, 0, 0xe25> {
 };
 struct CP_CPC_BUSY_STAT2 : Register<CP_CPC_BUSY_STAT2, Ip::kGc, 0, 0xe2a> {
   static constexpr char kName[] = "CP_CPC_BUSY_STAT2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 9> kFields{{{"MES_LOAD_BUSY", 0x1, 0}, {"MES_MUTEX_BUSY", 0x4, 2}, {"MES_MESSAGE_BUSY", 0x8, 3}, {"MES_TC_BUSY", 0x80, 7}, {"MES_DMA_BUSY", 0x100, 8}, {"MES_PIPE0_BUSY", 0x400, 10}, {"MES_PIPE1_BUSY", 0x800, 11}, {"MES_PIPE2_BUSY", 0x1000, 12}, {"MES_PIPE3_BUSY", 0x2000, 13}}};
   BAREGPU_REG_FIELD(mes_load_busy, 0x1, 0)
   BAREGPU_REG_FIELD(mes_mutex_busy, 0x4, 2)
@@ -431,6 +482,7 @@ struct CP_CPC_BUSY_STAT2 : Register<CP_CPC_BUSY_STAT2, Ip::kGc, 0, 0xe2a> {
 };
 struct CP_CPC_IC_BASE_CNTL : Register<CP_CPC_IC_BASE_CNTL, Ip::kGc, 1, 0x584e> {
   static constexpr char kName[] = "CP_CPC_IC_BASE_CNTL";
+  static constexpr uint32_t kDefault = 0x00000010;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"VMID", 0xf, 0}, {"ADDRESS_CLAMP", 0x10, 4}, {"EXE_DISABLE", 0x800000, 23}, {"CACHE_POLICY", 0x3000000, 24}}};
   BAREGPU_REG_FIELD(vmid, 0xf, 0)
   BAREGPU_REG_FIELD(address_clamp, 0x10, 4)
@@ -439,16 +491,19 @@ struct CP_CPC_IC_BASE_CNTL : Register<CP_CPC_IC_BASE_CNTL, Ip::kGc, 1, 0x584e> {
 };
 struct CP_CPC_IC_BASE_HI : Register<CP_CPC_IC_BASE_HI, Ip::kGc, 1, 0x584d> {
   static constexpr char kName[] = "CP_CPC_IC_BASE_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IC_BASE_HI", 0xffff, 0}}};
   BAREGPU_REG_FIELD(ic_base_hi, 0xffff, 0)
 };
 struct CP_CPC_IC_BASE_LO : Register<CP_CPC_IC_BASE_LO, Ip::kGc, 1, 0x584c> {
   static constexpr char kName[] = "CP_CPC_IC_BASE_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IC_BASE_LO", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(ic_base_lo, 0xfffff000, 12)
 };
 struct CP_CPC_IC_OP_CNTL : Register<CP_CPC_IC_OP_CNTL, Ip::kGc, 1, 0x297a> {
   static constexpr char kName[] = "CP_CPC_IC_OP_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"INVALIDATE_CACHE", 0x1, 0}, {"INVALIDATE_CACHE_COMPLETE", 0x2, 1}, {"PRIME_ICACHE", 0x10, 4}, {"ICACHE_PRIMED", 0x20, 5}}};
   BAREGPU_REG_FIELD(invalidate_cache, 0x1, 0)
   BAREGPU_REG_FIELD(invalidate_cache_complete, 0x2, 1)
@@ -457,6 +512,7 @@ struct CP_CPC_IC_OP_CNTL : Register<CP_CPC_IC_OP_CNTL, Ip::kGc, 1, 0x297a> {
 };
 struct CP_CPC_STALLED_STAT1 : Register<CP_CPC_STALLED_STAT1, Ip::kGc, 0, 0xe26> {
   static constexpr char kName[] = "CP_CPC_STALLED_STAT1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 16> kFields{{{"RCIU_TX_FREE_STALL", 0x8, 3}, {"RCIU_PRIV_VIOLATION", 0x10, 4}, {"TCIU_TX_FREE_STALL", 0x40, 6}, {"TCIU_WAITING_ON_TAGS", 0x80, 7}, {"MEC1_DECODING_PACKET", 0x100, 8}, {"MEC1_WAIT_ON_RCIU", 0x200, 9}, {"MEC1_WAIT_ON_RCIU_READ", 0x400, 10}, {"MEC1_WAIT_ON_ROQ_DATA", 0x2000, 13}, {"MEC2_DECODING_PACKET", 0x10000, 16}, {"MEC2_WAIT_ON_RCIU", 0x20000, 17}, {"MEC2_WAIT_ON_RCIU_READ", 0x40000, 18}, {"MEC2_WAIT_ON_ROQ_DATA", 0x200000, 21}, {"UTCL2IU_WAITING_ON_FREE", 0x400000, 22}, {"UTCL2IU_WAITING_ON_TAGS", 0x800000, 23}, {"UTCL1_WAITING_ON_TRANS", 0x1000000, 24}, {"GCRIU_WAITING_ON_FREE", 0x2000000, 25}}};
   BAREGPU_REG_FIELD(rciu_tx_free_stall, 0x8, 3)
   BAREGPU_REG_FIELD(rciu_priv_violation, 0x10, 4)
@@ -477,6 +533,7 @@ struct CP_CPC_STALLED_STAT1 : Register<CP_CPC_STALLED_STAT1, Ip::kGc, 0, 0xe26> 
 };
 struct CP_CPC_STATUS : Register<CP_CPC_STATUS, Ip::kGc, 0, 0xe24> {
   static constexpr char kName[] = "CP_CPC_STATUS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 23> kFields{{{"MEC1_BUSY", 0x1, 0}, {"MEC2_BUSY", 0x2, 1}, {"DC0_BUSY", 0x4, 2}, {"DC1_BUSY", 0x8, 3}, {"RCIU1_BUSY", 0x10, 4}, {"RCIU2_BUSY", 0x20, 5}, {"ROQ1_BUSY", 0x40, 6}, {"ROQ2_BUSY", 0x80, 7}, {"TCIU_BUSY", 0x400, 10}, {"SCRATCH_RAM_BUSY", 0x800, 11}, {"QU_BUSY", 0x1000, 12}, {"UTCL2IU_BUSY", 0x2000, 13}, {"SAVE_RESTORE_BUSY", 0x4000, 14}, {"GCRIU_BUSY", 0x8000, 15}, {"MES_BUSY", 0x10000, 16}, {"MES_SCRATCH_RAM_BUSY", 0x20000, 17}, {"RCIU3_BUSY", 0x40000, 18}, {"MES_INSTRUCTION_CACHE_BUSY", 0x80000, 19}, {"MES_DATA_CACHE_BUSY", 0x100000, 20}, {"MEC_DATA_CACHE_BUSY", 0x200000, 21}, {"CPG_CPC_BUSY", 0x20000000, 29}, {"CPF_CPC_BUSY", 0x40000000, 30}, {"CPC_BUSY", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(mec1_busy, 0x1, 0)
   BAREGPU_REG_FIELD(mec2_busy, 0x2, 1)
@@ -504,6 +561,7 @@ struct CP_CPC_STATUS : Register<CP_CPC_STATUS, Ip::kGc, 0, 0xe24> {
 };
 struct CP_CPF_BUSY_STAT : Register<CP_CPF_BUSY_STAT, Ip::kGc, 0, 0xe28> {
   static constexpr char kName[] = "CP_CPF_BUSY_STAT";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 32> kFields{{{"REG_BUS_FIFO_BUSY", 0x1, 0}, {"CSF_RING_BUSY", 0x2, 1}, {"CSF_INDIRECT1_BUSY", 0x4, 2}, {"CSF_INDIRECT2_BUSY", 0x8, 3}, {"CSF_STATE_BUSY", 0x10, 4}, {"CSF_CE_INDR1_BUSY", 0x20, 5}, {"CSF_CE_INDR2_BUSY", 0x40, 6}, {"CSF_ARBITER_BUSY", 0x80, 7}, {"CSF_INPUT_BUSY", 0x100, 8}, {"CSF_DATA_BUSY", 0x200, 9}, {"CSF_CE_DATA_BUSY", 0x400, 10}, {"HPD_PROCESSING_EOP_BUSY", 0x800, 11}, {"HQD_DISPATCH_BUSY", 0x1000, 12}, {"HQD_IQ_TIMER_BUSY", 0x2000, 13}, {"HQD_DMA_OFFLOAD_BUSY", 0x4000, 14}, {"HQD_WAIT_SEMAPHORE_BUSY", 0x8000, 15}, {"HQD_SIGNAL_SEMAPHORE_BUSY", 0x10000, 16}, {"HQD_MESSAGE_BUSY", 0x20000, 17}, {"HQD_PQ_FETCHER_BUSY", 0x40000, 18}, {"HQD_IB_FETCHER_BUSY", 0x80000, 19}, {"HQD_IQ_FETCHER_BUSY", 0x100000, 20}, {"HQD_EOP_FETCHER_BUSY", 0x200000, 21}, {"HQD_CONSUMED_RPTR_BUSY", 0x400000, 22}, {"HQD_FETCHER_ARB_BUSY", 0x800000, 23}, {"HQD_ROQ_ALIGN_BUSY", 0x1000000, 24}, {"HQD_ROQ_EOP_BUSY", 0x2000000, 25}, {"HQD_ROQ_IQ_BUSY", 0x4000000, 26}, {"HQD_ROQ_PQ_BUSY", 0x8000000, 27}, {"HQD_ROQ_IB_BUSY", 0x10000000, 28}, {"HQD_WPTR_POLL_BUSY", 0x20000000, 29}, {"HQD_PQ_BUSY", 0x40000000, 30}, {"HQD_IB_BUSY", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(reg_bus_fifo_busy, 0x1, 0)
   BAREGPU_REG_FIELD(csf_ring_busy, 0x2, 1)
@@ -540,6 +598,7 @@ struct CP_CPF_BUSY_STAT : Register<CP_CPF_BUSY_STAT, Ip::kGc, 0, 0xe28> {
 };
 struct CP_CPF_BUSY_STAT2 : Register<CP_CPF_BUSY_STAT2, Ip::kGc, 0, 0xe33> {
   static constexpr char kName[] = "CP_CPF_BUSY_STAT2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 11> kFields{{{"CP_SDMA_CPG_BUSY", 0x1, 0}, {"CP_SDMA_CPC_BUSY", 0x2, 1}, {"MES_HQD_DISPATCH_BUSY", 0x1000, 12}, {"MES_HQD_DMA_OFFLOAD_BUSY", 0x4000, 14}, {"MES_HQD_MESSAGE_BUSY", 0x20000, 17}, {"MES_HQD_PQ_FETCHER_BUSY", 0x40000, 18}, {"MES_HQD_CONSUMED_RPTR_BUSY", 0x400000, 22}, {"MES_HQD_FETCHER_ARB_BUSY", 0x800000, 23}, {"MES_HQD_ROQ_ALIGN_BUSY", 0x1000000, 24}, {"MES_HQD_ROQ_PQ_BUSY", 0x8000000, 27}, {"MES_HQD_PQ_BUSY", 0x40000000, 30}}};
   BAREGPU_REG_FIELD(cp_sdma_cpg_busy, 0x1, 0)
   BAREGPU_REG_FIELD(cp_sdma_cpc_busy, 0x2, 1)
@@ -555,6 +614,7 @@ struct CP_CPF_BUSY_STAT2 : Register<CP_CPF_BUSY_STAT2, Ip::kGc, 0, 0xe33> {
 };
 struct CP_CPF_STALLED_STAT1 : Register<CP_CPF_STALLED_STAT1, Ip::kGc, 0, 0xe29> {
   static constexpr char kName[] = "CP_CPF_STALLED_STAT1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 13> kFields{{{"RING_FETCHING_DATA", 0x1, 0}, {"INDR1_FETCHING_DATA", 0x2, 1}, {"INDR2_FETCHING_DATA", 0x4, 2}, {"STATE_FETCHING_DATA", 0x8, 3}, {"TCIU_WAITING_ON_FREE", 0x20, 5}, {"TCIU_WAITING_ON_TAGS", 0x40, 6}, {"UTCL2IU_WAITING_ON_FREE", 0x80, 7}, {"UTCL2IU_WAITING_ON_TAGS", 0x100, 8}, {"GFX_UTCL1_WAITING_ON_TRANS", 0x200, 9}, {"CMP_UTCL1_WAITING_ON_TRANS", 0x400, 10}, {"RCIU_WAITING_ON_FREE", 0x800, 11}, {"DATA_FETCHING_DATA", 0x1000, 12}, {"GCRIU_WAIT_ON_FREE", 0x2000, 13}}};
   BAREGPU_REG_FIELD(ring_fetching_data, 0x1, 0)
   BAREGPU_REG_FIELD(indr1_fetching_data, 0x2, 1)
@@ -572,6 +632,7 @@ struct CP_CPF_STALLED_STAT1 : Register<CP_CPF_STALLED_STAT1, Ip::kGc, 0, 0xe29> 
 };
 struct CP_CPF_STATUS : Register<CP_CPF_STATUS, Ip::kGc, 0, 0xe27> {
   static constexpr char kName[] = "CP_CPF_STATUS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 28> kFields{{{"POST_WPTR_GFX_BUSY", 0x1, 0}, {"CSF_BUSY", 0x2, 1}, {"ROQ_ALIGN_BUSY", 0x10, 4}, {"ROQ_RING_BUSY", 0x20, 5}, {"ROQ_INDIRECT1_BUSY", 0x40, 6}, {"ROQ_INDIRECT2_BUSY", 0x80, 7}, {"ROQ_STATE_BUSY", 0x100, 8}, {"ROQ_CE_RING_BUSY", 0x200, 9}, {"ROQ_CE_INDIRECT1_BUSY", 0x400, 10}, {"ROQ_CE_INDIRECT2_BUSY", 0x800, 11}, {"SEMAPHORE_BUSY", 0x1000, 12}, {"INTERRUPT_BUSY", 0x2000, 13}, {"TCIU_BUSY", 0x4000, 14}, {"HQD_BUSY", 0x8000, 15}, {"PRT_BUSY", 0x10000, 16}, {"UTCL2IU_BUSY", 0x20000, 17}, {"RCIU_BUSY", 0x40000, 18}, {"RCIU_GFX_BUSY", 0x80000, 19}, {"RCIU_CMP_BUSY", 0x100000, 20}, {"ROQ_DATA_BUSY", 0x200000, 21}, {"ROQ_CE_DATA_BUSY", 0x400000, 22}, {"GCRIU_BUSY", 0x800000, 23}, {"MES_HQD_BUSY", 0x1000000, 24}, {"CPF_GFX_BUSY", 0x4000000, 26}, {"CPF_CMP_BUSY", 0x8000000, 27}, {"GRBM_CPF_STAT_BUSY", 0x30000000, 28}, {"CPC_CPF_BUSY", 0x40000000, 30}, {"CPF_BUSY", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(post_wptr_gfx_busy, 0x1, 0)
   BAREGPU_REG_FIELD(csf_busy, 0x2, 1)
@@ -604,6 +665,7 @@ struct CP_CPF_STATUS : Register<CP_CPF_STATUS, Ip::kGc, 0, 0xe27> {
 };
 struct CP_DEBUG : Register<CP_DEBUG, Ip::kGc, 0, 0x1e1f> {
   static constexpr char kName[] = "CP_DEBUG";
+  static constexpr uint32_t kDefault = 0x00400000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 23> kFields{{{"PERFMON_RING_SEL", 0x3, 0}, {"DEBUG_BUS_SELECT_BITS", 0xfc, 2}, {"DEBUG_BUS_FLOP_EN", 0x100, 8}, {"CPG_REPEATER_FGCG_OVERRIDE", 0x200, 9}, {"PACKET_FILTER_DISABLE", 0x400, 10}, {"NOT_EOP_PREEMPT_DISABLE", 0x800, 11}, {"CPG_CHIU_RO_DISABLE", 0x1000, 12}, {"CPG_GCR_CNTL_BYPASS", 0x2000, 13}, {"CPG_RAM_CLK_GATING_DISABLE", 0x4000, 14}, {"CPG_UTCL1_ERROR_HALT_DISABLE", 0x8000, 15}, {"SURFSYNC_CNTX_RDADDR", 0x70000, 16}, {"PRIV_VIOLATION_WRITE_DISABLE", 0x100000, 20}, {"CPG_CHIU_GUS_DISABLE", 0x200000, 21}, {"INTERRUPT_DISABLE", 0x400000, 22}, {"PREDICATE_DISABLE", 0x800000, 23}, {"UNDERFLOW_BUSY_DISABLE", 0x1000000, 24}, {"OVERFLOW_BUSY_DISABLE", 0x2000000, 25}, {"EVENT_FILT_DISABLE", 0x4000000, 26}, {"CPG_CHIU_MTYPE_OVERRIDE", 0x8000000, 27}, {"CPG_TC_ONE_CYCLE_WRITE_DISABLE", 0x10000000, 28}, {"CS_STATE_FILT_DISABLE", 0x20000000, 29}, {"CS_PIPELINE_RESET_DISABLE", 0x40000000, 30}, {"IB_PACKET_INJECTOR_DISABLE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(perfmon_ring_sel, 0x3, 0)
   BAREGPU_REG_FIELD(debug_bus_select_bits, 0xfc, 2)
@@ -631,17 +693,20 @@ struct CP_DEBUG : Register<CP_DEBUG, Ip::kGc, 0, 0x1e1f> {
 };
 struct CP_DEVICE_ID : Register<CP_DEVICE_ID, Ip::kGc, 0, 0x1deb> {
   static constexpr char kName[] = "CP_DEVICE_ID";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DEVICE_ID", 0xff, 0}}};
   BAREGPU_REG_FIELD(device_id, 0xff, 0)
 };
 struct CP_GFX_CNTL : Register<CP_GFX_CNTL, Ip::kGc, 1, 0x2a00> {
   static constexpr char kName[] = "CP_GFX_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENGINE_SEL", 0x1, 0}, {"CONFIG", 0x6, 1}}};
   BAREGPU_REG_FIELD(engine_sel, 0x1, 0)
   BAREGPU_REG_FIELD(config, 0x6, 1)
 };
 struct CP_GFX_ERROR : Register<CP_GFX_ERROR, Ip::kGc, 0, 0x1ddb> {
   static constexpr char kName[] = "CP_GFX_ERROR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 25> kFields{{{"ME_INSTR_CACHE_UTCL1_ERROR", 0x1, 0}, {"PFP_INSTR_CACHE_UTCL1_ERROR", 0x2, 1}, {"DDID_DRAW_UTCL1_ERROR", 0x4, 2}, {"DDID_DISPATCH_UTCL1_ERROR", 0x8, 3}, {"SUA_ERROR", 0x10, 4}, {"DATA_FETCHER_UTCL1_ERROR", 0x40, 6}, {"SEM_UTCL1_ERROR", 0x80, 7}, {"QU_EOP_UTCL1_ERROR", 0x200, 9}, {"QU_PIPE_UTCL1_ERROR", 0x400, 10}, {"QU_READ_UTCL1_ERROR", 0x800, 11}, {"SYNC_MEMRD_UTCL1_ERROR", 0x1000, 12}, {"SYNC_MEMWR_UTCL1_ERROR", 0x2000, 13}, {"SHADOW_UTCL1_ERROR", 0x4000, 14}, {"APPEND_UTCL1_ERROR", 0x8000, 15}, {"DMA_SRC_UTCL1_ERROR", 0x40000, 18}, {"DMA_DST_UTCL1_ERROR", 0x80000, 19}, {"PFP_TC_UTCL1_ERROR", 0x100000, 20}, {"ME_TC_UTCL1_ERROR", 0x200000, 21}, {"PRT_LOD_UTCL1_ERROR", 0x800000, 23}, {"RDPTR_RPT_UTCL1_ERROR", 0x1000000, 24}, {"RB_FETCHER_UTCL1_ERROR", 0x2000000, 25}, {"I1_FETCHER_UTCL1_ERROR", 0x4000000, 26}, {"I2_FETCHER_UTCL1_ERROR", 0x8000000, 27}, {"ST_FETCHER_UTCL1_ERROR", 0x40000000, 30}, {"RESERVED", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(me_instr_cache_utcl1_error, 0x1, 0)
   BAREGPU_REG_FIELD(pfp_instr_cache_utcl1_error, 0x2, 1)
@@ -671,6 +736,7 @@ struct CP_GFX_ERROR : Register<CP_GFX_ERROR, Ip::kGc, 0, 0x1ddb> {
 };
 struct CP_GFX_HPD_STATUS0 : Register<CP_GFX_HPD_STATUS0, Ip::kGc, 0, 0x1e72> {
   static constexpr char kName[] = "CP_GFX_HPD_STATUS0";
+  static constexpr uint32_t kDefault = 0x01000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 9> kFields{{{"QUEUE_STATE", 0x1f, 0}, {"MAPPED_QUEUE", 0xe0, 5}, {"QUEUE_AVAILABLE", 0xff00, 8}, {"FORCE_MAPPED_QUEUE", 0x70000, 16}, {"FORCE_QUEUE_STATE", 0x1f00000, 20}, {"SUSPEND_REQ", 0x10000000, 28}, {"ENABLE_OVERIDE_QUEUEID", 0x20000000, 29}, {"OVERIDE_QUEUEID", 0x40000000, 30}, {"FORCE_QUEUE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(queue_state, 0x1f, 0)
   BAREGPU_REG_FIELD(mapped_queue, 0xe0, 5)
@@ -684,21 +750,25 @@ struct CP_GFX_HPD_STATUS0 : Register<CP_GFX_HPD_STATUS0, Ip::kGc, 0, 0x1e72> {
 };
 struct CP_GFX_HQD_ACTIVE : Register<CP_GFX_HQD_ACTIVE, Ip::kGc, 0, 0x1e80> {
   static constexpr char kName[] = "CP_GFX_HQD_ACTIVE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ACTIVE", 0x1, 0}}};
   BAREGPU_REG_FIELD(active, 0x1, 0)
 };
 struct CP_GFX_HQD_BASE : Register<CP_GFX_HQD_BASE, Ip::kGc, 0, 0x1e86> {
   static constexpr char kName[] = "CP_GFX_HQD_BASE";
+  static constexpr uint32_t kDefault = 0xfedcbaef;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_BASE", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(rb_base, 0xffffffff, 0)
 };
 struct CP_GFX_HQD_BASE_HI : Register<CP_GFX_HQD_BASE_HI, Ip::kGc, 0, 0x1e87> {
   static constexpr char kName[] = "CP_GFX_HQD_BASE_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_BASE_HI", 0xff, 0}}};
   BAREGPU_REG_FIELD(rb_base_hi, 0xff, 0)
 };
 struct CP_GFX_HQD_CNTL : Register<CP_GFX_HQD_CNTL, Ip::kGc, 0, 0x1e8f> {
   static constexpr char kName[] = "CP_GFX_HQD_CNTL";
+  static constexpr uint32_t kDefault = 0x00a00000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 14> kFields{{{"RB_BUFSZ", 0x3f, 0}, {"TMZ_STATE", 0x40, 6}, {"TMZ_MATCH", 0x80, 7}, {"RB_BLKSZ", 0x3f00, 8}, {"RB_NON_PRIV", 0x8000, 15}, {"BUF_SWAP", 0x30000, 16}, {"MIN_AVAILSZ", 0x300000, 20}, {"MIN_IB_AVAILSZ", 0xc00000, 22}, {"CACHE_POLICY", 0x3000000, 24}, {"RB_VOLATILE", 0x4000000, 26}, {"RB_NO_UPDATE", 0x8000000, 27}, {"RB_EXE", 0x10000000, 28}, {"KMD_QUEUE", 0x20000000, 29}, {"RB_RPTR_WR_ENA", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(rb_bufsz, 0x3f, 0)
   BAREGPU_REG_FIELD(tmz_state, 0x40, 6)
@@ -717,11 +787,13 @@ struct CP_GFX_HQD_CNTL : Register<CP_GFX_HQD_CNTL, Ip::kGc, 0, 0x1e8f> {
 };
 struct CP_GFX_HQD_CSMD_RPTR : Register<CP_GFX_HQD_CSMD_RPTR, Ip::kGc, 0, 0x1e90> {
   static constexpr char kName[] = "CP_GFX_HQD_CSMD_RPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_RPTR", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(rb_rptr, 0xfffff, 0)
 };
 struct CP_GFX_HQD_DEQUEUE_REQUEST : Register<CP_GFX_HQD_DEQUEUE_REQUEST, Ip::kGc, 0, 0x1e93> {
   static constexpr char kName[] = "CP_GFX_HQD_DEQUEUE_REQUEST";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"DEQUEUE_REQ", 0x1, 0}, {"IQ_REQ_PEND", 0x10, 4}, {"IQ_REQ_PEND_EN", 0x200, 9}, {"DEQUEUE_REQ_EN", 0x400, 10}}};
   BAREGPU_REG_FIELD(dequeue_req, 0x1, 0)
   BAREGPU_REG_FIELD(iq_req_pend, 0x10, 4)
@@ -730,12 +802,14 @@ struct CP_GFX_HQD_DEQUEUE_REQUEST : Register<CP_GFX_HQD_DEQUEUE_REQUEST, Ip::kGc
 };
 struct CP_GFX_HQD_HQ_CONTROL0 : Register<CP_GFX_HQD_HQ_CONTROL0, Ip::kGc, 0, 0x1e99> {
   static constexpr char kName[] = "CP_GFX_HQD_HQ_CONTROL0";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"COMMAND", 0xf, 0}, {"SPARES", 0xf0, 4}}};
   BAREGPU_REG_FIELD(command, 0xf, 0)
   BAREGPU_REG_FIELD(spares, 0xf0, 4)
 };
 struct CP_GFX_HQD_HQ_STATUS0 : Register<CP_GFX_HQD_HQ_STATUS0, Ip::kGc, 0, 0x1e98> {
   static constexpr char kName[] = "CP_GFX_HQD_HQ_STATUS0";
+  static constexpr uint32_t kDefault = 0x40000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"DEQUEUE_STATUS", 0x1, 0}, {"OS_PREEMPT_STATUS", 0x30, 4}, {"PREEMPT_ACK", 0x40, 6}, {"QUEUE_IDLE", 0x40000000, 30}}};
   BAREGPU_REG_FIELD(dequeue_status, 0x1, 0)
   BAREGPU_REG_FIELD(os_preempt_status, 0x30, 4)
@@ -744,17 +818,20 @@ struct CP_GFX_HQD_HQ_STATUS0 : Register<CP_GFX_HQD_HQ_STATUS0, Ip::kGc, 0, 0x1e9
 };
 struct CP_GFX_HQD_MAPPED : Register<CP_GFX_HQD_MAPPED, Ip::kGc, 0, 0x1e94> {
   static constexpr char kName[] = "CP_GFX_HQD_MAPPED";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MAPPED", 0x1, 0}}};
   BAREGPU_REG_FIELD(mapped, 0x1, 0)
 };
 struct CP_GFX_HQD_OFFSET : Register<CP_GFX_HQD_OFFSET, Ip::kGc, 0, 0x1e8e> {
   static constexpr char kName[] = "CP_GFX_HQD_OFFSET";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"RB_OFFSET", 0xfffff, 0}, {"DISABLE_RB_OFFSET", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(rb_offset, 0xfffff, 0)
   BAREGPU_REG_FIELD(disable_rb_offset, 0x80000000, 31)
 };
 struct CP_GFX_HQD_QUANTUM : Register<CP_GFX_HQD_QUANTUM, Ip::kGc, 0, 0x1e85> {
   static constexpr char kName[] = "CP_GFX_HQD_QUANTUM";
+  static constexpr uint32_t kDefault = 0x00000a01;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"QUANTUM_EN", 0x1, 0}, {"QUANTUM_SCALE", 0x18, 3}, {"QUANTUM_DURATION", 0xff00, 8}, {"QUANTUM_ACTIVE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(quantum_en, 0x1, 0)
   BAREGPU_REG_FIELD(quantum_scale, 0x18, 3)
@@ -763,11 +840,13 @@ struct CP_GFX_HQD_QUANTUM : Register<CP_GFX_HQD_QUANTUM, Ip::kGc, 0, 0x1e85> {
 };
 struct CP_GFX_HQD_QUEUE_PRIORITY : Register<CP_GFX_HQD_QUEUE_PRIORITY, Ip::kGc, 0, 0x1e84> {
   static constexpr char kName[] = "CP_GFX_HQD_QUEUE_PRIORITY";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PRIORITY_LEVEL", 0xf, 0}}};
   BAREGPU_REG_FIELD(priority_level, 0xf, 0)
 };
 struct CP_GFX_HQD_QUE_MGR_CONTROL : Register<CP_GFX_HQD_QUE_MGR_CONTROL, Ip::kGc, 0, 0x1e95> {
   static constexpr char kName[] = "CP_GFX_HQD_QUE_MGR_CONTROL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 13> kFields{{{"DISABLE_IDLE_QUEUE_DISCONNECT", 0x1, 0}, {"DISABLE_CONNECT_HANDSHAKE", 0x10, 4}, {"DISABLE_FETCHER_DISCONNECT", 0x20, 5}, {"FORCE_QUEUE_ACTIVE_EN", 0x40, 6}, {"FORCE_ALLOW_DB_UPDATE_EN", 0x80, 7}, {"FORCE_QUEUE", 0x700, 8}, {"DISABLE_OFFSET_UPDATE", 0x800, 11}, {"PRIORITY_PREEMPT_DISABLE", 0x2000, 13}, {"DISABLE_QUEUE_MGR", 0x8000, 15}, {"ENABLE_IDLE_MESSAGE", 0x10000, 16}, {"DISABLE_SWITCH_MESSAGE_IDLE", 0x20000, 17}, {"ENABLE_SWITCH_MSG_PREEMPT", 0x40000, 18}, {"DISABLE_MAPPED_QUEUE_IDLE_MSG", 0x800000, 23}}};
   BAREGPU_REG_FIELD(disable_idle_queue_disconnect, 0x1, 0)
   BAREGPU_REG_FIELD(disable_connect_handshake, 0x10, 4)
@@ -785,64 +864,76 @@ struct CP_GFX_HQD_QUE_MGR_CONTROL : Register<CP_GFX_HQD_QUE_MGR_CONTROL, Ip::kGc
 };
 struct CP_GFX_HQD_VMID : Register<CP_GFX_HQD_VMID, Ip::kGc, 0, 0x1e81> {
   static constexpr char kName[] = "CP_GFX_HQD_VMID";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"VMID", 0xf, 0}}};
   BAREGPU_REG_FIELD(vmid, 0xf, 0)
 };
 struct CP_GFX_HQD_WPTR : Register<CP_GFX_HQD_WPTR, Ip::kGc, 0, 0x1e91> {
   static constexpr char kName[] = "CP_GFX_HQD_WPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_WPTR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(rb_wptr, 0xffffffff, 0)
 };
 struct CP_GFX_HQD_WPTR_HI : Register<CP_GFX_HQD_WPTR_HI, Ip::kGc, 0, 0x1e92> {
   static constexpr char kName[] = "CP_GFX_HQD_WPTR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_WPTR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(rb_wptr, 0xffffffff, 0)
 };
 struct CP_GFX_INDEX_MUTEX : Register<CP_GFX_INDEX_MUTEX, Ip::kGc, 0, 0x1e78> {
   static constexpr char kName[] = "CP_GFX_INDEX_MUTEX";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"REQUEST", 0x1, 0}, {"CLIENTID", 0xe, 1}}};
   BAREGPU_REG_FIELD(request, 0x1, 0)
   BAREGPU_REG_FIELD(clientid, 0xe, 1)
 };
 struct CP_GFX_MQD_BASE_ADDR : Register<CP_GFX_MQD_BASE_ADDR, Ip::kGc, 0, 0x1e7e> {
   static constexpr char kName[] = "CP_GFX_MQD_BASE_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"BASE_ADDR", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(base_addr, 0xfffffffc, 2)
 };
 struct CP_GFX_MQD_BASE_ADDR_HI : Register<CP_GFX_MQD_BASE_ADDR_HI, Ip::kGc, 0, 0x1e7f> {
   static constexpr char kName[] = "CP_GFX_MQD_BASE_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"BASE_ADDR_HI", 0xffff, 0}, {"APP_VMID", 0xf0000000, 28}}};
   BAREGPU_REG_FIELD(base_addr_hi, 0xffff, 0)
   BAREGPU_REG_FIELD(app_vmid, 0xf0000000, 28)
 };
 struct CP_GFX_RS64_DC_BASE0_HI : Register<CP_GFX_RS64_DC_BASE0_HI, Ip::kGc, 1, 0x5865> {
   static constexpr char kName[] = "CP_GFX_RS64_DC_BASE0_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DC_BASE_HI", 0xffff, 0}}};
   BAREGPU_REG_FIELD(dc_base_hi, 0xffff, 0)
 };
 struct CP_GFX_RS64_DC_BASE0_LO : Register<CP_GFX_RS64_DC_BASE0_LO, Ip::kGc, 1, 0x5863> {
   static constexpr char kName[] = "CP_GFX_RS64_DC_BASE0_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DC_BASE_LO", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(dc_base_lo, 0xffff0000, 16)
 };
 struct CP_GFX_RS64_DC_BASE1_HI : Register<CP_GFX_RS64_DC_BASE1_HI, Ip::kGc, 1, 0x5866> {
   static constexpr char kName[] = "CP_GFX_RS64_DC_BASE1_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DC_BASE_HI", 0xffff, 0}}};
   BAREGPU_REG_FIELD(dc_base_hi, 0xffff, 0)
 };
 struct CP_GFX_RS64_DC_BASE1_LO : Register<CP_GFX_RS64_DC_BASE1_LO, Ip::kGc, 1, 0x5864> {
   static constexpr char kName[] = "CP_GFX_RS64_DC_BASE1_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DC_BASE_LO", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(dc_base_lo, 0xffff0000, 16)
 };
 struct CP_GFX_RS64_DC_BASE_CNTL : Register<CP_GFX_RS64_DC_BASE_CNTL, Ip::kGc, 1, 0x2a08> {
   static constexpr char kName[] = "CP_GFX_RS64_DC_BASE_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VMID", 0xf, 0}, {"CACHE_POLICY", 0x3000000, 24}}};
   BAREGPU_REG_FIELD(vmid, 0xf, 0)
   BAREGPU_REG_FIELD(cache_policy, 0x3000000, 24)
 };
 struct CP_GFX_RS64_DC_OP_CNTL : Register<CP_GFX_RS64_DC_OP_CNTL, Ip::kGc, 1, 0x2a09> {
   static constexpr char kName[] = "CP_GFX_RS64_DC_OP_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"INVALIDATE_DCACHE", 0x1, 0}, {"INVALIDATE_DCACHE_COMPLETE", 0x2, 1}, {"BYPASS_ALL", 0x4, 2}, {"RESERVED", 0x8, 3}, {"PRIME_DCACHE", 0x10, 4}, {"DCACHE_PRIMED", 0x20, 5}}};
   BAREGPU_REG_FIELD(invalidate_dcache, 0x1, 0)
   BAREGPU_REG_FIELD(invalidate_dcache_complete, 0x2, 1)
@@ -853,12 +944,14 @@ struct CP_GFX_RS64_DC_OP_CNTL : Register<CP_GFX_RS64_DC_OP_CNTL, Ip::kGc, 1, 0x2
 };
 struct CP_HQD_ACTIVE : Register<CP_HQD_ACTIVE, Ip::kGc, 0, 0x1fab> {
   static constexpr char kName[] = "CP_HQD_ACTIVE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ACTIVE", 0x1, 0}, {"BUSY_GATE", 0x2, 1}}};
   BAREGPU_REG_FIELD(active, 0x1, 0)
   BAREGPU_REG_FIELD(busy_gate, 0x2, 1)
 };
 struct CP_HQD_AQL_CONTROL : Register<CP_HQD_AQL_CONTROL, Ip::kGc, 0, 0x1fde> {
   static constexpr char kName[] = "CP_HQD_AQL_CONTROL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"CONTROL0", 0x7fff, 0}, {"CONTROL0_EN", 0x8000, 15}, {"CONTROL1", 0x7fff0000, 16}, {"CONTROL1_EN", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(control0, 0x7fff, 0)
   BAREGPU_REG_FIELD(control0_en, 0x8000, 15)
@@ -867,77 +960,92 @@ struct CP_HQD_AQL_CONTROL : Register<CP_HQD_AQL_CONTROL, Ip::kGc, 0, 0x1fde> {
 };
 struct CP_HQD_ATOMIC0_PREOP_HI : Register<CP_HQD_ATOMIC0_PREOP_HI, Ip::kGc, 0, 0x1fc6> {
   static constexpr char kName[] = "CP_HQD_ATOMIC0_PREOP_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ATOMIC0_PREOP_HI", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(atomic0_preop_hi, 0xffffffff, 0)
 };
 struct CP_HQD_ATOMIC0_PREOP_LO : Register<CP_HQD_ATOMIC0_PREOP_LO, Ip::kGc, 0, 0x1fc5> {
   static constexpr char kName[] = "CP_HQD_ATOMIC0_PREOP_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ATOMIC0_PREOP_LO", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(atomic0_preop_lo, 0xffffffff, 0)
 };
 struct CP_HQD_ATOMIC1_PREOP_HI : Register<CP_HQD_ATOMIC1_PREOP_HI, Ip::kGc, 0, 0x1fc8> {
   static constexpr char kName[] = "CP_HQD_ATOMIC1_PREOP_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ATOMIC1_PREOP_HI", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(atomic1_preop_hi, 0xffffffff, 0)
 };
 struct CP_HQD_ATOMIC1_PREOP_LO : Register<CP_HQD_ATOMIC1_PREOP_LO, Ip::kGc, 0, 0x1fc7> {
   static constexpr char kName[] = "CP_HQD_ATOMIC1_PREOP_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ATOMIC1_PREOP_LO", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(atomic1_preop_lo, 0xffffffff, 0)
 };
 struct CP_HQD_CNTL_STACK_OFFSET : Register<CP_HQD_CNTL_STACK_OFFSET, Ip::kGc, 0, 0x1fd7> {
   static constexpr char kName[] = "CP_HQD_CNTL_STACK_OFFSET";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xfffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0xfffc, 2)
 };
 struct CP_HQD_CNTL_STACK_SIZE : Register<CP_HQD_CNTL_STACK_SIZE, Ip::kGc, 0, 0x1fd8> {
   static constexpr char kName[] = "CP_HQD_CNTL_STACK_SIZE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0xf000, 12}}};
   BAREGPU_REG_FIELD(size, 0xf000, 12)
 };
 struct CP_HQD_CTX_SAVE_BASE_ADDR_HI : Register<CP_HQD_CTX_SAVE_BASE_ADDR_HI, Ip::kGc, 0, 0x1fd5> {
   static constexpr char kName[] = "CP_HQD_CTX_SAVE_BASE_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR_HI", 0xffff, 0}}};
   BAREGPU_REG_FIELD(addr_hi, 0xffff, 0)
 };
 struct CP_HQD_CTX_SAVE_BASE_ADDR_LO : Register<CP_HQD_CTX_SAVE_BASE_ADDR_LO, Ip::kGc, 0, 0x1fd4> {
   static constexpr char kName[] = "CP_HQD_CTX_SAVE_BASE_ADDR_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(addr, 0xfffff000, 12)
 };
 struct CP_HQD_CTX_SAVE_CONTROL : Register<CP_HQD_CTX_SAVE_CONTROL, Ip::kGc, 0, 0x1fd6> {
   static constexpr char kName[] = "CP_HQD_CTX_SAVE_CONTROL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"POLICY", 0x18, 3}, {"EXE_DISABLE", 0x800000, 23}}};
   BAREGPU_REG_FIELD(policy, 0x18, 3)
   BAREGPU_REG_FIELD(exe_disable, 0x800000, 23)
 };
 struct CP_HQD_CTX_SAVE_SIZE : Register<CP_HQD_CTX_SAVE_SIZE, Ip::kGc, 0, 0x1fda> {
   static constexpr char kName[] = "CP_HQD_CTX_SAVE_SIZE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0x3fff000, 12}}};
   BAREGPU_REG_FIELD(size, 0x3fff000, 12)
 };
 struct CP_HQD_DDID_DELTA_RPT_COUNT : Register<CP_HQD_DDID_DELTA_RPT_COUNT, Ip::kGc, 0, 0x1fe7> {
   static constexpr char kName[] = "CP_HQD_DDID_DELTA_RPT_COUNT";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"COUNT", 0xff, 0}}};
   BAREGPU_REG_FIELD(count, 0xff, 0)
 };
 struct CP_HQD_DDID_INFLIGHT_COUNT : Register<CP_HQD_DDID_INFLIGHT_COUNT, Ip::kGc, 0, 0x1fe6> {
   static constexpr char kName[] = "CP_HQD_DDID_INFLIGHT_COUNT";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"COUNT", 0xffff, 0}}};
   BAREGPU_REG_FIELD(count, 0xffff, 0)
 };
 struct CP_HQD_DDID_RPTR : Register<CP_HQD_DDID_RPTR, Ip::kGc, 0, 0x1fe4> {
   static constexpr char kName[] = "CP_HQD_DDID_RPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RPTR", 0x7ff, 0}}};
   BAREGPU_REG_FIELD(rptr, 0x7ff, 0)
 };
 struct CP_HQD_DDID_WPTR : Register<CP_HQD_DDID_WPTR, Ip::kGc, 0, 0x1fe5> {
   static constexpr char kName[] = "CP_HQD_DDID_WPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"WPTR", 0x7ff, 0}}};
   BAREGPU_REG_FIELD(wptr, 0x7ff, 0)
 };
 struct CP_HQD_DEQUEUE_REQUEST : Register<CP_HQD_DEQUEUE_REQUEST, Ip::kGc, 0, 0x1fc1> {
   static constexpr char kName[] = "CP_HQD_DEQUEUE_REQUEST";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 5> kFields{{{"DEQUEUE_REQ", 0xf, 0}, {"IQ_REQ_PEND", 0x10, 4}, {"DEQUEUE_INT", 0x100, 8}, {"IQ_REQ_PEND_EN", 0x200, 9}, {"DEQUEUE_REQ_EN", 0x400, 10}}};
   BAREGPU_REG_FIELD(dequeue_req, 0xf, 0)
   BAREGPU_REG_FIELD(iq_req_pend, 0x10, 4)
@@ -947,6 +1055,7 @@ struct CP_HQD_DEQUEUE_REQUEST : Register<CP_HQD_DEQUEUE_REQUEST, Ip::kGc, 0, 0x1
 };
 struct CP_HQD_DEQUEUE_STATUS : Register<CP_HQD_DEQUEUE_STATUS, Ip::kGc, 0, 0x1fe8> {
   static constexpr char kName[] = "CP_HQD_DEQUEUE_STATUS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"DEQUEUE_STAT", 0xf, 0}, {"SUSPEND_REQ_PEND", 0x10, 4}, {"SUSPEND_REQ_PEND_EN", 0x200, 9}, {"DEQUEUE_STAT_EN", 0x400, 10}}};
   BAREGPU_REG_FIELD(dequeue_stat, 0xf, 0)
   BAREGPU_REG_FIELD(suspend_req_pend, 0x10, 4)
@@ -955,6 +1064,7 @@ struct CP_HQD_DEQUEUE_STATUS : Register<CP_HQD_DEQUEUE_STATUS, Ip::kGc, 0, 0x1fe
 };
 struct CP_HQD_DMA_OFFLOAD : Register<CP_HQD_DMA_OFFLOAD, Ip::kGc, 0, 0x1fc2> {
   static constexpr char kName[] = "CP_HQD_DMA_OFFLOAD";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"DMA_OFFLOAD", 0x1, 0}, {"DMA_OFFLOAD_EN", 0x2, 1}, {"AQL_OFFLOAD", 0x4, 2}, {"AQL_OFFLOAD_EN", 0x8, 3}, {"EOP_OFFLOAD", 0x10, 4}, {"EOP_OFFLOAD_EN", 0x20, 5}}};
   BAREGPU_REG_FIELD(dma_offload, 0x1, 0)
   BAREGPU_REG_FIELD(dma_offload_en, 0x2, 1)
@@ -965,16 +1075,19 @@ struct CP_HQD_DMA_OFFLOAD : Register<CP_HQD_DMA_OFFLOAD, Ip::kGc, 0, 0x1fc2> {
 };
 struct CP_HQD_EOP_BASE_ADDR : Register<CP_HQD_EOP_BASE_ADDR, Ip::kGc, 0, 0x1fce> {
   static constexpr char kName[] = "CP_HQD_EOP_BASE_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"BASE_ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(base_addr, 0xffffffff, 0)
 };
 struct CP_HQD_EOP_BASE_ADDR_HI : Register<CP_HQD_EOP_BASE_ADDR_HI, Ip::kGc, 0, 0x1fcf> {
   static constexpr char kName[] = "CP_HQD_EOP_BASE_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"BASE_ADDR_HI", 0xff, 0}}};
   BAREGPU_REG_FIELD(base_addr_hi, 0xff, 0)
 };
 struct CP_HQD_EOP_CONTROL : Register<CP_HQD_EOP_CONTROL, Ip::kGc, 0, 0x1fd0> {
   static constexpr char kName[] = "CP_HQD_EOP_CONTROL";
+  static constexpr uint32_t kDefault = 0x00000006;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 12> kFields{{{"EOP_SIZE", 0x3f, 0}, {"PROCESSING_EOP", 0x100, 8}, {"PROCESS_EOP_EN", 0x1000, 12}, {"PROCESSING_EOPIB", 0x2000, 13}, {"PROCESS_EOPIB_EN", 0x4000, 14}, {"HALT_FETCHER", 0x200000, 21}, {"HALT_FETCHER_EN", 0x400000, 22}, {"EXE_DISABLE", 0x800000, 23}, {"CACHE_POLICY", 0x3000000, 24}, {"EOP_VOLATILE", 0x4000000, 26}, {"SIG_SEM_RESULT", 0x60000000, 29}, {"PEND_SIG_SEM", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(eop_size, 0x3f, 0)
   BAREGPU_REG_FIELD(processing_eop, 0x100, 8)
@@ -991,12 +1104,14 @@ struct CP_HQD_EOP_CONTROL : Register<CP_HQD_EOP_CONTROL, Ip::kGc, 0, 0x1fd0> {
 };
 struct CP_HQD_EOP_EVENTS : Register<CP_HQD_EOP_EVENTS, Ip::kGc, 0, 0x1fd3> {
   static constexpr char kName[] = "CP_HQD_EOP_EVENTS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"EVENT_COUNT", 0xfff, 0}, {"CS_PARTIAL_FLUSH_PEND", 0x10000, 16}}};
   BAREGPU_REG_FIELD(event_count, 0xfff, 0)
   BAREGPU_REG_FIELD(cs_partial_flush_pend, 0x10000, 16)
 };
 struct CP_HQD_EOP_RPTR : Register<CP_HQD_EOP_RPTR, Ip::kGc, 0, 0x1fd1> {
   static constexpr char kName[] = "CP_HQD_EOP_RPTR";
+  static constexpr uint32_t kDefault = 0x40000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 5> kFields{{{"RPTR", 0x1fff, 0}, {"RESET_FETCHER", 0x10000000, 28}, {"DEQUEUE_PEND", 0x20000000, 29}, {"RPTR_EQ_CSMD_WPTR", 0x40000000, 30}, {"INIT_FETCHER", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(rptr, 0x1fff, 0)
   BAREGPU_REG_FIELD(reset_fetcher, 0x10000000, 28)
@@ -1006,6 +1121,7 @@ struct CP_HQD_EOP_RPTR : Register<CP_HQD_EOP_RPTR, Ip::kGc, 0, 0x1fd1> {
 };
 struct CP_HQD_EOP_WPTR : Register<CP_HQD_EOP_WPTR, Ip::kGc, 0, 0x1fd2> {
   static constexpr char kName[] = "CP_HQD_EOP_WPTR";
+  static constexpr uint32_t kDefault = 0x00008000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"WPTR", 0x1fff, 0}, {"EOP_EMPTY", 0x8000, 15}, {"EOP_AVAIL", 0x1fff0000, 16}}};
   BAREGPU_REG_FIELD(wptr, 0x1fff, 0)
   BAREGPU_REG_FIELD(eop_empty, 0x8000, 15)
@@ -1013,11 +1129,13 @@ struct CP_HQD_EOP_WPTR : Register<CP_HQD_EOP_WPTR, Ip::kGc, 0, 0x1fd2> {
 };
 struct CP_HQD_EOP_WPTR_MEM : Register<CP_HQD_EOP_WPTR_MEM, Ip::kGc, 0, 0x1fdd> {
   static constexpr char kName[] = "CP_HQD_EOP_WPTR_MEM";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"WPTR", 0x1fff, 0}}};
   BAREGPU_REG_FIELD(wptr, 0x1fff, 0)
 };
 struct CP_HQD_ERROR : Register<CP_HQD_ERROR, Ip::kGc, 0, 0x1fdc> {
   static constexpr char kName[] = "CP_HQD_ERROR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 15> kFields{{{"EDC_ERROR_ID", 0xf, 0}, {"SUA_ERROR", 0x10, 4}, {"AQL_ERROR", 0x20, 5}, {"PQ_UTCL1_ERROR", 0x100, 8}, {"IB_UTCL1_ERROR", 0x200, 9}, {"EOP_UTCL1_ERROR", 0x400, 10}, {"IQ_UTCL1_ERROR", 0x800, 11}, {"RRPT_UTCL1_ERROR", 0x1000, 12}, {"WPP_UTCL1_ERROR", 0x2000, 13}, {"SEM_UTCL1_ERROR", 0x4000, 14}, {"DMA_SRC_UTCL1_ERROR", 0x8000, 15}, {"DMA_DST_UTCL1_ERROR", 0x10000, 16}, {"SR_UTCL1_ERROR", 0x20000, 17}, {"QU_UTCL1_ERROR", 0x40000, 18}, {"TC_UTCL1_ERROR", 0x80000, 19}}};
   BAREGPU_REG_FIELD(edc_error_id, 0xf, 0)
   BAREGPU_REG_FIELD(sua_error, 0x10, 4)
@@ -1037,6 +1155,7 @@ struct CP_HQD_ERROR : Register<CP_HQD_ERROR, Ip::kGc, 0, 0x1fdc> {
 };
 struct CP_HQD_GDS_RESOURCE_STATE : Register<CP_HQD_GDS_RESOURCE_STATE, Ip::kGc, 0, 0x1fdb> {
   static constexpr char kName[] = "CP_HQD_GDS_RESOURCE_STATE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"OA_REQUIRED", 0x1, 0}, {"OA_ACQUIRED", 0x2, 1}, {"GWS_SIZE", 0x3f0, 4}, {"GWS_PNTR", 0x3f000, 12}}};
   BAREGPU_REG_FIELD(oa_required, 0x1, 0)
   BAREGPU_REG_FIELD(oa_acquired, 0x2, 1)
@@ -1045,6 +1164,7 @@ struct CP_HQD_GDS_RESOURCE_STATE : Register<CP_HQD_GDS_RESOURCE_STATE, Ip::kGc, 
 };
 struct CP_HQD_GFX_CONTROL : Register<CP_HQD_GFX_CONTROL, Ip::kGc, 0, 0x1e9f> {
   static constexpr char kName[] = "CP_HQD_GFX_CONTROL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"MESSAGE", 0xf, 0}, {"MISC", 0x7ff0, 4}, {"DB_UPDATED_MSG_EN", 0x8000, 15}}};
   BAREGPU_REG_FIELD(message, 0xf, 0)
   BAREGPU_REG_FIELD(misc, 0x7ff0, 4)
@@ -1052,21 +1172,25 @@ struct CP_HQD_GFX_CONTROL : Register<CP_HQD_GFX_CONTROL, Ip::kGc, 0, 0x1e9f> {
 };
 struct CP_HQD_GFX_STATUS : Register<CP_HQD_GFX_STATUS, Ip::kGc, 0, 0x1ea0> {
   static constexpr char kName[] = "CP_HQD_GFX_STATUS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"STATUS", 0xffff, 0}}};
   BAREGPU_REG_FIELD(status, 0xffff, 0)
 };
 struct CP_HQD_HQ_CONTROL0 : Register<CP_HQD_HQ_CONTROL0, Ip::kGc, 0, 0x1fca> {
   static constexpr char kName[] = "CP_HQD_HQ_CONTROL0";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"CONTROL", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(control, 0xffffffff, 0)
 };
 struct CP_HQD_HQ_CONTROL1 : Register<CP_HQD_HQ_CONTROL1, Ip::kGc, 0, 0x1fcd> {
   static constexpr char kName[] = "CP_HQD_HQ_CONTROL1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"CONTROL", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(control, 0xffffffff, 0)
 };
 struct CP_HQD_HQ_SCHEDULER0 : Register<CP_HQD_HQ_SCHEDULER0, Ip::kGc, 0, 0x1fc9> {
   static constexpr char kName[] = "CP_HQD_HQ_SCHEDULER0";
+  static constexpr uint32_t kDefault = 0x40000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 16> kFields{{{"CWSR", 0x1, 0}, {"SAVE_STATUS", 0x2, 1}, {"RSRV", 0x4, 2}, {"STATIC_QUEUE", 0x38, 3}, {"QUEUE_RUN_ONCE", 0x40, 6}, {"SCRATCH_RAM_INIT", 0x80, 7}, {"TCL2_DIRTY", 0x100, 8}, {"C_INHERIT_VMID", 0x200, 9}, {"QUEUE_SCHEDULER_TYPE", 0x1c00, 10}, {"C_QUEUE_USE_GWS", 0x2000, 13}, {"QUEUE_SLOT_CONNECTED", 0x8000, 15}, {"MES_INTERRUPT_ENABLED", 0x100000, 20}, {"MES_INTERRUPT_PIPE", 0x600000, 21}, {"CONCURRENT_PROCESS_COUNT", 0xf000000, 24}, {"QUEUE_IDLE", 0x40000000, 30}, {"DB_UPDATED_MSG_EN", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(cwsr, 0x1, 0)
   BAREGPU_REG_FIELD(save_status, 0x2, 1)
@@ -1087,11 +1211,13 @@ struct CP_HQD_HQ_SCHEDULER0 : Register<CP_HQD_HQ_SCHEDULER0, Ip::kGc, 0, 0x1fc9>
 };
 struct CP_HQD_HQ_SCHEDULER1 : Register<CP_HQD_HQ_SCHEDULER1, Ip::kGc, 0, 0x1fca> {
   static constexpr char kName[] = "CP_HQD_HQ_SCHEDULER1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SCHEDULER", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(scheduler, 0xffffffff, 0)
 };
 struct CP_HQD_HQ_STATUS0 : Register<CP_HQD_HQ_STATUS0, Ip::kGc, 0, 0x1fc9> {
   static constexpr char kName[] = "CP_HQD_HQ_STATUS0";
+  static constexpr uint32_t kDefault = 0x40000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 16> kFields{{{"CWSR", 0x1, 0}, {"SAVE_STATUS", 0x2, 1}, {"RSRV", 0x4, 2}, {"STATIC_QUEUE", 0x38, 3}, {"QUEUE_RUN_ONCE", 0x40, 6}, {"SCRATCH_RAM_INIT", 0x80, 7}, {"TCL2_DIRTY", 0x100, 8}, {"C_INHERIT_VMID", 0x200, 9}, {"QUEUE_SCHEDULER_TYPE", 0x1c00, 10}, {"C_QUEUE_USE_GWS", 0x2000, 13}, {"QUEUE_SLOT_CONNECTED", 0x8000, 15}, {"MES_INTERRUPT_ENABLED", 0x100000, 20}, {"MES_INTERRUPT_PIPE", 0x600000, 21}, {"CONCURRENT_PROCESS_COUNT", 0xf000000, 24}, {"QUEUE_IDLE", 0x40000000, 30}, {"DB_UPDATED_MSG_EN", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(cwsr, 0x1, 0)
   BAREGPU_REG_FIELD(save_status, 0x2, 1)
@@ -1112,21 +1238,25 @@ struct CP_HQD_HQ_STATUS0 : Register<CP_HQD_HQ_STATUS0, Ip::kGc, 0, 0x1fc9> {
 };
 struct CP_HQD_HQ_STATUS1 : Register<CP_HQD_HQ_STATUS1, Ip::kGc, 0, 0x1fcc> {
   static constexpr char kName[] = "CP_HQD_HQ_STATUS1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"STATUS", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(status, 0xffffffff, 0)
 };
 struct CP_HQD_IB_BASE_ADDR : Register<CP_HQD_IB_BASE_ADDR, Ip::kGc, 0, 0x1fbb> {
   static constexpr char kName[] = "CP_HQD_IB_BASE_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IB_BASE_ADDR", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(ib_base_addr, 0xfffffffc, 2)
 };
 struct CP_HQD_IB_BASE_ADDR_HI : Register<CP_HQD_IB_BASE_ADDR_HI, Ip::kGc, 0, 0x1fbc> {
   static constexpr char kName[] = "CP_HQD_IB_BASE_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IB_BASE_ADDR_HI", 0xffff, 0}}};
   BAREGPU_REG_FIELD(ib_base_addr_hi, 0xffff, 0)
 };
 struct CP_HQD_IB_CONTROL : Register<CP_HQD_IB_CONTROL, Ip::kGc, 0, 0x1fbe> {
   static constexpr char kName[] = "CP_HQD_IB_CONTROL";
+  static constexpr uint32_t kDefault = 0x00300000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"IB_SIZE", 0xfffff, 0}, {"MIN_IB_AVAIL_SIZE", 0x300000, 20}, {"IB_EXE_DISABLE", 0x800000, 23}, {"IB_CACHE_POLICY", 0x3000000, 24}, {"IB_VOLATILE", 0x4000000, 26}, {"PROCESSING_IB", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(ib_size, 0xfffff, 0)
   BAREGPU_REG_FIELD(min_ib_avail_size, 0x300000, 20)
@@ -1137,16 +1267,19 @@ struct CP_HQD_IB_CONTROL : Register<CP_HQD_IB_CONTROL, Ip::kGc, 0, 0x1fbe> {
 };
 struct CP_HQD_IB_RPTR : Register<CP_HQD_IB_RPTR, Ip::kGc, 0, 0x1fbd> {
   static constexpr char kName[] = "CP_HQD_IB_RPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"CONSUMED_OFFSET", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(consumed_offset, 0xfffff, 0)
 };
 struct CP_HQD_IQ_RPTR : Register<CP_HQD_IQ_RPTR, Ip::kGc, 0, 0x1fc0> {
   static constexpr char kName[] = "CP_HQD_IQ_RPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0x3f, 0}}};
   BAREGPU_REG_FIELD(offset, 0x3f, 0)
 };
 struct CP_HQD_IQ_TIMER : Register<CP_HQD_IQ_TIMER, Ip::kGc, 0, 0x1fbf> {
   static constexpr char kName[] = "CP_HQD_IQ_TIMER";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 15> kFields{{{"WAIT_TIME", 0xff, 0}, {"RETRY_TYPE", 0x700, 8}, {"IMMEDIATE_EXPIRE", 0x800, 11}, {"INTERRUPT_TYPE", 0x3000, 12}, {"CLOCK_COUNT", 0xc000, 14}, {"INTERRUPT_SIZE", 0x3f0000, 16}, {"QUANTUM_TIMER", 0x400000, 22}, {"EXE_DISABLE", 0x800000, 23}, {"CACHE_POLICY", 0x3000000, 24}, {"IQ_VOLATILE", 0x4000000, 26}, {"QUEUE_TYPE", 0x8000000, 27}, {"REARM_TIMER", 0x10000000, 28}, {"PROCESS_IQ_EN", 0x20000000, 29}, {"PROCESSING_IQ", 0x40000000, 30}, {"ACTIVE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(wait_time, 0xff, 0)
   BAREGPU_REG_FIELD(retry_type, 0x700, 8)
@@ -1166,12 +1299,14 @@ struct CP_HQD_IQ_TIMER : Register<CP_HQD_IQ_TIMER, Ip::kGc, 0, 0x1fbf> {
 };
 struct CP_HQD_MSG_TYPE : Register<CP_HQD_MSG_TYPE, Ip::kGc, 0, 0x1fc4> {
   static constexpr char kName[] = "CP_HQD_MSG_TYPE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ACTION", 0x7, 0}, {"SAVE_STATE", 0x70, 4}}};
   BAREGPU_REG_FIELD(action, 0x7, 0)
   BAREGPU_REG_FIELD(save_state, 0x70, 4)
 };
 struct CP_HQD_OFFLOAD : Register<CP_HQD_OFFLOAD, Ip::kGc, 0, 0x1fc2> {
   static constexpr char kName[] = "CP_HQD_OFFLOAD";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"DMA_OFFLOAD", 0x1, 0}, {"DMA_OFFLOAD_EN", 0x2, 1}, {"AQL_OFFLOAD", 0x4, 2}, {"AQL_OFFLOAD_EN", 0x8, 3}, {"EOP_OFFLOAD", 0x10, 4}, {"EOP_OFFLOAD_EN", 0x20, 5}}};
   BAREGPU_REG_FIELD(dma_offload, 0x1, 0)
   BAREGPU_REG_FIELD(dma_offload_en, 0x2, 1)
@@ -1182,6 +1317,7 @@ struct CP_HQD_OFFLOAD : Register<CP_HQD_OFFLOAD, Ip::kGc, 0, 0x1fc2> {
 };
 struct CP_HQD_PERSISTENT_STATE : Register<CP_HQD_PERSISTENT_STATE, Ip::kGc, 0, 0x1fad> {
   static constexpr char kName[] = "CP_HQD_PERSISTENT_STATE";
+  static constexpr uint32_t kDefault = 0x0be05501;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 18> kFields{{{"PRELOAD_REQ", 0x1, 0}, {"TMZ_CONNECT_OVERRIDE", 0x2, 1}, {"SUSPEND_STATUS", 0x80, 7}, {"PRELOAD_SIZE", 0x3ff00, 8}, {"TMZ_SWITCH_EXEMPT", 0x40000, 18}, {"TMZ_MATCH_DIS", 0x80000, 19}, {"WPP_CLAMP_EN", 0x100000, 20}, {"WPP_SWITCH_QOS_EN", 0x200000, 21}, {"IQ_SWITCH_QOS_EN", 0x400000, 22}, {"IB_SWITCH_QOS_EN", 0x800000, 23}, {"EOP_SWITCH_QOS_EN", 0x1000000, 24}, {"PQ_SWITCH_QOS_EN", 0x2000000, 25}, {"TC_OFFLOAD_QOS_EN", 0x4000000, 26}, {"CACHE_FULL_PACKET_EN", 0x8000000, 27}, {"RESTORE_ACTIVE", 0x10000000, 28}, {"RELAUNCH_WAVES", 0x20000000, 29}, {"QSWITCH_MODE", 0x40000000, 30}, {"DISP_ACTIVE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(preload_req, 0x1, 0)
   BAREGPU_REG_FIELD(tmz_connect_override, 0x2, 1)
@@ -1204,21 +1340,25 @@ struct CP_HQD_PERSISTENT_STATE : Register<CP_HQD_PERSISTENT_STATE, Ip::kGc, 0, 0
 };
 struct CP_HQD_PIPE_PRIORITY : Register<CP_HQD_PIPE_PRIORITY, Ip::kGc, 0, 0x1fae> {
   static constexpr char kName[] = "CP_HQD_PIPE_PRIORITY";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PIPE_PRIORITY", 0x3, 0}}};
   BAREGPU_REG_FIELD(pipe_priority, 0x3, 0)
 };
 struct CP_HQD_PQ_BASE : Register<CP_HQD_PQ_BASE, Ip::kGc, 0, 0x1fb1> {
   static constexpr char kName[] = "CP_HQD_PQ_BASE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
 };
 struct CP_HQD_PQ_BASE_HI : Register<CP_HQD_PQ_BASE_HI, Ip::kGc, 0, 0x1fb2> {
   static constexpr char kName[] = "CP_HQD_PQ_BASE_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR_HI", 0xff, 0}}};
   BAREGPU_REG_FIELD(addr_hi, 0xff, 0)
 };
 struct CP_HQD_PQ_CONTROL : Register<CP_HQD_PQ_CONTROL, Ip::kGc, 0, 0x1fba> {
   static constexpr char kName[] = "CP_HQD_PQ_CONTROL";
+  static constexpr uint32_t kDefault = 0x00308509;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 17> kFields{{{"QUEUE_SIZE", 0x3f, 0}, {"WPTR_CARRY", 0x40, 6}, {"RPTR_CARRY", 0x80, 7}, {"RPTR_BLOCK_SIZE", 0x3f00, 8}, {"QUEUE_FULL_EN", 0x4000, 14}, {"PQ_EMPTY", 0x8000, 15}, {"SLOT_BASED_WPTR", 0xc0000, 18}, {"MIN_AVAIL_SIZE", 0x300000, 20}, {"TMZ", 0x400000, 22}, {"EXE_DISABLE", 0x800000, 23}, {"CACHE_POLICY", 0x3000000, 24}, {"PQ_VOLATILE", 0x4000000, 26}, {"NO_UPDATE_RPTR", 0x8000000, 27}, {"UNORD_DISPATCH", 0x10000000, 28}, {"TUNNEL_DISPATCH", 0x20000000, 29}, {"PRIV_STATE", 0x40000000, 30}, {"KMD_QUEUE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(queue_size, 0x3f, 0)
   BAREGPU_REG_FIELD(wptr_carry, 0x40, 6)
@@ -1240,6 +1380,7 @@ struct CP_HQD_PQ_CONTROL : Register<CP_HQD_PQ_CONTROL, Ip::kGc, 0, 0x1fba> {
 };
 struct CP_HQD_PQ_DOORBELL_CONTROL : Register<CP_HQD_PQ_DOORBELL_CONTROL, Ip::kGc, 0, 0x1fb8> {
   static constexpr char kName[] = "CP_HQD_PQ_DOORBELL_CONTROL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 7> kFields{{{"DOORBELL_MODE", 0x1, 0}, {"DOORBELL_BIF_DROP", 0x2, 1}, {"DOORBELL_OFFSET", 0xffffffc, 2}, {"DOORBELL_SOURCE", 0x10000000, 28}, {"DOORBELL_SCHD_HIT", 0x20000000, 29}, {"DOORBELL_EN", 0x40000000, 30}, {"DOORBELL_HIT", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(doorbell_mode, 0x1, 0)
   BAREGPU_REG_FIELD(doorbell_bif_drop, 0x2, 1)
@@ -1251,41 +1392,49 @@ struct CP_HQD_PQ_DOORBELL_CONTROL : Register<CP_HQD_PQ_DOORBELL_CONTROL, Ip::kGc
 };
 struct CP_HQD_PQ_RPTR : Register<CP_HQD_PQ_RPTR, Ip::kGc, 0, 0x1fb3> {
   static constexpr char kName[] = "CP_HQD_PQ_RPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"CONSUMED_OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(consumed_offset, 0xffffffff, 0)
 };
 struct CP_HQD_PQ_RPTR_REPORT_ADDR : Register<CP_HQD_PQ_RPTR_REPORT_ADDR, Ip::kGc, 0, 0x1fb4> {
   static constexpr char kName[] = "CP_HQD_PQ_RPTR_REPORT_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RPTR_REPORT_ADDR", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(rptr_report_addr, 0xfffffffc, 2)
 };
 struct CP_HQD_PQ_RPTR_REPORT_ADDR_HI : Register<CP_HQD_PQ_RPTR_REPORT_ADDR_HI, Ip::kGc, 0, 0x1fb5> {
   static constexpr char kName[] = "CP_HQD_PQ_RPTR_REPORT_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RPTR_REPORT_ADDR_HI", 0xffff, 0}}};
   BAREGPU_REG_FIELD(rptr_report_addr_hi, 0xffff, 0)
 };
 struct CP_HQD_PQ_WPTR_HI : Register<CP_HQD_PQ_WPTR_HI, Ip::kGc, 0, 0x1fe0> {
   static constexpr char kName[] = "CP_HQD_PQ_WPTR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct CP_HQD_PQ_WPTR_LO : Register<CP_HQD_PQ_WPTR_LO, Ip::kGc, 0, 0x1fdf> {
   static constexpr char kName[] = "CP_HQD_PQ_WPTR_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct CP_HQD_PQ_WPTR_POLL_ADDR : Register<CP_HQD_PQ_WPTR_POLL_ADDR, Ip::kGc, 0, 0x1fb6> {
   static constexpr char kName[] = "CP_HQD_PQ_WPTR_POLL_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"WPTR_ADDR", 0xfffffff8, 3}}};
   BAREGPU_REG_FIELD(wptr_addr, 0xfffffff8, 3)
 };
 struct CP_HQD_PQ_WPTR_POLL_ADDR_HI : Register<CP_HQD_PQ_WPTR_POLL_ADDR_HI, Ip::kGc, 0, 0x1fb7> {
   static constexpr char kName[] = "CP_HQD_PQ_WPTR_POLL_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"WPTR_ADDR_HI", 0xffff, 0}}};
   BAREGPU_REG_FIELD(wptr_addr_hi, 0xffff, 0)
 };
 struct CP_HQD_QUANTUM : Register<CP_HQD_QUANTUM, Ip::kGc, 0, 0x1fb0> {
   static constexpr char kName[] = "CP_HQD_QUANTUM";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"QUANTUM_EN", 0x1, 0}, {"QUANTUM_SCALE", 0x10, 4}, {"QUANTUM_DURATION", 0x3f00, 8}, {"QUANTUM_ACTIVE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(quantum_en, 0x1, 0)
   BAREGPU_REG_FIELD(quantum_scale, 0x10, 4)
@@ -1294,11 +1443,13 @@ struct CP_HQD_QUANTUM : Register<CP_HQD_QUANTUM, Ip::kGc, 0, 0x1fb0> {
 };
 struct CP_HQD_QUEUE_PRIORITY : Register<CP_HQD_QUEUE_PRIORITY, Ip::kGc, 0, 0x1faf> {
   static constexpr char kName[] = "CP_HQD_QUEUE_PRIORITY";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PRIORITY_LEVEL", 0xf, 0}}};
   BAREGPU_REG_FIELD(priority_level, 0xf, 0)
 };
 struct CP_HQD_SEMA_CMD : Register<CP_HQD_SEMA_CMD, Ip::kGc, 0, 0x1fc3> {
   static constexpr char kName[] = "CP_HQD_SEMA_CMD";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"RETRY", 0x1, 0}, {"RESULT", 0x6, 1}, {"POLLING_DIS", 0x100, 8}, {"MESSAGE_EN", 0x200, 9}}};
   BAREGPU_REG_FIELD(retry, 0x1, 0)
   BAREGPU_REG_FIELD(result, 0x6, 1)
@@ -1307,21 +1458,25 @@ struct CP_HQD_SEMA_CMD : Register<CP_HQD_SEMA_CMD, Ip::kGc, 0, 0x1fc3> {
 };
 struct CP_HQD_SUSPEND_CNTL_STACK_DW_CNT : Register<CP_HQD_SUSPEND_CNTL_STACK_DW_CNT, Ip::kGc, 0, 0x1fe2> {
   static constexpr char kName[] = "CP_HQD_SUSPEND_CNTL_STACK_DW_CNT";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"CNT", 0x3fff, 0}}};
   BAREGPU_REG_FIELD(cnt, 0x3fff, 0)
 };
 struct CP_HQD_SUSPEND_CNTL_STACK_OFFSET : Register<CP_HQD_SUSPEND_CNTL_STACK_OFFSET, Ip::kGc, 0, 0x1fe1> {
   static constexpr char kName[] = "CP_HQD_SUSPEND_CNTL_STACK_OFFSET";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xfffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0xfffc, 2)
 };
 struct CP_HQD_SUSPEND_WG_STATE_OFFSET : Register<CP_HQD_SUSPEND_WG_STATE_OFFSET, Ip::kGc, 0, 0x1fe3> {
   static constexpr char kName[] = "CP_HQD_SUSPEND_WG_STATE_OFFSET";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0x3fffffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0x3fffffc, 2)
 };
 struct CP_HQD_VMID : Register<CP_HQD_VMID, Ip::kGc, 0, 0x1fac> {
   static constexpr char kName[] = "CP_HQD_VMID";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"VMID", 0xf, 0}, {"IB_VMID", 0xf00, 8}, {"VQID", 0x3ff0000, 16}}};
   BAREGPU_REG_FIELD(vmid, 0xf, 0)
   BAREGPU_REG_FIELD(ib_vmid, 0xf00, 8)
@@ -1329,26 +1484,31 @@ struct CP_HQD_VMID : Register<CP_HQD_VMID, Ip::kGc, 0, 0x1fac> {
 };
 struct CP_HQD_WG_STATE_OFFSET : Register<CP_HQD_WG_STATE_OFFSET, Ip::kGc, 0, 0x1fd9> {
   static constexpr char kName[] = "CP_HQD_WG_STATE_OFFSET";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0x3fffffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0x3fffffc, 2)
 };
 struct CP_HYP_ME_UCODE_ADDR : Register<CP_HYP_ME_UCODE_ADDR, Ip::kGc, 1, 0x5816> {
   static constexpr char kName[] = "CP_HYP_ME_UCODE_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"UCODE_ADDR", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(ucode_addr, 0xfffff, 0)
 };
 struct CP_HYP_ME_UCODE_DATA : Register<CP_HYP_ME_UCODE_DATA, Ip::kGc, 1, 0x5817> {
   static constexpr char kName[] = "CP_HYP_ME_UCODE_DATA";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"UCODE_DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(ucode_data, 0xffffffff, 0)
 };
 struct CP_HYP_PFP_UCODE_ADDR : Register<CP_HYP_PFP_UCODE_ADDR, Ip::kGc, 1, 0x5814> {
   static constexpr char kName[] = "CP_HYP_PFP_UCODE_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"UCODE_ADDR", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(ucode_addr, 0xfffff, 0)
 };
 struct CP_HYP_PFP_UCODE_DATA : Register<CP_HYP_PFP_UCODE_DATA, Ip::kGc, 1, 0x5815> {
   static constexpr char kName[] = "CP_HYP_PFP_UCODE_DATA";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"UCODE_DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(ucode_data, 0xffffffff, 0)
 };
@@ -1370,26 +1530,31 @@ struct CP_IB1_CMD_BUFSZ : Register<CP_IB1_CMD_BUFSZ, Ip::kGc, 1, 0x20c0> {
 };
 struct CP_IB2_BASE_HI : Register<CP_IB2_BASE_HI, Ip::kGc, 1, 0x20d0> {
   static constexpr char kName[] = "CP_IB2_BASE_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IB2_BASE_HI", 0xffff, 0}}};
   BAREGPU_REG_FIELD(ib2_base_hi, 0xffff, 0)
 };
 struct CP_IB2_BASE_LO : Register<CP_IB2_BASE_LO, Ip::kGc, 1, 0x20cf> {
   static constexpr char kName[] = "CP_IB2_BASE_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IB2_BASE_LO", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(ib2_base_lo, 0xfffffffc, 2)
 };
 struct CP_IB2_BUFSZ : Register<CP_IB2_BUFSZ, Ip::kGc, 1, 0x20d1> {
   static constexpr char kName[] = "CP_IB2_BUFSZ";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IB2_BUFSZ", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(ib2_bufsz, 0xfffff, 0)
 };
 struct CP_IB2_CMD_BUFSZ : Register<CP_IB2_CMD_BUFSZ, Ip::kGc, 1, 0x20c1> {
   static constexpr char kName[] = "CP_IB2_CMD_BUFSZ";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IB2_CMD_REQSZ", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(ib2_cmd_reqsz, 0xfffff, 0)
 };
 struct CP_INT_CNTL : Register<CP_INT_CNTL, Ip::kGc, 0, 0x1de9> {
   static constexpr char kName[] = "CP_INT_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"RESUME_INT_ENABLE", 0x100, 8}, {"SUSPEND_INT_ENABLE", 0x200, 9}, {"DMA_WATCH_INT_ENABLE", 0x400, 10}, {"CP_VM_DOORBELL_WR_INT_ENABLE", 0x800, 11}, {"CP_ECC_ERROR_INT_ENABLE", 0x4000, 14}, {"GPF_INT_ENABLE", 0x10000, 16}, {"WRM_POLL_TIMEOUT_INT_ENABLE", 0x20000, 17}, {"CMP_BUSY_INT_ENABLE", 0x40000, 18}, {"CNTX_BUSY_INT_ENABLE", 0x80000, 19}, {"CNTX_EMPTY_INT_ENABLE", 0x100000, 20}, {"GFX_IDLE_INT_ENABLE", 0x200000, 21}, {"PRIV_INSTR_INT_ENABLE", 0x400000, 22}, {"PRIV_REG_INT_ENABLE", 0x800000, 23}, {"OPCODE_ERROR_INT_ENABLE", 0x1000000, 24}, {"TIME_STAMP_INT_ENABLE", 0x4000000, 26}, {"RESERVED_BIT_ERROR_INT_ENABLE", 0x8000000, 27}, {"GENERIC2_INT_ENABLE", 0x20000000, 29}, {"GENERIC1_INT_ENABLE", 0x40000000, 30}, {"GENERIC0_INT_ENABLE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(resume_int_enable, 0x100, 8)
   BAREGPU_REG_FIELD(suspend_int_enable, 0x200, 9)
@@ -1413,6 +1578,7 @@ struct CP_INT_CNTL : Register<CP_INT_CNTL, Ip::kGc, 0, 0x1de9> {
 };
 struct CP_INT_CNTL_RING0 : Register<CP_INT_CNTL_RING0, Ip::kGc, 0, 0x1e0a> {
   static constexpr char kName[] = "CP_INT_CNTL_RING0";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"RESUME_INT_ENABLE", 0x100, 8}, {"SUSPEND_INT_ENABLE", 0x200, 9}, {"DMA_WATCH_INT_ENABLE", 0x400, 10}, {"CP_VM_DOORBELL_WR_INT_ENABLE", 0x800, 11}, {"CP_ECC_ERROR_INT_ENABLE", 0x4000, 14}, {"GPF_INT_ENABLE", 0x10000, 16}, {"WRM_POLL_TIMEOUT_INT_ENABLE", 0x20000, 17}, {"CMP_BUSY_INT_ENABLE", 0x40000, 18}, {"CNTX_BUSY_INT_ENABLE", 0x80000, 19}, {"CNTX_EMPTY_INT_ENABLE", 0x100000, 20}, {"GFX_IDLE_INT_ENABLE", 0x200000, 21}, {"PRIV_INSTR_INT_ENABLE", 0x400000, 22}, {"PRIV_REG_INT_ENABLE", 0x800000, 23}, {"OPCODE_ERROR_INT_ENABLE", 0x1000000, 24}, {"TIME_STAMP_INT_ENABLE", 0x4000000, 26}, {"RESERVED_BIT_ERROR_INT_ENABLE", 0x8000000, 27}, {"GENERIC2_INT_ENABLE", 0x20000000, 29}, {"GENERIC1_INT_ENABLE", 0x40000000, 30}, {"GENERIC0_INT_ENABLE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(resume_int_enable, 0x100, 8)
   BAREGPU_REG_FIELD(suspend_int_enable, 0x200, 9)
@@ -1436,6 +1602,7 @@ struct CP_INT_CNTL_RING0 : Register<CP_INT_CNTL_RING0, Ip::kGc, 0, 0x1e0a> {
 };
 struct CP_INT_CNTL_RING1 : Register<CP_INT_CNTL_RING1, Ip::kGc, 0, 0x1e0b> {
   static constexpr char kName[] = "CP_INT_CNTL_RING1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 11> kFields{{{"CP_ECC_ERROR_INT_ENABLE", 0x4000, 14}, {"GPF_INT_ENABLE", 0x10000, 16}, {"WRM_POLL_TIMEOUT_INT_ENABLE", 0x20000, 17}, {"PRIV_INSTR_INT_ENABLE", 0x400000, 22}, {"PRIV_REG_INT_ENABLE", 0x800000, 23}, {"OPCODE_ERROR_INT_ENABLE", 0x1000000, 24}, {"TIME_STAMP_INT_ENABLE", 0x4000000, 26}, {"RESERVED_BIT_ERROR_INT_ENABLE", 0x8000000, 27}, {"GENERIC2_INT_ENABLE", 0x20000000, 29}, {"GENERIC1_INT_ENABLE", 0x40000000, 30}, {"GENERIC0_INT_ENABLE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(cp_ecc_error_int_enable, 0x4000, 14)
   BAREGPU_REG_FIELD(gpf_int_enable, 0x10000, 16)
@@ -1451,11 +1618,13 @@ struct CP_INT_CNTL_RING1 : Register<CP_INT_CNTL_RING1, Ip::kGc, 0, 0x1e0b> {
 };
 struct CP_MAX_CONTEXT : Register<CP_MAX_CONTEXT, Ip::kGc, 0, 0x1e4e> {
   static constexpr char kName[] = "CP_MAX_CONTEXT";
+  static constexpr uint32_t kDefault = 0x00000007;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MAX_CONTEXT", 0x7, 0}}};
   BAREGPU_REG_FIELD(max_context, 0x7, 0)
 };
 struct CP_ME1_PIPE0_INT_CNTL : Register<CP_ME1_PIPE0_INT_CNTL, Ip::kGc, 0, 0x1e25> {
   static constexpr char kName[] = "CP_ME1_PIPE0_INT_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 13> kFields{{{"CMP_QUERY_STATUS_INT_ENABLE", 0x1000, 12}, {"DEQUEUE_REQUEST_INT_ENABLE", 0x2000, 13}, {"CP_ECC_ERROR_INT_ENABLE", 0x4000, 14}, {"SUA_VIOLATION_INT_ENABLE", 0x8000, 15}, {"GPF_INT_ENABLE", 0x10000, 16}, {"WRM_POLL_TIMEOUT_INT_ENABLE", 0x20000, 17}, {"PRIV_REG_INT_ENABLE", 0x800000, 23}, {"OPCODE_ERROR_INT_ENABLE", 0x1000000, 24}, {"TIME_STAMP_INT_ENABLE", 0x4000000, 26}, {"RESERVED_BIT_ERROR_INT_ENABLE", 0x8000000, 27}, {"GENERIC2_INT_ENABLE", 0x20000000, 29}, {"GENERIC1_INT_ENABLE", 0x40000000, 30}, {"GENERIC0_INT_ENABLE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(cmp_query_status_int_enable, 0x1000, 12)
   BAREGPU_REG_FIELD(dequeue_request_int_enable, 0x2000, 13)
@@ -1473,6 +1642,7 @@ struct CP_ME1_PIPE0_INT_CNTL : Register<CP_ME1_PIPE0_INT_CNTL, Ip::kGc, 0, 0x1e2
 };
 struct CP_ME1_PIPE1_INT_CNTL : Register<CP_ME1_PIPE1_INT_CNTL, Ip::kGc, 0, 0x1e26> {
   static constexpr char kName[] = "CP_ME1_PIPE1_INT_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 13> kFields{{{"CMP_QUERY_STATUS_INT_ENABLE", 0x1000, 12}, {"DEQUEUE_REQUEST_INT_ENABLE", 0x2000, 13}, {"CP_ECC_ERROR_INT_ENABLE", 0x4000, 14}, {"SUA_VIOLATION_INT_ENABLE", 0x8000, 15}, {"GPF_INT_ENABLE", 0x10000, 16}, {"WRM_POLL_TIMEOUT_INT_ENABLE", 0x20000, 17}, {"PRIV_REG_INT_ENABLE", 0x800000, 23}, {"OPCODE_ERROR_INT_ENABLE", 0x1000000, 24}, {"TIME_STAMP_INT_ENABLE", 0x4000000, 26}, {"RESERVED_BIT_ERROR_INT_ENABLE", 0x8000000, 27}, {"GENERIC2_INT_ENABLE", 0x20000000, 29}, {"GENERIC1_INT_ENABLE", 0x40000000, 30}, {"GENERIC0_INT_ENABLE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(cmp_query_status_int_enable, 0x1000, 12)
   BAREGPU_REG_FIELD(dequeue_request_int_enable, 0x2000, 13)
@@ -1490,6 +1660,7 @@ struct CP_ME1_PIPE1_INT_CNTL : Register<CP_ME1_PIPE1_INT_CNTL, Ip::kGc, 0, 0x1e2
 };
 struct CP_ME1_PIPE2_INT_CNTL : Register<CP_ME1_PIPE2_INT_CNTL, Ip::kGc, 0, 0x1e27> {
   static constexpr char kName[] = "CP_ME1_PIPE2_INT_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 13> kFields{{{"CMP_QUERY_STATUS_INT_ENABLE", 0x1000, 12}, {"DEQUEUE_REQUEST_INT_ENABLE", 0x2000, 13}, {"CP_ECC_ERROR_INT_ENABLE", 0x4000, 14}, {"SUA_VIOLATION_INT_ENABLE", 0x8000, 15}, {"GPF_INT_ENABLE", 0x10000, 16}, {"WRM_POLL_TIMEOUT_INT_ENABLE", 0x20000, 17}, {"PRIV_REG_INT_ENABLE", 0x800000, 23}, {"OPCODE_ERROR_INT_ENABLE", 0x1000000, 24}, {"TIME_STAMP_INT_ENABLE", 0x4000000, 26}, {"RESERVED_BIT_ERROR_INT_ENABLE", 0x8000000, 27}, {"GENERIC2_INT_ENABLE", 0x20000000, 29}, {"GENERIC1_INT_ENABLE", 0x40000000, 30}, {"GENERIC0_INT_ENABLE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(cmp_query_status_int_enable, 0x1000, 12)
   BAREGPU_REG_FIELD(dequeue_request_int_enable, 0x2000, 13)
@@ -1507,6 +1678,7 @@ struct CP_ME1_PIPE2_INT_CNTL : Register<CP_ME1_PIPE2_INT_CNTL, Ip::kGc, 0, 0x1e2
 };
 struct CP_ME1_PIPE3_INT_CNTL : Register<CP_ME1_PIPE3_INT_CNTL, Ip::kGc, 0, 0x1e28> {
   static constexpr char kName[] = "CP_ME1_PIPE3_INT_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 13> kFields{{{"CMP_QUERY_STATUS_INT_ENABLE", 0x1000, 12}, {"DEQUEUE_REQUEST_INT_ENABLE", 0x2000, 13}, {"CP_ECC_ERROR_INT_ENABLE", 0x4000, 14}, {"SUA_VIOLATION_INT_ENABLE", 0x8000, 15}, {"GPF_INT_ENABLE", 0x10000, 16}, {"WRM_POLL_TIMEOUT_INT_ENABLE", 0x20000, 17}, {"PRIV_REG_INT_ENABLE", 0x800000, 23}, {"OPCODE_ERROR_INT_ENABLE", 0x1000000, 24}, {"TIME_STAMP_INT_ENABLE", 0x4000000, 26}, {"RESERVED_BIT_ERROR_INT_ENABLE", 0x8000000, 27}, {"GENERIC2_INT_ENABLE", 0x20000000, 29}, {"GENERIC1_INT_ENABLE", 0x40000000, 30}, {"GENERIC0_INT_ENABLE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(cmp_query_status_int_enable, 0x1000, 12)
   BAREGPU_REG_FIELD(dequeue_request_int_enable, 0x2000, 13)
@@ -1524,11 +1696,13 @@ struct CP_ME1_PIPE3_INT_CNTL : Register<CP_ME1_PIPE3_INT_CNTL, Ip::kGc, 0, 0x1e2
 };
 struct CP_MEC1_INSTR_PNTR : Register<CP_MEC1_INSTR_PNTR, Ip::kGc, 0, 0xf48> {
   static constexpr char kName[] = "CP_MEC1_INSTR_PNTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"INSTR_PNTR", 0xffff, 0}}};
   BAREGPU_REG_FIELD(instr_pntr, 0xffff, 0)
 };
 struct CP_MEC_CNTL : Register<CP_MEC_CNTL, Ip::kGc, 1, 0x802> {
   static constexpr char kName[] = "CP_MEC_CNTL";
+  static constexpr uint32_t kDefault = 0x50000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 13> kFields{{{"MEC_ME1_PIPE0_RESET", 0x10000, 16}, {"MEC_ME1_PIPE1_RESET", 0x20000, 17}, {"MEC_ME1_PIPE2_RESET", 0x40000, 18}, {"MEC_ME1_PIPE3_RESET", 0x80000, 19}, {"MEC_ME2_PIPE0_RESET", 0x100000, 20}, {"MEC_ME2_PIPE1_RESET", 0x200000, 21}, {"MEC_ME2_PIPE2_RESET", 0x400000, 22}, {"MEC_ME2_PIPE3_RESET", 0x800000, 23}, {"MEC_INVALIDATE_ICACHE", 0x8000000, 27}, {"MEC_ME2_HALT", 0x10000000, 28}, {"MEC_ME2_STEP", 0x20000000, 29}, {"MEC_ME1_HALT", 0x40000000, 30}, {"MEC_ME1_STEP", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(mec_me1_pipe0_reset, 0x10000, 16)
   BAREGPU_REG_FIELD(mec_me1_pipe1_reset, 0x20000, 17)
@@ -1546,12 +1720,14 @@ struct CP_MEC_CNTL : Register<CP_MEC_CNTL, Ip::kGc, 1, 0x802> {
 };
 struct CP_MEC_DC_BASE_CNTL : Register<CP_MEC_DC_BASE_CNTL, Ip::kGc, 1, 0x290b> {
   static constexpr char kName[] = "CP_MEC_DC_BASE_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VMID", 0xf, 0}, {"CACHE_POLICY", 0x3000000, 24}}};
   BAREGPU_REG_FIELD(vmid, 0xf, 0)
   BAREGPU_REG_FIELD(cache_policy, 0x3000000, 24)
 };
 struct CP_MEC_DC_OP_CNTL : Register<CP_MEC_DC_OP_CNTL, Ip::kGc, 1, 0x290c> {
   static constexpr char kName[] = "CP_MEC_DC_OP_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"INVALIDATE_DCACHE", 0x1, 0}, {"INVALIDATE_DCACHE_COMPLETE", 0x2, 1}, {"BYPASS_ALL", 0x4, 2}}};
   BAREGPU_REG_FIELD(invalidate_dcache, 0x1, 0)
   BAREGPU_REG_FIELD(invalidate_dcache_complete, 0x2, 1)
@@ -1559,46 +1735,55 @@ struct CP_MEC_DC_OP_CNTL : Register<CP_MEC_DC_OP_CNTL, Ip::kGc, 1, 0x290c> {
 };
 struct CP_MEC_DOORBELL_RANGE_LOWER : Register<CP_MEC_DOORBELL_RANGE_LOWER, Ip::kGc, 0, 0x1dfc> {
   static constexpr char kName[] = "CP_MEC_DOORBELL_RANGE_LOWER";
+  static constexpr uint32_t kDefault = 0x00000110;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DOORBELL_RANGE_LOWER", 0xffc, 2}}};
   BAREGPU_REG_FIELD(doorbell_range_lower, 0xffc, 2)
 };
 struct CP_MEC_DOORBELL_RANGE_UPPER : Register<CP_MEC_DOORBELL_RANGE_UPPER, Ip::kGc, 0, 0x1dfd> {
   static constexpr char kName[] = "CP_MEC_DOORBELL_RANGE_UPPER";
+  static constexpr uint32_t kDefault = 0x00000ffc;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DOORBELL_RANGE_UPPER", 0xffc, 2}}};
   BAREGPU_REG_FIELD(doorbell_range_upper, 0xffc, 2)
 };
 struct CP_MEC_ISA_CNTL : Register<CP_MEC_ISA_CNTL, Ip::kGc, 1, 0x2903> {
   static constexpr char kName[] = "CP_MEC_ISA_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ISA_MODE", 0x1, 0}}};
   BAREGPU_REG_FIELD(isa_mode, 0x1, 0)
 };
 struct CP_MEC_MDBASE_HI : Register<CP_MEC_MDBASE_HI, Ip::kGc, 1, 0x5871> {
   static constexpr char kName[] = "CP_MEC_MDBASE_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"BASE_HI", 0xffff, 0}}};
   BAREGPU_REG_FIELD(base_hi, 0xffff, 0)
 };
 struct CP_MEC_MDBASE_LO : Register<CP_MEC_MDBASE_LO, Ip::kGc, 1, 0x5870> {
   static constexpr char kName[] = "CP_MEC_MDBASE_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"BASE_LO", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(base_lo, 0xffff0000, 16)
 };
 struct CP_MEC_ME1_HEADER_DUMP : Register<CP_MEC_ME1_HEADER_DUMP, Ip::kGc, 0, 0xe2e> {
   static constexpr char kName[] = "CP_MEC_ME1_HEADER_DUMP";
+  static constexpr uint32_t kDefault = 0xdef0def0;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"HEADER_DUMP", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(header_dump, 0xffffffff, 0)
 };
 struct CP_MEC_ME1_UCODE_ADDR : Register<CP_MEC_ME1_UCODE_ADDR, Ip::kGc, 1, 0x581a> {
   static constexpr char kName[] = "CP_MEC_ME1_UCODE_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"UCODE_ADDR", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(ucode_addr, 0xfffff, 0)
 };
 struct CP_MEC_ME1_UCODE_DATA : Register<CP_MEC_ME1_UCODE_DATA, Ip::kGc, 1, 0x581b> {
   static constexpr char kName[] = "CP_MEC_ME1_UCODE_DATA";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"UCODE_DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(ucode_data, 0xffffffff, 0)
 };
 struct CP_MEC_RS64_CNTL : Register<CP_MEC_RS64_CNTL, Ip::kGc, 1, 0x2904> {
   static constexpr char kName[] = "CP_MEC_RS64_CNTL";
+  static constexpr uint32_t kDefault = 0x40000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 11> kFields{{{"MEC_INVALIDATE_ICACHE", 0x10, 4}, {"MEC_PIPE0_RESET", 0x10000, 16}, {"MEC_PIPE1_RESET", 0x20000, 17}, {"MEC_PIPE2_RESET", 0x40000, 18}, {"MEC_PIPE3_RESET", 0x80000, 19}, {"MEC_PIPE0_ACTIVE", 0x4000000, 26}, {"MEC_PIPE1_ACTIVE", 0x8000000, 27}, {"MEC_PIPE2_ACTIVE", 0x10000000, 28}, {"MEC_PIPE3_ACTIVE", 0x20000000, 29}, {"MEC_HALT", 0x40000000, 30}, {"MEC_STEP", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(mec_invalidate_icache, 0x10, 4)
   BAREGPU_REG_FIELD(mec_pipe0_reset, 0x10000, 16)
@@ -1614,16 +1799,19 @@ struct CP_MEC_RS64_CNTL : Register<CP_MEC_RS64_CNTL, Ip::kGc, 1, 0x2904> {
 };
 struct CP_MEC_RS64_PRGRM_CNTR_START : Register<CP_MEC_RS64_PRGRM_CNTR_START, Ip::kGc, 1, 0x2900> {
   static constexpr char kName[] = "CP_MEC_RS64_PRGRM_CNTR_START";
+  static constexpr uint32_t kDefault = 0x00000800;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IP_START", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(ip_start, 0xffffffff, 0)
 };
 struct CP_MEC_RS64_PRGRM_CNTR_START_HI : Register<CP_MEC_RS64_PRGRM_CNTR_START_HI, Ip::kGc, 1, 0x2938> {
   static constexpr char kName[] = "CP_MEC_RS64_PRGRM_CNTR_START_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IP_START", 0x3fffffff, 0}}};
   BAREGPU_REG_FIELD(ip_start, 0x3fffffff, 0)
 };
 struct CP_MES_CNTL : Register<CP_MES_CNTL, Ip::kGc, 1, 0x2807> {
   static constexpr char kName[] = "CP_MES_CNTL";
+  static constexpr uint32_t kDefault = 0x40000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 11> kFields{{{"MES_INVALIDATE_ICACHE", 0x10, 4}, {"MES_PIPE0_RESET", 0x10000, 16}, {"MES_PIPE1_RESET", 0x20000, 17}, {"MES_PIPE2_RESET", 0x40000, 18}, {"MES_PIPE3_RESET", 0x80000, 19}, {"MES_PIPE0_ACTIVE", 0x4000000, 26}, {"MES_PIPE1_ACTIVE", 0x8000000, 27}, {"MES_PIPE2_ACTIVE", 0x10000000, 28}, {"MES_PIPE3_ACTIVE", 0x20000000, 29}, {"MES_HALT", 0x40000000, 30}, {"MES_STEP", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(mes_invalidate_icache, 0x10, 4)
   BAREGPU_REG_FIELD(mes_pipe0_reset, 0x10000, 16)
@@ -1643,26 +1831,31 @@ struct CP_MES_DEBUG_INTERRUPT_INSTR_PNTR : Register<CP_MES_DEBUG_INTERRUPT_INSTR
 };
 struct CP_MES_HEADER_DUMP : Register<CP_MES_HEADER_DUMP, Ip::kGc, 1, 0x280d> {
   static constexpr char kName[] = "CP_MES_HEADER_DUMP";
+  static constexpr uint32_t kDefault = 0xdef0def0;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"HEADER_DUMP", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(header_dump, 0xffffffff, 0)
 };
 struct CP_MES_INSTR_PNTR : Register<CP_MES_INSTR_PNTR, Ip::kGc, 1, 0x2813> {
   static constexpr char kName[] = "CP_MES_INSTR_PNTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"INSTR_PNTR", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(instr_pntr, 0xfffff, 0)
 };
 struct CP_MES_MTIME_HI : Register<CP_MES_MTIME_HI, Ip::kGc, 1, 0x2829> {
   static constexpr char kName[] = "CP_MES_MTIME_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"TIME_HI", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(time_hi, 0xffffffff, 0)
 };
 struct CP_MES_MTIME_LO : Register<CP_MES_MTIME_LO, Ip::kGc, 1, 0x2828> {
   static constexpr char kName[] = "CP_MES_MTIME_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"TIME_LO", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(time_lo, 0xffffffff, 0)
 };
 struct CP_ME_CNTL : Register<CP_ME_CNTL, Ip::kGc, 1, 0x803> {
   static constexpr char kName[] = "CP_ME_CNTL";
+  static constexpr uint32_t kDefault = 0x15000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"CE_INVALIDATE_ICACHE", 0x10, 4}, {"PFP_INVALIDATE_ICACHE", 0x40, 6}, {"ME_INVALIDATE_ICACHE", 0x100, 8}, {"PFP_PIPE0_DISABLE", 0x1000, 12}, {"PFP_PIPE1_DISABLE", 0x2000, 13}, {"ME_PIPE0_DISABLE", 0x4000, 14}, {"ME_PIPE1_DISABLE", 0x8000, 15}, {"CE_PIPE0_RESET", 0x10000, 16}, {"CE_PIPE1_RESET", 0x20000, 17}, {"PFP_PIPE0_RESET", 0x40000, 18}, {"PFP_PIPE1_RESET", 0x80000, 19}, {"ME_PIPE0_RESET", 0x100000, 20}, {"ME_PIPE1_RESET", 0x200000, 21}, {"CE_HALT", 0x1000000, 24}, {"CE_STEP", 0x2000000, 25}, {"PFP_HALT", 0x4000000, 26}, {"PFP_STEP", 0x8000000, 27}, {"ME_HALT", 0x10000000, 28}, {"ME_STEP", 0x20000000, 29}}};
   BAREGPU_REG_FIELD(ce_invalidate_icache, 0x10, 4)
   BAREGPU_REG_FIELD(pfp_invalidate_icache, 0x40, 6)
@@ -1686,11 +1879,13 @@ struct CP_ME_CNTL : Register<CP_ME_CNTL, Ip::kGc, 1, 0x803> {
 };
 struct CP_ME_HEADER_DUMP : Register<CP_ME_HEADER_DUMP, Ip::kGc, 0, 0xf41> {
   static constexpr char kName[] = "CP_ME_HEADER_DUMP";
+  static constexpr uint32_t kDefault = 0xdef0def0;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ME_HEADER_DUMP", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(me_header_dump, 0xffffffff, 0)
 };
 struct CP_ME_IC_BASE_CNTL : Register<CP_ME_IC_BASE_CNTL, Ip::kGc, 1, 0x5846> {
   static constexpr char kName[] = "CP_ME_IC_BASE_CNTL";
+  static constexpr uint32_t kDefault = 0x00000010;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"VMID", 0xf, 0}, {"ADDRESS_CLAMP", 0x10, 4}, {"EXE_DISABLE", 0x800000, 23}, {"CACHE_POLICY", 0x3000000, 24}}};
   BAREGPU_REG_FIELD(vmid, 0xf, 0)
   BAREGPU_REG_FIELD(address_clamp, 0x10, 4)
@@ -1699,16 +1894,19 @@ struct CP_ME_IC_BASE_CNTL : Register<CP_ME_IC_BASE_CNTL, Ip::kGc, 1, 0x5846> {
 };
 struct CP_ME_IC_BASE_HI : Register<CP_ME_IC_BASE_HI, Ip::kGc, 1, 0x5845> {
   static constexpr char kName[] = "CP_ME_IC_BASE_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IC_BASE_HI", 0xffff, 0}}};
   BAREGPU_REG_FIELD(ic_base_hi, 0xffff, 0)
 };
 struct CP_ME_IC_BASE_LO : Register<CP_ME_IC_BASE_LO, Ip::kGc, 1, 0x5844> {
   static constexpr char kName[] = "CP_ME_IC_BASE_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IC_BASE_LO", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(ic_base_lo, 0xfffff000, 12)
 };
 struct CP_ME_IC_OP_CNTL : Register<CP_ME_IC_OP_CNTL, Ip::kGc, 1, 0x5847> {
   static constexpr char kName[] = "CP_ME_IC_OP_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"INVALIDATE_CACHE", 0x1, 0}, {"INVALIDATE_CACHE_COMPLETE", 0x2, 1}, {"PRIME_ICACHE", 0x10, 4}, {"ICACHE_PRIMED", 0x20, 5}}};
   BAREGPU_REG_FIELD(invalidate_cache, 0x1, 0)
   BAREGPU_REG_FIELD(invalidate_cache_complete, 0x2, 1)
@@ -1717,31 +1915,37 @@ struct CP_ME_IC_OP_CNTL : Register<CP_ME_IC_OP_CNTL, Ip::kGc, 1, 0x5847> {
 };
 struct CP_ME_INSTR_PNTR : Register<CP_ME_INSTR_PNTR, Ip::kGc, 0, 0xf46> {
   static constexpr char kName[] = "CP_ME_INSTR_PNTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"INSTR_PNTR", 0xffff, 0}}};
   BAREGPU_REG_FIELD(instr_pntr, 0xffff, 0)
 };
 struct CP_ME_PRGRM_CNTR_START : Register<CP_ME_PRGRM_CNTR_START, Ip::kGc, 0, 0x1e45> {
   static constexpr char kName[] = "CP_ME_PRGRM_CNTR_START";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IP_START", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(ip_start, 0xffffffff, 0)
 };
 struct CP_ME_PRGRM_CNTR_START_HI : Register<CP_ME_PRGRM_CNTR_START_HI, Ip::kGc, 0, 0x1e79> {
   static constexpr char kName[] = "CP_ME_PRGRM_CNTR_START_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IP_START", 0x3fffffff, 0}}};
   BAREGPU_REG_FIELD(ip_start, 0x3fffffff, 0)
 };
 struct CP_MQD_BASE_ADDR : Register<CP_MQD_BASE_ADDR, Ip::kGc, 0, 0x1fa9> {
   static constexpr char kName[] = "CP_MQD_BASE_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"BASE_ADDR", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(base_addr, 0xfffffffc, 2)
 };
 struct CP_MQD_BASE_ADDR_HI : Register<CP_MQD_BASE_ADDR_HI, Ip::kGc, 0, 0x1faa> {
   static constexpr char kName[] = "CP_MQD_BASE_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"BASE_ADDR_HI", 0xffff, 0}}};
   BAREGPU_REG_FIELD(base_addr_hi, 0xffff, 0)
 };
 struct CP_MQD_CONTROL : Register<CP_MQD_CONTROL, Ip::kGc, 0, 0x1fcb> {
   static constexpr char kName[] = "CP_MQD_CONTROL";
+  static constexpr uint32_t kDefault = 0x00000100;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 7> kFields{{{"VMID", 0xf, 0}, {"PRIV_STATE", 0x100, 8}, {"PROCESSING_MQD", 0x1000, 12}, {"PROCESSING_MQD_EN", 0x2000, 13}, {"EXE_DISABLE", 0x800000, 23}, {"CACHE_POLICY", 0x3000000, 24}, {"MQD_VOLATILE", 0x4000000, 26}}};
   BAREGPU_REG_FIELD(vmid, 0xf, 0)
   BAREGPU_REG_FIELD(priv_state, 0x100, 8)
@@ -1753,11 +1957,13 @@ struct CP_MQD_CONTROL : Register<CP_MQD_CONTROL, Ip::kGc, 0, 0x1fcb> {
 };
 struct CP_PFP_HEADER_DUMP : Register<CP_PFP_HEADER_DUMP, Ip::kGc, 0, 0xf42> {
   static constexpr char kName[] = "CP_PFP_HEADER_DUMP";
+  static constexpr uint32_t kDefault = 0xdef0def0;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PFP_HEADER_DUMP", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(pfp_header_dump, 0xffffffff, 0)
 };
 struct CP_PFP_IC_BASE_CNTL : Register<CP_PFP_IC_BASE_CNTL, Ip::kGc, 1, 0x5842> {
   static constexpr char kName[] = "CP_PFP_IC_BASE_CNTL";
+  static constexpr uint32_t kDefault = 0x00000010;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"VMID", 0xf, 0}, {"ADDRESS_CLAMP", 0x10, 4}, {"EXE_DISABLE", 0x800000, 23}, {"CACHE_POLICY", 0x3000000, 24}}};
   BAREGPU_REG_FIELD(vmid, 0xf, 0)
   BAREGPU_REG_FIELD(address_clamp, 0x10, 4)
@@ -1766,16 +1972,19 @@ struct CP_PFP_IC_BASE_CNTL : Register<CP_PFP_IC_BASE_CNTL, Ip::kGc, 1, 0x5842> {
 };
 struct CP_PFP_IC_BASE_HI : Register<CP_PFP_IC_BASE_HI, Ip::kGc, 1, 0x5841> {
   static constexpr char kName[] = "CP_PFP_IC_BASE_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IC_BASE_HI", 0xffff, 0}}};
   BAREGPU_REG_FIELD(ic_base_hi, 0xffff, 0)
 };
 struct CP_PFP_IC_BASE_LO : Register<CP_PFP_IC_BASE_LO, Ip::kGc, 1, 0x5840> {
   static constexpr char kName[] = "CP_PFP_IC_BASE_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IC_BASE_LO", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(ic_base_lo, 0xfffff000, 12)
 };
 struct CP_PFP_IC_OP_CNTL : Register<CP_PFP_IC_OP_CNTL, Ip::kGc, 1, 0x5843> {
   static constexpr char kName[] = "CP_PFP_IC_OP_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"INVALIDATE_CACHE", 0x1, 0}, {"INVALIDATE_CACHE_COMPLETE", 0x2, 1}, {"PRIME_ICACHE", 0x10, 4}, {"ICACHE_PRIMED", 0x20, 5}}};
   BAREGPU_REG_FIELD(invalidate_cache, 0x1, 0)
   BAREGPU_REG_FIELD(invalidate_cache_complete, 0x2, 1)
@@ -1784,21 +1993,25 @@ struct CP_PFP_IC_OP_CNTL : Register<CP_PFP_IC_OP_CNTL, Ip::kGc, 1, 0x5843> {
 };
 struct CP_PFP_INSTR_PNTR : Register<CP_PFP_INSTR_PNTR, Ip::kGc, 0, 0xf45> {
   static constexpr char kName[] = "CP_PFP_INSTR_PNTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"INSTR_PNTR", 0xffff, 0}}};
   BAREGPU_REG_FIELD(instr_pntr, 0xffff, 0)
 };
 struct CP_PFP_PRGRM_CNTR_START : Register<CP_PFP_PRGRM_CNTR_START, Ip::kGc, 0, 0x1e44> {
   static constexpr char kName[] = "CP_PFP_PRGRM_CNTR_START";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IP_START", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(ip_start, 0xffffffff, 0)
 };
 struct CP_PFP_PRGRM_CNTR_START_HI : Register<CP_PFP_PRGRM_CNTR_START_HI, Ip::kGc, 0, 0x1e59> {
   static constexpr char kName[] = "CP_PFP_PRGRM_CNTR_START_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IP_START", 0x3fffffff, 0}}};
   BAREGPU_REG_FIELD(ip_start, 0x3fffffff, 0)
 };
 struct CP_PQ_STATUS : Register<CP_PQ_STATUS, Ip::kGc, 0, 0x1e58> {
   static constexpr char kName[] = "CP_PQ_STATUS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"DOORBELL_UPDATED", 0x1, 0}, {"DOORBELL_ENABLE", 0x2, 1}, {"DOORBELL_UPDATED_EN", 0x4, 2}, {"DOORBELL_UPDATED_MODE", 0x8, 3}}};
   BAREGPU_REG_FIELD(doorbell_updated, 0x1, 0)
   BAREGPU_REG_FIELD(doorbell_enable, 0x2, 1)
@@ -1807,6 +2020,7 @@ struct CP_PQ_STATUS : Register<CP_PQ_STATUS, Ip::kGc, 0, 0x1e58> {
 };
 struct CP_PQ_WPTR_POLL_CNTL : Register<CP_PQ_WPTR_POLL_CNTL, Ip::kGc, 0, 0x1e23> {
   static constexpr char kName[] = "CP_PQ_WPTR_POLL_CNTL";
+  static constexpr uint32_t kDefault = 0x00000001;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"PERIOD", 0xff, 0}, {"DISABLE_PEND_REQ_ONE_SHOT", 0x20000000, 29}, {"POLL_ACTIVE", 0x40000000, 30}, {"EN", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(period, 0xff, 0)
   BAREGPU_REG_FIELD(disable_pend_req_one_shot, 0x20000000, 29)
@@ -1815,21 +2029,25 @@ struct CP_PQ_WPTR_POLL_CNTL : Register<CP_PQ_WPTR_POLL_CNTL, Ip::kGc, 0, 0x1e23>
 };
 struct CP_PQ_WPTR_POLL_CNTL1 : Register<CP_PQ_WPTR_POLL_CNTL1, Ip::kGc, 0, 0x1e24> {
   static constexpr char kName[] = "CP_PQ_WPTR_POLL_CNTL1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"QUEUE_MASK", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(queue_mask, 0xffffffff, 0)
 };
 struct CP_RB0_BASE : Register<CP_RB0_BASE, Ip::kGc, 0, 0x1de0> {
   static constexpr char kName[] = "CP_RB0_BASE";
+  static constexpr uint32_t kDefault = 0xfedcbaef;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_BASE", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(rb_base, 0xffffffff, 0)
 };
 struct CP_RB0_BASE_HI : Register<CP_RB0_BASE_HI, Ip::kGc, 0, 0x1e51> {
   static constexpr char kName[] = "CP_RB0_BASE_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_BASE_HI", 0xff, 0}}};
   BAREGPU_REG_FIELD(rb_base_hi, 0xff, 0)
 };
 struct CP_RB0_CNTL : Register<CP_RB0_CNTL, Ip::kGc, 0, 0x1de1> {
   static constexpr char kName[] = "CP_RB0_CNTL";
+  static constexpr uint32_t kDefault = 0x00a00000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 13> kFields{{{"RB_BUFSZ", 0x3f, 0}, {"TMZ_STATE", 0x40, 6}, {"TMZ_MATCH", 0x80, 7}, {"RB_BLKSZ", 0x3f00, 8}, {"RB_NON_PRIV", 0x8000, 15}, {"MIN_AVAILSZ", 0x300000, 20}, {"MIN_IB_AVAILSZ", 0xc00000, 22}, {"CACHE_POLICY", 0x3000000, 24}, {"RB_VOLATILE", 0x4000000, 26}, {"RB_NO_UPDATE", 0x8000000, 27}, {"RB_EXE", 0x10000000, 28}, {"KMD_QUEUE", 0x20000000, 29}, {"RB_RPTR_WR_ENA", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(rb_bufsz, 0x3f, 0)
   BAREGPU_REG_FIELD(tmz_state, 0x40, 6)
@@ -1847,46 +2065,55 @@ struct CP_RB0_CNTL : Register<CP_RB0_CNTL, Ip::kGc, 0, 0x1de1> {
 };
 struct CP_RB0_RPTR : Register<CP_RB0_RPTR, Ip::kGc, 0, 0xf60> {
   static constexpr char kName[] = "CP_RB0_RPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_RPTR", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(rb_rptr, 0xfffff, 0)
 };
 struct CP_RB0_RPTR_ADDR : Register<CP_RB0_RPTR_ADDR, Ip::kGc, 0, 0x1de3> {
   static constexpr char kName[] = "CP_RB0_RPTR_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_RPTR_ADDR", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(rb_rptr_addr, 0xfffffffc, 2)
 };
 struct CP_RB0_RPTR_ADDR_HI : Register<CP_RB0_RPTR_ADDR_HI, Ip::kGc, 0, 0x1de4> {
   static constexpr char kName[] = "CP_RB0_RPTR_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_RPTR_ADDR_HI", 0xffff, 0}}};
   BAREGPU_REG_FIELD(rb_rptr_addr_hi, 0xffff, 0)
 };
 struct CP_RB0_WPTR : Register<CP_RB0_WPTR, Ip::kGc, 0, 0x1df4> {
   static constexpr char kName[] = "CP_RB0_WPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_WPTR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(rb_wptr, 0xffffffff, 0)
 };
 struct CP_RB0_WPTR_HI : Register<CP_RB0_WPTR_HI, Ip::kGc, 0, 0x1df5> {
   static constexpr char kName[] = "CP_RB0_WPTR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_WPTR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(rb_wptr, 0xffffffff, 0)
 };
 struct CP_RB1_ACTIVE : Register<CP_RB1_ACTIVE, Ip::kGc, 0, 0x1f41> {
   static constexpr char kName[] = "CP_RB1_ACTIVE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ACTIVE", 0x1, 0}}};
   BAREGPU_REG_FIELD(active, 0x1, 0)
 };
 struct CP_RB1_BASE : Register<CP_RB1_BASE, Ip::kGc, 0, 0x1e00> {
   static constexpr char kName[] = "CP_RB1_BASE";
+  static constexpr uint32_t kDefault = 0xfedcbadf;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_BASE", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(rb_base, 0xffffffff, 0)
 };
 struct CP_RB1_BASE_HI : Register<CP_RB1_BASE_HI, Ip::kGc, 0, 0x1e52> {
   static constexpr char kName[] = "CP_RB1_BASE_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_BASE_HI", 0xff, 0}}};
   BAREGPU_REG_FIELD(rb_base_hi, 0xff, 0)
 };
 struct CP_RB1_CNTL : Register<CP_RB1_CNTL, Ip::kGc, 0, 0x1e01> {
   static constexpr char kName[] = "CP_RB1_CNTL";
+  static constexpr uint32_t kDefault = 0x00a00000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 13> kFields{{{"RB_BUFSZ", 0x3f, 0}, {"TMZ_STATE", 0x40, 6}, {"TMZ_MATCH", 0x80, 7}, {"RB_BLKSZ", 0x3f00, 8}, {"RB_NON_PRIV", 0x8000, 15}, {"MIN_AVAILSZ", 0x300000, 20}, {"MIN_IB_AVAILSZ", 0xc00000, 22}, {"CACHE_POLICY", 0x3000000, 24}, {"RB_VOLATILE", 0x4000000, 26}, {"RB_NO_UPDATE", 0x8000000, 27}, {"RB_EXE", 0x10000000, 28}, {"KMD_QUEUE", 0x20000000, 29}, {"RB_RPTR_WR_ENA", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(rb_bufsz, 0x3f, 0)
   BAREGPU_REG_FIELD(tmz_state, 0x40, 6)
@@ -1904,41 +2131,49 @@ struct CP_RB1_CNTL : Register<CP_RB1_CNTL, Ip::kGc, 0, 0x1e01> {
 };
 struct CP_RB1_RPTR : Register<CP_RB1_RPTR, Ip::kGc, 0, 0xf5f> {
   static constexpr char kName[] = "CP_RB1_RPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_RPTR", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(rb_rptr, 0xfffff, 0)
 };
 struct CP_RB1_RPTR_ADDR : Register<CP_RB1_RPTR_ADDR, Ip::kGc, 0, 0x1e02> {
   static constexpr char kName[] = "CP_RB1_RPTR_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_RPTR_ADDR", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(rb_rptr_addr, 0xfffffffc, 2)
 };
 struct CP_RB1_RPTR_ADDR_HI : Register<CP_RB1_RPTR_ADDR_HI, Ip::kGc, 0, 0x1e03> {
   static constexpr char kName[] = "CP_RB1_RPTR_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_RPTR_ADDR_HI", 0xffff, 0}}};
   BAREGPU_REG_FIELD(rb_rptr_addr_hi, 0xffff, 0)
 };
 struct CP_RB1_WPTR : Register<CP_RB1_WPTR, Ip::kGc, 0, 0x1df6> {
   static constexpr char kName[] = "CP_RB1_WPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_WPTR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(rb_wptr, 0xffffffff, 0)
 };
 struct CP_RB1_WPTR_HI : Register<CP_RB1_WPTR_HI, Ip::kGc, 0, 0x1df7> {
   static constexpr char kName[] = "CP_RB1_WPTR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_WPTR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(rb_wptr, 0xffffffff, 0)
 };
 struct CP_RB_ACTIVE : Register<CP_RB_ACTIVE, Ip::kGc, 0, 0x1f40> {
   static constexpr char kName[] = "CP_RB_ACTIVE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ACTIVE", 0x1, 0}}};
   BAREGPU_REG_FIELD(active, 0x1, 0)
 };
 struct CP_RB_BASE : Register<CP_RB_BASE, Ip::kGc, 0, 0x1de0> {
   static constexpr char kName[] = "CP_RB_BASE";
+  static constexpr uint32_t kDefault = 0xfedcbaef;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_BASE", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(rb_base, 0xffffffff, 0)
 };
 struct CP_RB_DOORBELL_CONTROL : Register<CP_RB_DOORBELL_CONTROL, Ip::kGc, 0, 0x1e8d> {
   static constexpr char kName[] = "CP_RB_DOORBELL_CONTROL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"DOORBELL_BIF_DROP", 0x2, 1}, {"DOORBELL_OFFSET", 0xffffffc, 2}, {"DOORBELL_EN", 0x40000000, 30}, {"DOORBELL_HIT", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(doorbell_bif_drop, 0x2, 1)
   BAREGPU_REG_FIELD(doorbell_offset, 0xffffffc, 2)
@@ -1947,21 +2182,25 @@ struct CP_RB_DOORBELL_CONTROL : Register<CP_RB_DOORBELL_CONTROL, Ip::kGc, 0, 0x1
 };
 struct CP_RB_DOORBELL_RANGE_LOWER : Register<CP_RB_DOORBELL_RANGE_LOWER, Ip::kGc, 0, 0x1dfa> {
   static constexpr char kName[] = "CP_RB_DOORBELL_RANGE_LOWER";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DOORBELL_RANGE_LOWER", 0xffc, 2}}};
   BAREGPU_REG_FIELD(doorbell_range_lower, 0xffc, 2)
 };
 struct CP_RB_DOORBELL_RANGE_UPPER : Register<CP_RB_DOORBELL_RANGE_UPPER, Ip::kGc, 0, 0x1dfb> {
   static constexpr char kName[] = "CP_RB_DOORBELL_RANGE_UPPER";
+  static constexpr uint32_t kDefault = 0x00000108;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DOORBELL_RANGE_UPPER", 0xffc, 2}}};
   BAREGPU_REG_FIELD(doorbell_range_upper, 0xffc, 2)
 };
 struct CP_RB_RPTR : Register<CP_RB_RPTR, Ip::kGc, 0, 0xf60> {
   static constexpr char kName[] = "CP_RB_RPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_RPTR", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(rb_rptr, 0xfffff, 0)
 };
 struct CP_RB_VMID : Register<CP_RB_VMID, Ip::kGc, 0, 0x1df1> {
   static constexpr char kName[] = "CP_RB_VMID";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"RB0_VMID", 0xf, 0}, {"RB1_VMID", 0xf00, 8}, {"RB2_VMID", 0xf0000, 16}}};
   BAREGPU_REG_FIELD(rb0_vmid, 0xf, 0)
   BAREGPU_REG_FIELD(rb1_vmid, 0xf00, 8)
@@ -1969,33 +2208,39 @@ struct CP_RB_VMID : Register<CP_RB_VMID, Ip::kGc, 0, 0x1df1> {
 };
 struct CP_RB_WPTR : Register<CP_RB_WPTR, Ip::kGc, 0, 0x1df4> {
   static constexpr char kName[] = "CP_RB_WPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_WPTR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(rb_wptr, 0xffffffff, 0)
 };
 struct CP_RB_WPTR_DELAY : Register<CP_RB_WPTR_DELAY, Ip::kGc, 0, 0xf61> {
   static constexpr char kName[] = "CP_RB_WPTR_DELAY";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"PRE_WRITE_TIMER", 0xfffffff, 0}, {"PRE_WRITE_LIMIT", 0xf0000000, 28}}};
   BAREGPU_REG_FIELD(pre_write_timer, 0xfffffff, 0)
   BAREGPU_REG_FIELD(pre_write_limit, 0xf0000000, 28)
 };
 struct CP_RB_WPTR_POLL_ADDR_HI : Register<CP_RB_WPTR_POLL_ADDR_HI, Ip::kGc, 0, 0x1e8c> {
   static constexpr char kName[] = "CP_RB_WPTR_POLL_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_WPTR_POLL_ADDR_HI", 0xffff, 0}}};
   BAREGPU_REG_FIELD(rb_wptr_poll_addr_hi, 0xffff, 0)
 };
 struct CP_RB_WPTR_POLL_ADDR_LO : Register<CP_RB_WPTR_POLL_ADDR_LO, Ip::kGc, 0, 0x1e8b> {
   static constexpr char kName[] = "CP_RB_WPTR_POLL_ADDR_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RB_WPTR_POLL_ADDR_LO", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(rb_wptr_poll_addr_lo, 0xfffffffc, 2)
 };
 struct CP_RB_WPTR_POLL_CNTL : Register<CP_RB_WPTR_POLL_CNTL, Ip::kGc, 0, 0xf62> {
   static constexpr char kName[] = "CP_RB_WPTR_POLL_CNTL";
+  static constexpr uint32_t kDefault = 0x00400000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"POLL_FREQUENCY", 0xffff, 0}, {"IDLE_POLL_COUNT", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(poll_frequency, 0xffff, 0)
   BAREGPU_REG_FIELD(idle_poll_count, 0xffff0000, 16)
 };
 struct CP_SOFT_RESET_CNTL : Register<CP_SOFT_RESET_CNTL, Ip::kGc, 0, 0x1f59> {
   static constexpr char kName[] = "CP_SOFT_RESET_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 8> kFields{{{"CMP_ONLY_SOFT_RESET", 0x1, 0}, {"GFX_ONLY_SOFT_RESET", 0x2, 1}, {"CMP_HQD_REG_RESET", 0x4, 2}, {"CMP_INTR_REG_RESET", 0x8, 3}, {"CMP_HQD_QUEUE_DOORBELL_RESET", 0x10, 4}, {"GFX_RB_DOORBELL_RESET", 0x20, 5}, {"GFX_INTR_REG_RESET", 0x40, 6}, {"GFX_HQD_REG_RESET", 0x80, 7}}};
   BAREGPU_REG_FIELD(cmp_only_soft_reset, 0x1, 0)
   BAREGPU_REG_FIELD(gfx_only_soft_reset, 0x2, 1)
@@ -2008,6 +2253,7 @@ struct CP_SOFT_RESET_CNTL : Register<CP_SOFT_RESET_CNTL, Ip::kGc, 0, 0x1f59> {
 };
 struct CP_STALLED_STAT1 : Register<CP_STALLED_STAT1, Ip::kGc, 0, 0xf3d> {
   static constexpr char kName[] = "CP_STALLED_STAT1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 18> kFields{{{"RBIU_TO_DMA_NOT_RDY_TO_RCV", 0x1, 0}, {"RBIU_TO_SEM_NOT_RDY_TO_RCV_R0", 0x4, 2}, {"RBIU_TO_SEM_NOT_RDY_TO_RCV_R1", 0x8, 3}, {"RBIU_TO_MEMWR_NOT_RDY_TO_RCV_R0", 0x10, 4}, {"RBIU_TO_MEMWR_NOT_RDY_TO_RCV_R1", 0x20, 5}, {"ME_HAS_ACTIVE_CE_BUFFER_FLAG", 0x400, 10}, {"ME_HAS_ACTIVE_DE_BUFFER_FLAG", 0x800, 11}, {"ME_STALLED_ON_TC_WR_CONFIRM", 0x1000, 12}, {"ME_STALLED_ON_ATOMIC_RTN_DATA", 0x2000, 13}, {"ME_WAITING_ON_TC_READ_DATA", 0x4000, 14}, {"ME_WAITING_ON_REG_READ_DATA", 0x8000, 15}, {"RCIU_WAITING_ON_GDS_FREE", 0x800000, 23}, {"RCIU_WAITING_ON_GRBM_FREE", 0x1000000, 24}, {"RCIU_WAITING_ON_VGT_FREE", 0x2000000, 25}, {"RCIU_STALLED_ON_ME_READ", 0x4000000, 26}, {"RCIU_STALLED_ON_DMA_READ", 0x8000000, 27}, {"RCIU_STALLED_ON_APPEND_READ", 0x10000000, 28}, {"RCIU_HALTED_BY_REG_VIOLATION", 0x20000000, 29}}};
   BAREGPU_REG_FIELD(rbiu_to_dma_not_rdy_to_rcv, 0x1, 0)
   BAREGPU_REG_FIELD(rbiu_to_sem_not_rdy_to_rcv_r0, 0x4, 2)
@@ -2030,6 +2276,7 @@ struct CP_STALLED_STAT1 : Register<CP_STALLED_STAT1, Ip::kGc, 0, 0xf3d> {
 };
 struct CP_STALLED_STAT2 : Register<CP_STALLED_STAT2, Ip::kGc, 0, 0xf3e> {
   static constexpr char kName[] = "CP_STALLED_STAT2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 30> kFields{{{"PFP_TO_CSF_NOT_RDY_TO_RCV", 0x1, 0}, {"PFP_TO_MEQ_NOT_RDY_TO_RCV", 0x2, 1}, {"PFP_TO_RCIU_NOT_RDY_TO_RCV", 0x4, 2}, {"PFP_TO_VGT_WRITES_PENDING", 0x10, 4}, {"PFP_RCIU_READ_PENDING", 0x20, 5}, {"PFP_TO_MEQ_DDID_NOT_RDY_TO_RCV", 0x40, 6}, {"PFP_WAITING_ON_BUFFER_DATA", 0x100, 8}, {"ME_WAIT_ON_CE_COUNTER", 0x200, 9}, {"ME_WAIT_ON_AVAIL_BUFFER", 0x400, 10}, {"GFX_CNTX_NOT_AVAIL_TO_ME", 0x800, 11}, {"ME_RCIU_NOT_RDY_TO_RCV", 0x1000, 12}, {"ME_TO_CONST_NOT_RDY_TO_RCV", 0x2000, 13}, {"ME_WAITING_DATA_FROM_PFP", 0x4000, 14}, {"ME_WAITING_ON_PARTIAL_FLUSH", 0x8000, 15}, {"MEQ_TO_ME_NOT_RDY_TO_RCV", 0x10000, 16}, {"STQ_TO_ME_NOT_RDY_TO_RCV", 0x20000, 17}, {"ME_WAITING_DATA_FROM_STQ", 0x40000, 18}, {"PFP_STALLED_ON_TC_WR_CONFIRM", 0x80000, 19}, {"PFP_STALLED_ON_ATOMIC_RTN_DATA", 0x100000, 20}, {"QU_STALLED_ON_EOP_DONE_PULSE", 0x200000, 21}, {"QU_STALLED_ON_EOP_DONE_WR_CONFIRM", 0x400000, 22}, {"STRMO_WR_OF_PRIM_DATA_PENDING", 0x800000, 23}, {"PIPE_STATS_WR_DATA_PENDING", 0x1000000, 24}, {"APPEND_RDY_WAIT_ON_CS_DONE", 0x2000000, 25}, {"APPEND_RDY_WAIT_ON_PS_DONE", 0x4000000, 26}, {"APPEND_WAIT_ON_WR_CONFIRM", 0x8000000, 27}, {"APPEND_ACTIVE_PARTITION", 0x10000000, 28}, {"APPEND_WAITING_TO_SEND_MEMWRITE", 0x20000000, 29}, {"SURF_SYNC_NEEDS_IDLE_CNTXS", 0x40000000, 30}, {"SURF_SYNC_NEEDS_ALL_CLEAN", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(pfp_to_csf_not_rdy_to_rcv, 0x1, 0)
   BAREGPU_REG_FIELD(pfp_to_meq_not_rdy_to_rcv, 0x2, 1)
@@ -2064,6 +2311,7 @@ struct CP_STALLED_STAT2 : Register<CP_STALLED_STAT2, Ip::kGc, 0, 0xf3e> {
 };
 struct CP_STALLED_STAT3 : Register<CP_STALLED_STAT3, Ip::kGc, 0, 0xf3c> {
   static constexpr char kName[] = "CP_STALLED_STAT3";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 20> kFields{{{"CE_TO_CSF_NOT_RDY_TO_RCV", 0x1, 0}, {"CE_TO_RAM_INIT_FETCHER_NOT_RDY_TO_RCV", 0x2, 1}, {"CE_WAITING_ON_DATA_FROM_RAM_INIT_FETCHER", 0x4, 2}, {"CE_TO_RAM_INIT_NOT_RDY", 0x8, 3}, {"CE_TO_RAM_DUMP_NOT_RDY", 0x10, 4}, {"CE_TO_RAM_WRITE_NOT_RDY", 0x20, 5}, {"CE_TO_INC_FIFO_NOT_RDY_TO_RCV", 0x40, 6}, {"CE_TO_WR_FIFO_NOT_RDY_TO_RCV", 0x80, 7}, {"CE_WAITING_ON_BUFFER_DATA", 0x400, 10}, {"CE_WAITING_ON_CE_BUFFER_FLAG", 0x800, 11}, {"CE_WAITING_ON_DE_COUNTER", 0x1000, 12}, {"CE_WAITING_ON_DE_COUNTER_UNDERFLOW", 0x2000, 13}, {"TCIU_WAITING_ON_FREE", 0x4000, 14}, {"TCIU_WAITING_ON_TAGS", 0x8000, 15}, {"CE_STALLED_ON_TC_WR_CONFIRM", 0x10000, 16}, {"CE_STALLED_ON_ATOMIC_RTN_DATA", 0x20000, 17}, {"UTCL2IU_WAITING_ON_FREE", 0x40000, 18}, {"UTCL2IU_WAITING_ON_TAGS", 0x80000, 19}, {"UTCL1_WAITING_ON_TRANS", 0x100000, 20}, {"GCRIU_WAITING_ON_FREE", 0x200000, 21}}};
   BAREGPU_REG_FIELD(ce_to_csf_not_rdy_to_rcv, 0x1, 0)
   BAREGPU_REG_FIELD(ce_to_ram_init_fetcher_not_rdy_to_rcv, 0x2, 1)
@@ -2088,6 +2336,7 @@ struct CP_STALLED_STAT3 : Register<CP_STALLED_STAT3, Ip::kGc, 0, 0xf3c> {
 };
 struct CP_STAT : Register<CP_STAT, Ip::kGc, 0, 0xf40> {
   static constexpr char kName[] = "CP_STAT";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 25> kFields{{{"ROQ_DB_BUSY", 0x20, 5}, {"ROQ_CE_DB_BUSY", 0x40, 6}, {"ROQ_RING_BUSY", 0x200, 9}, {"ROQ_INDIRECT1_BUSY", 0x400, 10}, {"ROQ_INDIRECT2_BUSY", 0x800, 11}, {"ROQ_STATE_BUSY", 0x1000, 12}, {"DC_BUSY", 0x2000, 13}, {"UTCL2IU_BUSY", 0x4000, 14}, {"PFP_BUSY", 0x8000, 15}, {"MEQ_BUSY", 0x10000, 16}, {"ME_BUSY", 0x20000, 17}, {"QUERY_BUSY", 0x40000, 18}, {"SEMAPHORE_BUSY", 0x80000, 19}, {"INTERRUPT_BUSY", 0x100000, 20}, {"SURFACE_SYNC_BUSY", 0x200000, 21}, {"DMA_BUSY", 0x400000, 22}, {"RCIU_BUSY", 0x800000, 23}, {"SCRATCH_RAM_BUSY", 0x1000000, 24}, {"GCRIU_BUSY", 0x2000000, 25}, {"CE_BUSY", 0x4000000, 26}, {"TCIU_BUSY", 0x8000000, 27}, {"ROQ_CE_RING_BUSY", 0x10000000, 28}, {"ROQ_CE_INDIRECT1_BUSY", 0x20000000, 29}, {"ROQ_CE_INDIRECT2_BUSY", 0x40000000, 30}, {"CP_BUSY", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(roq_db_busy, 0x20, 5)
   BAREGPU_REG_FIELD(roq_ce_db_busy, 0x40, 6)
@@ -2117,6 +2366,7 @@ struct CP_STAT : Register<CP_STAT, Ip::kGc, 0, 0xf40> {
 };
 struct CP_VMID_RESET : Register<CP_VMID_RESET, Ip::kGc, 0, 0x1e53> {
   static constexpr char kName[] = "CP_VMID_RESET";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"RESET_REQUEST", 0xffff, 0}, {"PIPE0_QUEUES", 0xff0000, 16}, {"PIPE1_QUEUES", 0xff000000, 24}}};
   BAREGPU_REG_FIELD(reset_request, 0xffff, 0)
   BAREGPU_REG_FIELD(pipe0_queues, 0xff0000, 16)
@@ -2124,16 +2374,19 @@ struct CP_VMID_RESET : Register<CP_VMID_RESET, Ip::kGc, 0, 0x1e53> {
 };
 struct DIDT_IND_DATA : Register<DIDT_IND_DATA, Ip::kGc, 1, 0x190d> {
   static constexpr char kName[] = "DIDT_IND_DATA";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DIDT_IND_DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(didt_ind_data, 0xffffffff, 0)
 };
 struct DIDT_IND_INDEX : Register<DIDT_IND_INDEX, Ip::kGc, 1, 0x190c> {
   static constexpr char kName[] = "DIDT_IND_INDEX";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DIDT_IND_INDEX", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(didt_ind_index, 0xffffffff, 0)
 };
 struct GB_ADDR_CONFIG : Register<GB_ADDR_CONFIG, Ip::kGc, 0, 0x13de> {
   static constexpr char kName[] = "GB_ADDR_CONFIG";
+  static constexpr uint32_t kDefault = 0x00000545;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"NUM_PIPES", 0x7, 0}, {"PIPE_INTERLEAVE_SIZE", 0x38, 3}, {"MAX_COMPRESSED_FRAGS", 0xc0, 6}, {"NUM_PKRS", 0x700, 8}, {"NUM_SHADER_ENGINES", 0x180000, 19}, {"NUM_RB_PER_SE", 0xc000000, 26}}};
   BAREGPU_REG_FIELD(num_pipes, 0x7, 0)
   BAREGPU_REG_FIELD(pipe_interleave_size, 0x38, 3)
@@ -2144,21 +2397,25 @@ struct GB_ADDR_CONFIG : Register<GB_ADDR_CONFIG, Ip::kGc, 0, 0x13de> {
 };
 struct GCMC_VM_AGP_BASE : Register<GCMC_VM_AGP_BASE, Ip::kGc, 0, 0x167c> {
   static constexpr char kName[] = "GCMC_VM_AGP_BASE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"AGP_BASE", 0xffffff, 0}}};
   BAREGPU_REG_FIELD(agp_base, 0xffffff, 0)
 };
 struct GCMC_VM_AGP_BOT : Register<GCMC_VM_AGP_BOT, Ip::kGc, 0, 0x167b> {
   static constexpr char kName[] = "GCMC_VM_AGP_BOT";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"AGP_BOT", 0xffffff, 0}}};
   BAREGPU_REG_FIELD(agp_bot, 0xffffff, 0)
 };
 struct GCMC_VM_AGP_TOP : Register<GCMC_VM_AGP_TOP, Ip::kGc, 0, 0x167a> {
   static constexpr char kName[] = "GCMC_VM_AGP_TOP";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"AGP_TOP", 0xffffff, 0}}};
   BAREGPU_REG_FIELD(agp_top, 0xffffff, 0)
 };
 struct GCMC_VM_APT_CNTL : Register<GCMC_VM_APT_CNTL, Ip::kGc, 0, 0x15b1> {
   static constexpr char kName[] = "GCMC_VM_APT_CNTL";
+  static constexpr uint32_t kDefault = 0x0000000c;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"FORCE_MTYPE_UC", 0x1, 0}, {"DIRECT_SYSTEM_EN", 0x2, 1}, {"FRAG_APT_INTXN_MODE", 0xc, 2}, {"CHECK_IS_LOCAL", 0x10, 4}, {"CAP_FRAG_SIZE_2M", 0x20, 5}, {"LOCAL_SYSMEM_APERTURE_CNTL", 0xc0, 6}}};
   BAREGPU_REG_FIELD(force_mtype_uc, 0x1, 0)
   BAREGPU_REG_FIELD(direct_system_en, 0x2, 1)
@@ -2169,26 +2426,31 @@ struct GCMC_VM_APT_CNTL : Register<GCMC_VM_APT_CNTL, Ip::kGc, 0, 0x15b1> {
 };
 struct GCMC_VM_CACHEABLE_DRAM_ADDRESS_END : Register<GCMC_VM_CACHEABLE_DRAM_ADDRESS_END, Ip::kGc, 0, 0x15ae> {
   static constexpr char kName[] = "GCMC_VM_CACHEABLE_DRAM_ADDRESS_END";
+  static constexpr uint32_t kDefault = 0x000fffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(address, 0xfffff, 0)
 };
 struct GCMC_VM_CACHEABLE_DRAM_ADDRESS_START : Register<GCMC_VM_CACHEABLE_DRAM_ADDRESS_START, Ip::kGc, 0, 0x15ad> {
   static constexpr char kName[] = "GCMC_VM_CACHEABLE_DRAM_ADDRESS_START";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(address, 0xfffff, 0)
 };
 struct GCMC_VM_FB_LOCATION_BASE : Register<GCMC_VM_FB_LOCATION_BASE, Ip::kGc, 0, 0x1678> {
   static constexpr char kName[] = "GCMC_VM_FB_LOCATION_BASE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"FB_BASE", 0xffffff, 0}}};
   BAREGPU_REG_FIELD(fb_base, 0xffffff, 0)
 };
 struct GCMC_VM_FB_LOCATION_TOP : Register<GCMC_VM_FB_LOCATION_TOP, Ip::kGc, 0, 0x1679> {
   static constexpr char kName[] = "GCMC_VM_FB_LOCATION_TOP";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"FB_TOP", 0xffffff, 0}}};
   BAREGPU_REG_FIELD(fb_top, 0xffffff, 0)
 };
 struct GCMC_VM_FB_NOALLOC_CNTL : Register<GCMC_VM_FB_NOALLOC_CNTL, Ip::kGc, 0, 0x15b8> {
   static constexpr char kName[] = "GCMC_VM_FB_NOALLOC_CNTL";
+  static constexpr uint32_t kDefault = 0x00000010;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"LOCAL_FB_NOALLOC_NOPTE", 0x1, 0}, {"REMOTE_FB_NOALLOC_NOPTE", 0x2, 1}, {"FB_NOALLOC_WALKER_FETCH", 0x4, 2}, {"ROUTER_ATCL2_NOALLOC", 0x8, 3}, {"ROUTER_GPA_MODE2_NOALLOC", 0x10, 4}, {"ROUTER_GPA_MODE3_NOALLOC", 0x20, 5}}};
   BAREGPU_REG_FIELD(local_fb_noalloc_nopte, 0x1, 0)
   BAREGPU_REG_FIELD(remote_fb_noalloc_nopte, 0x2, 1)
@@ -2199,107 +2461,125 @@ struct GCMC_VM_FB_NOALLOC_CNTL : Register<GCMC_VM_FB_NOALLOC_CNTL, Ip::kGc, 0, 0
 };
 struct GCMC_VM_FB_OFFSET : Register<GCMC_VM_FB_OFFSET, Ip::kGc, 0, 0x15a7> {
   static constexpr char kName[] = "GCMC_VM_FB_OFFSET";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"FB_OFFSET", 0xffffff, 0}}};
   BAREGPU_REG_FIELD(fb_offset, 0xffffff, 0)
 };
 struct GCMC_VM_FB_SIZE_OFFSET_VF0 : Register<GCMC_VM_FB_SIZE_OFFSET_VF0, Ip::kGc, 1, 0x5a80> {
   static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF0";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
   BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
 };
 struct GCMC_VM_FB_SIZE_OFFSET_VF1 : Register<GCMC_VM_FB_SIZE_OFFSET_VF1, Ip::kGc, 1, 0x5a81> {
   static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
   BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
 };
 struct GCMC_VM_FB_SIZE_OFFSET_VF10 : Register<GCMC_VM_FB_SIZE_OFFSET_VF10, Ip::kGc, 1, 0x5a8a> {
   static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF10";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
   BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
 };
 struct GCMC_VM_FB_SIZE_OFFSET_VF11 : Register<GCMC_VM_FB_SIZE_OFFSET_VF11, Ip::kGc, 1, 0x5a8b> {
   static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF11";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
   BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
 };
 struct GCMC_VM_FB_SIZE_OFFSET_VF12 : Register<GCMC_VM_FB_SIZE_OFFSET_VF12, Ip::kGc, 1, 0x5a8c> {
   static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF12";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
   BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
 };
 struct GCMC_VM_FB_SIZE_OFFSET_VF13 : Register<GCMC_VM_FB_SIZE_OFFSET_VF13, Ip::kGc, 1, 0x5a8d> {
   static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF13";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
   BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
 };
 struct GCMC_VM_FB_SIZE_OFFSET_VF14 : Register<GCMC_VM_FB_SIZE_OFFSET_VF14, Ip::kGc, 1, 0x5a8e> {
   static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF14";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
   BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
 };
 struct GCMC_VM_FB_SIZE_OFFSET_VF15 : Register<GCMC_VM_FB_SIZE_OFFSET_VF15, Ip::kGc, 1, 0x5a8f> {
   static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF15";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
   BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
 };
 struct GCMC_VM_FB_SIZE_OFFSET_VF2 : Register<GCMC_VM_FB_SIZE_OFFSET_VF2, Ip::kGc, 1, 0x5a82> {
   static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
   BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
 };
 struct GCMC_VM_FB_SIZE_OFFSET_VF3 : Register<GCMC_VM_FB_SIZE_OFFSET_VF3, Ip::kGc, 1, 0x5a83> {
   static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF3";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
   BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
 };
 struct GCMC_VM_FB_SIZE_OFFSET_VF4 : Register<GCMC_VM_FB_SIZE_OFFSET_VF4, Ip::kGc, 1, 0x5a84> {
   static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF4";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
   BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
 };
 struct GCMC_VM_FB_SIZE_OFFSET_VF5 : Register<GCMC_VM_FB_SIZE_OFFSET_VF5, Ip::kGc, 1, 0x5a85> {
   static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF5";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
   BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
 };
 struct GCMC_VM_FB_SIZE_OFFSET_VF6 : Register<GCMC_VM_FB_SIZE_OFFSET_VF6, Ip::kGc, 1, 0x5a86> {
   static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF6";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
   BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
 };
 struct GCMC_VM_FB_SIZE_OFFSET_VF7 : Register<GCMC_VM_FB_SIZE_OFFSET_VF7, Ip::kGc, 1, 0x5a87> {
   static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF7";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
   BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
 };
 struct GCMC_VM_FB_SIZE_OFFSET_VF8 : Register<GCMC_VM_FB_SIZE_OFFSET_VF8, Ip::kGc, 1, 0x5a88> {
   static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF8";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
   BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
 };
 struct GCMC_VM_FB_SIZE_OFFSET_VF9 : Register<GCMC_VM_FB_SIZE_OFFSET_VF9, Ip::kGc, 1, 0x5a89> {
   static constexpr char kName[] = "GCMC_VM_FB_SIZE_OFFSET_VF9";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VF_FB_SIZE", 0xffff, 0}, {"VF_FB_OFFSET", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(vf_fb_size, 0xffff, 0)
   BAREGPU_REG_FIELD(vf_fb_offset, 0xffff0000, 16)
 };
 struct GCMC_VM_L2_PERFCOUNTER0_CFG : Register<GCMC_VM_L2_PERFCOUNTER0_CFG, Ip::kGc, 1, 0x3d30> {
   static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER0_CFG";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
   BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
   BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
@@ -2309,6 +2589,7 @@ struct GCMC_VM_L2_PERFCOUNTER0_CFG : Register<GCMC_VM_L2_PERFCOUNTER0_CFG, Ip::k
 };
 struct GCMC_VM_L2_PERFCOUNTER1_CFG : Register<GCMC_VM_L2_PERFCOUNTER1_CFG, Ip::kGc, 1, 0x3d31> {
   static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER1_CFG";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
   BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
   BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
@@ -2318,6 +2599,7 @@ struct GCMC_VM_L2_PERFCOUNTER1_CFG : Register<GCMC_VM_L2_PERFCOUNTER1_CFG, Ip::k
 };
 struct GCMC_VM_L2_PERFCOUNTER2_CFG : Register<GCMC_VM_L2_PERFCOUNTER2_CFG, Ip::kGc, 1, 0x3d32> {
   static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER2_CFG";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
   BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
   BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
@@ -2327,6 +2609,7 @@ struct GCMC_VM_L2_PERFCOUNTER2_CFG : Register<GCMC_VM_L2_PERFCOUNTER2_CFG, Ip::k
 };
 struct GCMC_VM_L2_PERFCOUNTER3_CFG : Register<GCMC_VM_L2_PERFCOUNTER3_CFG, Ip::kGc, 1, 0x3d33> {
   static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER3_CFG";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
   BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
   BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
@@ -2336,6 +2619,7 @@ struct GCMC_VM_L2_PERFCOUNTER3_CFG : Register<GCMC_VM_L2_PERFCOUNTER3_CFG, Ip::k
 };
 struct GCMC_VM_L2_PERFCOUNTER4_CFG : Register<GCMC_VM_L2_PERFCOUNTER4_CFG, Ip::kGc, 1, 0x3d34> {
   static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER4_CFG";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
   BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
   BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
@@ -2345,6 +2629,7 @@ struct GCMC_VM_L2_PERFCOUNTER4_CFG : Register<GCMC_VM_L2_PERFCOUNTER4_CFG, Ip::k
 };
 struct GCMC_VM_L2_PERFCOUNTER5_CFG : Register<GCMC_VM_L2_PERFCOUNTER5_CFG, Ip::kGc, 1, 0x3d35> {
   static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER5_CFG";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
   BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
   BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
@@ -2354,6 +2639,7 @@ struct GCMC_VM_L2_PERFCOUNTER5_CFG : Register<GCMC_VM_L2_PERFCOUNTER5_CFG, Ip::k
 };
 struct GCMC_VM_L2_PERFCOUNTER6_CFG : Register<GCMC_VM_L2_PERFCOUNTER6_CFG, Ip::kGc, 1, 0x3d36> {
   static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER6_CFG";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
   BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
   BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
@@ -2363,6 +2649,7 @@ struct GCMC_VM_L2_PERFCOUNTER6_CFG : Register<GCMC_VM_L2_PERFCOUNTER6_CFG, Ip::k
 };
 struct GCMC_VM_L2_PERFCOUNTER7_CFG : Register<GCMC_VM_L2_PERFCOUNTER7_CFG, Ip::kGc, 1, 0x3d37> {
   static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER7_CFG";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 5> kFields{{{"PERF_SEL", 0xff, 0}, {"PERF_SEL_END", 0xff00, 8}, {"PERF_MODE", 0xf000000, 24}, {"ENABLE", 0x10000000, 28}, {"CLEAR", 0x20000000, 29}}};
   BAREGPU_REG_FIELD(perf_sel, 0xff, 0)
   BAREGPU_REG_FIELD(perf_sel_end, 0xff00, 8)
@@ -2372,17 +2659,20 @@ struct GCMC_VM_L2_PERFCOUNTER7_CFG : Register<GCMC_VM_L2_PERFCOUNTER7_CFG, Ip::k
 };
 struct GCMC_VM_L2_PERFCOUNTER_HI : Register<GCMC_VM_L2_PERFCOUNTER_HI, Ip::kGc, 1, 0x34e5> {
   static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"COUNTER_HI", 0xffff, 0}, {"COMPARE_VALUE", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(counter_hi, 0xffff, 0)
   BAREGPU_REG_FIELD(compare_value, 0xffff0000, 16)
 };
 struct GCMC_VM_L2_PERFCOUNTER_LO : Register<GCMC_VM_L2_PERFCOUNTER_LO, Ip::kGc, 1, 0x34e4> {
   static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"COUNTER_LO", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(counter_lo, 0xffffffff, 0)
 };
 struct GCMC_VM_L2_PERFCOUNTER_RSLT_CNTL : Register<GCMC_VM_L2_PERFCOUNTER_RSLT_CNTL, Ip::kGc, 1, 0x3d38> {
   static constexpr char kName[] = "GCMC_VM_L2_PERFCOUNTER_RSLT_CNTL";
+  static constexpr uint32_t kDefault = 0x04000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"PERF_COUNTER_SELECT", 0xf, 0}, {"START_TRIGGER", 0xff00, 8}, {"STOP_TRIGGER", 0xff0000, 16}, {"ENABLE_ANY", 0x1000000, 24}, {"CLEAR_ALL", 0x2000000, 25}, {"STOP_ALL_ON_SATURATE", 0x4000000, 26}}};
   BAREGPU_REG_FIELD(perf_counter_select, 0xf, 0)
   BAREGPU_REG_FIELD(start_trigger, 0xff00, 8)
@@ -2393,527 +2683,629 @@ struct GCMC_VM_L2_PERFCOUNTER_RSLT_CNTL : Register<GCMC_VM_L2_PERFCOUNTER_RSLT_C
 };
 struct GCMC_VM_LOCAL_FB_ADDRESS_END : Register<GCMC_VM_LOCAL_FB_ADDRESS_END, Ip::kGc, 0, 0x15b3> {
   static constexpr char kName[] = "GCMC_VM_LOCAL_FB_ADDRESS_END";
+  static constexpr uint32_t kDefault = 0x000fffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(address, 0xfffff, 0)
 };
 struct GCMC_VM_LOCAL_FB_ADDRESS_LOCK_CNTL : Register<GCMC_VM_LOCAL_FB_ADDRESS_LOCK_CNTL, Ip::kGc, 0, 0x15b4> {
   static constexpr char kName[] = "GCMC_VM_LOCAL_FB_ADDRESS_LOCK_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOCK", 0x1, 0}}};
   BAREGPU_REG_FIELD(lock, 0x1, 0)
 };
 struct GCMC_VM_LOCAL_FB_ADDRESS_START : Register<GCMC_VM_LOCAL_FB_ADDRESS_START, Ip::kGc, 0, 0x15b2> {
   static constexpr char kName[] = "GCMC_VM_LOCAL_FB_ADDRESS_START";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(address, 0xfffff, 0)
 };
 struct GCMC_VM_LOCAL_SYSMEM_ADDRESS_END : Register<GCMC_VM_LOCAL_SYSMEM_ADDRESS_END, Ip::kGc, 0, 0x15b0> {
   static constexpr char kName[] = "GCMC_VM_LOCAL_SYSMEM_ADDRESS_END";
+  static constexpr uint32_t kDefault = 0x000fffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(address, 0xfffff, 0)
 };
 struct GCMC_VM_LOCAL_SYSMEM_ADDRESS_START : Register<GCMC_VM_LOCAL_SYSMEM_ADDRESS_START, Ip::kGc, 0, 0x15af> {
   static constexpr char kName[] = "GCMC_VM_LOCAL_SYSMEM_ADDRESS_START";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(address, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_BASE_HI_0 : Register<GCMC_VM_MARC_BASE_HI_0, Ip::kGc, 1, 0x5e58> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_0";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_0", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_base_hi_0, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_BASE_HI_1 : Register<GCMC_VM_MARC_BASE_HI_1, Ip::kGc, 1, 0x5e59> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_1", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_base_hi_1, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_BASE_HI_10 : Register<GCMC_VM_MARC_BASE_HI_10, Ip::kGc, 1, 0x5e62> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_10";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_10", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_base_hi_10, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_BASE_HI_11 : Register<GCMC_VM_MARC_BASE_HI_11, Ip::kGc, 1, 0x5e63> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_11";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_11", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_base_hi_11, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_BASE_HI_12 : Register<GCMC_VM_MARC_BASE_HI_12, Ip::kGc, 1, 0x5e64> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_12";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_12", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_base_hi_12, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_BASE_HI_13 : Register<GCMC_VM_MARC_BASE_HI_13, Ip::kGc, 1, 0x5e65> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_13";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_13", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_base_hi_13, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_BASE_HI_14 : Register<GCMC_VM_MARC_BASE_HI_14, Ip::kGc, 1, 0x5e66> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_14";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_14", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_base_hi_14, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_BASE_HI_15 : Register<GCMC_VM_MARC_BASE_HI_15, Ip::kGc, 1, 0x5e67> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_15";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_15", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_base_hi_15, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_BASE_HI_2 : Register<GCMC_VM_MARC_BASE_HI_2, Ip::kGc, 1, 0x5e5a> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_2", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_base_hi_2, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_BASE_HI_3 : Register<GCMC_VM_MARC_BASE_HI_3, Ip::kGc, 1, 0x5e5b> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_3";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_3", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_base_hi_3, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_BASE_HI_4 : Register<GCMC_VM_MARC_BASE_HI_4, Ip::kGc, 1, 0x5e5c> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_4";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_4", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_base_hi_4, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_BASE_HI_5 : Register<GCMC_VM_MARC_BASE_HI_5, Ip::kGc, 1, 0x5e5d> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_5";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_5", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_base_hi_5, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_BASE_HI_6 : Register<GCMC_VM_MARC_BASE_HI_6, Ip::kGc, 1, 0x5e5e> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_6";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_6", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_base_hi_6, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_BASE_HI_7 : Register<GCMC_VM_MARC_BASE_HI_7, Ip::kGc, 1, 0x5e5f> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_7";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_7", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_base_hi_7, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_BASE_HI_8 : Register<GCMC_VM_MARC_BASE_HI_8, Ip::kGc, 1, 0x5e60> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_8";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_8", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_base_hi_8, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_BASE_HI_9 : Register<GCMC_VM_MARC_BASE_HI_9, Ip::kGc, 1, 0x5e61> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_HI_9";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_HI_9", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_base_hi_9, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_BASE_LO_0 : Register<GCMC_VM_MARC_BASE_LO_0, Ip::kGc, 1, 0x5e48> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_0";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_0", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_base_lo_0, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_BASE_LO_1 : Register<GCMC_VM_MARC_BASE_LO_1, Ip::kGc, 1, 0x5e49> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_1", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_base_lo_1, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_BASE_LO_10 : Register<GCMC_VM_MARC_BASE_LO_10, Ip::kGc, 1, 0x5e52> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_10";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_10", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_base_lo_10, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_BASE_LO_11 : Register<GCMC_VM_MARC_BASE_LO_11, Ip::kGc, 1, 0x5e53> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_11";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_11", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_base_lo_11, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_BASE_LO_12 : Register<GCMC_VM_MARC_BASE_LO_12, Ip::kGc, 1, 0x5e54> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_12";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_12", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_base_lo_12, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_BASE_LO_13 : Register<GCMC_VM_MARC_BASE_LO_13, Ip::kGc, 1, 0x5e55> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_13";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_13", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_base_lo_13, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_BASE_LO_14 : Register<GCMC_VM_MARC_BASE_LO_14, Ip::kGc, 1, 0x5e56> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_14";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_14", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_base_lo_14, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_BASE_LO_15 : Register<GCMC_VM_MARC_BASE_LO_15, Ip::kGc, 1, 0x5e57> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_15";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_15", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_base_lo_15, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_BASE_LO_2 : Register<GCMC_VM_MARC_BASE_LO_2, Ip::kGc, 1, 0x5e4a> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_2", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_base_lo_2, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_BASE_LO_3 : Register<GCMC_VM_MARC_BASE_LO_3, Ip::kGc, 1, 0x5e4b> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_3";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_3", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_base_lo_3, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_BASE_LO_4 : Register<GCMC_VM_MARC_BASE_LO_4, Ip::kGc, 1, 0x5e4c> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_4";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_4", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_base_lo_4, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_BASE_LO_5 : Register<GCMC_VM_MARC_BASE_LO_5, Ip::kGc, 1, 0x5e4d> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_5";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_5", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_base_lo_5, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_BASE_LO_6 : Register<GCMC_VM_MARC_BASE_LO_6, Ip::kGc, 1, 0x5e4e> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_6";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_6", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_base_lo_6, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_BASE_LO_7 : Register<GCMC_VM_MARC_BASE_LO_7, Ip::kGc, 1, 0x5e4f> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_7";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_7", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_base_lo_7, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_BASE_LO_8 : Register<GCMC_VM_MARC_BASE_LO_8, Ip::kGc, 1, 0x5e50> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_8";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_8", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_base_lo_8, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_BASE_LO_9 : Register<GCMC_VM_MARC_BASE_LO_9, Ip::kGc, 1, 0x5e51> {
   static constexpr char kName[] = "GCMC_VM_MARC_BASE_LO_9";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_BASE_LO_9", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_base_lo_9, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_LEN_HI_0 : Register<GCMC_VM_MARC_LEN_HI_0, Ip::kGc, 1, 0x5e98> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_0";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_0", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_len_hi_0, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_LEN_HI_1 : Register<GCMC_VM_MARC_LEN_HI_1, Ip::kGc, 1, 0x5e99> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_1", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_len_hi_1, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_LEN_HI_10 : Register<GCMC_VM_MARC_LEN_HI_10, Ip::kGc, 1, 0x5ea2> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_10";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_10", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_len_hi_10, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_LEN_HI_11 : Register<GCMC_VM_MARC_LEN_HI_11, Ip::kGc, 1, 0x5ea3> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_11";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_11", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_len_hi_11, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_LEN_HI_12 : Register<GCMC_VM_MARC_LEN_HI_12, Ip::kGc, 1, 0x5ea4> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_12";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_12", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_len_hi_12, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_LEN_HI_13 : Register<GCMC_VM_MARC_LEN_HI_13, Ip::kGc, 1, 0x5ea5> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_13";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_13", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_len_hi_13, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_LEN_HI_14 : Register<GCMC_VM_MARC_LEN_HI_14, Ip::kGc, 1, 0x5ea6> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_14";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_14", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_len_hi_14, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_LEN_HI_15 : Register<GCMC_VM_MARC_LEN_HI_15, Ip::kGc, 1, 0x5ea7> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_15";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_15", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_len_hi_15, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_LEN_HI_2 : Register<GCMC_VM_MARC_LEN_HI_2, Ip::kGc, 1, 0x5e9a> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_2", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_len_hi_2, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_LEN_HI_3 : Register<GCMC_VM_MARC_LEN_HI_3, Ip::kGc, 1, 0x5e9b> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_3";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_3", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_len_hi_3, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_LEN_HI_4 : Register<GCMC_VM_MARC_LEN_HI_4, Ip::kGc, 1, 0x5e9c> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_4";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_4", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_len_hi_4, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_LEN_HI_5 : Register<GCMC_VM_MARC_LEN_HI_5, Ip::kGc, 1, 0x5e9d> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_5";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_5", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_len_hi_5, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_LEN_HI_6 : Register<GCMC_VM_MARC_LEN_HI_6, Ip::kGc, 1, 0x5e9e> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_6";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_6", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_len_hi_6, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_LEN_HI_7 : Register<GCMC_VM_MARC_LEN_HI_7, Ip::kGc, 1, 0x5e9f> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_7";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_7", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_len_hi_7, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_LEN_HI_8 : Register<GCMC_VM_MARC_LEN_HI_8, Ip::kGc, 1, 0x5ea0> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_8";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_8", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_len_hi_8, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_LEN_HI_9 : Register<GCMC_VM_MARC_LEN_HI_9, Ip::kGc, 1, 0x5ea1> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_HI_9";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_HI_9", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_len_hi_9, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_LEN_LO_0 : Register<GCMC_VM_MARC_LEN_LO_0, Ip::kGc, 1, 0x5e88> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_0";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_0", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_len_lo_0, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_LEN_LO_1 : Register<GCMC_VM_MARC_LEN_LO_1, Ip::kGc, 1, 0x5e89> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_1", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_len_lo_1, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_LEN_LO_10 : Register<GCMC_VM_MARC_LEN_LO_10, Ip::kGc, 1, 0x5e92> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_10";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_10", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_len_lo_10, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_LEN_LO_11 : Register<GCMC_VM_MARC_LEN_LO_11, Ip::kGc, 1, 0x5e93> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_11";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_11", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_len_lo_11, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_LEN_LO_12 : Register<GCMC_VM_MARC_LEN_LO_12, Ip::kGc, 1, 0x5e94> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_12";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_12", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_len_lo_12, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_LEN_LO_13 : Register<GCMC_VM_MARC_LEN_LO_13, Ip::kGc, 1, 0x5e95> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_13";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_13", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_len_lo_13, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_LEN_LO_14 : Register<GCMC_VM_MARC_LEN_LO_14, Ip::kGc, 1, 0x5e96> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_14";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_14", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_len_lo_14, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_LEN_LO_15 : Register<GCMC_VM_MARC_LEN_LO_15, Ip::kGc, 1, 0x5e97> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_15";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_15", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_len_lo_15, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_LEN_LO_2 : Register<GCMC_VM_MARC_LEN_LO_2, Ip::kGc, 1, 0x5e8a> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_2", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_len_lo_2, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_LEN_LO_3 : Register<GCMC_VM_MARC_LEN_LO_3, Ip::kGc, 1, 0x5e8b> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_3";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_3", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_len_lo_3, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_LEN_LO_4 : Register<GCMC_VM_MARC_LEN_LO_4, Ip::kGc, 1, 0x5e8c> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_4";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_4", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_len_lo_4, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_LEN_LO_5 : Register<GCMC_VM_MARC_LEN_LO_5, Ip::kGc, 1, 0x5e8d> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_5";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_5", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_len_lo_5, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_LEN_LO_6 : Register<GCMC_VM_MARC_LEN_LO_6, Ip::kGc, 1, 0x5e8e> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_6";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_6", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_len_lo_6, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_LEN_LO_7 : Register<GCMC_VM_MARC_LEN_LO_7, Ip::kGc, 1, 0x5e8f> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_7";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_7", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_len_lo_7, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_LEN_LO_8 : Register<GCMC_VM_MARC_LEN_LO_8, Ip::kGc, 1, 0x5e90> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_8";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_8", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_len_lo_8, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_LEN_LO_9 : Register<GCMC_VM_MARC_LEN_LO_9, Ip::kGc, 1, 0x5e91> {
   static constexpr char kName[] = "GCMC_VM_MARC_LEN_LO_9";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_LEN_LO_9", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_len_lo_9, 0xfffff000, 12)
 };
 struct GCMC_VM_MARC_PFVF_MAPPING_0 : Register<GCMC_VM_MARC_PFVF_MAPPING_0, Ip::kGc, 1, 0x5ea8> {
   static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_0";
+  static constexpr uint32_t kDefault = 0x0001ffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
   BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
   BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
 };
 struct GCMC_VM_MARC_PFVF_MAPPING_1 : Register<GCMC_VM_MARC_PFVF_MAPPING_1, Ip::kGc, 1, 0x5ea9> {
   static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_1";
+  static constexpr uint32_t kDefault = 0x0001ffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
   BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
   BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
 };
 struct GCMC_VM_MARC_PFVF_MAPPING_10 : Register<GCMC_VM_MARC_PFVF_MAPPING_10, Ip::kGc, 1, 0x5eb2> {
   static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_10";
+  static constexpr uint32_t kDefault = 0x0001ffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
   BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
   BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
 };
 struct GCMC_VM_MARC_PFVF_MAPPING_11 : Register<GCMC_VM_MARC_PFVF_MAPPING_11, Ip::kGc, 1, 0x5eb3> {
   static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_11";
+  static constexpr uint32_t kDefault = 0x0001ffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
   BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
   BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
 };
 struct GCMC_VM_MARC_PFVF_MAPPING_12 : Register<GCMC_VM_MARC_PFVF_MAPPING_12, Ip::kGc, 1, 0x5eb4> {
   static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_12";
+  static constexpr uint32_t kDefault = 0x0001ffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
   BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
   BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
 };
 struct GCMC_VM_MARC_PFVF_MAPPING_13 : Register<GCMC_VM_MARC_PFVF_MAPPING_13, Ip::kGc, 1, 0x5eb5> {
   static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_13";
+  static constexpr uint32_t kDefault = 0x0001ffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
   BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
   BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
 };
 struct GCMC_VM_MARC_PFVF_MAPPING_14 : Register<GCMC_VM_MARC_PFVF_MAPPING_14, Ip::kGc, 1, 0x5eb6> {
   static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_14";
+  static constexpr uint32_t kDefault = 0x0001ffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
   BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
   BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
 };
 struct GCMC_VM_MARC_PFVF_MAPPING_15 : Register<GCMC_VM_MARC_PFVF_MAPPING_15, Ip::kGc, 1, 0x5eb7> {
   static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_15";
+  static constexpr uint32_t kDefault = 0x0001ffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
   BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
   BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
 };
 struct GCMC_VM_MARC_PFVF_MAPPING_2 : Register<GCMC_VM_MARC_PFVF_MAPPING_2, Ip::kGc, 1, 0x5eaa> {
   static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_2";
+  static constexpr uint32_t kDefault = 0x0001ffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
   BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
   BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
 };
 struct GCMC_VM_MARC_PFVF_MAPPING_3 : Register<GCMC_VM_MARC_PFVF_MAPPING_3, Ip::kGc, 1, 0x5eab> {
   static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_3";
+  static constexpr uint32_t kDefault = 0x0001ffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
   BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
   BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
 };
 struct GCMC_VM_MARC_PFVF_MAPPING_4 : Register<GCMC_VM_MARC_PFVF_MAPPING_4, Ip::kGc, 1, 0x5eac> {
   static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_4";
+  static constexpr uint32_t kDefault = 0x0001ffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
   BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
   BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
 };
 struct GCMC_VM_MARC_PFVF_MAPPING_5 : Register<GCMC_VM_MARC_PFVF_MAPPING_5, Ip::kGc, 1, 0x5ead> {
   static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_5";
+  static constexpr uint32_t kDefault = 0x0001ffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
   BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
   BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
 };
 struct GCMC_VM_MARC_PFVF_MAPPING_6 : Register<GCMC_VM_MARC_PFVF_MAPPING_6, Ip::kGc, 1, 0x5eae> {
   static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_6";
+  static constexpr uint32_t kDefault = 0x0001ffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
   BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
   BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
 };
 struct GCMC_VM_MARC_PFVF_MAPPING_7 : Register<GCMC_VM_MARC_PFVF_MAPPING_7, Ip::kGc, 1, 0x5eaf> {
   static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_7";
+  static constexpr uint32_t kDefault = 0x0001ffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
   BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
   BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
 };
 struct GCMC_VM_MARC_PFVF_MAPPING_8 : Register<GCMC_VM_MARC_PFVF_MAPPING_8, Ip::kGc, 1, 0x5eb0> {
   static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_8";
+  static constexpr uint32_t kDefault = 0x0001ffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
   BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
   BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
 };
 struct GCMC_VM_MARC_PFVF_MAPPING_9 : Register<GCMC_VM_MARC_PFVF_MAPPING_9, Ip::kGc, 1, 0x5eb1> {
   static constexpr char kName[] = "GCMC_VM_MARC_PFVF_MAPPING_9";
+  static constexpr uint32_t kDefault = 0x0001ffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE_VFS", 0xffff, 0}, {"ENABLE_PF", 0x10000, 16}}};
   BAREGPU_REG_FIELD(enable_vfs, 0xffff, 0)
   BAREGPU_REG_FIELD(enable_pf, 0x10000, 16)
 };
 struct GCMC_VM_MARC_RELOC_HI_0 : Register<GCMC_VM_MARC_RELOC_HI_0, Ip::kGc, 1, 0x5e78> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_0";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_0", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_reloc_hi_0, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_RELOC_HI_1 : Register<GCMC_VM_MARC_RELOC_HI_1, Ip::kGc, 1, 0x5e79> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_1", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_reloc_hi_1, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_RELOC_HI_10 : Register<GCMC_VM_MARC_RELOC_HI_10, Ip::kGc, 1, 0x5e82> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_10";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_10", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_reloc_hi_10, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_RELOC_HI_11 : Register<GCMC_VM_MARC_RELOC_HI_11, Ip::kGc, 1, 0x5e83> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_11";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_11", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_reloc_hi_11, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_RELOC_HI_12 : Register<GCMC_VM_MARC_RELOC_HI_12, Ip::kGc, 1, 0x5e84> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_12";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_12", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_reloc_hi_12, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_RELOC_HI_13 : Register<GCMC_VM_MARC_RELOC_HI_13, Ip::kGc, 1, 0x5e85> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_13";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_13", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_reloc_hi_13, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_RELOC_HI_14 : Register<GCMC_VM_MARC_RELOC_HI_14, Ip::kGc, 1, 0x5e86> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_14";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_14", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_reloc_hi_14, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_RELOC_HI_15 : Register<GCMC_VM_MARC_RELOC_HI_15, Ip::kGc, 1, 0x5e87> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_15";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_15", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_reloc_hi_15, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_RELOC_HI_2 : Register<GCMC_VM_MARC_RELOC_HI_2, Ip::kGc, 1, 0x5e7a> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_2", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_reloc_hi_2, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_RELOC_HI_3 : Register<GCMC_VM_MARC_RELOC_HI_3, Ip::kGc, 1, 0x5e7b> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_3";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_3", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_reloc_hi_3, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_RELOC_HI_4 : Register<GCMC_VM_MARC_RELOC_HI_4, Ip::kGc, 1, 0x5e7c> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_4";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_4", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_reloc_hi_4, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_RELOC_HI_5 : Register<GCMC_VM_MARC_RELOC_HI_5, Ip::kGc, 1, 0x5e7d> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_5";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_5", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_reloc_hi_5, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_RELOC_HI_6 : Register<GCMC_VM_MARC_RELOC_HI_6, Ip::kGc, 1, 0x5e7e> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_6";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_6", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_reloc_hi_6, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_RELOC_HI_7 : Register<GCMC_VM_MARC_RELOC_HI_7, Ip::kGc, 1, 0x5e7f> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_7";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_7", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_reloc_hi_7, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_RELOC_HI_8 : Register<GCMC_VM_MARC_RELOC_HI_8, Ip::kGc, 1, 0x5e80> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_8";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_8", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_reloc_hi_8, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_RELOC_HI_9 : Register<GCMC_VM_MARC_RELOC_HI_9, Ip::kGc, 1, 0x5e81> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_HI_9";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"MARC_RELOC_HI_9", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(marc_reloc_hi_9, 0xfffff, 0)
 };
 struct GCMC_VM_MARC_RELOC_LO_0 : Register<GCMC_VM_MARC_RELOC_LO_0, Ip::kGc, 1, 0x5e68> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_0";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_0", 0x1, 0}, {"MARC_READONLY_0", 0x2, 1}, {"MARC_RELOC_LO_0", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_enable_0, 0x1, 0)
   BAREGPU_REG_FIELD(marc_readonly_0, 0x2, 1)
@@ -2921,6 +3313,7 @@ struct GCMC_VM_MARC_RELOC_LO_0 : Register<GCMC_VM_MARC_RELOC_LO_0, Ip::kGc, 1, 0
 };
 struct GCMC_VM_MARC_RELOC_LO_1 : Register<GCMC_VM_MARC_RELOC_LO_1, Ip::kGc, 1, 0x5e69> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_1", 0x1, 0}, {"MARC_READONLY_1", 0x2, 1}, {"MARC_RELOC_LO_1", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_enable_1, 0x1, 0)
   BAREGPU_REG_FIELD(marc_readonly_1, 0x2, 1)
@@ -2928,6 +3321,7 @@ struct GCMC_VM_MARC_RELOC_LO_1 : Register<GCMC_VM_MARC_RELOC_LO_1, Ip::kGc, 1, 0
 };
 struct GCMC_VM_MARC_RELOC_LO_10 : Register<GCMC_VM_MARC_RELOC_LO_10, Ip::kGc, 1, 0x5e72> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_10";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_10", 0x1, 0}, {"MARC_READONLY_10", 0x2, 1}, {"MARC_RELOC_LO_10", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_enable_10, 0x1, 0)
   BAREGPU_REG_FIELD(marc_readonly_10, 0x2, 1)
@@ -2935,6 +3329,7 @@ struct GCMC_VM_MARC_RELOC_LO_10 : Register<GCMC_VM_MARC_RELOC_LO_10, Ip::kGc, 1,
 };
 struct GCMC_VM_MARC_RELOC_LO_11 : Register<GCMC_VM_MARC_RELOC_LO_11, Ip::kGc, 1, 0x5e73> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_11";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_11", 0x1, 0}, {"MARC_READONLY_11", 0x2, 1}, {"MARC_RELOC_LO_11", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_enable_11, 0x1, 0)
   BAREGPU_REG_FIELD(marc_readonly_11, 0x2, 1)
@@ -2942,6 +3337,7 @@ struct GCMC_VM_MARC_RELOC_LO_11 : Register<GCMC_VM_MARC_RELOC_LO_11, Ip::kGc, 1,
 };
 struct GCMC_VM_MARC_RELOC_LO_12 : Register<GCMC_VM_MARC_RELOC_LO_12, Ip::kGc, 1, 0x5e74> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_12";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_12", 0x1, 0}, {"MARC_READONLY_12", 0x2, 1}, {"MARC_RELOC_LO_12", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_enable_12, 0x1, 0)
   BAREGPU_REG_FIELD(marc_readonly_12, 0x2, 1)
@@ -2949,6 +3345,7 @@ struct GCMC_VM_MARC_RELOC_LO_12 : Register<GCMC_VM_MARC_RELOC_LO_12, Ip::kGc, 1,
 };
 struct GCMC_VM_MARC_RELOC_LO_13 : Register<GCMC_VM_MARC_RELOC_LO_13, Ip::kGc, 1, 0x5e75> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_13";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_13", 0x1, 0}, {"MARC_READONLY_13", 0x2, 1}, {"MARC_RELOC_LO_13", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_enable_13, 0x1, 0)
   BAREGPU_REG_FIELD(marc_readonly_13, 0x2, 1)
@@ -2956,6 +3353,7 @@ struct GCMC_VM_MARC_RELOC_LO_13 : Register<GCMC_VM_MARC_RELOC_LO_13, Ip::kGc, 1,
 };
 struct GCMC_VM_MARC_RELOC_LO_14 : Register<GCMC_VM_MARC_RELOC_LO_14, Ip::kGc, 1, 0x5e76> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_14";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_14", 0x1, 0}, {"MARC_READONLY_14", 0x2, 1}, {"MARC_RELOC_LO_14", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_enable_14, 0x1, 0)
   BAREGPU_REG_FIELD(marc_readonly_14, 0x2, 1)
@@ -2963,6 +3361,7 @@ struct GCMC_VM_MARC_RELOC_LO_14 : Register<GCMC_VM_MARC_RELOC_LO_14, Ip::kGc, 1,
 };
 struct GCMC_VM_MARC_RELOC_LO_15 : Register<GCMC_VM_MARC_RELOC_LO_15, Ip::kGc, 1, 0x5e77> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_15";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_15", 0x1, 0}, {"MARC_READONLY_15", 0x2, 1}, {"MARC_RELOC_LO_15", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_enable_15, 0x1, 0)
   BAREGPU_REG_FIELD(marc_readonly_15, 0x2, 1)
@@ -2970,6 +3369,7 @@ struct GCMC_VM_MARC_RELOC_LO_15 : Register<GCMC_VM_MARC_RELOC_LO_15, Ip::kGc, 1,
 };
 struct GCMC_VM_MARC_RELOC_LO_2 : Register<GCMC_VM_MARC_RELOC_LO_2, Ip::kGc, 1, 0x5e6a> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_2", 0x1, 0}, {"MARC_READONLY_2", 0x2, 1}, {"MARC_RELOC_LO_2", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_enable_2, 0x1, 0)
   BAREGPU_REG_FIELD(marc_readonly_2, 0x2, 1)
@@ -2977,6 +3377,7 @@ struct GCMC_VM_MARC_RELOC_LO_2 : Register<GCMC_VM_MARC_RELOC_LO_2, Ip::kGc, 1, 0
 };
 struct GCMC_VM_MARC_RELOC_LO_3 : Register<GCMC_VM_MARC_RELOC_LO_3, Ip::kGc, 1, 0x5e6b> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_3";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_3", 0x1, 0}, {"MARC_READONLY_3", 0x2, 1}, {"MARC_RELOC_LO_3", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_enable_3, 0x1, 0)
   BAREGPU_REG_FIELD(marc_readonly_3, 0x2, 1)
@@ -2984,6 +3385,7 @@ struct GCMC_VM_MARC_RELOC_LO_3 : Register<GCMC_VM_MARC_RELOC_LO_3, Ip::kGc, 1, 0
 };
 struct GCMC_VM_MARC_RELOC_LO_4 : Register<GCMC_VM_MARC_RELOC_LO_4, Ip::kGc, 1, 0x5e6c> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_4";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_4", 0x1, 0}, {"MARC_READONLY_4", 0x2, 1}, {"MARC_RELOC_LO_4", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_enable_4, 0x1, 0)
   BAREGPU_REG_FIELD(marc_readonly_4, 0x2, 1)
@@ -2991,6 +3393,7 @@ struct GCMC_VM_MARC_RELOC_LO_4 : Register<GCMC_VM_MARC_RELOC_LO_4, Ip::kGc, 1, 0
 };
 struct GCMC_VM_MARC_RELOC_LO_5 : Register<GCMC_VM_MARC_RELOC_LO_5, Ip::kGc, 1, 0x5e6d> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_5";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_5", 0x1, 0}, {"MARC_READONLY_5", 0x2, 1}, {"MARC_RELOC_LO_5", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_enable_5, 0x1, 0)
   BAREGPU_REG_FIELD(marc_readonly_5, 0x2, 1)
@@ -2998,6 +3401,7 @@ struct GCMC_VM_MARC_RELOC_LO_5 : Register<GCMC_VM_MARC_RELOC_LO_5, Ip::kGc, 1, 0
 };
 struct GCMC_VM_MARC_RELOC_LO_6 : Register<GCMC_VM_MARC_RELOC_LO_6, Ip::kGc, 1, 0x5e6e> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_6";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_6", 0x1, 0}, {"MARC_READONLY_6", 0x2, 1}, {"MARC_RELOC_LO_6", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_enable_6, 0x1, 0)
   BAREGPU_REG_FIELD(marc_readonly_6, 0x2, 1)
@@ -3005,6 +3409,7 @@ struct GCMC_VM_MARC_RELOC_LO_6 : Register<GCMC_VM_MARC_RELOC_LO_6, Ip::kGc, 1, 0
 };
 struct GCMC_VM_MARC_RELOC_LO_7 : Register<GCMC_VM_MARC_RELOC_LO_7, Ip::kGc, 1, 0x5e6f> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_7";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_7", 0x1, 0}, {"MARC_READONLY_7", 0x2, 1}, {"MARC_RELOC_LO_7", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_enable_7, 0x1, 0)
   BAREGPU_REG_FIELD(marc_readonly_7, 0x2, 1)
@@ -3012,6 +3417,7 @@ struct GCMC_VM_MARC_RELOC_LO_7 : Register<GCMC_VM_MARC_RELOC_LO_7, Ip::kGc, 1, 0
 };
 struct GCMC_VM_MARC_RELOC_LO_8 : Register<GCMC_VM_MARC_RELOC_LO_8, Ip::kGc, 1, 0x5e70> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_8";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_8", 0x1, 0}, {"MARC_READONLY_8", 0x2, 1}, {"MARC_RELOC_LO_8", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_enable_8, 0x1, 0)
   BAREGPU_REG_FIELD(marc_readonly_8, 0x2, 1)
@@ -3019,6 +3425,7 @@ struct GCMC_VM_MARC_RELOC_LO_8 : Register<GCMC_VM_MARC_RELOC_LO_8, Ip::kGc, 1, 0
 };
 struct GCMC_VM_MARC_RELOC_LO_9 : Register<GCMC_VM_MARC_RELOC_LO_9, Ip::kGc, 1, 0x5e71> {
   static constexpr char kName[] = "GCMC_VM_MARC_RELOC_LO_9";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"MARC_ENABLE_9", 0x1, 0}, {"MARC_READONLY_9", 0x2, 1}, {"MARC_RELOC_LO_9", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(marc_enable_9, 0x1, 0)
   BAREGPU_REG_FIELD(marc_readonly_9, 0x2, 1)
@@ -3026,6 +3433,7 @@ struct GCMC_VM_MARC_RELOC_LO_9 : Register<GCMC_VM_MARC_RELOC_LO_9, Ip::kGc, 1, 0
 };
 struct GCMC_VM_MX_L1_TLB_CNTL : Register<GCMC_VM_MX_L1_TLB_CNTL, Ip::kGc, 0, 0x167f> {
   static constexpr char kName[] = "GCMC_VM_MX_L1_TLB_CNTL";
+  static constexpr uint32_t kDefault = 0x00000501;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"ENABLE_L1_TLB", 0x1, 0}, {"SYSTEM_ACCESS_MODE", 0x18, 3}, {"SYSTEM_APERTURE_UNMAPPED_ACCESS", 0x20, 5}, {"ENABLE_ADVANCED_DRIVER_MODEL", 0x40, 6}, {"ECO_BITS", 0x780, 7}, {"MTYPE", 0x3800, 11}}};
   BAREGPU_REG_FIELD(enable_l1_tlb, 0x1, 0)
   BAREGPU_REG_FIELD(system_access_mode, 0x18, 3)
@@ -3036,47 +3444,56 @@ struct GCMC_VM_MX_L1_TLB_CNTL : Register<GCMC_VM_MX_L1_TLB_CNTL, Ip::kGc, 0, 0x1
 };
 struct GCMC_VM_NB_LOWER_TOP_OF_DRAM2 : Register<GCMC_VM_NB_LOWER_TOP_OF_DRAM2, Ip::kGc, 0, 0x15a5> {
   static constexpr char kName[] = "GCMC_VM_NB_LOWER_TOP_OF_DRAM2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE", 0x1, 0}, {"LOWER_TOM2", 0xff800000, 23}}};
   BAREGPU_REG_FIELD(enable, 0x1, 0)
   BAREGPU_REG_FIELD(lower_tom2, 0xff800000, 23)
 };
 struct GCMC_VM_NB_TOP_OF_DRAM_SLOT1 : Register<GCMC_VM_NB_TOP_OF_DRAM_SLOT1, Ip::kGc, 0, 0x15a4> {
   static constexpr char kName[] = "GCMC_VM_NB_TOP_OF_DRAM_SLOT1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"TOP_OF_DRAM", 0xff800000, 23}}};
   BAREGPU_REG_FIELD(top_of_dram, 0xff800000, 23)
 };
 struct GCMC_VM_NB_UPPER_TOP_OF_DRAM2 : Register<GCMC_VM_NB_UPPER_TOP_OF_DRAM2, Ip::kGc, 0, 0x15a6> {
   static constexpr char kName[] = "GCMC_VM_NB_UPPER_TOP_OF_DRAM2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"UPPER_TOM2", 0xfff, 0}}};
   BAREGPU_REG_FIELD(upper_tom2, 0xfff, 0)
 };
 struct GCMC_VM_STEERING : Register<GCMC_VM_STEERING, Ip::kGc, 0, 0x15aa> {
   static constexpr char kName[] = "GCMC_VM_STEERING";
+  static constexpr uint32_t kDefault = 0x00000001;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DEFAULT_STEERING", 0x3, 0}}};
   BAREGPU_REG_FIELD(default_steering, 0x3, 0)
 };
 struct GCMC_VM_SYSTEM_APERTURE_DEFAULT_ADDR_LSB : Register<GCMC_VM_SYSTEM_APERTURE_DEFAULT_ADDR_LSB, Ip::kGc, 0, 0x15a8> {
   static constexpr char kName[] = "GCMC_VM_SYSTEM_APERTURE_DEFAULT_ADDR_LSB";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PHYSICAL_PAGE_NUMBER_LSB", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(physical_page_number_lsb, 0xffffffff, 0)
 };
 struct GCMC_VM_SYSTEM_APERTURE_DEFAULT_ADDR_MSB : Register<GCMC_VM_SYSTEM_APERTURE_DEFAULT_ADDR_MSB, Ip::kGc, 0, 0x15a9> {
   static constexpr char kName[] = "GCMC_VM_SYSTEM_APERTURE_DEFAULT_ADDR_MSB";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PHYSICAL_PAGE_NUMBER_MSB", 0xf, 0}}};
   BAREGPU_REG_FIELD(physical_page_number_msb, 0xf, 0)
 };
 struct GCMC_VM_SYSTEM_APERTURE_HIGH_ADDR : Register<GCMC_VM_SYSTEM_APERTURE_HIGH_ADDR, Ip::kGc, 0, 0x167e> {
   static constexpr char kName[] = "GCMC_VM_SYSTEM_APERTURE_HIGH_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_ADDR", 0x3fffffff, 0}}};
   BAREGPU_REG_FIELD(logical_addr, 0x3fffffff, 0)
 };
 struct GCMC_VM_SYSTEM_APERTURE_LOW_ADDR : Register<GCMC_VM_SYSTEM_APERTURE_LOW_ADDR, Ip::kGc, 0, 0x167d> {
   static constexpr char kName[] = "GCMC_VM_SYSTEM_APERTURE_LOW_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_ADDR", 0x3fffffff, 0}}};
   BAREGPU_REG_FIELD(logical_addr, 0x3fffffff, 0)
 };
 struct GCVM_CONTEXT0_CNTL : Register<GCVM_CONTEXT0_CNTL, Ip::kGc, 0, 0x1688> {
   static constexpr char kName[] = "GCVM_CONTEXT0_CNTL";
+  static constexpr uint32_t kDefault = 0x01fffe00;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
   BAREGPU_REG_FIELD(enable_context, 0x1, 0)
   BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
@@ -3100,36 +3517,43 @@ struct GCVM_CONTEXT0_CNTL : Register<GCVM_CONTEXT0_CNTL, Ip::kGc, 0, 0x1688> {
 };
 struct GCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x16f4> {
   static constexpr char kName[] = "GCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x16f3> {
   static constexpr char kName[] = "GCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT0_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT0_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x1734> {
   static constexpr char kName[] = "GCVM_CONTEXT0_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT0_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT0_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x1733> {
   static constexpr char kName[] = "GCVM_CONTEXT0_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT0_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT0_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x1714> {
   static constexpr char kName[] = "GCVM_CONTEXT0_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT0_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT0_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x1713> {
   static constexpr char kName[] = "GCVM_CONTEXT0_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT10_CNTL : Register<GCVM_CONTEXT10_CNTL, Ip::kGc, 0, 0x1692> {
   static constexpr char kName[] = "GCVM_CONTEXT10_CNTL";
+  static constexpr uint32_t kDefault = 0x01fffe00;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
   BAREGPU_REG_FIELD(enable_context, 0x1, 0)
   BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
@@ -3153,36 +3577,43 @@ struct GCVM_CONTEXT10_CNTL : Register<GCVM_CONTEXT10_CNTL, Ip::kGc, 0, 0x1692> {
 };
 struct GCVM_CONTEXT10_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT10_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x1708> {
   static constexpr char kName[] = "GCVM_CONTEXT10_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT10_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT10_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x1707> {
   static constexpr char kName[] = "GCVM_CONTEXT10_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT10_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT10_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x1748> {
   static constexpr char kName[] = "GCVM_CONTEXT10_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT10_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT10_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x1747> {
   static constexpr char kName[] = "GCVM_CONTEXT10_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT10_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT10_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x1728> {
   static constexpr char kName[] = "GCVM_CONTEXT10_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT10_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT10_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x1727> {
   static constexpr char kName[] = "GCVM_CONTEXT10_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT11_CNTL : Register<GCVM_CONTEXT11_CNTL, Ip::kGc, 0, 0x1693> {
   static constexpr char kName[] = "GCVM_CONTEXT11_CNTL";
+  static constexpr uint32_t kDefault = 0x01fffe00;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
   BAREGPU_REG_FIELD(enable_context, 0x1, 0)
   BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
@@ -3206,36 +3637,43 @@ struct GCVM_CONTEXT11_CNTL : Register<GCVM_CONTEXT11_CNTL, Ip::kGc, 0, 0x1693> {
 };
 struct GCVM_CONTEXT11_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT11_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x170a> {
   static constexpr char kName[] = "GCVM_CONTEXT11_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT11_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT11_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x1709> {
   static constexpr char kName[] = "GCVM_CONTEXT11_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT11_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT11_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x174a> {
   static constexpr char kName[] = "GCVM_CONTEXT11_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT11_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT11_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x1749> {
   static constexpr char kName[] = "GCVM_CONTEXT11_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT11_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT11_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x172a> {
   static constexpr char kName[] = "GCVM_CONTEXT11_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT11_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT11_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x1729> {
   static constexpr char kName[] = "GCVM_CONTEXT11_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT12_CNTL : Register<GCVM_CONTEXT12_CNTL, Ip::kGc, 0, 0x1694> {
   static constexpr char kName[] = "GCVM_CONTEXT12_CNTL";
+  static constexpr uint32_t kDefault = 0x01fffe00;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
   BAREGPU_REG_FIELD(enable_context, 0x1, 0)
   BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
@@ -3259,36 +3697,43 @@ struct GCVM_CONTEXT12_CNTL : Register<GCVM_CONTEXT12_CNTL, Ip::kGc, 0, 0x1694> {
 };
 struct GCVM_CONTEXT12_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT12_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x170c> {
   static constexpr char kName[] = "GCVM_CONTEXT12_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT12_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT12_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x170b> {
   static constexpr char kName[] = "GCVM_CONTEXT12_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT12_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT12_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x174c> {
   static constexpr char kName[] = "GCVM_CONTEXT12_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT12_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT12_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x174b> {
   static constexpr char kName[] = "GCVM_CONTEXT12_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT12_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT12_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x172c> {
   static constexpr char kName[] = "GCVM_CONTEXT12_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT12_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT12_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x172b> {
   static constexpr char kName[] = "GCVM_CONTEXT12_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT13_CNTL : Register<GCVM_CONTEXT13_CNTL, Ip::kGc, 0, 0x1695> {
   static constexpr char kName[] = "GCVM_CONTEXT13_CNTL";
+  static constexpr uint32_t kDefault = 0x01fffe00;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
   BAREGPU_REG_FIELD(enable_context, 0x1, 0)
   BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
@@ -3312,36 +3757,43 @@ struct GCVM_CONTEXT13_CNTL : Register<GCVM_CONTEXT13_CNTL, Ip::kGc, 0, 0x1695> {
 };
 struct GCVM_CONTEXT13_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT13_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x170e> {
   static constexpr char kName[] = "GCVM_CONTEXT13_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT13_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT13_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x170d> {
   static constexpr char kName[] = "GCVM_CONTEXT13_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT13_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT13_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x174e> {
   static constexpr char kName[] = "GCVM_CONTEXT13_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT13_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT13_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x174d> {
   static constexpr char kName[] = "GCVM_CONTEXT13_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT13_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT13_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x172e> {
   static constexpr char kName[] = "GCVM_CONTEXT13_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT13_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT13_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x172d> {
   static constexpr char kName[] = "GCVM_CONTEXT13_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT14_CNTL : Register<GCVM_CONTEXT14_CNTL, Ip::kGc, 0, 0x1696> {
   static constexpr char kName[] = "GCVM_CONTEXT14_CNTL";
+  static constexpr uint32_t kDefault = 0x01fffe00;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
   BAREGPU_REG_FIELD(enable_context, 0x1, 0)
   BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
@@ -3365,36 +3817,43 @@ struct GCVM_CONTEXT14_CNTL : Register<GCVM_CONTEXT14_CNTL, Ip::kGc, 0, 0x1696> {
 };
 struct GCVM_CONTEXT14_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT14_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x1710> {
   static constexpr char kName[] = "GCVM_CONTEXT14_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT14_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT14_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x170f> {
   static constexpr char kName[] = "GCVM_CONTEXT14_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT14_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT14_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x1750> {
   static constexpr char kName[] = "GCVM_CONTEXT14_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT14_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT14_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x174f> {
   static constexpr char kName[] = "GCVM_CONTEXT14_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT14_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT14_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x1730> {
   static constexpr char kName[] = "GCVM_CONTEXT14_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT14_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT14_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x172f> {
   static constexpr char kName[] = "GCVM_CONTEXT14_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT15_CNTL : Register<GCVM_CONTEXT15_CNTL, Ip::kGc, 0, 0x1697> {
   static constexpr char kName[] = "GCVM_CONTEXT15_CNTL";
+  static constexpr uint32_t kDefault = 0x01fffe00;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
   BAREGPU_REG_FIELD(enable_context, 0x1, 0)
   BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
@@ -3418,36 +3877,43 @@ struct GCVM_CONTEXT15_CNTL : Register<GCVM_CONTEXT15_CNTL, Ip::kGc, 0, 0x1697> {
 };
 struct GCVM_CONTEXT15_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT15_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x1712> {
   static constexpr char kName[] = "GCVM_CONTEXT15_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT15_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT15_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x1711> {
   static constexpr char kName[] = "GCVM_CONTEXT15_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT15_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT15_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x1752> {
   static constexpr char kName[] = "GCVM_CONTEXT15_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT15_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT15_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x1751> {
   static constexpr char kName[] = "GCVM_CONTEXT15_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT15_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT15_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x1732> {
   static constexpr char kName[] = "GCVM_CONTEXT15_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT15_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT15_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x1731> {
   static constexpr char kName[] = "GCVM_CONTEXT15_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT1_CNTL : Register<GCVM_CONTEXT1_CNTL, Ip::kGc, 0, 0x1689> {
   static constexpr char kName[] = "GCVM_CONTEXT1_CNTL";
+  static constexpr uint32_t kDefault = 0x01fffe00;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
   BAREGPU_REG_FIELD(enable_context, 0x1, 0)
   BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
@@ -3471,36 +3937,43 @@ struct GCVM_CONTEXT1_CNTL : Register<GCVM_CONTEXT1_CNTL, Ip::kGc, 0, 0x1689> {
 };
 struct GCVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x16f6> {
   static constexpr char kName[] = "GCVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x16f5> {
   static constexpr char kName[] = "GCVM_CONTEXT1_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT1_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT1_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x1736> {
   static constexpr char kName[] = "GCVM_CONTEXT1_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT1_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT1_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x1735> {
   static constexpr char kName[] = "GCVM_CONTEXT1_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT1_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT1_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x1716> {
   static constexpr char kName[] = "GCVM_CONTEXT1_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT1_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT1_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x1715> {
   static constexpr char kName[] = "GCVM_CONTEXT1_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT2_CNTL : Register<GCVM_CONTEXT2_CNTL, Ip::kGc, 0, 0x168a> {
   static constexpr char kName[] = "GCVM_CONTEXT2_CNTL";
+  static constexpr uint32_t kDefault = 0x01fffe00;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
   BAREGPU_REG_FIELD(enable_context, 0x1, 0)
   BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
@@ -3524,36 +3997,43 @@ struct GCVM_CONTEXT2_CNTL : Register<GCVM_CONTEXT2_CNTL, Ip::kGc, 0, 0x168a> {
 };
 struct GCVM_CONTEXT2_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT2_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x16f8> {
   static constexpr char kName[] = "GCVM_CONTEXT2_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT2_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT2_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x16f7> {
   static constexpr char kName[] = "GCVM_CONTEXT2_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT2_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT2_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x1738> {
   static constexpr char kName[] = "GCVM_CONTEXT2_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT2_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT2_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x1737> {
   static constexpr char kName[] = "GCVM_CONTEXT2_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT2_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT2_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x1718> {
   static constexpr char kName[] = "GCVM_CONTEXT2_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT2_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT2_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x1717> {
   static constexpr char kName[] = "GCVM_CONTEXT2_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT3_CNTL : Register<GCVM_CONTEXT3_CNTL, Ip::kGc, 0, 0x168b> {
   static constexpr char kName[] = "GCVM_CONTEXT3_CNTL";
+  static constexpr uint32_t kDefault = 0x01fffe00;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
   BAREGPU_REG_FIELD(enable_context, 0x1, 0)
   BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
@@ -3577,36 +4057,43 @@ struct GCVM_CONTEXT3_CNTL : Register<GCVM_CONTEXT3_CNTL, Ip::kGc, 0, 0x168b> {
 };
 struct GCVM_CONTEXT3_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT3_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x16fa> {
   static constexpr char kName[] = "GCVM_CONTEXT3_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT3_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT3_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x16f9> {
   static constexpr char kName[] = "GCVM_CONTEXT3_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT3_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT3_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x173a> {
   static constexpr char kName[] = "GCVM_CONTEXT3_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT3_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT3_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x1739> {
   static constexpr char kName[] = "GCVM_CONTEXT3_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT3_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT3_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x171a> {
   static constexpr char kName[] = "GCVM_CONTEXT3_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT3_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT3_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x1719> {
   static constexpr char kName[] = "GCVM_CONTEXT3_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT4_CNTL : Register<GCVM_CONTEXT4_CNTL, Ip::kGc, 0, 0x168c> {
   static constexpr char kName[] = "GCVM_CONTEXT4_CNTL";
+  static constexpr uint32_t kDefault = 0x01fffe00;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
   BAREGPU_REG_FIELD(enable_context, 0x1, 0)
   BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
@@ -3630,36 +4117,43 @@ struct GCVM_CONTEXT4_CNTL : Register<GCVM_CONTEXT4_CNTL, Ip::kGc, 0, 0x168c> {
 };
 struct GCVM_CONTEXT4_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT4_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x16fc> {
   static constexpr char kName[] = "GCVM_CONTEXT4_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT4_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT4_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x16fb> {
   static constexpr char kName[] = "GCVM_CONTEXT4_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT4_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT4_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x173c> {
   static constexpr char kName[] = "GCVM_CONTEXT4_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT4_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT4_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x173b> {
   static constexpr char kName[] = "GCVM_CONTEXT4_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT4_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT4_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x171c> {
   static constexpr char kName[] = "GCVM_CONTEXT4_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT4_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT4_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x171b> {
   static constexpr char kName[] = "GCVM_CONTEXT4_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT5_CNTL : Register<GCVM_CONTEXT5_CNTL, Ip::kGc, 0, 0x168d> {
   static constexpr char kName[] = "GCVM_CONTEXT5_CNTL";
+  static constexpr uint32_t kDefault = 0x01fffe00;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
   BAREGPU_REG_FIELD(enable_context, 0x1, 0)
   BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
@@ -3683,36 +4177,43 @@ struct GCVM_CONTEXT5_CNTL : Register<GCVM_CONTEXT5_CNTL, Ip::kGc, 0, 0x168d> {
 };
 struct GCVM_CONTEXT5_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT5_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x16fe> {
   static constexpr char kName[] = "GCVM_CONTEXT5_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT5_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT5_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x16fd> {
   static constexpr char kName[] = "GCVM_CONTEXT5_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT5_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT5_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x173e> {
   static constexpr char kName[] = "GCVM_CONTEXT5_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT5_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT5_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x173d> {
   static constexpr char kName[] = "GCVM_CONTEXT5_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT5_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT5_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x171e> {
   static constexpr char kName[] = "GCVM_CONTEXT5_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT5_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT5_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x171d> {
   static constexpr char kName[] = "GCVM_CONTEXT5_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT6_CNTL : Register<GCVM_CONTEXT6_CNTL, Ip::kGc, 0, 0x168e> {
   static constexpr char kName[] = "GCVM_CONTEXT6_CNTL";
+  static constexpr uint32_t kDefault = 0x01fffe00;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
   BAREGPU_REG_FIELD(enable_context, 0x1, 0)
   BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
@@ -3736,36 +4237,43 @@ struct GCVM_CONTEXT6_CNTL : Register<GCVM_CONTEXT6_CNTL, Ip::kGc, 0, 0x168e> {
 };
 struct GCVM_CONTEXT6_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT6_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x1700> {
   static constexpr char kName[] = "GCVM_CONTEXT6_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT6_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT6_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x16ff> {
   static constexpr char kName[] = "GCVM_CONTEXT6_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT6_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT6_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x1740> {
   static constexpr char kName[] = "GCVM_CONTEXT6_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT6_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT6_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x173f> {
   static constexpr char kName[] = "GCVM_CONTEXT6_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT6_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT6_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x1720> {
   static constexpr char kName[] = "GCVM_CONTEXT6_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT6_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT6_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x171f> {
   static constexpr char kName[] = "GCVM_CONTEXT6_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT7_CNTL : Register<GCVM_CONTEXT7_CNTL, Ip::kGc, 0, 0x168f> {
   static constexpr char kName[] = "GCVM_CONTEXT7_CNTL";
+  static constexpr uint32_t kDefault = 0x01fffe00;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
   BAREGPU_REG_FIELD(enable_context, 0x1, 0)
   BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
@@ -3789,36 +4297,43 @@ struct GCVM_CONTEXT7_CNTL : Register<GCVM_CONTEXT7_CNTL, Ip::kGc, 0, 0x168f> {
 };
 struct GCVM_CONTEXT7_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT7_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x1702> {
   static constexpr char kName[] = "GCVM_CONTEXT7_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT7_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT7_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x1701> {
   static constexpr char kName[] = "GCVM_CONTEXT7_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT7_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT7_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x1742> {
   static constexpr char kName[] = "GCVM_CONTEXT7_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT7_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT7_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x1741> {
   static constexpr char kName[] = "GCVM_CONTEXT7_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT7_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT7_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x1722> {
   static constexpr char kName[] = "GCVM_CONTEXT7_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT7_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT7_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x1721> {
   static constexpr char kName[] = "GCVM_CONTEXT7_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT8_CNTL : Register<GCVM_CONTEXT8_CNTL, Ip::kGc, 0, 0x1690> {
   static constexpr char kName[] = "GCVM_CONTEXT8_CNTL";
+  static constexpr uint32_t kDefault = 0x01fffe00;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
   BAREGPU_REG_FIELD(enable_context, 0x1, 0)
   BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
@@ -3842,36 +4357,43 @@ struct GCVM_CONTEXT8_CNTL : Register<GCVM_CONTEXT8_CNTL, Ip::kGc, 0, 0x1690> {
 };
 struct GCVM_CONTEXT8_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT8_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x1704> {
   static constexpr char kName[] = "GCVM_CONTEXT8_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT8_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT8_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x1703> {
   static constexpr char kName[] = "GCVM_CONTEXT8_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT8_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT8_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x1744> {
   static constexpr char kName[] = "GCVM_CONTEXT8_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT8_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT8_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x1743> {
   static constexpr char kName[] = "GCVM_CONTEXT8_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT8_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT8_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x1724> {
   static constexpr char kName[] = "GCVM_CONTEXT8_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT8_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT8_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x1723> {
   static constexpr char kName[] = "GCVM_CONTEXT8_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT9_CNTL : Register<GCVM_CONTEXT9_CNTL, Ip::kGc, 0, 0x1691> {
   static constexpr char kName[] = "GCVM_CONTEXT9_CNTL";
+  static constexpr uint32_t kDefault = 0x01fffe00;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"ENABLE_CONTEXT", 0x1, 0}, {"PAGE_TABLE_DEPTH", 0x6, 1}, {"PAGE_TABLE_BLOCK_SIZE", 0x78, 3}, {"RETRY_PERMISSION_OR_INVALID_PAGE_FAULT", 0x80, 7}, {"RETRY_OTHER_FAULT", 0x100, 8}, {"RANGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200, 9}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x800, 11}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"PDE0_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x2000, 13}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4000, 14}, {"VALID_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x8000, 15}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10000, 16}, {"READ_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x20000, 17}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40000, 18}, {"WRITE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x80000, 19}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100000, 20}, {"EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT", 0x200000, 21}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400000, 22}}};
   BAREGPU_REG_FIELD(enable_context, 0x1, 0)
   BAREGPU_REG_FIELD(page_table_depth, 0x6, 1)
@@ -3895,53 +4417,63 @@ struct GCVM_CONTEXT9_CNTL : Register<GCVM_CONTEXT9_CNTL, Ip::kGc, 0, 0x1691> {
 };
 struct GCVM_CONTEXT9_PAGE_TABLE_BASE_ADDR_HI32 : Register<GCVM_CONTEXT9_PAGE_TABLE_BASE_ADDR_HI32, Ip::kGc, 0, 0x1706> {
   static constexpr char kName[] = "GCVM_CONTEXT9_PAGE_TABLE_BASE_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_HI32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_hi32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT9_PAGE_TABLE_BASE_ADDR_LO32 : Register<GCVM_CONTEXT9_PAGE_TABLE_BASE_ADDR_LO32, Ip::kGc, 0, 0x1705> {
   static constexpr char kName[] = "GCVM_CONTEXT9_PAGE_TABLE_BASE_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PAGE_DIRECTORY_ENTRY_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(page_directory_entry_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT9_PAGE_TABLE_END_ADDR_HI32 : Register<GCVM_CONTEXT9_PAGE_TABLE_END_ADDR_HI32, Ip::kGc, 0, 0x1746> {
   static constexpr char kName[] = "GCVM_CONTEXT9_PAGE_TABLE_END_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT9_PAGE_TABLE_END_ADDR_LO32 : Register<GCVM_CONTEXT9_PAGE_TABLE_END_ADDR_LO32, Ip::kGc, 0, 0x1745> {
   static constexpr char kName[] = "GCVM_CONTEXT9_PAGE_TABLE_END_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_CONTEXT9_PAGE_TABLE_START_ADDR_HI32 : Register<GCVM_CONTEXT9_PAGE_TABLE_START_ADDR_HI32, Ip::kGc, 0, 0x1726> {
   static constexpr char kName[] = "GCVM_CONTEXT9_PAGE_TABLE_START_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_CONTEXT9_PAGE_TABLE_START_ADDR_LO32 : Register<GCVM_CONTEXT9_PAGE_TABLE_START_ADDR_LO32, Ip::kGc, 0, 0x1725> {
   static constexpr char kName[] = "GCVM_CONTEXT9_PAGE_TABLE_START_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_INVALIDATE_ENG0_ACK : Register<GCVM_INVALIDATE_ENG0_ACK, Ip::kGc, 0, 0x16bd> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG0_ACK";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"PER_VMID_INVALIDATE_ACK", 0xffff, 0}, {"SEMAPHORE", 0x10000, 16}}};
   BAREGPU_REG_FIELD(per_vmid_invalidate_ack, 0xffff, 0)
   BAREGPU_REG_FIELD(semaphore, 0x10000, 16)
 };
 struct GCVM_INVALIDATE_ENG0_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG0_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16d0> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG0_ADDR_RANGE_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
   BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
 };
 struct GCVM_INVALIDATE_ENG0_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG0_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16cf> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG0_ADDR_RANGE_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
   BAREGPU_REG_FIELD(s_bit, 0x1, 0)
   BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
 };
 struct GCVM_INVALIDATE_ENG0_REQ : Register<GCVM_INVALIDATE_ENG0_REQ, Ip::kGc, 0, 0x16ab> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG0_REQ";
+  static constexpr uint32_t kDefault = 0x02f80000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 10> kFields{{{"PER_VMID_INVALIDATE_REQ", 0xffff, 0}, {"FLUSH_TYPE", 0x70000, 16}, {"INVALIDATE_L2_PTES", 0x80000, 19}, {"INVALIDATE_L2_PDE0", 0x100000, 20}, {"INVALIDATE_L2_PDE1", 0x200000, 21}, {"INVALIDATE_L2_PDE2", 0x400000, 22}, {"INVALIDATE_L1_PTES", 0x800000, 23}, {"CLEAR_PROTECTION_FAULT_STATUS_ADDR", 0x1000000, 24}, {"LOG_REQUEST", 0x2000000, 25}, {"INVALIDATE_4K_PAGES_ONLY", 0x4000000, 26}}};
   BAREGPU_REG_FIELD(per_vmid_invalidate_req, 0xffff, 0)
   BAREGPU_REG_FIELD(flush_type, 0x70000, 16)
@@ -3956,105 +4488,124 @@ struct GCVM_INVALIDATE_ENG0_REQ : Register<GCVM_INVALIDATE_ENG0_REQ, Ip::kGc, 0,
 };
 struct GCVM_INVALIDATE_ENG0_SEM : Register<GCVM_INVALIDATE_ENG0_SEM, Ip::kGc, 0, 0x1699> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG0_SEM";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SEMAPHORE", 0x1, 0}}};
   BAREGPU_REG_FIELD(semaphore, 0x1, 0)
 };
 struct GCVM_INVALIDATE_ENG10_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG10_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16e4> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG10_ADDR_RANGE_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
   BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
 };
 struct GCVM_INVALIDATE_ENG10_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG10_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16e3> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG10_ADDR_RANGE_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
   BAREGPU_REG_FIELD(s_bit, 0x1, 0)
   BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
 };
 struct GCVM_INVALIDATE_ENG11_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG11_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16e6> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG11_ADDR_RANGE_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
   BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
 };
 struct GCVM_INVALIDATE_ENG11_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG11_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16e5> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG11_ADDR_RANGE_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
   BAREGPU_REG_FIELD(s_bit, 0x1, 0)
   BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
 };
 struct GCVM_INVALIDATE_ENG12_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG12_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16e8> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG12_ADDR_RANGE_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
   BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
 };
 struct GCVM_INVALIDATE_ENG12_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG12_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16e7> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG12_ADDR_RANGE_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
   BAREGPU_REG_FIELD(s_bit, 0x1, 0)
   BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
 };
 struct GCVM_INVALIDATE_ENG13_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG13_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16ea> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG13_ADDR_RANGE_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
   BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
 };
 struct GCVM_INVALIDATE_ENG13_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG13_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16e9> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG13_ADDR_RANGE_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
   BAREGPU_REG_FIELD(s_bit, 0x1, 0)
   BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
 };
 struct GCVM_INVALIDATE_ENG14_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG14_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16ec> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG14_ADDR_RANGE_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
   BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
 };
 struct GCVM_INVALIDATE_ENG14_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG14_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16eb> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG14_ADDR_RANGE_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
   BAREGPU_REG_FIELD(s_bit, 0x1, 0)
   BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
 };
 struct GCVM_INVALIDATE_ENG15_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG15_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16ee> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG15_ADDR_RANGE_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
   BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
 };
 struct GCVM_INVALIDATE_ENG15_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG15_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16ed> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG15_ADDR_RANGE_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
   BAREGPU_REG_FIELD(s_bit, 0x1, 0)
   BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
 };
 struct GCVM_INVALIDATE_ENG16_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG16_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16f0> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG16_ADDR_RANGE_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
   BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
 };
 struct GCVM_INVALIDATE_ENG16_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG16_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16ef> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG16_ADDR_RANGE_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
   BAREGPU_REG_FIELD(s_bit, 0x1, 0)
   BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
 };
 struct GCVM_INVALIDATE_ENG17_ACK : Register<GCVM_INVALIDATE_ENG17_ACK, Ip::kGc, 0, 0x16ce> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG17_ACK";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"PER_VMID_INVALIDATE_ACK", 0xffff, 0}, {"SEMAPHORE", 0x10000, 16}}};
   BAREGPU_REG_FIELD(per_vmid_invalidate_ack, 0xffff, 0)
   BAREGPU_REG_FIELD(semaphore, 0x10000, 16)
 };
 struct GCVM_INVALIDATE_ENG17_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG17_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16f2> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG17_ADDR_RANGE_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
   BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
 };
 struct GCVM_INVALIDATE_ENG17_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG17_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16f1> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG17_ADDR_RANGE_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
   BAREGPU_REG_FIELD(s_bit, 0x1, 0)
   BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
 };
 struct GCVM_INVALIDATE_ENG17_REQ : Register<GCVM_INVALIDATE_ENG17_REQ, Ip::kGc, 0, 0x16bc> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG17_REQ";
+  static constexpr uint32_t kDefault = 0x02f80000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 10> kFields{{{"PER_VMID_INVALIDATE_REQ", 0xffff, 0}, {"FLUSH_TYPE", 0x70000, 16}, {"INVALIDATE_L2_PTES", 0x80000, 19}, {"INVALIDATE_L2_PDE0", 0x100000, 20}, {"INVALIDATE_L2_PDE1", 0x200000, 21}, {"INVALIDATE_L2_PDE2", 0x400000, 22}, {"INVALIDATE_L1_PTES", 0x800000, 23}, {"CLEAR_PROTECTION_FAULT_STATUS_ADDR", 0x1000000, 24}, {"LOG_REQUEST", 0x2000000, 25}, {"INVALIDATE_4K_PAGES_ONLY", 0x4000000, 26}}};
   BAREGPU_REG_FIELD(per_vmid_invalidate_req, 0xffff, 0)
   BAREGPU_REG_FIELD(flush_type, 0x70000, 16)
@@ -4069,22 +4620,26 @@ struct GCVM_INVALIDATE_ENG17_REQ : Register<GCVM_INVALIDATE_ENG17_REQ, Ip::kGc, 
 };
 struct GCVM_INVALIDATE_ENG17_SEM : Register<GCVM_INVALIDATE_ENG17_SEM, Ip::kGc, 0, 0x16aa> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG17_SEM";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SEMAPHORE", 0x1, 0}}};
   BAREGPU_REG_FIELD(semaphore, 0x1, 0)
 };
 struct GCVM_INVALIDATE_ENG1_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG1_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16d2> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG1_ADDR_RANGE_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
   BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
 };
 struct GCVM_INVALIDATE_ENG1_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG1_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16d1> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG1_ADDR_RANGE_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
   BAREGPU_REG_FIELD(s_bit, 0x1, 0)
   BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
 };
 struct GCVM_INVALIDATE_ENG1_REQ : Register<GCVM_INVALIDATE_ENG1_REQ, Ip::kGc, 0, 0x16ac> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG1_REQ";
+  static constexpr uint32_t kDefault = 0x02f80000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 10> kFields{{{"PER_VMID_INVALIDATE_REQ", 0xffff, 0}, {"FLUSH_TYPE", 0x70000, 16}, {"INVALIDATE_L2_PTES", 0x80000, 19}, {"INVALIDATE_L2_PDE0", 0x100000, 20}, {"INVALIDATE_L2_PDE1", 0x200000, 21}, {"INVALIDATE_L2_PDE2", 0x400000, 22}, {"INVALIDATE_L1_PTES", 0x800000, 23}, {"CLEAR_PROTECTION_FAULT_STATUS_ADDR", 0x1000000, 24}, {"LOG_REQUEST", 0x2000000, 25}, {"INVALIDATE_4K_PAGES_ONLY", 0x4000000, 26}}};
   BAREGPU_REG_FIELD(per_vmid_invalidate_req, 0xffff, 0)
   BAREGPU_REG_FIELD(flush_type, 0x70000, 16)
@@ -4099,94 +4654,111 @@ struct GCVM_INVALIDATE_ENG1_REQ : Register<GCVM_INVALIDATE_ENG1_REQ, Ip::kGc, 0,
 };
 struct GCVM_INVALIDATE_ENG2_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG2_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16d4> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG2_ADDR_RANGE_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
   BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
 };
 struct GCVM_INVALIDATE_ENG2_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG2_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16d3> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG2_ADDR_RANGE_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
   BAREGPU_REG_FIELD(s_bit, 0x1, 0)
   BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
 };
 struct GCVM_INVALIDATE_ENG3_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG3_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16d6> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG3_ADDR_RANGE_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
   BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
 };
 struct GCVM_INVALIDATE_ENG3_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG3_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16d5> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG3_ADDR_RANGE_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
   BAREGPU_REG_FIELD(s_bit, 0x1, 0)
   BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
 };
 struct GCVM_INVALIDATE_ENG4_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG4_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16d8> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG4_ADDR_RANGE_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
   BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
 };
 struct GCVM_INVALIDATE_ENG4_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG4_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16d7> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG4_ADDR_RANGE_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
   BAREGPU_REG_FIELD(s_bit, 0x1, 0)
   BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
 };
 struct GCVM_INVALIDATE_ENG5_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG5_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16da> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG5_ADDR_RANGE_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
   BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
 };
 struct GCVM_INVALIDATE_ENG5_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG5_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16d9> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG5_ADDR_RANGE_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
   BAREGPU_REG_FIELD(s_bit, 0x1, 0)
   BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
 };
 struct GCVM_INVALIDATE_ENG6_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG6_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16dc> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG6_ADDR_RANGE_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
   BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
 };
 struct GCVM_INVALIDATE_ENG6_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG6_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16db> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG6_ADDR_RANGE_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
   BAREGPU_REG_FIELD(s_bit, 0x1, 0)
   BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
 };
 struct GCVM_INVALIDATE_ENG7_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG7_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16de> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG7_ADDR_RANGE_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
   BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
 };
 struct GCVM_INVALIDATE_ENG7_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG7_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16dd> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG7_ADDR_RANGE_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
   BAREGPU_REG_FIELD(s_bit, 0x1, 0)
   BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
 };
 struct GCVM_INVALIDATE_ENG8_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG8_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16e0> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG8_ADDR_RANGE_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
   BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
 };
 struct GCVM_INVALIDATE_ENG8_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG8_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16df> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG8_ADDR_RANGE_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
   BAREGPU_REG_FIELD(s_bit, 0x1, 0)
   BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
 };
 struct GCVM_INVALIDATE_ENG9_ADDR_RANGE_HI32 : Register<GCVM_INVALIDATE_ENG9_ADDR_RANGE_HI32, Ip::kGc, 0, 0x16e2> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG9_ADDR_RANGE_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGI_PAGE_ADDR_RANGE_HI5", 0x1f, 0}}};
   BAREGPU_REG_FIELD(logi_page_addr_range_hi5, 0x1f, 0)
 };
 struct GCVM_INVALIDATE_ENG9_ADDR_RANGE_LO32 : Register<GCVM_INVALIDATE_ENG9_ADDR_RANGE_LO32, Ip::kGc, 0, 0x16e1> {
   static constexpr char kName[] = "GCVM_INVALIDATE_ENG9_ADDR_RANGE_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"S_BIT", 0x1, 0}, {"LOGI_PAGE_ADDR_RANGE_LO31", 0xfffffffe, 1}}};
   BAREGPU_REG_FIELD(s_bit, 0x1, 0)
   BAREGPU_REG_FIELD(logi_page_addr_range_lo31, 0xfffffffe, 1)
 };
 struct GCVM_L2_BANK_SELECT_RESERVED_CID2 : Register<GCVM_L2_BANK_SELECT_RESERVED_CID2, Ip::kGc, 0, 0x15d7> {
   static constexpr char kName[] = "GCVM_L2_BANK_SELECT_RESERVED_CID2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"RESERVED_READ_CLIENT_ID", 0x1ff, 0}, {"RESERVED_WRITE_CLIENT_ID", 0x7fc00, 10}, {"ENABLE", 0x100000, 20}, {"RESERVED_CACHE_INVALIDATION_MODE", 0x1000000, 24}, {"RESERVED_CACHE_PRIVATE_INVALIDATION", 0x2000000, 25}, {"RESERVED_CACHE_FRAGMENT_SIZE", 0x7c000000, 26}}};
   BAREGPU_REG_FIELD(reserved_read_client_id, 0x1ff, 0)
   BAREGPU_REG_FIELD(reserved_write_client_id, 0x7fc00, 10)
@@ -4197,6 +4769,7 @@ struct GCVM_L2_BANK_SELECT_RESERVED_CID2 : Register<GCVM_L2_BANK_SELECT_RESERVED
 };
 struct GCVM_L2_CNTL : Register<GCVM_L2_CNTL, Ip::kGc, 0, 0x15bc> {
   static constexpr char kName[] = "GCVM_L2_CNTL";
+  static constexpr uint32_t kDefault = 0x00080602;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 14> kFields{{{"ENABLE_L2_CACHE", 0x1, 0}, {"ENABLE_L2_FRAGMENT_PROCESSING", 0x2, 1}, {"L2_CACHE_PTE_ENDIAN_SWAP_MODE", 0xc, 2}, {"L2_CACHE_PDE_ENDIAN_SWAP_MODE", 0x30, 4}, {"L2_PDE0_CACHE_TAG_GENERATION_MODE", 0x100, 8}, {"ENABLE_L2_PTE_CACHE_LRU_UPDATE_BY_WRITE", 0x200, 9}, {"ENABLE_L2_PDE0_CACHE_LRU_UPDATE_BY_WRITE", 0x400, 10}, {"ENABLE_DEFAULT_PAGE_OUT_TO_SYSTEM_MEMORY", 0x800, 11}, {"L2_PDE0_CACHE_SPLIT_MODE", 0x7000, 12}, {"EFFECTIVE_L2_QUEUE_SIZE", 0x38000, 15}, {"PDE_FAULT_CLASSIFICATION", 0x40000, 18}, {"CONTEXT1_IDENTITY_ACCESS_MODE", 0x180000, 19}, {"IDENTITY_MODE_FRAGMENT_SIZE", 0x3e00000, 21}, {"L2_PTE_CACHE_ADDR_MODE", 0xc000000, 26}}};
   BAREGPU_REG_FIELD(enable_l2_cache, 0x1, 0)
   BAREGPU_REG_FIELD(enable_l2_fragment_processing, 0x2, 1)
@@ -4215,6 +4788,7 @@ struct GCVM_L2_CNTL : Register<GCVM_L2_CNTL, Ip::kGc, 0, 0x15bc> {
 };
 struct GCVM_L2_CNTL2 : Register<GCVM_L2_CNTL2, Ip::kGc, 0, 0x15bd> {
   static constexpr char kName[] = "GCVM_L2_CNTL2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 7> kFields{{{"INVALIDATE_ALL_L1_TLBS", 0x1, 0}, {"INVALIDATE_L2_CACHE", 0x2, 1}, {"DISABLE_INVALIDATE_PER_DOMAIN", 0x200000, 21}, {"DISABLE_BIGK_CACHE_OPTIMIZATION", 0x400000, 22}, {"L2_PTE_CACHE_VMID_MODE", 0x3800000, 23}, {"INVALIDATE_CACHE_MODE", 0xc000000, 26}, {"PDE_CACHE_EFFECTIVE_SIZE", 0x70000000, 28}}};
   BAREGPU_REG_FIELD(invalidate_all_l1_tlbs, 0x1, 0)
   BAREGPU_REG_FIELD(invalidate_l2_cache, 0x2, 1)
@@ -4226,6 +4800,7 @@ struct GCVM_L2_CNTL2 : Register<GCVM_L2_CNTL2, Ip::kGc, 0, 0x15bd> {
 };
 struct GCVM_L2_CNTL3 : Register<GCVM_L2_CNTL3, Ip::kGc, 0, 0x15be> {
   static constexpr char kName[] = "GCVM_L2_CNTL3";
+  static constexpr uint32_t kDefault = 0x80120007;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 11> kFields{{{"BANK_SELECT", 0x3f, 0}, {"L2_CACHE_UPDATE_MODE", 0xc0, 6}, {"L2_CACHE_UPDATE_WILDCARD_REFERENCE_VALUE", 0x1f00, 8}, {"L2_CACHE_BIGK_FRAGMENT_SIZE", 0xf8000, 15}, {"L2_CACHE_BIGK_ASSOCIATIVITY", 0x100000, 20}, {"L2_CACHE_4K_EFFECTIVE_SIZE", 0xe00000, 21}, {"L2_CACHE_BIGK_EFFECTIVE_SIZE", 0xf000000, 24}, {"L2_CACHE_4K_FORCE_MISS", 0x10000000, 28}, {"L2_CACHE_BIGK_FORCE_MISS", 0x20000000, 29}, {"PDE_CACHE_FORCE_MISS", 0x40000000, 30}, {"L2_CACHE_4K_ASSOCIATIVITY", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(bank_select, 0x3f, 0)
   BAREGPU_REG_FIELD(l2_cache_update_mode, 0xc0, 6)
@@ -4241,6 +4816,7 @@ struct GCVM_L2_CNTL3 : Register<GCVM_L2_CNTL3, Ip::kGc, 0, 0x15be> {
 };
 struct GCVM_L2_CNTL4 : Register<GCVM_L2_CNTL4, Ip::kGc, 0, 0x15d4> {
   static constexpr char kName[] = "GCVM_L2_CNTL4";
+  static constexpr uint32_t kDefault = 0x000000c1;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 9> kFields{{{"L2_CACHE_4K_PARTITION_COUNT", 0x3f, 0}, {"VMC_TAP_PDE_REQUEST_PHYSICAL", 0x40, 6}, {"VMC_TAP_PTE_REQUEST_PHYSICAL", 0x80, 7}, {"MM_NONRT_IFIFO_ACTIVE_TRANSACTION_LIMIT", 0x3ff00, 8}, {"MM_SOFTRT_IFIFO_ACTIVE_TRANSACTION_LIMIT", 0xffc0000, 18}, {"BPM_CGCGLS_OVERRIDE", 0x10000000, 28}, {"GC_CH_FGCG_OFF", 0x20000000, 29}, {"VFIFO_HEAD_OF_QUEUE", 0x40000000, 30}, {"VFIFO_VISIBLE_BANK_SILOS", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(l2_cache_4k_partition_count, 0x3f, 0)
   BAREGPU_REG_FIELD(vmc_tap_pde_request_physical, 0x40, 6)
@@ -4254,6 +4830,7 @@ struct GCVM_L2_CNTL4 : Register<GCVM_L2_CNTL4, Ip::kGc, 0, 0x15d4> {
 };
 struct GCVM_L2_CNTL5 : Register<GCVM_L2_CNTL5, Ip::kGc, 0, 0x15da> {
   static constexpr char kName[] = "GCVM_L2_CNTL5";
+  static constexpr uint32_t kDefault = 0x00003fe0;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 5> kFields{{{"L2_CACHE_SMALLK_FRAGMENT_SIZE", 0x1f, 0}, {"WALKER_PRIORITY_CLIENT_ID", 0x3fe0, 5}, {"WALKER_FETCH_PDE_NOALLOC_ENABLE", 0x4000, 14}, {"WALKER_FETCH_PDE_MTYPE_ENABLE", 0x8000, 15}, {"UTCL2_ATC_REQ_FGCG_OFF", 0x10000, 16}}};
   BAREGPU_REG_FIELD(l2_cache_smallk_fragment_size, 0x1f, 0)
   BAREGPU_REG_FIELD(walker_priority_client_id, 0x3fe0, 5)
@@ -4263,46 +4840,55 @@ struct GCVM_L2_CNTL5 : Register<GCVM_L2_CNTL5, Ip::kGc, 0, 0x15da> {
 };
 struct GCVM_L2_CONTEXT1_IDENTITY_APERTURE_HIGH_ADDR_HI32 : Register<GCVM_L2_CONTEXT1_IDENTITY_APERTURE_HIGH_ADDR_HI32, Ip::kGc, 0, 0x15d1> {
   static constexpr char kName[] = "GCVM_L2_CONTEXT1_IDENTITY_APERTURE_HIGH_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_L2_CONTEXT1_IDENTITY_APERTURE_HIGH_ADDR_LO32 : Register<GCVM_L2_CONTEXT1_IDENTITY_APERTURE_HIGH_ADDR_LO32, Ip::kGc, 0, 0x15d0> {
   static constexpr char kName[] = "GCVM_L2_CONTEXT1_IDENTITY_APERTURE_HIGH_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_L2_CONTEXT1_IDENTITY_APERTURE_LOW_ADDR_HI32 : Register<GCVM_L2_CONTEXT1_IDENTITY_APERTURE_LOW_ADDR_HI32, Ip::kGc, 0, 0x15cf> {
   static constexpr char kName[] = "GCVM_L2_CONTEXT1_IDENTITY_APERTURE_LOW_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_hi4, 0xf, 0)
 };
 struct GCVM_L2_CONTEXT1_IDENTITY_APERTURE_LOW_ADDR_LO32 : Register<GCVM_L2_CONTEXT1_IDENTITY_APERTURE_LOW_ADDR_LO32, Ip::kGc, 0, 0x15ce> {
   static constexpr char kName[] = "GCVM_L2_CONTEXT1_IDENTITY_APERTURE_LOW_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_NUMBER_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_number_lo32, 0xffffffff, 0)
 };
 struct GCVM_L2_CONTEXT_IDENTITY_PHYSICAL_OFFSET_HI32 : Register<GCVM_L2_CONTEXT_IDENTITY_PHYSICAL_OFFSET_HI32, Ip::kGc, 0, 0x15d3> {
   static constexpr char kName[] = "GCVM_L2_CONTEXT_IDENTITY_PHYSICAL_OFFSET_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PHYSICAL_PAGE_OFFSET_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(physical_page_offset_hi4, 0xf, 0)
 };
 struct GCVM_L2_CONTEXT_IDENTITY_PHYSICAL_OFFSET_LO32 : Register<GCVM_L2_CONTEXT_IDENTITY_PHYSICAL_OFFSET_LO32, Ip::kGc, 0, 0x15d2> {
   static constexpr char kName[] = "GCVM_L2_CONTEXT_IDENTITY_PHYSICAL_OFFSET_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PHYSICAL_PAGE_OFFSET_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(physical_page_offset_lo32, 0xffffffff, 0)
 };
 struct GCVM_L2_PROTECTION_FAULT_ADDR_HI32 : Register<GCVM_L2_PROTECTION_FAULT_ADDR_HI32, Ip::kGc, 0, 0x15ca> {
   static constexpr char kName[] = "GCVM_L2_PROTECTION_FAULT_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_ADDR_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(logical_page_addr_hi4, 0xf, 0)
 };
 struct GCVM_L2_PROTECTION_FAULT_ADDR_LO32 : Register<GCVM_L2_PROTECTION_FAULT_ADDR_LO32, Ip::kGc, 0, 0x15c9> {
   static constexpr char kName[] = "GCVM_L2_PROTECTION_FAULT_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LOGICAL_PAGE_ADDR_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(logical_page_addr_lo32, 0xffffffff, 0)
 };
 struct GCVM_L2_PROTECTION_FAULT_CNTL : Register<GCVM_L2_PROTECTION_FAULT_CNTL, Ip::kGc, 0, 0x15c4> {
   static constexpr char kName[] = "GCVM_L2_PROTECTION_FAULT_CNTL";
+  static constexpr uint32_t kDefault = 0x3ffffffc;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 17> kFields{{{"CLEAR_PROTECTION_FAULT_STATUS_ADDR", 0x1, 0}, {"ALLOW_SUBSEQUENT_PROTECTION_FAULT_STATUS_ADDR_UPDATES", 0x2, 1}, {"RANGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x4, 2}, {"PDE0_PROTECTION_FAULT_ENABLE_DEFAULT", 0x8, 3}, {"PDE1_PROTECTION_FAULT_ENABLE_DEFAULT", 0x10, 4}, {"PDE2_PROTECTION_FAULT_ENABLE_DEFAULT", 0x20, 5}, {"TRANSLATE_FURTHER_PROTECTION_FAULT_ENABLE_DEFAULT", 0x40, 6}, {"NACK_PROTECTION_FAULT_ENABLE_DEFAULT", 0x80, 7}, {"DUMMY_PAGE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x100, 8}, {"VALID_PROTECTION_FAULT_ENABLE_DEFAULT", 0x200, 9}, {"READ_PROTECTION_FAULT_ENABLE_DEFAULT", 0x400, 10}, {"WRITE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x800, 11}, {"EXECUTE_PROTECTION_FAULT_ENABLE_DEFAULT", 0x1000, 12}, {"CLIENT_ID_NO_RETRY_FAULT_INTERRUPT", 0x1fffe000, 13}, {"OTHER_CLIENT_ID_NO_RETRY_FAULT_INTERRUPT", 0x20000000, 29}, {"CRASH_ON_NO_RETRY_FAULT", 0x40000000, 30}, {"CRASH_ON_RETRY_FAULT", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(clear_protection_fault_status_addr, 0x1, 0)
   BAREGPU_REG_FIELD(allow_subsequent_protection_fault_status_addr_updates, 0x2, 1)
@@ -4324,6 +4910,7 @@ struct GCVM_L2_PROTECTION_FAULT_CNTL : Register<GCVM_L2_PROTECTION_FAULT_CNTL, I
 };
 struct GCVM_L2_PROTECTION_FAULT_CNTL2 : Register<GCVM_L2_PROTECTION_FAULT_CNTL2, Ip::kGc, 0, 0x15c5> {
   static constexpr char kName[] = "GCVM_L2_PROTECTION_FAULT_CNTL2";
+  static constexpr uint32_t kDefault = 0x000a0000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 5> kFields{{{"CLIENT_ID_PRT_FAULT_INTERRUPT", 0xffff, 0}, {"OTHER_CLIENT_ID_PRT_FAULT_INTERRUPT", 0x10000, 16}, {"ACTIVE_PAGE_MIGRATION_PTE", 0x20000, 17}, {"ACTIVE_PAGE_MIGRATION_PTE_READ_RETRY", 0x40000, 18}, {"ENABLE_RETRY_FAULT_INTERRUPT", 0x80000, 19}}};
   BAREGPU_REG_FIELD(client_id_prt_fault_interrupt, 0xffff, 0)
   BAREGPU_REG_FIELD(other_client_id_prt_fault_interrupt, 0x10000, 16)
@@ -4333,26 +4920,31 @@ struct GCVM_L2_PROTECTION_FAULT_CNTL2 : Register<GCVM_L2_PROTECTION_FAULT_CNTL2,
 };
 struct GCVM_L2_PROTECTION_FAULT_DEFAULT_ADDR_HI32 : Register<GCVM_L2_PROTECTION_FAULT_DEFAULT_ADDR_HI32, Ip::kGc, 0, 0x15cc> {
   static constexpr char kName[] = "GCVM_L2_PROTECTION_FAULT_DEFAULT_ADDR_HI32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PHYSICAL_PAGE_ADDR_HI4", 0xf, 0}}};
   BAREGPU_REG_FIELD(physical_page_addr_hi4, 0xf, 0)
 };
 struct GCVM_L2_PROTECTION_FAULT_DEFAULT_ADDR_LO32 : Register<GCVM_L2_PROTECTION_FAULT_DEFAULT_ADDR_LO32, Ip::kGc, 0, 0x15cb> {
   static constexpr char kName[] = "GCVM_L2_PROTECTION_FAULT_DEFAULT_ADDR_LO32";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PHYSICAL_PAGE_ADDR_LO32", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(physical_page_addr_lo32, 0xffffffff, 0)
 };
 struct GCVM_L2_PROTECTION_FAULT_MM_CNTL3 : Register<GCVM_L2_PROTECTION_FAULT_MM_CNTL3, Ip::kGc, 0, 0x15c6> {
   static constexpr char kName[] = "GCVM_L2_PROTECTION_FAULT_MM_CNTL3";
+  static constexpr uint32_t kDefault = 0xffffffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"VML1_READ_CLIENT_ID_NO_RETRY_FAULT_INTERRUPT", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(vml1_read_client_id_no_retry_fault_interrupt, 0xffffffff, 0)
 };
 struct GCVM_L2_PROTECTION_FAULT_MM_CNTL4 : Register<GCVM_L2_PROTECTION_FAULT_MM_CNTL4, Ip::kGc, 0, 0x15c7> {
   static constexpr char kName[] = "GCVM_L2_PROTECTION_FAULT_MM_CNTL4";
+  static constexpr uint32_t kDefault = 0xffffffff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"VML1_WRITE_CLIENT_ID_NO_RETRY_FAULT_INTERRUPT", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(vml1_write_client_id_no_retry_fault_interrupt, 0xffffffff, 0)
 };
 struct GCVM_L2_PROTECTION_FAULT_STATUS : Register<GCVM_L2_PROTECTION_FAULT_STATUS, Ip::kGc, 0, 0x15c8> {
   static constexpr char kName[] = "GCVM_L2_PROTECTION_FAULT_STATUS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 11> kFields{{{"MORE_FAULTS", 0x1, 0}, {"WALKER_ERROR", 0xe, 1}, {"PERMISSION_FAULTS", 0xf0, 4}, {"MAPPING_ERROR", 0x100, 8}, {"CID", 0x3fe00, 9}, {"RW", 0x40000, 18}, {"ATOMIC", 0x80000, 19}, {"VMID", 0xf00000, 20}, {"VF", 0x1000000, 24}, {"VFID", 0x1e000000, 25}, {"PRT", 0x20000000, 29}}};
   BAREGPU_REG_FIELD(more_faults, 0x1, 0)
   BAREGPU_REG_FIELD(walker_error, 0xe, 1)
@@ -4368,27 +4960,32 @@ struct GCVM_L2_PROTECTION_FAULT_STATUS : Register<GCVM_L2_PROTECTION_FAULT_STATU
 };
 struct GC_USER_RB_BACKEND_DISABLE : Register<GC_USER_RB_BACKEND_DISABLE, Ip::kGc, 1, 0x5b94> {
   static constexpr char kName[] = "GC_USER_RB_BACKEND_DISABLE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"BACKEND_DISABLE", 0xfffffff0, 4}}};
   BAREGPU_REG_FIELD(backend_disable, 0xfffffff0, 4)
 };
 struct GC_USER_SA_UNIT_DISABLE : Register<GC_USER_SA_UNIT_DISABLE, Ip::kGc, 1, 0x5b92> {
   static constexpr char kName[] = "GC_USER_SA_UNIT_DISABLE";
+  static constexpr uint32_t kDefault = 0x00f00000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SA_DISABLE", 0xffff00, 8}}};
   BAREGPU_REG_FIELD(sa_disable, 0xffff00, 8)
 };
 struct GC_USER_SHADER_ARRAY_CONFIG : Register<GC_USER_SHADER_ARRAY_CONFIG, Ip::kGc, 1, 0x5b90> {
   static constexpr char kName[] = "GC_USER_SHADER_ARRAY_CONFIG";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"INACTIVE_WGPS", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(inactive_wgps, 0xffff0000, 16)
 };
 struct GDS_COMPUTE_MAX_WAVE_ID : Register<GDS_COMPUTE_MAX_WAVE_ID, Ip::kGc, 0, 0x20e8> {
   static constexpr char kName[] = "GDS_COMPUTE_MAX_WAVE_ID";
+  static constexpr uint32_t kDefault = 0x00000bff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"MAX_WAVE_ID", 0xfff, 0}, {"UNUSED", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(max_wave_id, 0xfff, 0)
   BAREGPU_REG_FIELD(unused, 0xfffff000, 12)
 };
 struct GDS_GWS_VMID0 : Register<GDS_GWS_VMID0, Ip::kGc, 0, 0x20c0> {
   static constexpr char kName[] = "GDS_GWS_VMID0";
+  static constexpr uint32_t kDefault = 0x00400000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"BASE", 0x3f, 0}, {"UNUSED1", 0xffc0, 6}, {"SIZE", 0x7f0000, 16}, {"UNUSED2", 0xff800000, 23}}};
   BAREGPU_REG_FIELD(base, 0x3f, 0)
   BAREGPU_REG_FIELD(unused1, 0xffc0, 6)
@@ -4397,12 +4994,14 @@ struct GDS_GWS_VMID0 : Register<GDS_GWS_VMID0, Ip::kGc, 0, 0x20c0> {
 };
 struct GDS_OA_VMID0 : Register<GDS_OA_VMID0, Ip::kGc, 0, 0x20d0> {
   static constexpr char kName[] = "GDS_OA_VMID0";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"MASK", 0xffff, 0}, {"UNUSED", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(mask, 0xffff, 0)
   BAREGPU_REG_FIELD(unused, 0xffff0000, 16)
 };
 struct GDS_PROTECTION_FAULT : Register<GDS_PROTECTION_FAULT, Ip::kGc, 0, 0x1363> {
   static constexpr char kName[] = "GDS_PROTECTION_FAULT";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 9> kFields{{{"WRITE_DIS", 0x1, 0}, {"FAULT_DETECTED", 0x2, 1}, {"GRBM", 0x4, 2}, {"SE_ID", 0x38, 3}, {"SA_ID", 0x40, 6}, {"WGP_ID", 0x780, 7}, {"SIMD_ID", 0x1800, 11}, {"WAVE_ID", 0x3e000, 13}, {"ADDRESS", 0xfffc0000, 18}}};
   BAREGPU_REG_FIELD(write_dis, 0x1, 0)
   BAREGPU_REG_FIELD(fault_detected, 0x2, 1)
@@ -4416,18 +5015,21 @@ struct GDS_PROTECTION_FAULT : Register<GDS_PROTECTION_FAULT, Ip::kGc, 0, 0x1363>
 };
 struct GDS_VMID0_BASE : Register<GDS_VMID0_BASE, Ip::kGc, 0, 0x20a0> {
   static constexpr char kName[] = "GDS_VMID0_BASE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"BASE", 0xffff, 0}, {"UNUSED", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(base, 0xffff, 0)
   BAREGPU_REG_FIELD(unused, 0xffff0000, 16)
 };
 struct GDS_VMID0_SIZE : Register<GDS_VMID0_SIZE, Ip::kGc, 0, 0x20a1> {
   static constexpr char kName[] = "GDS_VMID0_SIZE";
+  static constexpr uint32_t kDefault = 0x00001000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"SIZE", 0x1ffff, 0}, {"UNUSED", 0xfffe0000, 17}}};
   BAREGPU_REG_FIELD(size, 0x1ffff, 0)
   BAREGPU_REG_FIELD(unused, 0xfffe0000, 17)
 };
 struct GDS_VM_PROTECTION_FAULT : Register<GDS_VM_PROTECTION_FAULT, Ip::kGc, 0, 0x1364> {
   static constexpr char kName[] = "GDS_VM_PROTECTION_FAULT";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 10> kFields{{{"WRITE_DIS", 0x1, 0}, {"FAULT_DETECTED", 0x2, 1}, {"GWS", 0x4, 2}, {"OA", 0x8, 3}, {"GRBM", 0x10, 4}, {"TMZ", 0x20, 5}, {"UNUSED1", 0xc0, 6}, {"VMID", 0xf00, 8}, {"UNUSED2", 0xf000, 12}, {"ADDRESS", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(write_dis, 0x1, 0)
   BAREGPU_REG_FIELD(fault_detected, 0x2, 1)
@@ -4442,23 +5044,28 @@ struct GDS_VM_PROTECTION_FAULT : Register<GDS_VM_PROTECTION_FAULT, Ip::kGc, 0, 0
 };
 struct GFX_IMU_RLC_BOOTLOADER_ADDR_HI : Register<GFX_IMU_RLC_BOOTLOADER_ADDR_HI, Ip::kGc, 1, 0x5f81> {
   static constexpr char kName[] = "GFX_IMU_RLC_BOOTLOADER_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 0> kFields{{}};
 };
 struct GFX_IMU_RLC_BOOTLOADER_ADDR_LO : Register<GFX_IMU_RLC_BOOTLOADER_ADDR_LO, Ip::kGc, 1, 0x5f82> {
   static constexpr char kName[] = "GFX_IMU_RLC_BOOTLOADER_ADDR_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 0> kFields{{}};
 };
 struct GFX_IMU_RLC_BOOTLOADER_SIZE : Register<GFX_IMU_RLC_BOOTLOADER_SIZE, Ip::kGc, 1, 0x5f83> {
   static constexpr char kName[] = "GFX_IMU_RLC_BOOTLOADER_SIZE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 0> kFields{{}};
 };
 struct GFX_IMU_SCRATCH_0 : Register<GFX_IMU_SCRATCH_0, Ip::kGc, 1, 0x4068> {
   static constexpr char kName[] = "GFX_IMU_SCRATCH_0";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct GL2C_CTRL3 : Register<GL2C_CTRL3, Ip::kGc, 1, 0x2e0c> {
   static constexpr char kName[] = "GL2C_CTRL3";
+  static constexpr uint32_t kDefault = 0xc0d41988;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 26> kFields{{{"METADATA_MTYPE_COHERENCY", 0x3, 0}, {"METADATA_NOFILL", 0x8, 3}, {"METADATA_NEXT_CL_PREFETCH", 0x10, 4}, {"BANK_LINEAR_HASH_MODE", 0x20, 5}, {"HTILE_TO_HI_PRIORITY", 0x40, 6}, {"UNCACHED_WRITE_ATOMIC_TO_UC_WRITE", 0x80, 7}, {"IO_CHANNEL_ENABLE", 0x100, 8}, {"FMASK_TO_HI_PRIORITY", 0x200, 9}, {"DCC_CMASK_TO_HI_PRIORITY", 0x400, 10}, {"BANK_LINEAR_HASH_ENABLE", 0x800, 11}, {"HASH_256B_ENABLE", 0x1000, 12}, {"DECOMP_NBC_IND64_DISABLE", 0x2000, 13}, {"FORCE_READ_ON_WRITE_OP", 0x4000, 14}, {"FGCG_OVERRIDE", 0x8000, 15}, {"FORCE_MTYPE_UC", 0x10000, 16}, {"DGPU_SHARED_MODE", 0x20000, 17}, {"WRITE_SET_SECTOR_FULLY_WRITTEN", 0x40000, 18}, {"EA_READ_SIZE_LIMIT", 0x80000, 19}, {"READ_BYPASS_AS_UC", 0x100000, 20}, {"WB_OPT_ENABLE", 0x200000, 21}, {"WB_OPT_BURST_MAX_COUNT", 0xc00000, 22}, {"SET_GROUP_LINEAR_HASH_ENABLE", 0x1000000, 24}, {"EA_GMI_DISABLE", 0x2000000, 25}, {"SQC_TO_HI_PRIORITY", 0x4000000, 26}, {"INF_NAN_CLAMP", 0x8000000, 27}, {"SCRATCH", 0xf0000000, 28}}};
   BAREGPU_REG_FIELD(metadata_mtype_coherency, 0x3, 0)
   BAREGPU_REG_FIELD(metadata_nofill, 0x8, 3)
@@ -4489,12 +5096,14 @@ struct GL2C_CTRL3 : Register<GL2C_CTRL3, Ip::kGc, 1, 0x2e0c> {
 };
 struct GRBM_CNTL : Register<GRBM_CNTL, Ip::kGc, 0, 0xda0> {
   static constexpr char kName[] = "GRBM_CNTL";
+  static constexpr uint32_t kDefault = 0x00000018;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"READ_TIMEOUT", 0xff, 0}, {"REPORT_LAST_RDERR", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(read_timeout, 0xff, 0)
   BAREGPU_REG_FIELD(report_last_rderr, 0x80000000, 31)
 };
 struct GRBM_GFX_CNTL : Register<GRBM_GFX_CNTL, Ip::kGc, 1, 0x900> {
   static constexpr char kName[] = "GRBM_GFX_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 5> kFields{{{"PIPEID", 0x3, 0}, {"MEID", 0xc, 2}, {"VMID", 0xf0, 4}, {"QUEUEID", 0x700, 8}, {"CTXID", 0x3800, 11}}};
   BAREGPU_REG_FIELD(pipeid, 0x3, 0)
   BAREGPU_REG_FIELD(meid, 0xc, 2)
@@ -4504,6 +5113,7 @@ struct GRBM_GFX_CNTL : Register<GRBM_GFX_CNTL, Ip::kGc, 1, 0x900> {
 };
 struct GRBM_GFX_INDEX : Register<GRBM_GFX_INDEX, Ip::kGc, 1, 0x2200> {
   static constexpr char kName[] = "GRBM_GFX_INDEX";
+  static constexpr uint32_t kDefault = 0xe0000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"INSTANCE_INDEX", 0xff, 0}, {"SA_INDEX", 0xff00, 8}, {"SE_INDEX", 0xff0000, 16}, {"SA_BROADCAST_WRITES", 0x20000000, 29}, {"INSTANCE_BROADCAST_WRITES", 0x40000000, 30}, {"SE_BROADCAST_WRITES", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(instance_index, 0xff, 0)
   BAREGPU_REG_FIELD(sa_index, 0xff00, 8)
@@ -4514,6 +5124,7 @@ struct GRBM_GFX_INDEX : Register<GRBM_GFX_INDEX, Ip::kGc, 1, 0x2200> {
 };
 struct GRBM_SOFT_RESET : Register<GRBM_SOFT_RESET, Ip::kGc, 0, 0xda8> {
   static constexpr char kName[] = "GRBM_SOFT_RESET";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 11> kFields{{{"SOFT_RESET_CP", 0x1, 0}, {"SOFT_RESET_RLC", 0x4, 2}, {"SOFT_RESET_UTCL2", 0x8000, 15}, {"SOFT_RESET_GFX", 0x10000, 16}, {"SOFT_RESET_CPF", 0x20000, 17}, {"SOFT_RESET_CPC", 0x40000, 18}, {"SOFT_RESET_CPG", 0x80000, 19}, {"SOFT_RESET_CAC", 0x100000, 20}, {"SOFT_RESET_EA", 0x400000, 22}, {"SOFT_RESET_SDMA0", 0x800000, 23}, {"SOFT_RESET_SDMA1", 0x1000000, 24}}};
   BAREGPU_REG_FIELD(soft_reset_cp, 0x1, 0)
   BAREGPU_REG_FIELD(soft_reset_rlc, 0x4, 2)
@@ -4529,6 +5140,7 @@ struct GRBM_SOFT_RESET : Register<GRBM_SOFT_RESET, Ip::kGc, 0, 0xda8> {
 };
 struct GRBM_STATUS : Register<GRBM_STATUS, Ip::kGc, 0, 0xda4> {
   static constexpr char kName[] = "GRBM_STATUS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 22> kFields{{{"ME0PIPE0_CMDFIFO_AVAIL", 0xf, 0}, {"SDMA_RQ_PENDING", 0x40, 6}, {"ME0PIPE0_CF_RQ_PENDING", 0x80, 7}, {"ME0PIPE0_PF_RQ_PENDING", 0x100, 8}, {"GDS_DMA_RQ_PENDING", 0x200, 9}, {"DB_CLEAN", 0x1000, 12}, {"CB_CLEAN", 0x2000, 13}, {"TA_BUSY", 0x4000, 14}, {"GDS_BUSY", 0x8000, 15}, {"GE_BUSY_NO_DMA", 0x10000, 16}, {"SX_BUSY", 0x100000, 20}, {"GE_BUSY", 0x200000, 21}, {"SPI_BUSY", 0x400000, 22}, {"BCI_BUSY", 0x800000, 23}, {"SC_BUSY", 0x1000000, 24}, {"PA_BUSY", 0x2000000, 25}, {"DB_BUSY", 0x4000000, 26}, {"ANY_ACTIVE", 0x8000000, 27}, {"CP_COHERENCY_BUSY", 0x10000000, 28}, {"CP_BUSY", 0x20000000, 29}, {"CB_BUSY", 0x40000000, 30}, {"GUI_ACTIVE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(me0pipe0_cmdfifo_avail, 0xf, 0)
   BAREGPU_REG_FIELD(sdma_rq_pending, 0x40, 6)
@@ -4555,6 +5167,7 @@ struct GRBM_STATUS : Register<GRBM_STATUS, Ip::kGc, 0, 0xda4> {
 };
 struct GRBM_STATUS2 : Register<GRBM_STATUS2, Ip::kGc, 0, 0xda2> {
   static constexpr char kName[] = "GRBM_STATUS2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 22> kFields{{{"ME0PIPE1_CMDFIFO_AVAIL", 0xf, 0}, {"ME0PIPE1_CF_RQ_PENDING", 0x10, 4}, {"ME0PIPE1_PF_RQ_PENDING", 0x20, 5}, {"ME1PIPE0_RQ_PENDING", 0x40, 6}, {"ME1PIPE1_RQ_PENDING", 0x80, 7}, {"ME1PIPE2_RQ_PENDING", 0x100, 8}, {"ME1PIPE3_RQ_PENDING", 0x200, 9}, {"RLC_RQ_PENDING", 0x4000, 14}, {"UTCL2_BUSY", 0x8000, 15}, {"EA_BUSY", 0x10000, 16}, {"RMI_BUSY", 0x20000, 17}, {"UTCL2_RQ_PENDING", 0x40000, 18}, {"SDMA_SCH_RQ_PENDING", 0x80000, 19}, {"EA_LINK_BUSY", 0x100000, 20}, {"SDMA_BUSY", 0x200000, 21}, {"SDMA0_RQ_PENDING", 0x400000, 22}, {"SDMA1_RQ_PENDING", 0x800000, 23}, {"RLC_BUSY", 0x4000000, 26}, {"TCP_BUSY", 0x8000000, 27}, {"CPF_BUSY", 0x10000000, 28}, {"CPC_BUSY", 0x20000000, 29}, {"CPG_BUSY", 0x40000000, 30}}};
   BAREGPU_REG_FIELD(me0pipe1_cmdfifo_avail, 0xf, 0)
   BAREGPU_REG_FIELD(me0pipe1_cf_rq_pending, 0x10, 4)
@@ -4581,6 +5194,7 @@ struct GRBM_STATUS2 : Register<GRBM_STATUS2, Ip::kGc, 0, 0xda2> {
 };
 struct GRBM_STATUS3 : Register<GRBM_STATUS3, Ip::kGc, 0, 0xda7> {
   static constexpr char kName[] = "GRBM_STATUS3";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 15> kFields{{{"GRBM_RLC_INTR_CREDIT_PENDING", 0x20, 5}, {"GRBM_CPF_INTR_CREDIT_PENDING", 0x80, 7}, {"MESPIPE0_RQ_PENDING", 0x100, 8}, {"MESPIPE1_RQ_PENDING", 0x200, 9}, {"PH_BUSY", 0x2000, 13}, {"CH_BUSY", 0x4000, 14}, {"GL2CC_BUSY", 0x8000, 15}, {"GL1CC_BUSY", 0x10000, 16}, {"SEDC_BUSY", 0x2000000, 25}, {"PC_BUSY", 0x4000000, 26}, {"GL1H_BUSY", 0x8000000, 27}, {"GUS_LINK_BUSY", 0x10000000, 28}, {"GUS_BUSY", 0x20000000, 29}, {"UTCL1_BUSY", 0x40000000, 30}, {"PMM_BUSY", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(grbm_rlc_intr_credit_pending, 0x20, 5)
   BAREGPU_REG_FIELD(grbm_cpf_intr_credit_pending, 0x80, 7)
@@ -4600,6 +5214,7 @@ struct GRBM_STATUS3 : Register<GRBM_STATUS3, Ip::kGc, 0, 0xda7> {
 };
 struct GRBM_STATUS_SE0 : Register<GRBM_STATUS_SE0, Ip::kGc, 0, 0xda5> {
   static constexpr char kName[] = "GRBM_STATUS_SE0";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 17> kFields{{{"DB_CLEAN", 0x2, 1}, {"CB_CLEAN", 0x4, 2}, {"UTCL1_BUSY", 0x8, 3}, {"TCP_BUSY", 0x10, 4}, {"GL1CC_BUSY", 0x20, 5}, {"GL1H_BUSY", 0x40, 6}, {"PC_BUSY", 0x80, 7}, {"SEDC_BUSY", 0x100, 8}, {"RMI_BUSY", 0x200000, 21}, {"BCI_BUSY", 0x400000, 22}, {"PA_BUSY", 0x1000000, 24}, {"TA_BUSY", 0x2000000, 25}, {"SX_BUSY", 0x4000000, 26}, {"SPI_BUSY", 0x8000000, 27}, {"SC_BUSY", 0x20000000, 29}, {"DB_BUSY", 0x40000000, 30}, {"CB_BUSY", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(db_clean, 0x2, 1)
   BAREGPU_REG_FIELD(cb_clean, 0x4, 2)
@@ -4621,6 +5236,7 @@ struct GRBM_STATUS_SE0 : Register<GRBM_STATUS_SE0, Ip::kGc, 0, 0xda5> {
 };
 struct GRBM_STATUS_SE1 : Register<GRBM_STATUS_SE1, Ip::kGc, 0, 0xda6> {
   static constexpr char kName[] = "GRBM_STATUS_SE1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 17> kFields{{{"DB_CLEAN", 0x2, 1}, {"CB_CLEAN", 0x4, 2}, {"UTCL1_BUSY", 0x8, 3}, {"TCP_BUSY", 0x10, 4}, {"GL1CC_BUSY", 0x20, 5}, {"GL1H_BUSY", 0x40, 6}, {"PC_BUSY", 0x80, 7}, {"SEDC_BUSY", 0x100, 8}, {"RMI_BUSY", 0x200000, 21}, {"BCI_BUSY", 0x400000, 22}, {"PA_BUSY", 0x1000000, 24}, {"TA_BUSY", 0x2000000, 25}, {"SX_BUSY", 0x4000000, 26}, {"SPI_BUSY", 0x8000000, 27}, {"SC_BUSY", 0x20000000, 29}, {"DB_BUSY", 0x40000000, 30}, {"CB_BUSY", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(db_clean, 0x2, 1)
   BAREGPU_REG_FIELD(cb_clean, 0x4, 2)
@@ -4642,6 +5258,7 @@ struct GRBM_STATUS_SE1 : Register<GRBM_STATUS_SE1, Ip::kGc, 0, 0xda6> {
 };
 struct GRBM_STATUS_SE2 : Register<GRBM_STATUS_SE2, Ip::kGc, 0, 0xdae> {
   static constexpr char kName[] = "GRBM_STATUS_SE2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 17> kFields{{{"DB_CLEAN", 0x2, 1}, {"CB_CLEAN", 0x4, 2}, {"UTCL1_BUSY", 0x8, 3}, {"TCP_BUSY", 0x10, 4}, {"GL1CC_BUSY", 0x20, 5}, {"GL1H_BUSY", 0x40, 6}, {"PC_BUSY", 0x80, 7}, {"SEDC_BUSY", 0x100, 8}, {"RMI_BUSY", 0x200000, 21}, {"BCI_BUSY", 0x400000, 22}, {"PA_BUSY", 0x1000000, 24}, {"TA_BUSY", 0x2000000, 25}, {"SX_BUSY", 0x4000000, 26}, {"SPI_BUSY", 0x8000000, 27}, {"SC_BUSY", 0x20000000, 29}, {"DB_BUSY", 0x40000000, 30}, {"CB_BUSY", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(db_clean, 0x2, 1)
   BAREGPU_REG_FIELD(cb_clean, 0x4, 2)
@@ -4663,6 +5280,7 @@ struct GRBM_STATUS_SE2 : Register<GRBM_STATUS_SE2, Ip::kGc, 0, 0xdae> {
 };
 struct GRBM_STATUS_SE3 : Register<GRBM_STATUS_SE3, Ip::kGc, 0, 0xdaf> {
   static constexpr char kName[] = "GRBM_STATUS_SE3";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 17> kFields{{{"DB_CLEAN", 0x2, 1}, {"CB_CLEAN", 0x4, 2}, {"UTCL1_BUSY", 0x8, 3}, {"TCP_BUSY", 0x10, 4}, {"GL1CC_BUSY", 0x20, 5}, {"GL1H_BUSY", 0x40, 6}, {"PC_BUSY", 0x80, 7}, {"SEDC_BUSY", 0x100, 8}, {"RMI_BUSY", 0x200000, 21}, {"BCI_BUSY", 0x400000, 22}, {"PA_BUSY", 0x1000000, 24}, {"TA_BUSY", 0x2000000, 25}, {"SX_BUSY", 0x4000000, 26}, {"SPI_BUSY", 0x8000000, 27}, {"SC_BUSY", 0x20000000, 29}, {"DB_BUSY", 0x40000000, 30}, {"CB_BUSY", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(db_clean, 0x2, 1)
   BAREGPU_REG_FIELD(cb_clean, 0x4, 2)
@@ -4684,6 +5302,7 @@ struct GRBM_STATUS_SE3 : Register<GRBM_STATUS_SE3, Ip::kGc, 0, 0xdaf> {
 };
 struct GRBM_STATUS_SE4 : Register<GRBM_STATUS_SE4, Ip::kGc, 0, 0xdb0> {
   static constexpr char kName[] = "GRBM_STATUS_SE4";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 17> kFields{{{"DB_CLEAN", 0x2, 1}, {"CB_CLEAN", 0x4, 2}, {"UTCL1_BUSY", 0x8, 3}, {"TCP_BUSY", 0x10, 4}, {"GL1CC_BUSY", 0x20, 5}, {"GL1H_BUSY", 0x40, 6}, {"PC_BUSY", 0x80, 7}, {"SEDC_BUSY", 0x100, 8}, {"RMI_BUSY", 0x200000, 21}, {"BCI_BUSY", 0x400000, 22}, {"PA_BUSY", 0x1000000, 24}, {"TA_BUSY", 0x2000000, 25}, {"SX_BUSY", 0x4000000, 26}, {"SPI_BUSY", 0x8000000, 27}, {"SC_BUSY", 0x20000000, 29}, {"DB_BUSY", 0x40000000, 30}, {"CB_BUSY", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(db_clean, 0x2, 1)
   BAREGPU_REG_FIELD(cb_clean, 0x4, 2)
@@ -4705,6 +5324,7 @@ struct GRBM_STATUS_SE4 : Register<GRBM_STATUS_SE4, Ip::kGc, 0, 0xdb0> {
 };
 struct GRBM_STATUS_SE5 : Register<GRBM_STATUS_SE5, Ip::kGc, 0, 0xdb1> {
   static constexpr char kName[] = "GRBM_STATUS_SE5";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 17> kFields{{{"DB_CLEAN", 0x2, 1}, {"CB_CLEAN", 0x4, 2}, {"UTCL1_BUSY", 0x8, 3}, {"TCP_BUSY", 0x10, 4}, {"GL1CC_BUSY", 0x20, 5}, {"GL1H_BUSY", 0x40, 6}, {"PC_BUSY", 0x80, 7}, {"SEDC_BUSY", 0x100, 8}, {"RMI_BUSY", 0x200000, 21}, {"BCI_BUSY", 0x400000, 22}, {"PA_BUSY", 0x1000000, 24}, {"TA_BUSY", 0x2000000, 25}, {"SX_BUSY", 0x4000000, 26}, {"SPI_BUSY", 0x8000000, 27}, {"SC_BUSY", 0x20000000, 29}, {"DB_BUSY", 0x40000000, 30}, {"CB_BUSY", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(db_clean, 0x2, 1)
   BAREGPU_REG_FIELD(cb_clean, 0x4, 2)
@@ -4726,6 +5346,7 @@ struct GRBM_STATUS_SE5 : Register<GRBM_STATUS_SE5, Ip::kGc, 0, 0xdb1> {
 };
 struct IA_UTCL1_STATUS : Register<IA_UTCL1_STATUS, Ip::kGc, 0, 0xfe7> {
   static constexpr char kName[] = "IA_UTCL1_STATUS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"FAULT_DETECTED", 0x1, 0}, {"RETRY_DETECTED", 0x2, 1}, {"PRT_DETECTED", 0x4, 2}, {"FAULT_UTCL1ID", 0x3f00, 8}, {"RETRY_UTCL1ID", 0x3f0000, 16}, {"PRT_UTCL1ID", 0x3f000000, 24}}};
   BAREGPU_REG_FIELD(fault_detected, 0x1, 0)
   BAREGPU_REG_FIELD(retry_detected, 0x2, 1)
@@ -4736,6 +5357,7 @@ struct IA_UTCL1_STATUS : Register<IA_UTCL1_STATUS, Ip::kGc, 0, 0xfe7> {
 };
 struct IA_UTCL1_STATUS_2 : Register<IA_UTCL1_STATUS_2, Ip::kGc, 0, 0xfd7> {
   static constexpr char kName[] = "IA_UTCL1_STATUS_2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 11> kFields{{{"IA_BUSY", 0x1, 0}, {"IA_DMA_BUSY", 0x2, 1}, {"IA_DMA_REQ_BUSY", 0x4, 2}, {"IA_GRP_BUSY", 0x8, 3}, {"IA_ADC_BUSY", 0x10, 4}, {"FAULT_DETECTED", 0x20, 5}, {"RETRY_DETECTED", 0x40, 6}, {"PRT_DETECTED", 0x80, 7}, {"FAULT_UTCL1ID", 0x3f00, 8}, {"RETRY_UTCL1ID", 0x3f0000, 16}, {"PRT_UTCL1ID", 0x3f000000, 24}}};
   BAREGPU_REG_FIELD(ia_busy, 0x1, 0)
   BAREGPU_REG_FIELD(ia_dma_busy, 0x2, 1)
@@ -4751,11 +5373,13 @@ struct IA_UTCL1_STATUS_2 : Register<IA_UTCL1_STATUS_2, Ip::kGc, 0, 0xfd7> {
 };
 struct PA_CL_CNTL_STATUS : Register<PA_CL_CNTL_STATUS, Ip::kGc, 0, 0x1024> {
   static constexpr char kName[] = "PA_CL_CNTL_STATUS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"CL_BUSY", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(cl_busy, 0x80000000, 31)
 };
 struct PA_CL_ENHANCE : Register<PA_CL_ENHANCE, Ip::kGc, 0, 0x1025> {
   static constexpr char kName[] = "PA_CL_ENHANCE";
+  static constexpr uint32_t kDefault = 0x00080007;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 22> kFields{{{"CLIP_VTX_REORDER_ENA", 0x1, 0}, {"NUM_CLIP_SEQ", 0x6, 1}, {"CLIPPED_PRIM_SEQ_STALL", 0x8, 3}, {"VE_NAN_PROC_DISABLE", 0x10, 4}, {"IGNORE_PIPELINE_RESET", 0x40, 6}, {"KILL_INNER_EDGE_FLAGS", 0x80, 7}, {"NGG_PA_TO_ALL_SC", 0x100, 8}, {"TC_LATENCY_TIME_STAMP_RESOLUTION", 0x600, 9}, {"NGG_BYPASS_PRIM_FILTER", 0x800, 11}, {"NGG_SIDEBAND_MEMORY_DEPTH", 0x3000, 12}, {"NGG_PRIM_INDICES_FIFO_DEPTH", 0x1c000, 14}, {"PROG_NEAR_CLIP_PLANE_ENABLE", 0x20000, 17}, {"POLY_INNER_EDGE_FLAG_DISABLE", 0x40000, 18}, {"TC_REQUEST_PERF_CNTR_ENABLE", 0x80000, 19}, {"DISABLE_PA_PH_INTF_FINE_CLOCK_GATE", 0x100000, 20}, {"DISABLE_PA_SX_REQ_INTF_FINE_CLOCK_GATE", 0x200000, 21}, {"ENABLE_PA_RATE_CNTL", 0x400000, 22}, {"CLAMP_NEGATIVE_BB_TO_ZERO", 0x800000, 23}, {"ECO_SPARE3", 0x10000000, 28}, {"ECO_SPARE2", 0x20000000, 29}, {"ECO_SPARE1", 0x40000000, 30}, {"ECO_SPARE0", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(clip_vtx_reorder_ena, 0x1, 0)
   BAREGPU_REG_FIELD(num_clip_seq, 0x6, 1)
@@ -4782,6 +5406,7 @@ struct PA_CL_ENHANCE : Register<PA_CL_ENHANCE, Ip::kGc, 0, 0x1025> {
 };
 struct PA_SC_ENHANCE_3 : Register<PA_SC_ENHANCE_3, Ip::kGc, 1, 0x944> {
   static constexpr char kName[] = "PA_SC_ENHANCE_3";
+  static constexpr uint32_t kDefault = 0x00000180;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 31> kFields{{{"FORCE_USE_OF_SC_CENTROID_DATA", 0x1, 0}, {"DISABLE_RB_MASK_COPY_FOR_NONP2_SA_PAIR_HARVEST", 0x4, 2}, {"FORCE_PBB_WORKLOAD_MODE_TO_ZERO", 0x8, 3}, {"DISABLE_PKR_BCI_QUAD_NEW_PRIM_DATA_LOAD_OPTIMIZATION", 0x10, 4}, {"DISABLE_CP_CONTEXT_DONE_PERFCOUNT_SAMPLE_EN", 0x20, 5}, {"ENABLE_SINGLE_PA_EOPKT_FIRST_PHASE_FILTER", 0x40, 6}, {"ENABLE_SINGLE_PA_EOPKT_LAST_PHASE_FILTER", 0x80, 7}, {"ENABLE_SINGLE_PA_EOPKT_LAST_PHASE_FILTER_FOR_PBB_BINNED_PRIMS", 0x100, 8}, {"DISABLE_SET_VPZ_DIRTY_EOPKT_LAST_PHASE_ONLY", 0x200, 9}, {"DISABLE_PBB_EOP_OPTIMIZATION_WITH_SAME_CONTEXT_BATCHES", 0x400, 10}, {"DISABLE_FAST_NULL_PRIM_OPTIMIZATION", 0x800, 11}, {"USE_PBB_PRIM_STORAGE_WHEN_STALLED", 0x1000, 12}, {"DISABLE_LIGHT_VOLUME_RENDERING_OPTIMIZATION", 0x2000, 13}, {"DISABLE_ZPRE_PASS_OPTIMIZATION", 0x4000, 14}, {"DISABLE_EVENT_INCLUSION_IN_CONTEXT_STATES_PER_BIN", 0x8000, 15}, {"DISABLE_PIXEL_WAIT_SYNC_COUNTERS", 0x10000, 16}, {"DISABLE_SC_CPG_PSINVOC_SEDC_ISOLATION_ACCUM", 0x20000, 17}, {"DISABLE_SC_QP_VRS_RATE_FB_FINE_CLOCK_GATE", 0x40000, 18}, {"DISABLE_SC_QP_VRS_RATE_CACHE_RD_FINE_CLOCK_GATE", 0x80000, 19}, {"DISABLE_PKR_FORCE_EOV_MAX_REZ_CNT_FOR_SPI_BACKPRESSURE_ONLY", 0x100000, 20}, {"DISABLE_PKR_FORCE_EOV_MAX_CLK_CNT_FOR_SPI_BACKPRESSURE_ONLY", 0x200000, 21}, {"DO_NOT_INCLUDE_OREO_WAVEID_IN_FORCE_EOV_MAX_CNT_DISABLE", 0x400000, 22}, {"DISABLE_PWS_PRE_DEPTH_WAIT_SYNC_VPZ_INSERTION", 0x800000, 23}, {"PKR_CNT_FORCE_EOV_AT_QS_EMPTY_ONLY", 0x1000000, 24}, {"PKR_S0_FORCE_EOV_STALL", 0x2000000, 25}, {"PKR_S1_FORCE_EOV_STALL", 0x4000000, 26}, {"PKR_S2_FORCE_EOV_STALL", 0x8000000, 27}, {"ECO_SPARE0", 0x10000000, 28}, {"ECO_SPARE1", 0x20000000, 29}, {"ECO_SPARE2", 0x40000000, 30}, {"ECO_SPARE3", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(force_use_of_sc_centroid_data, 0x1, 0)
   BAREGPU_REG_FIELD(disable_rb_mask_copy_for_nonp2_sa_pair_harvest, 0x4, 2)
@@ -4817,6 +5442,7 @@ struct PA_SC_ENHANCE_3 : Register<PA_SC_ENHANCE_3, Ip::kGc, 1, 0x944> {
 };
 struct PA_SC_TILE_STEERING_OVERRIDE : Register<PA_SC_TILE_STEERING_OVERRIDE, Ip::kGc, 1, 0xd7> {
   static constexpr char kName[] = "PA_SC_TILE_STEERING_OVERRIDE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"ENABLE", 0x1, 0}, {"NUM_SC", 0x3000, 12}, {"NUM_RB_PER_SC", 0x30000, 16}, {"NUM_PACKER_PER_SC", 0x300000, 20}}};
   BAREGPU_REG_FIELD(enable, 0x1, 0)
   BAREGPU_REG_FIELD(num_sc, 0x3000, 12)
@@ -4825,6 +5451,7 @@ struct PA_SC_TILE_STEERING_OVERRIDE : Register<PA_SC_TILE_STEERING_OVERRIDE, Ip:
 };
 struct PA_SC_VRS_SURFACE_CNTL_1 : Register<PA_SC_VRS_SURFACE_CNTL_1, Ip::kGc, 1, 0x960> {
   static constexpr char kName[] = "PA_SC_VRS_SURFACE_CNTL_1";
+  static constexpr uint32_t kDefault = 0x55488100;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 24> kFields{{{"FORCE_SC_VRS_RATE_FINE", 0x1, 0}, {"FORCE_SC_VRS_RATE_FINE_SHADER_KILL_ENABLE", 0x2, 1}, {"FORCE_SC_VRS_RATE_FINE_MASK_OPS_ENABLE", 0x4, 2}, {"FORCE_SC_VRS_RATE_FINE_RATE_16XAA", 0x8, 3}, {"FORCE_SC_VRS_RATE_FINE_Z_OR_STENCIL", 0x10, 4}, {"FORCE_SC_VRS_RATE_FINE_PRE_SHADER_DEPTH_COVERAGE_ENABLED", 0x20, 5}, {"FORCE_SC_VRS_RATE_FINE_POST_DEPTH_IMPORT", 0x40, 6}, {"FORCE_SC_VRS_RATE_FINE_POPS", 0x80, 7}, {"USE_ONLY_VRS_RATE_FINE_CFG", 0x100, 8}, {"DISABLE_SSAA_VRS_RATE_NORMALIZATION", 0x1000, 12}, {"DISABLE_PS_ITER_RATE_COMBINER_PASSTHRU_OVERRIDE", 0x8000, 15}, {"DISABLE_CMASK_RATE_HINT_FORCE_ZERO_OVERRIDE", 0x80000, 19}, {"DISABLE_SSAA_DETAIL_TO_EXPOSED_RATE_CLAMPING", 0x100000, 20}, {"VRS_ECO_SPARE_0", 0x200000, 21}, {"VRS_ECO_SPARE_1", 0x400000, 22}, {"VRS_ECO_SPARE_2", 0x800000, 23}, {"VRS_ECO_SPARE_3", 0x1000000, 24}, {"VRS_ECO_SPARE_4", 0x2000000, 25}, {"VRS_ECO_SPARE_5", 0x4000000, 26}, {"VRS_ECO_SPARE_6", 0x8000000, 27}, {"VRS_ECO_SPARE_7", 0x10000000, 28}, {"VRS_ECO_SPARE_8", 0x20000000, 29}, {"VRS_ECO_SPARE_9", 0x40000000, 30}, {"VRS_ECO_SPARE_10", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(force_sc_vrs_rate_fine, 0x1, 0)
   BAREGPU_REG_FIELD(force_sc_vrs_rate_fine_shader_kill_enable, 0x2, 1)
@@ -4853,6 +5480,7 @@ struct PA_SC_VRS_SURFACE_CNTL_1 : Register<PA_SC_VRS_SURFACE_CNTL_1, Ip::kGc, 1,
 };
 struct RLC_CGCG_CGLS_CTRL : Register<RLC_CGCG_CGLS_CTRL, Ip::kGc, 1, 0x4c49> {
   static constexpr char kName[] = "RLC_CGCG_CGLS_CTRL";
+  static constexpr uint32_t kDefault = 0x0001003c;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 8> kFields{{{"CGCG_EN", 0x1, 0}, {"CGLS_EN", 0x2, 1}, {"CGLS_REP_COMPANSAT_DELAY", 0xfc, 2}, {"CGCG_GFX_IDLE_THRESHOLD", 0x7ffff00, 8}, {"CGCG_CONTROLLER", 0x8000000, 27}, {"CGCG_REG_CTRL", 0x10000000, 28}, {"SLEEP_MODE", 0x60000000, 29}, {"SIM_SILICON_EN", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(cgcg_en, 0x1, 0)
   BAREGPU_REG_FIELD(cgls_en, 0x2, 1)
@@ -4865,6 +5493,7 @@ struct RLC_CGCG_CGLS_CTRL : Register<RLC_CGCG_CGLS_CTRL, Ip::kGc, 1, 0x4c49> {
 };
 struct RLC_CGCG_CGLS_CTRL_3D : Register<RLC_CGCG_CGLS_CTRL_3D, Ip::kGc, 1, 0x4cc5> {
   static constexpr char kName[] = "RLC_CGCG_CGLS_CTRL_3D";
+  static constexpr uint32_t kDefault = 0x0001003c;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 8> kFields{{{"CGCG_EN", 0x1, 0}, {"CGLS_EN", 0x2, 1}, {"CGLS_REP_COMPANSAT_DELAY", 0xfc, 2}, {"CGCG_GFX_IDLE_THRESHOLD", 0x7ffff00, 8}, {"CGCG_CONTROLLER", 0x8000000, 27}, {"CGCG_REG_CTRL", 0x10000000, 28}, {"SLEEP_MODE", 0x60000000, 29}, {"SIM_SILICON_EN", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(cgcg_en, 0x1, 0)
   BAREGPU_REG_FIELD(cgls_en, 0x2, 1)
@@ -4877,6 +5506,7 @@ struct RLC_CGCG_CGLS_CTRL_3D : Register<RLC_CGCG_CGLS_CTRL_3D, Ip::kGc, 1, 0x4cc
 };
 struct RLC_CGTT_MGCG_OVERRIDE : Register<RLC_CGTT_MGCG_OVERRIDE, Ip::kGc, 1, 0x4c48> {
   static constexpr char kName[] = "RLC_CGTT_MGCG_OVERRIDE";
+  static constexpr uint32_t kDefault = 0x000607ff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 15> kFields{{{"RLC_REPEATER_FGCG_OVERRIDE", 0x1, 0}, {"RLC_CGTT_SCLK_OVERRIDE", 0x2, 1}, {"GFXIP_MGCG_OVERRIDE", 0x4, 2}, {"GFXIP_CGCG_OVERRIDE", 0x8, 3}, {"GFXIP_CGLS_OVERRIDE", 0x10, 4}, {"GRBM_CGTT_SCLK_OVERRIDE", 0x20, 5}, {"GFXIP_MGLS_OVERRIDE", 0x40, 6}, {"GFXIP_GFX3D_CG_OVERRIDE", 0x80, 7}, {"GFXIP_FGCG_OVERRIDE", 0x100, 8}, {"GFXIP_REPEATER_FGCG_OVERRIDE", 0x200, 9}, {"PERFMON_CLOCK_STATE", 0x400, 10}, {"RESERVED_16_11", 0x1f800, 11}, {"GC_CAC_MGCG_CLK_CNTL", 0x20000, 17}, {"SE_CAC_MGCG_CLK_CNTL", 0x40000, 18}, {"RESERVED_31_19", 0xfff80000, 19}}};
   BAREGPU_REG_FIELD(rlc_repeater_fgcg_override, 0x1, 0)
   BAREGPU_REG_FIELD(rlc_cgtt_sclk_override, 0x2, 1)
@@ -4896,6 +5526,7 @@ struct RLC_CGTT_MGCG_OVERRIDE : Register<RLC_CGTT_MGCG_OVERRIDE, Ip::kGc, 1, 0x4
 };
 struct RLC_CNTL : Register<RLC_CNTL, Ip::kGc, 1, 0x4c00> {
   static constexpr char kName[] = "RLC_CNTL";
+  static constexpr uint32_t kDefault = 0x00000001;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 5> kFields{{{"RLC_ENABLE_F32", 0x1, 0}, {"FORCE_RETRY", 0x2, 1}, {"READ_CACHE_DISABLE", 0x4, 2}, {"RLC_STEP_F32", 0x8, 3}, {"RESERVED", 0xfffffff0, 4}}};
   BAREGPU_REG_FIELD(rlc_enable_f32, 0x1, 0)
   BAREGPU_REG_FIELD(force_retry, 0x2, 1)
@@ -4905,27 +5536,32 @@ struct RLC_CNTL : Register<RLC_CNTL, Ip::kGc, 1, 0x4c00> {
 };
 struct RLC_CP_SCHEDULERS : Register<RLC_CP_SCHEDULERS, Ip::kGc, 1, 0x98a> {
   static constexpr char kName[] = "RLC_CP_SCHEDULERS";
+  static constexpr uint32_t kDefault = 0x00003038;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"scheduler0", 0xff, 0}, {"scheduler1", 0xff00, 8}}};
   BAREGPU_REG_FIELD(scheduler0, 0xff, 0)
   BAREGPU_REG_FIELD(scheduler1, 0xff00, 8)
 };
 struct RLC_CSIB_ADDR_HI : Register<RLC_CSIB_ADDR_HI, Ip::kGc, 1, 0x988> {
   static constexpr char kName[] = "RLC_CSIB_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xffff, 0}}};
   BAREGPU_REG_FIELD(address, 0xffff, 0)
 };
 struct RLC_CSIB_ADDR_LO : Register<RLC_CSIB_ADDR_LO, Ip::kGc, 1, 0x987> {
   static constexpr char kName[] = "RLC_CSIB_ADDR_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDRESS", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(address, 0xffffffff, 0)
 };
 struct RLC_CSIB_LENGTH : Register<RLC_CSIB_LENGTH, Ip::kGc, 1, 0x989> {
   static constexpr char kName[] = "RLC_CSIB_LENGTH";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"LENGTH", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(length, 0xffffffff, 0)
 };
 struct RLC_GPM_STAT : Register<RLC_GPM_STAT, Ip::kGc, 1, 0x4e6b> {
   static constexpr char kName[] = "RLC_GPM_STAT";
+  static constexpr uint32_t kDefault = 0x00b40016;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 25> kFields{{{"RLC_BUSY", 0x1, 0}, {"GFX_POWER_STATUS", 0x2, 1}, {"GFX_CLOCK_STATUS", 0x4, 2}, {"GFX_LS_STATUS", 0x8, 3}, {"GFX_PIPELINE_POWER_STATUS", 0x10, 4}, {"CNTX_IDLE_BEING_PROCESSED", 0x20, 5}, {"CNTX_BUSY_BEING_PROCESSED", 0x40, 6}, {"GFX_IDLE_BEING_PROCESSED", 0x80, 7}, {"CMP_BUSY_BEING_PROCESSED", 0x100, 8}, {"SAVING_REGISTERS", 0x200, 9}, {"RESTORING_REGISTERS", 0x400, 10}, {"GFX3D_BLOCKS_CHANGING_POWER_STATE", 0x800, 11}, {"CMP_BLOCKS_CHANGING_POWER_STATE", 0x1000, 12}, {"STATIC_WGP_POWERING_UP", 0x2000, 13}, {"STATIC_WGP_POWERING_DOWN", 0x4000, 14}, {"DYN_WGP_POWERING_UP", 0x8000, 15}, {"DYN_WGP_POWERING_DOWN", 0x10000, 16}, {"ABORTED_PD_SEQUENCE", 0x20000, 17}, {"CMP_power_status", 0x40000, 18}, {"GFX_LS_STATUS_3D", 0x80000, 19}, {"GFX_CLOCK_STATUS_3D", 0x100000, 20}, {"MGCG_OVERRIDE_STATUS", 0x200000, 21}, {"RLC_EXEC_ROM_CODE", 0x400000, 22}, {"FGCG_OVERRIDE_STATUS", 0x800000, 23}, {"PG_ERROR_STATUS", 0xff000000, 24}}};
   BAREGPU_REG_FIELD(rlc_busy, 0x1, 0)
   BAREGPU_REG_FIELD(gfx_power_status, 0x2, 1)
@@ -4955,6 +5591,7 @@ struct RLC_GPM_STAT : Register<RLC_GPM_STAT, Ip::kGc, 1, 0x4e6b> {
 };
 struct RLC_GPM_THREAD_ENABLE : Register<RLC_GPM_THREAD_ENABLE, Ip::kGc, 1, 0x4c45> {
   static constexpr char kName[] = "RLC_GPM_THREAD_ENABLE";
+  static constexpr uint32_t kDefault = 0x00000001;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 5> kFields{{{"THREAD0_ENABLE", 0x1, 0}, {"THREAD1_ENABLE", 0x2, 1}, {"THREAD2_ENABLE", 0x4, 2}, {"THREAD3_ENABLE", 0x8, 3}, {"RESERVED", 0xfffffff0, 4}}};
   BAREGPU_REG_FIELD(thread0_enable, 0x1, 0)
   BAREGPU_REG_FIELD(thread1_enable, 0x2, 1)
@@ -4964,33 +5601,39 @@ struct RLC_GPM_THREAD_ENABLE : Register<RLC_GPM_THREAD_ENABLE, Ip::kGc, 1, 0x4c4
 };
 struct RLC_GPM_UCODE_ADDR : Register<RLC_GPM_UCODE_ADDR, Ip::kGc, 1, 0x5b60> {
   static constexpr char kName[] = "RLC_GPM_UCODE_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"UCODE_ADDR", 0x3fff, 0}, {"RESERVED", 0xffffc000, 14}}};
   BAREGPU_REG_FIELD(ucode_addr, 0x3fff, 0)
   BAREGPU_REG_FIELD(reserved, 0xffffc000, 14)
 };
 struct RLC_GPM_UCODE_DATA : Register<RLC_GPM_UCODE_DATA, Ip::kGc, 1, 0x5b61> {
   static constexpr char kName[] = "RLC_GPM_UCODE_DATA";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"UCODE_DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(ucode_data, 0xffffffff, 0)
 };
 struct RLC_GPU_IOV_F32_CNTL : Register<RLC_GPU_IOV_F32_CNTL, Ip::kGc, 1, 0x5b46> {
   static constexpr char kName[] = "RLC_GPU_IOV_F32_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ENABLE", 0x1, 0}}};
   BAREGPU_REG_FIELD(enable, 0x1, 0)
 };
 struct RLC_GPU_IOV_UCODE_ADDR : Register<RLC_GPU_IOV_UCODE_ADDR, Ip::kGc, 1, 0x5b48> {
   static constexpr char kName[] = "RLC_GPU_IOV_UCODE_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"UCODE_ADDR", 0xfff, 0}, {"RESERVED", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(ucode_addr, 0xfff, 0)
   BAREGPU_REG_FIELD(reserved, 0xfffff000, 12)
 };
 struct RLC_GPU_IOV_UCODE_DATA : Register<RLC_GPU_IOV_UCODE_DATA, Ip::kGc, 1, 0x5b49> {
   static constexpr char kName[] = "RLC_GPU_IOV_UCODE_DATA";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"UCODE_DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(ucode_data, 0xffffffff, 0)
 };
 struct RLC_LX6_CNTL : Register<RLC_LX6_CNTL, Ip::kGc, 1, 0x4d80> {
   static constexpr char kName[] = "RLC_LX6_CNTL";
+  static constexpr uint32_t kDefault = 0x00000001;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"BRESET", 0x1, 0}, {"RUNSTALL", 0x2, 1}, {"PDEBUG_ENABLE", 0x4, 2}, {"STAT_VECTOR_SEL", 0x8, 3}}};
   BAREGPU_REG_FIELD(breset, 0x1, 0)
   BAREGPU_REG_FIELD(runstall, 0x2, 1)
@@ -4999,37 +5642,44 @@ struct RLC_LX6_CNTL : Register<RLC_LX6_CNTL, Ip::kGc, 1, 0x4d80> {
 };
 struct RLC_LX6_DRAM_ADDR : Register<RLC_LX6_DRAM_ADDR, Ip::kGc, 1, 0x5b68> {
   static constexpr char kName[] = "RLC_LX6_DRAM_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0x7ff, 0}}};
   BAREGPU_REG_FIELD(addr, 0x7ff, 0)
 };
 struct RLC_LX6_DRAM_DATA : Register<RLC_LX6_DRAM_DATA, Ip::kGc, 1, 0x5b69> {
   static constexpr char kName[] = "RLC_LX6_DRAM_DATA";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct RLC_LX6_IRAM_ADDR : Register<RLC_LX6_IRAM_ADDR, Ip::kGc, 1, 0x5b6a> {
   static constexpr char kName[] = "RLC_LX6_IRAM_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xfff, 0)
 };
 struct RLC_LX6_IRAM_DATA : Register<RLC_LX6_IRAM_DATA, Ip::kGc, 1, 0x5b6b> {
   static constexpr char kName[] = "RLC_LX6_IRAM_DATA";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct RLC_PACE_UCODE_ADDR : Register<RLC_PACE_UCODE_ADDR, Ip::kGc, 1, 0x5b6c> {
   static constexpr char kName[] = "RLC_PACE_UCODE_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"UCODE_ADDR", 0xfff, 0}, {"RESERVED", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(ucode_addr, 0xfff, 0)
   BAREGPU_REG_FIELD(reserved, 0xfffff000, 12)
 };
 struct RLC_PACE_UCODE_DATA : Register<RLC_PACE_UCODE_DATA, Ip::kGc, 1, 0x5b6d> {
   static constexpr char kName[] = "RLC_PACE_UCODE_DATA";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"UCODE_DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(ucode_data, 0xffffffff, 0)
 };
 struct RLC_PG_CNTL : Register<RLC_PG_CNTL, Ip::kGc, 1, 0x4c43> {
   static constexpr char kName[] = "RLC_PG_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 16> kFields{{{"GFX_POWER_GATING_ENABLE", 0x1, 0}, {"GFX_POWER_GATING_SRC", 0x2, 1}, {"DYN_PER_WGP_PG_ENABLE", 0x4, 2}, {"STATIC_PER_WGP_PG_ENABLE", 0x8, 3}, {"GFX_PIPELINE_PG_ENABLE", 0x10, 4}, {"RESERVED", 0x1fe0, 5}, {"MEM_DS_DISABLE", 0x2000, 13}, {"PG_OVERRIDE", 0x4000, 14}, {"CP_PG_DISABLE", 0x8000, 15}, {"CHUB_HANDSHAKE_ENABLE", 0x10000, 16}, {"SMU_CLK_SLOWDOWN_ON_PU_ENABLE", 0x20000, 17}, {"SMU_CLK_SLOWDOWN_ON_PD_ENABLE", 0x40000, 18}, {"RESERVED1", 0x180000, 19}, {"Ultra_Low_Voltage_Enable", 0x200000, 21}, {"RESERVED2", 0x400000, 22}, {"SMU_HANDSHAKE_DISABLE", 0x800000, 23}}};
   BAREGPU_REG_FIELD(gfx_power_gating_enable, 0x1, 0)
   BAREGPU_REG_FIELD(gfx_power_gating_src, 0x2, 1)
@@ -5050,12 +5700,14 @@ struct RLC_PG_CNTL : Register<RLC_PG_CNTL, Ip::kGc, 1, 0x4c43> {
 };
 struct RLC_PG_DELAY_3 : Register<RLC_PG_DELAY_3, Ip::kGc, 1, 0x4c78> {
   static constexpr char kName[] = "RLC_PG_DELAY_3";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"CGCG_ACTIVE_BEFORE_CGPG", 0xff, 0}, {"RESERVED", 0xffffff00, 8}}};
   BAREGPU_REG_FIELD(cgcg_active_before_cgpg, 0xff, 0)
   BAREGPU_REG_FIELD(reserved, 0xffffff00, 8)
 };
 struct RLC_RLCS_BOOTLOAD_STATUS : Register<RLC_RLCS_BOOTLOAD_STATUS, Ip::kGc, 1, 0x4e82> {
   static constexpr char kName[] = "RLC_RLCS_BOOTLOAD_STATUS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 5> kFields{{{"GFX_INIT_DONE", 0x1, 0}, {"RLC_GPM_IRAM_LOADED", 0x8, 3}, {"RLC_GPM_IRAM_DONE", 0x10, 4}, {"RESERVED", 0x7fffffe0, 5}, {"BOOTLOAD_COMPLETE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(gfx_init_done, 0x1, 0)
   BAREGPU_REG_FIELD(rlc_gpm_iram_loaded, 0x8, 3)
@@ -5065,6 +5717,7 @@ struct RLC_RLCS_BOOTLOAD_STATUS : Register<RLC_RLCS_BOOTLOAD_STATUS, Ip::kGc, 1,
 };
 struct RLC_SAFE_MODE : Register<RLC_SAFE_MODE, Ip::kGc, 1, 0x980> {
   static constexpr char kName[] = "RLC_SAFE_MODE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 5> kFields{{{"CMD", 0x1, 0}, {"MESSAGE", 0x1e, 1}, {"RESERVED1", 0xe0, 5}, {"RESPONSE", 0xf00, 8}, {"RESERVED", 0xfffff000, 12}}};
   BAREGPU_REG_FIELD(cmd, 0x1, 0)
   BAREGPU_REG_FIELD(message, 0x1e, 1)
@@ -5074,6 +5727,7 @@ struct RLC_SAFE_MODE : Register<RLC_SAFE_MODE, Ip::kGc, 1, 0x980> {
 };
 struct RLC_SPARE_INT_0 : Register<RLC_SPARE_INT_0, Ip::kGc, 1, 0x98d> {
   static constexpr char kName[] = "RLC_SPARE_INT_0";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"DATA", 0x3fffffff, 0}, {"PROCESSING", 0x40000000, 30}, {"COMPLETE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(data, 0x3fffffff, 0)
   BAREGPU_REG_FIELD(processing, 0x40000000, 30)
@@ -5081,6 +5735,7 @@ struct RLC_SPARE_INT_0 : Register<RLC_SPARE_INT_0, Ip::kGc, 1, 0x98d> {
 };
 struct RLC_SPM_MC_CNTL : Register<RLC_SPM_MC_CNTL, Ip::kGc, 1, 0x982> {
   static constexpr char kName[] = "RLC_SPM_MC_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 14> kFields{{{"RLC_SPM_VMID", 0xf, 0}, {"RLC_SPM_POLICY", 0x30, 4}, {"RLC_SPM_PERF_CNTR", 0x40, 6}, {"RLC_SPM_FED", 0x80, 7}, {"RLC_SPM_MTYPE_OVER", 0x100, 8}, {"RLC_SPM_MTYPE", 0xe00, 9}, {"RLC_SPM_BC", 0x1000, 12}, {"RLC_SPM_RO", 0x2000, 13}, {"RLC_SPM_VOL", 0x4000, 14}, {"RLC_SPM_NOFILL", 0x8000, 15}, {"RESERVED_3", 0x30000, 16}, {"RLC_SPM_LLC_NOALLOC", 0x40000, 18}, {"RLC_SPM_LLC_NOALLOC_OVER", 0x80000, 19}, {"RESERVED", 0xfff00000, 20}}};
   BAREGPU_REG_FIELD(rlc_spm_vmid, 0xf, 0)
   BAREGPU_REG_FIELD(rlc_spm_policy, 0x30, 4)
@@ -5099,6 +5754,7 @@ struct RLC_SPM_MC_CNTL : Register<RLC_SPM_MC_CNTL, Ip::kGc, 1, 0x982> {
 };
 struct RLC_SRM_CNTL : Register<RLC_SRM_CNTL, Ip::kGc, 1, 0x4c80> {
   static constexpr char kName[] = "RLC_SRM_CNTL";
+  static constexpr uint32_t kDefault = 0x00000002;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"SRM_ENABLE", 0x1, 0}, {"AUTO_INCR_ADDR", 0x2, 1}, {"RESERVED", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(srm_enable, 0x1, 0)
   BAREGPU_REG_FIELD(auto_incr_addr, 0x2, 1)
@@ -5106,6 +5762,7 @@ struct RLC_SRM_CNTL : Register<RLC_SRM_CNTL, Ip::kGc, 1, 0x4c80> {
 };
 struct RLC_STAT : Register<RLC_STAT, Ip::kGc, 1, 0x4c04> {
   static constexpr char kName[] = "RLC_STAT";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 9> kFields{{{"RLC_BUSY", 0x1, 0}, {"RLC_SRM_BUSY", 0x2, 1}, {"RLC_GPM_BUSY", 0x4, 2}, {"RLC_SPM_BUSY", 0x8, 3}, {"MC_BUSY", 0x10, 4}, {"RLC_THREAD_0_BUSY", 0x20, 5}, {"RLC_THREAD_1_BUSY", 0x40, 6}, {"RLC_THREAD_2_BUSY", 0x80, 7}, {"RESERVED", 0xffffff00, 8}}};
   BAREGPU_REG_FIELD(rlc_busy, 0x1, 0)
   BAREGPU_REG_FIELD(rlc_srm_busy, 0x2, 1)
@@ -5119,6 +5776,7 @@ struct RLC_STAT : Register<RLC_STAT, Ip::kGc, 1, 0x4c04> {
 };
 struct RLC_UTCL1_STATUS : Register<RLC_UTCL1_STATUS, Ip::kGc, 1, 0x4cd4> {
   static constexpr char kName[] = "RLC_UTCL1_STATUS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 10> kFields{{{"FAULT_DETECTED", 0x1, 0}, {"RETRY_DETECTED", 0x2, 1}, {"PRT_DETECTED", 0x4, 2}, {"RESERVED", 0xf8, 3}, {"FAULT_UTCL1ID", 0x3f00, 8}, {"RESERVED_1", 0xc000, 14}, {"RETRY_UTCL1ID", 0x3f0000, 16}, {"RESERVED_2", 0xc00000, 22}, {"PRT_UTCL1ID", 0x3f000000, 24}, {"RESERVED_3", 0xc0000000, 30}}};
   BAREGPU_REG_FIELD(fault_detected, 0x1, 0)
   BAREGPU_REG_FIELD(retry_detected, 0x2, 1)
@@ -5133,6 +5791,7 @@ struct RLC_UTCL1_STATUS : Register<RLC_UTCL1_STATUS, Ip::kGc, 1, 0x4cd4> {
 };
 struct RMI_UTCL1_STATUS : Register<RMI_UTCL1_STATUS, Ip::kGc, 1, 0x1897> {
   static constexpr char kName[] = "RMI_UTCL1_STATUS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"FAULT_DETECTED", 0x1, 0}, {"RETRY_DETECTED", 0x2, 1}, {"PRT_DETECTED", 0x4, 2}}};
   BAREGPU_REG_FIELD(fault_detected, 0x1, 0)
   BAREGPU_REG_FIELD(retry_detected, 0x2, 1)
@@ -5140,57 +5799,68 @@ struct RMI_UTCL1_STATUS : Register<RMI_UTCL1_STATUS, Ip::kGc, 1, 0x1897> {
 };
 struct SCRATCH_REG0 : Register<SCRATCH_REG0, Ip::kGc, 1, 0x2040> {
   static constexpr char kName[] = "SCRATCH_REG0";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SCRATCH_REG0", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(scratch_reg0, 0xffffffff, 0)
 };
 struct SCRATCH_REG1 : Register<SCRATCH_REG1, Ip::kGc, 1, 0x2041> {
   static constexpr char kName[] = "SCRATCH_REG1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SCRATCH_REG1", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(scratch_reg1, 0xffffffff, 0)
 };
 struct SCRATCH_REG2 : Register<SCRATCH_REG2, Ip::kGc, 1, 0x2042> {
   static constexpr char kName[] = "SCRATCH_REG2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SCRATCH_REG2", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(scratch_reg2, 0xffffffff, 0)
 };
 struct SCRATCH_REG3 : Register<SCRATCH_REG3, Ip::kGc, 1, 0x2043> {
   static constexpr char kName[] = "SCRATCH_REG3";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SCRATCH_REG3", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(scratch_reg3, 0xffffffff, 0)
 };
 struct SCRATCH_REG4 : Register<SCRATCH_REG4, Ip::kGc, 1, 0x2044> {
   static constexpr char kName[] = "SCRATCH_REG4";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SCRATCH_REG4", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(scratch_reg4, 0xffffffff, 0)
 };
 struct SCRATCH_REG5 : Register<SCRATCH_REG5, Ip::kGc, 1, 0x2045> {
   static constexpr char kName[] = "SCRATCH_REG5";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SCRATCH_REG5", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(scratch_reg5, 0xffffffff, 0)
 };
 struct SCRATCH_REG6 : Register<SCRATCH_REG6, Ip::kGc, 1, 0x2046> {
   static constexpr char kName[] = "SCRATCH_REG6";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SCRATCH_REG6", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(scratch_reg6, 0xffffffff, 0)
 };
 struct SCRATCH_REG7 : Register<SCRATCH_REG7, Ip::kGc, 1, 0x2047> {
   static constexpr char kName[] = "SCRATCH_REG7";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SCRATCH_REG7", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(scratch_reg7, 0xffffffff, 0)
 };
 struct SDMA0_BROADCAST_UCODE_ADDR : Register<SDMA0_BROADCAST_UCODE_ADDR, Ip::kGc, 1, 0x5886> {
   static constexpr char kName[] = "SDMA0_BROADCAST_UCODE_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VALUE", 0x1fff, 0}, {"THID", 0x8000, 15}}};
   BAREGPU_REG_FIELD(value, 0x1fff, 0)
   BAREGPU_REG_FIELD(thid, 0x8000, 15)
 };
 struct SDMA0_BROADCAST_UCODE_DATA : Register<SDMA0_BROADCAST_UCODE_DATA, Ip::kGc, 1, 0x5887> {
   static constexpr char kName[] = "SDMA0_BROADCAST_UCODE_DATA";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"VALUE", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(value, 0xffffffff, 0)
 };
 struct SDMA0_CHICKEN_BITS : Register<SDMA0_CHICKEN_BITS, Ip::kGc, 0, 0x1d> {
   static constexpr char kName[] = "SDMA0_CHICKEN_BITS";
+  static constexpr uint32_t kDefault = 0x0107d186;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"STALL_ON_TRANS_FULL_ENABLE", 0x2, 1}, {"STALL_ON_NO_FREE_DATA_BUFFER_ENABLE", 0x4, 2}, {"SRBM_POLL_RETRYING", 0x20, 5}, {"RD_BURST", 0xc0, 6}, {"WR_BURST", 0x300, 8}, {"COMBINE_256B_WAIT_CYCLE", 0x3c00, 10}, {"WR_COMBINE_256B_ENABLE", 0x4000, 14}, {"RD_COMBINE_256B_ENABLE", 0x8000, 15}, {"COPY_OVERLAP_ENABLE", 0x10000, 16}, {"RAW_CHECK_ENABLE", 0x20000, 17}, {"T2L_256B_ENABLE", 0x40000, 18}, {"SOFT_OVERRIDE_GCR_FGCG", 0x80000, 19}, {"SOFT_OVERRIDE_GRBM_FGCG", 0x100000, 20}, {"SOFT_OVERRIDE_CH_FGCG", 0x200000, 21}, {"SOFT_OVERRIDE_UTCL2_INVREQ_FGCG", 0x400000, 22}, {"SOFT_OVERRIDE_UTCL1_FGCG", 0x800000, 23}, {"CG_STATUS_OUTPUT", 0x1000000, 24}, {"SW_FREEZE_ENABLE", 0x2000000, 25}, {"RESERVED", 0xfc000000, 26}}};
   BAREGPU_REG_FIELD(stall_on_trans_full_enable, 0x2, 1)
   BAREGPU_REG_FIELD(stall_on_no_free_data_buffer_enable, 0x4, 2)
@@ -5214,6 +5884,7 @@ struct SDMA0_CHICKEN_BITS : Register<SDMA0_CHICKEN_BITS, Ip::kGc, 0, 0x1d> {
 };
 struct SDMA0_CNTL : Register<SDMA0_CNTL, Ip::kGc, 0, 0x1c> {
   static constexpr char kName[] = "SDMA0_CNTL";
+  static constexpr uint32_t kDefault = 0x00002440;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 18> kFields{{{"TRAP_ENABLE", 0x1, 0}, {"SEM_WAIT_INT_ENABLE", 0x4, 2}, {"DATA_SWAP_ENABLE", 0x8, 3}, {"FENCE_SWAP_ENABLE", 0x10, 4}, {"MIDCMD_PREEMPT_ENABLE", 0x20, 5}, {"PIO_DONE_ACK_ENABLE", 0x40, 6}, {"TMZ_MIDCMD_PREEMPT_ENABLE", 0x100, 8}, {"MIDCMD_EXPIRE_ENABLE", 0x200, 9}, {"CP_MES_INT_ENABLE", 0x400, 10}, {"PAGE_RETRY_TIMEOUT_INT_ENABLE", 0x800, 11}, {"PAGE_NULL_INT_ENABLE", 0x1000, 12}, {"PAGE_FAULT_INT_ENABLE", 0x2000, 13}, {"CH_PERFCNT_ENABLE", 0x10000, 16}, {"MIDCMD_WORLDSWITCH_ENABLE", 0x20000, 17}, {"CTXEMPTY_INT_ENABLE", 0x10000000, 28}, {"FROZEN_INT_ENABLE", 0x20000000, 29}, {"IB_PREEMPT_INT_ENABLE", 0x40000000, 30}, {"RB_PREEMPT_INT_ENABLE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(trap_enable, 0x1, 0)
   BAREGPU_REG_FIELD(sem_wait_int_enable, 0x4, 2)
@@ -5236,12 +5907,14 @@ struct SDMA0_CNTL : Register<SDMA0_CNTL, Ip::kGc, 0, 0x1c> {
 };
 struct SDMA0_ERROR_LOG : Register<SDMA0_ERROR_LOG, Ip::kGc, 0, 0x50> {
   static constexpr char kName[] = "SDMA0_ERROR_LOG";
+  static constexpr uint32_t kDefault = 0x0000000f;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"OVERRIDE", 0xffff, 0}, {"STATUS", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(override, 0xffff, 0)
   BAREGPU_REG_FIELD(status, 0xffff0000, 16)
 };
 struct SDMA0_F32_CNTL : Register<SDMA0_F32_CNTL, Ip::kGc, 1, 0x589a> {
   static constexpr char kName[] = "SDMA0_F32_CNTL";
+  static constexpr uint32_t kDefault = 0x08084001;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 9> kFields{{{"HALT", 0x1, 0}, {"TH0_CHECKSUM_CLR", 0x100, 8}, {"TH0_RESET", 0x200, 9}, {"TH0_ENABLE", 0x400, 10}, {"TH1_CHECKSUM_CLR", 0x1000, 12}, {"TH1_RESET", 0x2000, 13}, {"TH1_ENABLE", 0x4000, 14}, {"TH0_PRIORITY", 0xff0000, 16}, {"TH1_PRIORITY", 0xff000000, 24}}};
   BAREGPU_REG_FIELD(halt, 0x1, 0)
   BAREGPU_REG_FIELD(th0_checksum_clr, 0x100, 8)
@@ -5255,6 +5928,7 @@ struct SDMA0_F32_CNTL : Register<SDMA0_F32_CNTL, Ip::kGc, 1, 0x589a> {
 };
 struct SDMA0_FREEZE : Register<SDMA0_FREEZE, Ip::kGc, 0, 0x2b> {
   static constexpr char kName[] = "SDMA0_FREEZE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"PREEMPT", 0x1, 0}, {"FREEZE", 0x10, 4}, {"FROZEN", 0x20, 5}, {"F32_FREEZE", 0x40, 6}}};
   BAREGPU_REG_FIELD(preempt, 0x1, 0)
   BAREGPU_REG_FIELD(freeze, 0x10, 4)
@@ -5263,6 +5937,7 @@ struct SDMA0_FREEZE : Register<SDMA0_FREEZE, Ip::kGc, 0, 0x2b> {
 };
 struct SDMA0_GB_ADDR_CONFIG : Register<SDMA0_GB_ADDR_CONFIG, Ip::kGc, 0, 0x1e> {
   static constexpr char kName[] = "SDMA0_GB_ADDR_CONFIG";
+  static constexpr uint32_t kDefault = 0x00000545;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"NUM_PIPES", 0x7, 0}, {"PIPE_INTERLEAVE_SIZE", 0x38, 3}, {"MAX_COMPRESSED_FRAGS", 0xc0, 6}, {"NUM_PKRS", 0x700, 8}, {"NUM_SHADER_ENGINES", 0x180000, 19}, {"NUM_RB_PER_SE", 0xc000000, 26}}};
   BAREGPU_REG_FIELD(num_pipes, 0x7, 0)
   BAREGPU_REG_FIELD(pipe_interleave_size, 0x38, 3)
@@ -5273,16 +5948,19 @@ struct SDMA0_GB_ADDR_CONFIG : Register<SDMA0_GB_ADDR_CONFIG, Ip::kGc, 0, 0x1e> {
 };
 struct SDMA0_INT_STATUS : Register<SDMA0_INT_STATUS, Ip::kGc, 0, 0x70> {
   static constexpr char kName[] = "SDMA0_INT_STATUS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct SDMA0_PROGRAM : Register<SDMA0_PROGRAM, Ip::kGc, 0, 0x24> {
   static constexpr char kName[] = "SDMA0_PROGRAM";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"STREAM", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(stream, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE0_CONTEXT_STATUS : Register<SDMA0_QUEUE0_CONTEXT_STATUS, Ip::kGc, 0, 0x91> {
   static constexpr char kName[] = "SDMA0_QUEUE0_CONTEXT_STATUS";
+  static constexpr uint32_t kDefault = 0x00000804;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 10> kFields{{{"SELECTED", 0x1, 0}, {"USE_IB", 0x2, 1}, {"IDLE", 0x4, 2}, {"EXPIRED", 0x8, 3}, {"EXCEPTION", 0x70, 4}, {"CTXSW_ABLE", 0x80, 7}, {"PREEMPT_DISABLE", 0x400, 10}, {"RPTR_WB_IDLE", 0x800, 11}, {"WPTR_UPDATE_PENDING", 0x1000, 12}, {"WPTR_UPDATE_FAIL_COUNT", 0xff0000, 16}}};
   BAREGPU_REG_FIELD(selected, 0x1, 0)
   BAREGPU_REG_FIELD(use_ib, 0x2, 1)
@@ -5297,48 +5975,57 @@ struct SDMA0_QUEUE0_CONTEXT_STATUS : Register<SDMA0_QUEUE0_CONTEXT_STATUS, Ip::k
 };
 struct SDMA0_QUEUE0_CSA_ADDR_HI : Register<SDMA0_QUEUE0_CSA_ADDR_HI, Ip::kGc, 0, 0xad> {
   static constexpr char kName[] = "SDMA0_QUEUE0_CSA_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE0_CSA_ADDR_LO : Register<SDMA0_QUEUE0_CSA_ADDR_LO, Ip::kGc, 0, 0xac> {
   static constexpr char kName[] = "SDMA0_QUEUE0_CSA_ADDR_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
 };
 struct SDMA0_QUEUE0_DOORBELL : Register<SDMA0_QUEUE0_DOORBELL, Ip::kGc, 0, 0x92> {
   static constexpr char kName[] = "SDMA0_QUEUE0_DOORBELL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE", 0x10000000, 28}, {"CAPTURED", 0x40000000, 30}}};
   BAREGPU_REG_FIELD(enable, 0x10000000, 28)
   BAREGPU_REG_FIELD(captured, 0x40000000, 30)
 };
 struct SDMA0_QUEUE0_DOORBELL_LOG : Register<SDMA0_QUEUE0_DOORBELL_LOG, Ip::kGc, 0, 0xa9> {
   static constexpr char kName[] = "SDMA0_QUEUE0_DOORBELL_LOG";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"BE_ERROR", 0x1, 0}, {"DATA", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(be_error, 0x1, 0)
   BAREGPU_REG_FIELD(data, 0xfffffffc, 2)
 };
 struct SDMA0_QUEUE0_DOORBELL_OFFSET : Register<SDMA0_QUEUE0_DOORBELL_OFFSET, Ip::kGc, 0, 0xab> {
   static constexpr char kName[] = "SDMA0_QUEUE0_DOORBELL_OFFSET";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0xffffffc, 2)
 };
 struct SDMA0_QUEUE0_DUMMY_REG : Register<SDMA0_QUEUE0_DUMMY_REG, Ip::kGc, 0, 0xb1> {
   static constexpr char kName[] = "SDMA0_QUEUE0_DUMMY_REG";
+  static constexpr uint32_t kDefault = 0x0000000f;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DUMMY", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(dummy, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE0_IB_BASE_HI : Register<SDMA0_QUEUE0_IB_BASE_HI, Ip::kGc, 0, 0x8e> {
   static constexpr char kName[] = "SDMA0_QUEUE0_IB_BASE_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE0_IB_BASE_LO : Register<SDMA0_QUEUE0_IB_BASE_LO, Ip::kGc, 0, 0x8d> {
   static constexpr char kName[] = "SDMA0_QUEUE0_IB_BASE_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffe0, 5}}};
   BAREGPU_REG_FIELD(addr, 0xffffffe0, 5)
 };
 struct SDMA0_QUEUE0_IB_CNTL : Register<SDMA0_QUEUE0_IB_CNTL, Ip::kGc, 0, 0x8a> {
   static constexpr char kName[] = "SDMA0_QUEUE0_IB_CNTL";
+  static constexpr uint32_t kDefault = 0x00000100;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"IB_ENABLE", 0x1, 0}, {"IB_SWAP_ENABLE", 0x10, 4}, {"SWITCH_INSIDE_IB", 0x100, 8}, {"CMD_VMID", 0xf0000, 16}}};
   BAREGPU_REG_FIELD(ib_enable, 0x1, 0)
   BAREGPU_REG_FIELD(ib_swap_enable, 0x10, 4)
@@ -5347,26 +6034,31 @@ struct SDMA0_QUEUE0_IB_CNTL : Register<SDMA0_QUEUE0_IB_CNTL, Ip::kGc, 0, 0x8a> {
 };
 struct SDMA0_QUEUE0_IB_OFFSET : Register<SDMA0_QUEUE0_IB_OFFSET, Ip::kGc, 0, 0x8c> {
   static constexpr char kName[] = "SDMA0_QUEUE0_IB_OFFSET";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0x3ffffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0x3ffffc, 2)
 };
 struct SDMA0_QUEUE0_IB_RPTR : Register<SDMA0_QUEUE0_IB_RPTR, Ip::kGc, 0, 0x8b> {
   static constexpr char kName[] = "SDMA0_QUEUE0_IB_RPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0x3ffffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0x3ffffc, 2)
 };
 struct SDMA0_QUEUE0_IB_SIZE : Register<SDMA0_QUEUE0_IB_SIZE, Ip::kGc, 0, 0x8f> {
   static constexpr char kName[] = "SDMA0_QUEUE0_IB_SIZE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(size, 0xfffff, 0)
 };
 struct SDMA0_QUEUE0_IB_SUB_REMAIN : Register<SDMA0_QUEUE0_IB_SUB_REMAIN, Ip::kGc, 0, 0xaf> {
   static constexpr char kName[] = "SDMA0_QUEUE0_IB_SUB_REMAIN";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0x3fff, 0}}};
   BAREGPU_REG_FIELD(size, 0x3fff, 0)
 };
 struct SDMA0_QUEUE0_MIDCMD_CNTL : Register<SDMA0_QUEUE0_MIDCMD_CNTL, Ip::kGc, 0, 0xcb> {
   static constexpr char kName[] = "SDMA0_QUEUE0_MIDCMD_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"DATA_VALID", 0x1, 0}, {"COPY_MODE", 0x2, 1}, {"SPLIT_STATE", 0xf0, 4}, {"ALLOW_PREEMPT", 0x100, 8}}};
   BAREGPU_REG_FIELD(data_valid, 0x1, 0)
   BAREGPU_REG_FIELD(copy_mode, 0x2, 1)
@@ -5375,21 +6067,25 @@ struct SDMA0_QUEUE0_MIDCMD_CNTL : Register<SDMA0_QUEUE0_MIDCMD_CNTL, Ip::kGc, 0,
 };
 struct SDMA0_QUEUE0_MIDCMD_DATA0 : Register<SDMA0_QUEUE0_MIDCMD_DATA0, Ip::kGc, 0, 0xc0> {
   static constexpr char kName[] = "SDMA0_QUEUE0_MIDCMD_DATA0";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA0", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data0, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE0_MINOR_PTR_UPDATE : Register<SDMA0_QUEUE0_MINOR_PTR_UPDATE, Ip::kGc, 0, 0xb5> {
   static constexpr char kName[] = "SDMA0_QUEUE0_MINOR_PTR_UPDATE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ENABLE", 0x1, 0}}};
   BAREGPU_REG_FIELD(enable, 0x1, 0)
 };
 struct SDMA0_QUEUE0_PREEMPT : Register<SDMA0_QUEUE0_PREEMPT, Ip::kGc, 0, 0xb0> {
   static constexpr char kName[] = "SDMA0_QUEUE0_PREEMPT";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IB_PREEMPT", 0x1, 0}}};
   BAREGPU_REG_FIELD(ib_preempt, 0x1, 0)
 };
 struct SDMA0_QUEUE0_RB_AQL_CNTL : Register<SDMA0_QUEUE0_RB_AQL_CNTL, Ip::kGc, 0, 0xb4> {
   static constexpr char kName[] = "SDMA0_QUEUE0_RB_AQL_CNTL";
+  static constexpr uint32_t kDefault = 0x00004000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"AQL_ENABLE", 0x1, 0}, {"AQL_PACKET_SIZE", 0xfe, 1}, {"PACKET_STEP", 0xff00, 8}, {"MIDCMD_PREEMPT_ENABLE", 0x10000, 16}, {"MIDCMD_PREEMPT_DATA_RESTORE", 0x20000, 17}, {"OVERLAP_ENABLE", 0x40000, 18}}};
   BAREGPU_REG_FIELD(aql_enable, 0x1, 0)
   BAREGPU_REG_FIELD(aql_packet_size, 0xfe, 1)
@@ -5400,16 +6096,19 @@ struct SDMA0_QUEUE0_RB_AQL_CNTL : Register<SDMA0_QUEUE0_RB_AQL_CNTL, Ip::kGc, 0,
 };
 struct SDMA0_QUEUE0_RB_BASE : Register<SDMA0_QUEUE0_RB_BASE, Ip::kGc, 0, 0x81> {
   static constexpr char kName[] = "SDMA0_QUEUE0_RB_BASE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE0_RB_BASE_HI : Register<SDMA0_QUEUE0_RB_BASE_HI, Ip::kGc, 0, 0x82> {
   static constexpr char kName[] = "SDMA0_QUEUE0_RB_BASE_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffff, 0)
 };
 struct SDMA0_QUEUE0_RB_CNTL : Register<SDMA0_QUEUE0_RB_CNTL, Ip::kGc, 0, 0x80> {
   static constexpr char kName[] = "SDMA0_QUEUE0_RB_CNTL";
+  static constexpr uint32_t kDefault = 0x00040800;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 11> kFields{{{"RB_ENABLE", 0x1, 0}, {"RB_SIZE", 0x3e, 1}, {"WPTR_POLL_ENABLE", 0x100, 8}, {"RB_SWAP_ENABLE", 0x200, 9}, {"WPTR_POLL_SWAP_ENABLE", 0x400, 10}, {"F32_WPTR_POLL_ENABLE", 0x800, 11}, {"RPTR_WRITEBACK_ENABLE", 0x1000, 12}, {"RPTR_WRITEBACK_SWAP_ENABLE", 0x2000, 13}, {"RPTR_WRITEBACK_TIMER", 0x1f0000, 16}, {"RB_PRIV", 0x800000, 23}, {"RB_VMID", 0xf000000, 24}}};
   BAREGPU_REG_FIELD(rb_enable, 0x1, 0)
   BAREGPU_REG_FIELD(rb_size, 0x3e, 1)
@@ -5425,51 +6124,61 @@ struct SDMA0_QUEUE0_RB_CNTL : Register<SDMA0_QUEUE0_RB_CNTL, Ip::kGc, 0, 0x80> {
 };
 struct SDMA0_QUEUE0_RB_PREEMPT : Register<SDMA0_QUEUE0_RB_PREEMPT, Ip::kGc, 0, 0xb6> {
   static constexpr char kName[] = "SDMA0_QUEUE0_RB_PREEMPT";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PREEMPT_REQ", 0x1, 0}}};
   BAREGPU_REG_FIELD(preempt_req, 0x1, 0)
 };
 struct SDMA0_QUEUE0_RB_RPTR : Register<SDMA0_QUEUE0_RB_RPTR, Ip::kGc, 0, 0x83> {
   static constexpr char kName[] = "SDMA0_QUEUE0_RB_RPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE0_RB_RPTR_ADDR_HI : Register<SDMA0_QUEUE0_RB_RPTR_ADDR_HI, Ip::kGc, 0, 0x88> {
   static constexpr char kName[] = "SDMA0_QUEUE0_RB_RPTR_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE0_RB_RPTR_ADDR_LO : Register<SDMA0_QUEUE0_RB_RPTR_ADDR_LO, Ip::kGc, 0, 0x89> {
   static constexpr char kName[] = "SDMA0_QUEUE0_RB_RPTR_ADDR_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
 };
 struct SDMA0_QUEUE0_RB_RPTR_HI : Register<SDMA0_QUEUE0_RB_RPTR_HI, Ip::kGc, 0, 0x84> {
   static constexpr char kName[] = "SDMA0_QUEUE0_RB_RPTR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE0_RB_WPTR : Register<SDMA0_QUEUE0_RB_WPTR, Ip::kGc, 0, 0x85> {
   static constexpr char kName[] = "SDMA0_QUEUE0_RB_WPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE0_RB_WPTR_HI : Register<SDMA0_QUEUE0_RB_WPTR_HI, Ip::kGc, 0, 0x86> {
   static constexpr char kName[] = "SDMA0_QUEUE0_RB_WPTR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE0_RB_WPTR_POLL_ADDR_HI : Register<SDMA0_QUEUE0_RB_WPTR_POLL_ADDR_HI, Ip::kGc, 0, 0xb2> {
   static constexpr char kName[] = "SDMA0_QUEUE0_RB_WPTR_POLL_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE0_RB_WPTR_POLL_ADDR_LO : Register<SDMA0_QUEUE0_RB_WPTR_POLL_ADDR_LO, Ip::kGc, 0, 0xb3> {
   static constexpr char kName[] = "SDMA0_QUEUE0_RB_WPTR_POLL_ADDR_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
 };
 struct SDMA0_QUEUE0_SCHEDULE_CNTL : Register<SDMA0_QUEUE0_SCHEDULE_CNTL, Ip::kGc, 0, 0xae> {
   static constexpr char kName[] = "SDMA0_QUEUE0_SCHEDULE_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"GLOBAL_ID", 0x3, 0}, {"PROCESS_ID", 0x1c, 2}, {"LOCAL_ID", 0xc0, 6}, {"CONTEXT_QUANTUM", 0xff00, 8}}};
   BAREGPU_REG_FIELD(global_id, 0x3, 0)
   BAREGPU_REG_FIELD(process_id, 0x1c, 2)
@@ -5478,37 +6187,44 @@ struct SDMA0_QUEUE0_SCHEDULE_CNTL : Register<SDMA0_QUEUE0_SCHEDULE_CNTL, Ip::kGc
 };
 struct SDMA0_QUEUE0_SKIP_CNTL : Register<SDMA0_QUEUE0_SKIP_CNTL, Ip::kGc, 0, 0x90> {
   static constexpr char kName[] = "SDMA0_QUEUE0_SKIP_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SKIP_COUNT", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(skip_count, 0xfffff, 0)
 };
 struct SDMA0_QUEUE1_DOORBELL : Register<SDMA0_QUEUE1_DOORBELL, Ip::kGc, 0, 0xea> {
   static constexpr char kName[] = "SDMA0_QUEUE1_DOORBELL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE", 0x10000000, 28}, {"CAPTURED", 0x40000000, 30}}};
   BAREGPU_REG_FIELD(enable, 0x10000000, 28)
   BAREGPU_REG_FIELD(captured, 0x40000000, 30)
 };
 struct SDMA0_QUEUE1_DOORBELL_OFFSET : Register<SDMA0_QUEUE1_DOORBELL_OFFSET, Ip::kGc, 0, 0x103> {
   static constexpr char kName[] = "SDMA0_QUEUE1_DOORBELL_OFFSET";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0xffffffc, 2)
 };
 struct SDMA0_QUEUE1_DUMMY_REG : Register<SDMA0_QUEUE1_DUMMY_REG, Ip::kGc, 0, 0x109> {
   static constexpr char kName[] = "SDMA0_QUEUE1_DUMMY_REG";
+  static constexpr uint32_t kDefault = 0x0000000f;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DUMMY", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(dummy, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE1_IB_BASE_HI : Register<SDMA0_QUEUE1_IB_BASE_HI, Ip::kGc, 0, 0xe6> {
   static constexpr char kName[] = "SDMA0_QUEUE1_IB_BASE_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE1_IB_BASE_LO : Register<SDMA0_QUEUE1_IB_BASE_LO, Ip::kGc, 0, 0xe5> {
   static constexpr char kName[] = "SDMA0_QUEUE1_IB_BASE_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffe0, 5}}};
   BAREGPU_REG_FIELD(addr, 0xffffffe0, 5)
 };
 struct SDMA0_QUEUE1_IB_CNTL : Register<SDMA0_QUEUE1_IB_CNTL, Ip::kGc, 0, 0xe2> {
   static constexpr char kName[] = "SDMA0_QUEUE1_IB_CNTL";
+  static constexpr uint32_t kDefault = 0x00000100;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"IB_ENABLE", 0x1, 0}, {"IB_SWAP_ENABLE", 0x10, 4}, {"SWITCH_INSIDE_IB", 0x100, 8}, {"CMD_VMID", 0xf0000, 16}}};
   BAREGPU_REG_FIELD(ib_enable, 0x1, 0)
   BAREGPU_REG_FIELD(ib_swap_enable, 0x10, 4)
@@ -5517,36 +6233,43 @@ struct SDMA0_QUEUE1_IB_CNTL : Register<SDMA0_QUEUE1_IB_CNTL, Ip::kGc, 0, 0xe2> {
 };
 struct SDMA0_QUEUE1_IB_OFFSET : Register<SDMA0_QUEUE1_IB_OFFSET, Ip::kGc, 0, 0xe4> {
   static constexpr char kName[] = "SDMA0_QUEUE1_IB_OFFSET";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0x3ffffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0x3ffffc, 2)
 };
 struct SDMA0_QUEUE1_IB_RPTR : Register<SDMA0_QUEUE1_IB_RPTR, Ip::kGc, 0, 0xe3> {
   static constexpr char kName[] = "SDMA0_QUEUE1_IB_RPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0x3ffffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0x3ffffc, 2)
 };
 struct SDMA0_QUEUE1_IB_SUB_REMAIN : Register<SDMA0_QUEUE1_IB_SUB_REMAIN, Ip::kGc, 0, 0x107> {
   static constexpr char kName[] = "SDMA0_QUEUE1_IB_SUB_REMAIN";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0x3fff, 0}}};
   BAREGPU_REG_FIELD(size, 0x3fff, 0)
 };
 struct SDMA0_QUEUE1_MINOR_PTR_UPDATE : Register<SDMA0_QUEUE1_MINOR_PTR_UPDATE, Ip::kGc, 0, 0x10d> {
   static constexpr char kName[] = "SDMA0_QUEUE1_MINOR_PTR_UPDATE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ENABLE", 0x1, 0}}};
   BAREGPU_REG_FIELD(enable, 0x1, 0)
 };
 struct SDMA0_QUEUE1_RB_BASE : Register<SDMA0_QUEUE1_RB_BASE, Ip::kGc, 0, 0xd9> {
   static constexpr char kName[] = "SDMA0_QUEUE1_RB_BASE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE1_RB_BASE_HI : Register<SDMA0_QUEUE1_RB_BASE_HI, Ip::kGc, 0, 0xda> {
   static constexpr char kName[] = "SDMA0_QUEUE1_RB_BASE_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffff, 0)
 };
 struct SDMA0_QUEUE1_RB_CNTL : Register<SDMA0_QUEUE1_RB_CNTL, Ip::kGc, 0, 0xd8> {
   static constexpr char kName[] = "SDMA0_QUEUE1_RB_CNTL";
+  static constexpr uint32_t kDefault = 0x00040800;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 11> kFields{{{"RB_ENABLE", 0x1, 0}, {"RB_SIZE", 0x3e, 1}, {"WPTR_POLL_ENABLE", 0x100, 8}, {"RB_SWAP_ENABLE", 0x200, 9}, {"WPTR_POLL_SWAP_ENABLE", 0x400, 10}, {"F32_WPTR_POLL_ENABLE", 0x800, 11}, {"RPTR_WRITEBACK_ENABLE", 0x1000, 12}, {"RPTR_WRITEBACK_SWAP_ENABLE", 0x2000, 13}, {"RPTR_WRITEBACK_TIMER", 0x1f0000, 16}, {"RB_PRIV", 0x800000, 23}, {"RB_VMID", 0xf000000, 24}}};
   BAREGPU_REG_FIELD(rb_enable, 0x1, 0)
   BAREGPU_REG_FIELD(rb_size, 0x3e, 1)
@@ -5562,76 +6285,91 @@ struct SDMA0_QUEUE1_RB_CNTL : Register<SDMA0_QUEUE1_RB_CNTL, Ip::kGc, 0, 0xd8> {
 };
 struct SDMA0_QUEUE1_RB_RPTR : Register<SDMA0_QUEUE1_RB_RPTR, Ip::kGc, 0, 0xdb> {
   static constexpr char kName[] = "SDMA0_QUEUE1_RB_RPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE1_RB_RPTR_ADDR_HI : Register<SDMA0_QUEUE1_RB_RPTR_ADDR_HI, Ip::kGc, 0, 0xe0> {
   static constexpr char kName[] = "SDMA0_QUEUE1_RB_RPTR_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE1_RB_RPTR_ADDR_LO : Register<SDMA0_QUEUE1_RB_RPTR_ADDR_LO, Ip::kGc, 0, 0xe1> {
   static constexpr char kName[] = "SDMA0_QUEUE1_RB_RPTR_ADDR_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
 };
 struct SDMA0_QUEUE1_RB_RPTR_HI : Register<SDMA0_QUEUE1_RB_RPTR_HI, Ip::kGc, 0, 0xdc> {
   static constexpr char kName[] = "SDMA0_QUEUE1_RB_RPTR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE1_RB_WPTR : Register<SDMA0_QUEUE1_RB_WPTR, Ip::kGc, 0, 0xdd> {
   static constexpr char kName[] = "SDMA0_QUEUE1_RB_WPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE1_RB_WPTR_HI : Register<SDMA0_QUEUE1_RB_WPTR_HI, Ip::kGc, 0, 0xde> {
   static constexpr char kName[] = "SDMA0_QUEUE1_RB_WPTR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE1_RB_WPTR_POLL_ADDR_HI : Register<SDMA0_QUEUE1_RB_WPTR_POLL_ADDR_HI, Ip::kGc, 0, 0x10a> {
   static constexpr char kName[] = "SDMA0_QUEUE1_RB_WPTR_POLL_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE1_RB_WPTR_POLL_ADDR_LO : Register<SDMA0_QUEUE1_RB_WPTR_POLL_ADDR_LO, Ip::kGc, 0, 0x10b> {
   static constexpr char kName[] = "SDMA0_QUEUE1_RB_WPTR_POLL_ADDR_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
 };
 struct SDMA0_QUEUE2_DUMMY_REG : Register<SDMA0_QUEUE2_DUMMY_REG, Ip::kGc, 0, 0x161> {
   static constexpr char kName[] = "SDMA0_QUEUE2_DUMMY_REG";
+  static constexpr uint32_t kDefault = 0x0000000f;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DUMMY", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(dummy, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE2_IB_BASE_HI : Register<SDMA0_QUEUE2_IB_BASE_HI, Ip::kGc, 0, 0x13e> {
   static constexpr char kName[] = "SDMA0_QUEUE2_IB_BASE_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE2_IB_BASE_LO : Register<SDMA0_QUEUE2_IB_BASE_LO, Ip::kGc, 0, 0x13d> {
   static constexpr char kName[] = "SDMA0_QUEUE2_IB_BASE_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffe0, 5}}};
   BAREGPU_REG_FIELD(addr, 0xffffffe0, 5)
 };
 struct SDMA0_QUEUE2_IB_OFFSET : Register<SDMA0_QUEUE2_IB_OFFSET, Ip::kGc, 0, 0x13c> {
   static constexpr char kName[] = "SDMA0_QUEUE2_IB_OFFSET";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0x3ffffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0x3ffffc, 2)
 };
 struct SDMA0_QUEUE2_IB_RPTR : Register<SDMA0_QUEUE2_IB_RPTR, Ip::kGc, 0, 0x13b> {
   static constexpr char kName[] = "SDMA0_QUEUE2_IB_RPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0x3ffffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0x3ffffc, 2)
 };
 struct SDMA0_QUEUE2_IB_SUB_REMAIN : Register<SDMA0_QUEUE2_IB_SUB_REMAIN, Ip::kGc, 0, 0x15f> {
   static constexpr char kName[] = "SDMA0_QUEUE2_IB_SUB_REMAIN";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0x3fff, 0}}};
   BAREGPU_REG_FIELD(size, 0x3fff, 0)
 };
 struct SDMA0_QUEUE2_RB_CNTL : Register<SDMA0_QUEUE2_RB_CNTL, Ip::kGc, 0, 0x130> {
   static constexpr char kName[] = "SDMA0_QUEUE2_RB_CNTL";
+  static constexpr uint32_t kDefault = 0x00040800;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 11> kFields{{{"RB_ENABLE", 0x1, 0}, {"RB_SIZE", 0x3e, 1}, {"WPTR_POLL_ENABLE", 0x100, 8}, {"RB_SWAP_ENABLE", 0x200, 9}, {"WPTR_POLL_SWAP_ENABLE", 0x400, 10}, {"F32_WPTR_POLL_ENABLE", 0x800, 11}, {"RPTR_WRITEBACK_ENABLE", 0x1000, 12}, {"RPTR_WRITEBACK_SWAP_ENABLE", 0x2000, 13}, {"RPTR_WRITEBACK_TIMER", 0x1f0000, 16}, {"RB_PRIV", 0x800000, 23}, {"RB_VMID", 0xf000000, 24}}};
   BAREGPU_REG_FIELD(rb_enable, 0x1, 0)
   BAREGPU_REG_FIELD(rb_size, 0x3e, 1)
@@ -5647,26 +6385,31 @@ struct SDMA0_QUEUE2_RB_CNTL : Register<SDMA0_QUEUE2_RB_CNTL, Ip::kGc, 0, 0x130> 
 };
 struct SDMA0_QUEUE2_RB_RPTR : Register<SDMA0_QUEUE2_RB_RPTR, Ip::kGc, 0, 0x133> {
   static constexpr char kName[] = "SDMA0_QUEUE2_RB_RPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE2_RB_RPTR_HI : Register<SDMA0_QUEUE2_RB_RPTR_HI, Ip::kGc, 0, 0x134> {
   static constexpr char kName[] = "SDMA0_QUEUE2_RB_RPTR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE2_RB_WPTR : Register<SDMA0_QUEUE2_RB_WPTR, Ip::kGc, 0, 0x135> {
   static constexpr char kName[] = "SDMA0_QUEUE2_RB_WPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE2_RB_WPTR_HI : Register<SDMA0_QUEUE2_RB_WPTR_HI, Ip::kGc, 0, 0x136> {
   static constexpr char kName[] = "SDMA0_QUEUE2_RB_WPTR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA0_QUEUE_STATUS0 : Register<SDMA0_QUEUE_STATUS0, Ip::kGc, 0, 0x2f> {
   static constexpr char kName[] = "SDMA0_QUEUE_STATUS0";
+  static constexpr uint32_t kDefault = 0x22222222;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 8> kFields{{{"QUEUE0_STATUS", 0xf, 0}, {"QUEUE1_STATUS", 0xf0, 4}, {"QUEUE2_STATUS", 0xf00, 8}, {"QUEUE3_STATUS", 0xf000, 12}, {"QUEUE4_STATUS", 0xf0000, 16}, {"QUEUE5_STATUS", 0xf00000, 20}, {"QUEUE6_STATUS", 0xf000000, 24}, {"QUEUE7_STATUS", 0xf0000000, 28}}};
   BAREGPU_REG_FIELD(queue0_status, 0xf, 0)
   BAREGPU_REG_FIELD(queue1_status, 0xf0, 4)
@@ -5679,27 +6422,32 @@ struct SDMA0_QUEUE_STATUS0 : Register<SDMA0_QUEUE_STATUS0, Ip::kGc, 0, 0x2f> {
 };
 struct SDMA0_RB_RPTR_FETCH : Register<SDMA0_RB_RPTR_FETCH, Ip::kGc, 0, 0x20> {
   static constexpr char kName[] = "SDMA0_RB_RPTR_FETCH";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0xfffffffc, 2)
 };
 struct SDMA0_RB_RPTR_FETCH_HI : Register<SDMA0_RB_RPTR_FETCH_HI, Ip::kGc, 0, 0x21> {
   static constexpr char kName[] = "SDMA0_RB_RPTR_FETCH_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA0_RLC_CGCG_CTRL : Register<SDMA0_RLC_CGCG_CTRL, Ip::kGc, 0, 0x5c> {
   static constexpr char kName[] = "SDMA0_RLC_CGCG_CTRL";
+  static constexpr uint32_t kDefault = 0x00400000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"CGCG_INT_ENABLE", 0x2, 1}, {"CGCG_IDLE_HYSTERESIS", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(cgcg_int_enable, 0x2, 1)
   BAREGPU_REG_FIELD(cgcg_idle_hysteresis, 0xffff0000, 16)
 };
 struct SDMA0_SEM_WAIT_FAIL_TIMER_CNTL : Register<SDMA0_SEM_WAIT_FAIL_TIMER_CNTL, Ip::kGc, 0, 0x22> {
   static constexpr char kName[] = "SDMA0_SEM_WAIT_FAIL_TIMER_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"TIMER", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(timer, 0xffffffff, 0)
 };
 struct SDMA0_STATUS1_REG : Register<SDMA0_STATUS1_REG, Ip::kGc, 0, 0x26> {
   static constexpr char kName[] = "SDMA0_STATUS1_REG";
+  static constexpr uint32_t kDefault = 0x000403ff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 17> kFields{{{"CE_WREQ_IDLE", 0x1, 0}, {"CE_WR_IDLE", 0x2, 1}, {"CE_SPLIT_IDLE", 0x4, 2}, {"CE_RREQ_IDLE", 0x8, 3}, {"CE_OUT_IDLE", 0x10, 4}, {"CE_IN_IDLE", 0x20, 5}, {"CE_DST_IDLE", 0x40, 6}, {"CE_CMD_IDLE", 0x200, 9}, {"CE_AFIFO_FULL", 0x400, 10}, {"CE_INFO_FULL", 0x800, 11}, {"CE_INFO1_FULL", 0x1000, 12}, {"EX_START", 0x2000, 13}, {"CE_RD_STALL", 0x8000, 15}, {"CE_WR_STALL", 0x10000, 16}, {"SEC_INTR_STATUS", 0x20000, 17}, {"WPTR_POLL_IDLE", 0x40000, 18}, {"SDMA_IDLE", 0x80000, 19}}};
   BAREGPU_REG_FIELD(ce_wreq_idle, 0x1, 0)
   BAREGPU_REG_FIELD(ce_wr_idle, 0x2, 1)
@@ -5721,6 +6469,7 @@ struct SDMA0_STATUS1_REG : Register<SDMA0_STATUS1_REG, Ip::kGc, 0, 0x26> {
 };
 struct SDMA0_STATUS2_REG : Register<SDMA0_STATUS2_REG, Ip::kGc, 0, 0x38> {
   static constexpr char kName[] = "SDMA0_STATUS2_REG";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"ID", 0x3, 0}, {"TH0F32_INSTR_PTR", 0xfffc, 2}, {"CMD_OP", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(id, 0x3, 0)
   BAREGPU_REG_FIELD(th0f32_instr_ptr, 0xfffc, 2)
@@ -5728,6 +6477,7 @@ struct SDMA0_STATUS2_REG : Register<SDMA0_STATUS2_REG, Ip::kGc, 0, 0x38> {
 };
 struct SDMA0_STATUS3_REG : Register<SDMA0_STATUS3_REG, Ip::kGc, 0, 0x4c> {
   static constexpr char kName[] = "SDMA0_STATUS3_REG";
+  static constexpr uint32_t kDefault = 0x03f00000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 10> kFields{{{"CMD_OP_STATUS", 0xffff, 0}, {"PREV_VM_CMD", 0xf0000, 16}, {"EXCEPTION_IDLE", 0x100000, 20}, {"AQL_PREV_CMD_IDLE", 0x200000, 21}, {"TLBI_IDLE", 0x400000, 22}, {"GCR_IDLE", 0x800000, 23}, {"INVREQ_IDLE", 0x1000000, 24}, {"QUEUE_ID_MATCH", 0x2000000, 25}, {"INT_QUEUE_ID", 0x3c000000, 26}, {"TMZ_MTYPE_STATUS", 0xc0000000, 30}}};
   BAREGPU_REG_FIELD(cmd_op_status, 0xffff, 0)
   BAREGPU_REG_FIELD(prev_vm_cmd, 0xf0000, 16)
@@ -5742,6 +6492,7 @@ struct SDMA0_STATUS3_REG : Register<SDMA0_STATUS3_REG, Ip::kGc, 0, 0x4c> {
 };
 struct SDMA0_STATUS4_REG : Register<SDMA0_STATUS4_REG, Ip::kGc, 0, 0x76> {
   static constexpr char kName[] = "SDMA0_STATUS4_REG";
+  static constexpr uint32_t kDefault = 0x00000001;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 22> kFields{{{"IDLE", 0x1, 0}, {"IH_OUTSTANDING", 0x4, 2}, {"SEM_OUTSTANDING", 0x8, 3}, {"CH_RD_OUTSTANDING", 0x10, 4}, {"CH_WR_OUTSTANDING", 0x20, 5}, {"GCR_OUTSTANDING", 0x40, 6}, {"TLBI_OUTSTANDING", 0x80, 7}, {"UTCL2_RD_OUTSTANDING", 0x100, 8}, {"UTCL2_WR_OUTSTANDING", 0x200, 9}, {"REG_POLLING", 0x400, 10}, {"MEM_POLLING", 0x800, 11}, {"RESERVED_13_12", 0x3000, 12}, {"RESERVED_15_14", 0xc000, 14}, {"ACTIVE_QUEUE_ID", 0xf0000, 16}, {"SRIOV_WATING_RLCV_CMD", 0x100000, 20}, {"SRIOV_SDMA_EXECUTING_CMD", 0x200000, 21}, {"UTCL2_RD_XNACK_FAULT", 0x400000, 22}, {"UTCL2_RD_XNACK_NULL", 0x800000, 23}, {"UTCL2_RD_XNACK_TIMEOUT", 0x1000000, 24}, {"UTCL2_WR_XNACK_FAULT", 0x2000000, 25}, {"UTCL2_WR_XNACK_NULL", 0x4000000, 26}, {"UTCL2_WR_XNACK_TIMEOUT", 0x8000000, 27}}};
   BAREGPU_REG_FIELD(idle, 0x1, 0)
   BAREGPU_REG_FIELD(ih_outstanding, 0x4, 2)
@@ -5768,6 +6519,7 @@ struct SDMA0_STATUS4_REG : Register<SDMA0_STATUS4_REG, Ip::kGc, 0, 0x76> {
 };
 struct SDMA0_STATUS5_REG : Register<SDMA0_STATUS5_REG, Ip::kGc, 0, 0x7a> {
   static constexpr char kName[] = "SDMA0_STATUS5_REG";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 17> kFields{{{"QUEUE0_RB_ENABLE_STATUS", 0x1, 0}, {"QUEUE1_RB_ENABLE_STATUS", 0x2, 1}, {"QUEUE2_RB_ENABLE_STATUS", 0x4, 2}, {"QUEUE3_RB_ENABLE_STATUS", 0x8, 3}, {"QUEUE4_RB_ENABLE_STATUS", 0x10, 4}, {"QUEUE5_RB_ENABLE_STATUS", 0x20, 5}, {"QUEUE6_RB_ENABLE_STATUS", 0x40, 6}, {"QUEUE7_RB_ENABLE_STATUS", 0x80, 7}, {"ACTIVE_QUEUE_ID", 0xf0000, 16}, {"QUEUE0_WPTR_POLL_PAGE_EXCEPTION", 0x100000, 20}, {"QUEUE1_WPTR_POLL_PAGE_EXCEPTION", 0x200000, 21}, {"QUEUE2_WPTR_POLL_PAGE_EXCEPTION", 0x400000, 22}, {"QUEUE3_WPTR_POLL_PAGE_EXCEPTION", 0x800000, 23}, {"QUEUE4_WPTR_POLL_PAGE_EXCEPTION", 0x1000000, 24}, {"QUEUE5_WPTR_POLL_PAGE_EXCEPTION", 0x2000000, 25}, {"QUEUE6_WPTR_POLL_PAGE_EXCEPTION", 0x4000000, 26}, {"QUEUE7_WPTR_POLL_PAGE_EXCEPTION", 0x8000000, 27}}};
   BAREGPU_REG_FIELD(queue0_rb_enable_status, 0x1, 0)
   BAREGPU_REG_FIELD(queue1_rb_enable_status, 0x2, 1)
@@ -5789,6 +6541,7 @@ struct SDMA0_STATUS5_REG : Register<SDMA0_STATUS5_REG, Ip::kGc, 0, 0x7a> {
 };
 struct SDMA0_STATUS6_REG : Register<SDMA0_STATUS6_REG, Ip::kGc, 0, 0x7c> {
   static constexpr char kName[] = "SDMA0_STATUS6_REG";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"ID", 0x3, 0}, {"TH1F32_INSTR_PTR", 0xfffc, 2}, {"TH1_EXCEPTION", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(id, 0x3, 0)
   BAREGPU_REG_FIELD(th1f32_instr_ptr, 0xfffc, 2)
@@ -5796,6 +6549,7 @@ struct SDMA0_STATUS6_REG : Register<SDMA0_STATUS6_REG, Ip::kGc, 0, 0x7c> {
 };
 struct SDMA0_STATUS_REG : Register<SDMA0_STATUS_REG, Ip::kGc, 0, 0x25> {
   static constexpr char kName[] = "SDMA0_STATUS_REG";
+  static constexpr uint32_t kDefault = 0x46dee557;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 29> kFields{{{"IDLE", 0x1, 0}, {"REG_IDLE", 0x2, 1}, {"RB_EMPTY", 0x4, 2}, {"RB_FULL", 0x8, 3}, {"RB_CMD_IDLE", 0x10, 4}, {"RB_CMD_FULL", 0x20, 5}, {"IB_CMD_IDLE", 0x40, 6}, {"IB_CMD_FULL", 0x80, 7}, {"BLOCK_IDLE", 0x100, 8}, {"INSIDE_IB", 0x200, 9}, {"EX_IDLE", 0x400, 10}, {"CGCG_FENCE", 0x800, 11}, {"PACKET_READY", 0x1000, 12}, {"MC_WR_IDLE", 0x2000, 13}, {"SRBM_IDLE", 0x4000, 14}, {"CONTEXT_EMPTY", 0x8000, 15}, {"DELTA_RPTR_FULL", 0x10000, 16}, {"RB_MC_RREQ_IDLE", 0x20000, 17}, {"IB_MC_RREQ_IDLE", 0x40000, 18}, {"MC_RD_IDLE", 0x80000, 19}, {"DELTA_RPTR_EMPTY", 0x100000, 20}, {"MC_RD_RET_STALL", 0x200000, 21}, {"MC_RD_NO_POLL_IDLE", 0x400000, 22}, {"PREV_CMD_IDLE", 0x2000000, 25}, {"SEM_IDLE", 0x4000000, 26}, {"SEM_REQ_STALL", 0x8000000, 27}, {"SEM_RESP_STATE", 0x30000000, 28}, {"INT_IDLE", 0x40000000, 30}, {"INT_REQ_STALL", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(idle, 0x1, 0)
   BAREGPU_REG_FIELD(reg_idle, 0x2, 1)
@@ -5829,22 +6583,26 @@ struct SDMA0_STATUS_REG : Register<SDMA0_STATUS_REG, Ip::kGc, 0, 0x25> {
 };
 struct SDMA0_UCODE_ADDR : Register<SDMA0_UCODE_ADDR, Ip::kGc, 1, 0x5880> {
   static constexpr char kName[] = "SDMA0_UCODE_ADDR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"VALUE", 0x1fff, 0}, {"THID", 0x8000, 15}}};
   BAREGPU_REG_FIELD(value, 0x1fff, 0)
   BAREGPU_REG_FIELD(thid, 0x8000, 15)
 };
 struct SDMA0_UCODE_CHECKSUM : Register<SDMA0_UCODE_CHECKSUM, Ip::kGc, 0, 0x29> {
   static constexpr char kName[] = "SDMA0_UCODE_CHECKSUM";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct SDMA0_UCODE_DATA : Register<SDMA0_UCODE_DATA, Ip::kGc, 1, 0x5881> {
   static constexpr char kName[] = "SDMA0_UCODE_DATA";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"VALUE", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(value, 0xffffffff, 0)
 };
 struct SDMA0_UTCL1_CNTL : Register<SDMA0_UTCL1_CNTL, Ip::kGc, 0, 0x3c> {
   static constexpr char kName[] = "SDMA0_UTCL1_CNTL";
+  static constexpr uint32_t kDefault = 0x2c000288;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 9> kFields{{{"REDO_DELAY", 0x1f, 0}, {"PAGE_WAIT_DELAY", 0x1e0, 5}, {"RESP_MODE", 0x600, 9}, {"FORCE_INVALIDATION", 0x4000, 14}, {"FORCE_INVREQ_HEAVY", 0x8000, 15}, {"WR_EXE_PERMS_CTRL", 0x10000, 16}, {"RD_EXE_PERMS_CTRL", 0x20000, 17}, {"INVACK_DELAY", 0x3c0000, 18}, {"REQL2_CREDIT", 0x3f000000, 24}}};
   BAREGPU_REG_FIELD(redo_delay, 0x1f, 0)
   BAREGPU_REG_FIELD(page_wait_delay, 0x1e0, 5)
@@ -5858,6 +6616,7 @@ struct SDMA0_UTCL1_CNTL : Register<SDMA0_UTCL1_CNTL, Ip::kGc, 0, 0x3c> {
 };
 struct SDMA0_UTCL1_PAGE : Register<SDMA0_UTCL1_PAGE, Ip::kGc, 0, 0x3f> {
   static constexpr char kName[] = "SDMA0_UTCL1_PAGE";
+  static constexpr uint32_t kDefault = 0x010cec00;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 11> kFields{{{"VM_HOLE", 0x1, 0}, {"REQ_TYPE", 0x1e, 1}, {"USE_MTYPE", 0x3c0, 6}, {"USE_PT_SNOOP", 0x400, 10}, {"USE_IO", 0x800, 11}, {"RD_L2_POLICY", 0x3000, 12}, {"WR_L2_POLICY", 0xc000, 14}, {"DMA_PAGE_SIZE", 0x3f0000, 16}, {"USE_BC", 0x400000, 22}, {"ADDR_IS_PA", 0x800000, 23}, {"LLC_NOALLOC", 0x1000000, 24}}};
   BAREGPU_REG_FIELD(vm_hole, 0x1, 0)
   BAREGPU_REG_FIELD(req_type, 0x1e, 1)
@@ -5873,6 +6632,7 @@ struct SDMA0_UTCL1_PAGE : Register<SDMA0_UTCL1_PAGE, Ip::kGc, 0, 0x3f> {
 };
 struct SDMA0_UTCL1_RD_STATUS : Register<SDMA0_UTCL1_RD_STATUS, Ip::kGc, 0, 0x40> {
   static constexpr char kName[] = "SDMA0_UTCL1_RD_STATUS";
+  static constexpr uint32_t kDefault = 0xb90700ff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 31> kFields{{{"RD_VA_FIFO_EMPTY", 0x1, 0}, {"RD_REG_ENTRY_EMPTY", 0x2, 1}, {"RD_PAGE_FIFO_EMPTY", 0x4, 2}, {"RD_REQ_FIFO_EMPTY", 0x8, 3}, {"RD_VA_REQ_FIFO_EMPTY", 0x10, 4}, {"RESERVED0", 0x20, 5}, {"RESERVED1", 0x40, 6}, {"META_Q_EMPTY", 0x80, 7}, {"RD_VA_FIFO_FULL", 0x100, 8}, {"RD_REG_ENTRY_FULL", 0x200, 9}, {"RD_PAGE_FIFO_FULL", 0x400, 10}, {"RD_REQ_FIFO_FULL", 0x800, 11}, {"RD_VA_REQ_FIFO_FULL", 0x1000, 12}, {"RESERVED2", 0x2000, 13}, {"RESERVED3", 0x4000, 14}, {"META_Q_FULL", 0x8000, 15}, {"RD_L2_INTF_IDLE", 0x10000, 16}, {"RD_REQRET_IDLE", 0x20000, 17}, {"RD_REQ_IDLE", 0x40000, 18}, {"RD_MERGE_TYPE", 0x180000, 19}, {"RD_MERGE_DATA_PA_READY", 0x200000, 21}, {"RD_MERGE_META_PA_READY", 0x400000, 22}, {"RD_MERGE_REG_READY", 0x800000, 23}, {"RD_MERGE_PAGE_FIFO_READY", 0x1000000, 24}, {"RD_MERGE_REQ_FIFO_READY", 0x2000000, 25}, {"RESERVED4", 0x4000000, 26}, {"RD_MERGE_OUT_RTR", 0x8000000, 27}, {"RDREQ_IN_RTR", 0x10000000, 28}, {"RDREQ_OUT_RTR", 0x20000000, 29}, {"INV_BUSY", 0x40000000, 30}, {"DBIT_REQ_IDLE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(rd_va_fifo_empty, 0x1, 0)
   BAREGPU_REG_FIELD(rd_reg_entry_empty, 0x2, 1)
@@ -5908,11 +6668,13 @@ struct SDMA0_UTCL1_RD_STATUS : Register<SDMA0_UTCL1_RD_STATUS, Ip::kGc, 0, 0x40>
 };
 struct SDMA0_UTCL1_RD_XNACK0 : Register<SDMA0_UTCL1_RD_XNACK0, Ip::kGc, 0, 0x45> {
   static constexpr char kName[] = "SDMA0_UTCL1_RD_XNACK0";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"XNACK_FAULT_ADDR_LO", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(xnack_fault_addr_lo, 0xffffffff, 0)
 };
 struct SDMA0_UTCL1_RD_XNACK1 : Register<SDMA0_UTCL1_RD_XNACK1, Ip::kGc, 0, 0x46> {
   static constexpr char kName[] = "SDMA0_UTCL1_RD_XNACK1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 8> kFields{{{"XNACK_FAULT_ADDR_HI", 0xf, 0}, {"XNACK_FAULT_VMID", 0xf0, 4}, {"XNACK_FAULT_VECTOR", 0x300, 8}, {"XNACK_NULL_VECTOR", 0xc00, 10}, {"XNACK_TIMEOUT_VECTOR", 0x3000, 12}, {"XNACK_FAULT_FLAG", 0x4000, 14}, {"XNACK_NULL_FLAG", 0x8000, 15}, {"XNACK_TIMEOUT_FLAG", 0x10000, 16}}};
   BAREGPU_REG_FIELD(xnack_fault_addr_hi, 0xf, 0)
   BAREGPU_REG_FIELD(xnack_fault_vmid, 0xf0, 4)
@@ -5925,6 +6687,7 @@ struct SDMA0_UTCL1_RD_XNACK1 : Register<SDMA0_UTCL1_RD_XNACK1, Ip::kGc, 0, 0x46>
 };
 struct SDMA0_UTCL1_WR_STATUS : Register<SDMA0_UTCL1_WR_STATUS, Ip::kGc, 0, 0x41> {
   static constexpr char kName[] = "SDMA0_UTCL1_WR_STATUS";
+  static constexpr uint32_t kDefault = 0xf90780ff;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 31> kFields{{{"WR_VA_FIFO_EMPTY", 0x1, 0}, {"WR_REG_ENTRY_EMPTY", 0x2, 1}, {"WR_PAGE_FIFO_EMPTY", 0x4, 2}, {"WR_REQ_FIFO_EMPTY", 0x8, 3}, {"WR_VA_REQ_FIFO_EMPTY", 0x10, 4}, {"WR_DATA2_EMPTY", 0x20, 5}, {"WR_DATA1_EMPTY", 0x40, 6}, {"RESERVED0", 0x80, 7}, {"WR_VA_FIFO_FULL", 0x100, 8}, {"WR_REG_ENTRY_FULL", 0x200, 9}, {"WR_PAGE_FIFO_FULL", 0x400, 10}, {"WR_REQ_FIFO_FULL", 0x800, 11}, {"WR_VA_REQ_FIFO_FULL", 0x1000, 12}, {"WR_DATA2_FULL", 0x2000, 13}, {"WR_DATA1_FULL", 0x4000, 14}, {"F32_WR_RTR", 0x8000, 15}, {"WR_L2_INTF_IDLE", 0x10000, 16}, {"WR_REQRET_IDLE", 0x20000, 17}, {"WR_REQ_IDLE", 0x40000, 18}, {"WR_MERGE_TYPE", 0x180000, 19}, {"WR_MERGE_DATA_PA_READY", 0x200000, 21}, {"WR_MERGE_META_PA_READY", 0x400000, 22}, {"WR_MERGE_REG_READY", 0x800000, 23}, {"WR_MERGE_PAGE_FIFO_READY", 0x1000000, 24}, {"WR_MERGE_REQ_FIFO_READY", 0x2000000, 25}, {"WR_MERGE_DATA_SEL", 0x4000000, 26}, {"WR_MERGE_OUT_RTR", 0x8000000, 27}, {"WRREQ_IN_RTR", 0x10000000, 28}, {"WRREQ_OUT_RTR", 0x20000000, 29}, {"WRREQ_IN_DATA1_RTR", 0x40000000, 30}, {"WRREQ_IN_DATA2_RTR", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(wr_va_fifo_empty, 0x1, 0)
   BAREGPU_REG_FIELD(wr_reg_entry_empty, 0x2, 1)
@@ -5960,11 +6723,13 @@ struct SDMA0_UTCL1_WR_STATUS : Register<SDMA0_UTCL1_WR_STATUS, Ip::kGc, 0, 0x41>
 };
 struct SDMA0_UTCL1_WR_XNACK0 : Register<SDMA0_UTCL1_WR_XNACK0, Ip::kGc, 0, 0x47> {
   static constexpr char kName[] = "SDMA0_UTCL1_WR_XNACK0";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"XNACK_FAULT_ADDR_LO", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(xnack_fault_addr_lo, 0xffffffff, 0)
 };
 struct SDMA0_UTCL1_WR_XNACK1 : Register<SDMA0_UTCL1_WR_XNACK1, Ip::kGc, 0, 0x48> {
   static constexpr char kName[] = "SDMA0_UTCL1_WR_XNACK1";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 8> kFields{{{"XNACK_FAULT_ADDR_HI", 0xf, 0}, {"XNACK_FAULT_VMID", 0xf0, 4}, {"XNACK_FAULT_VECTOR", 0x300, 8}, {"XNACK_NULL_VECTOR", 0xc00, 10}, {"XNACK_TIMEOUT_VECTOR", 0x3000, 12}, {"XNACK_FAULT_FLAG", 0x4000, 14}, {"XNACK_NULL_FLAG", 0x8000, 15}, {"XNACK_TIMEOUT_FLAG", 0x10000, 16}}};
   BAREGPU_REG_FIELD(xnack_fault_addr_hi, 0xf, 0)
   BAREGPU_REG_FIELD(xnack_fault_vmid, 0xf0, 4)
@@ -5977,12 +6742,14 @@ struct SDMA0_UTCL1_WR_XNACK1 : Register<SDMA0_UTCL1_WR_XNACK1, Ip::kGc, 0, 0x48>
 };
 struct SDMA0_WATCHDOG_CNTL : Register<SDMA0_WATCHDOG_CNTL, Ip::kGc, 0, 0x2e> {
   static constexpr char kName[] = "SDMA0_WATCHDOG_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"QUEUE_HANG_COUNT", 0xff, 0}, {"CMD_TIMEOUT_COUNT", 0xff00, 8}}};
   BAREGPU_REG_FIELD(queue_hang_count, 0xff, 0)
   BAREGPU_REG_FIELD(cmd_timeout_count, 0xff00, 8)
 };
 struct SDMA1_CHICKEN_BITS : Register<SDMA1_CHICKEN_BITS, Ip::kGc, 0, 0x61d> {
   static constexpr char kName[] = "SDMA1_CHICKEN_BITS";
+  static constexpr uint32_t kDefault = 0x0107d186;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 19> kFields{{{"STALL_ON_TRANS_FULL_ENABLE", 0x2, 1}, {"STALL_ON_NO_FREE_DATA_BUFFER_ENABLE", 0x4, 2}, {"SRBM_POLL_RETRYING", 0x20, 5}, {"RD_BURST", 0xc0, 6}, {"WR_BURST", 0x300, 8}, {"COMBINE_256B_WAIT_CYCLE", 0x3c00, 10}, {"WR_COMBINE_256B_ENABLE", 0x4000, 14}, {"RD_COMBINE_256B_ENABLE", 0x8000, 15}, {"COPY_OVERLAP_ENABLE", 0x10000, 16}, {"RAW_CHECK_ENABLE", 0x20000, 17}, {"T2L_256B_ENABLE", 0x40000, 18}, {"SOFT_OVERRIDE_GCR_FGCG", 0x80000, 19}, {"SOFT_OVERRIDE_GRBM_FGCG", 0x100000, 20}, {"SOFT_OVERRIDE_CH_FGCG", 0x200000, 21}, {"SOFT_OVERRIDE_UTCL2_INVREQ_FGCG", 0x400000, 22}, {"SOFT_OVERRIDE_UTCL1_FGCG", 0x800000, 23}, {"CG_STATUS_OUTPUT", 0x1000000, 24}, {"SW_FREEZE_ENABLE", 0x2000000, 25}, {"RESERVED", 0xfc000000, 26}}};
   BAREGPU_REG_FIELD(stall_on_trans_full_enable, 0x2, 1)
   BAREGPU_REG_FIELD(stall_on_no_free_data_buffer_enable, 0x4, 2)
@@ -6006,6 +6773,7 @@ struct SDMA1_CHICKEN_BITS : Register<SDMA1_CHICKEN_BITS, Ip::kGc, 0, 0x61d> {
 };
 struct SDMA1_CNTL : Register<SDMA1_CNTL, Ip::kGc, 0, 0x61c> {
   static constexpr char kName[] = "SDMA1_CNTL";
+  static constexpr uint32_t kDefault = 0x00002440;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 18> kFields{{{"TRAP_ENABLE", 0x1, 0}, {"SEM_WAIT_INT_ENABLE", 0x4, 2}, {"DATA_SWAP_ENABLE", 0x8, 3}, {"FENCE_SWAP_ENABLE", 0x10, 4}, {"MIDCMD_PREEMPT_ENABLE", 0x20, 5}, {"PIO_DONE_ACK_ENABLE", 0x40, 6}, {"TMZ_MIDCMD_PREEMPT_ENABLE", 0x100, 8}, {"MIDCMD_EXPIRE_ENABLE", 0x200, 9}, {"CP_MES_INT_ENABLE", 0x400, 10}, {"PAGE_RETRY_TIMEOUT_INT_ENABLE", 0x800, 11}, {"PAGE_NULL_INT_ENABLE", 0x1000, 12}, {"PAGE_FAULT_INT_ENABLE", 0x2000, 13}, {"CH_PERFCNT_ENABLE", 0x10000, 16}, {"MIDCMD_WORLDSWITCH_ENABLE", 0x20000, 17}, {"CTXEMPTY_INT_ENABLE", 0x10000000, 28}, {"FROZEN_INT_ENABLE", 0x20000000, 29}, {"IB_PREEMPT_INT_ENABLE", 0x40000000, 30}, {"RB_PREEMPT_INT_ENABLE", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(trap_enable, 0x1, 0)
   BAREGPU_REG_FIELD(sem_wait_int_enable, 0x4, 2)
@@ -6028,12 +6796,14 @@ struct SDMA1_CNTL : Register<SDMA1_CNTL, Ip::kGc, 0, 0x61c> {
 };
 struct SDMA1_ERROR_LOG : Register<SDMA1_ERROR_LOG, Ip::kGc, 0, 0x650> {
   static constexpr char kName[] = "SDMA1_ERROR_LOG";
+  static constexpr uint32_t kDefault = 0x0000000f;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"OVERRIDE", 0xffff, 0}, {"STATUS", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(override, 0xffff, 0)
   BAREGPU_REG_FIELD(status, 0xffff0000, 16)
 };
 struct SDMA1_F32_CNTL : Register<SDMA1_F32_CNTL, Ip::kGc, 1, 0x58ba> {
   static constexpr char kName[] = "SDMA1_F32_CNTL";
+  static constexpr uint32_t kDefault = 0x08084001;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 9> kFields{{{"HALT", 0x1, 0}, {"TH0_CHECKSUM_CLR", 0x100, 8}, {"TH0_RESET", 0x200, 9}, {"TH0_ENABLE", 0x400, 10}, {"TH1_CHECKSUM_CLR", 0x1000, 12}, {"TH1_RESET", 0x2000, 13}, {"TH1_ENABLE", 0x4000, 14}, {"TH0_PRIORITY", 0xff0000, 16}, {"TH1_PRIORITY", 0xff000000, 24}}};
   BAREGPU_REG_FIELD(halt, 0x1, 0)
   BAREGPU_REG_FIELD(th0_checksum_clr, 0x100, 8)
@@ -6047,6 +6817,7 @@ struct SDMA1_F32_CNTL : Register<SDMA1_F32_CNTL, Ip::kGc, 1, 0x58ba> {
 };
 struct SDMA1_GB_ADDR_CONFIG : Register<SDMA1_GB_ADDR_CONFIG, Ip::kGc, 0, 0x61e> {
   static constexpr char kName[] = "SDMA1_GB_ADDR_CONFIG";
+  static constexpr uint32_t kDefault = 0x00000545;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"NUM_PIPES", 0x7, 0}, {"PIPE_INTERLEAVE_SIZE", 0x38, 3}, {"MAX_COMPRESSED_FRAGS", 0xc0, 6}, {"NUM_PKRS", 0x700, 8}, {"NUM_SHADER_ENGINES", 0x180000, 19}, {"NUM_RB_PER_SE", 0xc000000, 26}}};
   BAREGPU_REG_FIELD(num_pipes, 0x7, 0)
   BAREGPU_REG_FIELD(pipe_interleave_size, 0x38, 3)
@@ -6057,11 +6828,13 @@ struct SDMA1_GB_ADDR_CONFIG : Register<SDMA1_GB_ADDR_CONFIG, Ip::kGc, 0, 0x61e> 
 };
 struct SDMA1_PROGRAM : Register<SDMA1_PROGRAM, Ip::kGc, 0, 0x624> {
   static constexpr char kName[] = "SDMA1_PROGRAM";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"STREAM", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(stream, 0xffffffff, 0)
 };
 struct SDMA1_QUEUE0_CONTEXT_STATUS : Register<SDMA1_QUEUE0_CONTEXT_STATUS, Ip::kGc, 0, 0x691> {
   static constexpr char kName[] = "SDMA1_QUEUE0_CONTEXT_STATUS";
+  static constexpr uint32_t kDefault = 0x00000804;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 10> kFields{{{"SELECTED", 0x1, 0}, {"USE_IB", 0x2, 1}, {"IDLE", 0x4, 2}, {"EXPIRED", 0x8, 3}, {"EXCEPTION", 0x70, 4}, {"CTXSW_ABLE", 0x80, 7}, {"PREEMPT_DISABLE", 0x400, 10}, {"RPTR_WB_IDLE", 0x800, 11}, {"WPTR_UPDATE_PENDING", 0x1000, 12}, {"WPTR_UPDATE_FAIL_COUNT", 0xff0000, 16}}};
   BAREGPU_REG_FIELD(selected, 0x1, 0)
   BAREGPU_REG_FIELD(use_ib, 0x2, 1)
@@ -6076,48 +6849,57 @@ struct SDMA1_QUEUE0_CONTEXT_STATUS : Register<SDMA1_QUEUE0_CONTEXT_STATUS, Ip::k
 };
 struct SDMA1_QUEUE0_CSA_ADDR_HI : Register<SDMA1_QUEUE0_CSA_ADDR_HI, Ip::kGc, 0, 0x6ad> {
   static constexpr char kName[] = "SDMA1_QUEUE0_CSA_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
 };
 struct SDMA1_QUEUE0_CSA_ADDR_LO : Register<SDMA1_QUEUE0_CSA_ADDR_LO, Ip::kGc, 0, 0x6ac> {
   static constexpr char kName[] = "SDMA1_QUEUE0_CSA_ADDR_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
 };
 struct SDMA1_QUEUE0_DOORBELL : Register<SDMA1_QUEUE0_DOORBELL, Ip::kGc, 0, 0x692> {
   static constexpr char kName[] = "SDMA1_QUEUE0_DOORBELL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE", 0x10000000, 28}, {"CAPTURED", 0x40000000, 30}}};
   BAREGPU_REG_FIELD(enable, 0x10000000, 28)
   BAREGPU_REG_FIELD(captured, 0x40000000, 30)
 };
 struct SDMA1_QUEUE0_DOORBELL_LOG : Register<SDMA1_QUEUE0_DOORBELL_LOG, Ip::kGc, 0, 0x6a9> {
   static constexpr char kName[] = "SDMA1_QUEUE0_DOORBELL_LOG";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"BE_ERROR", 0x1, 0}, {"DATA", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(be_error, 0x1, 0)
   BAREGPU_REG_FIELD(data, 0xfffffffc, 2)
 };
 struct SDMA1_QUEUE0_DOORBELL_OFFSET : Register<SDMA1_QUEUE0_DOORBELL_OFFSET, Ip::kGc, 0, 0x6ab> {
   static constexpr char kName[] = "SDMA1_QUEUE0_DOORBELL_OFFSET";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0xffffffc, 2)
 };
 struct SDMA1_QUEUE0_DUMMY_REG : Register<SDMA1_QUEUE0_DUMMY_REG, Ip::kGc, 0, 0x6b1> {
   static constexpr char kName[] = "SDMA1_QUEUE0_DUMMY_REG";
+  static constexpr uint32_t kDefault = 0x0000000f;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DUMMY", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(dummy, 0xffffffff, 0)
 };
 struct SDMA1_QUEUE0_IB_BASE_HI : Register<SDMA1_QUEUE0_IB_BASE_HI, Ip::kGc, 0, 0x68e> {
   static constexpr char kName[] = "SDMA1_QUEUE0_IB_BASE_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
 };
 struct SDMA1_QUEUE0_IB_BASE_LO : Register<SDMA1_QUEUE0_IB_BASE_LO, Ip::kGc, 0, 0x68d> {
   static constexpr char kName[] = "SDMA1_QUEUE0_IB_BASE_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffe0, 5}}};
   BAREGPU_REG_FIELD(addr, 0xffffffe0, 5)
 };
 struct SDMA1_QUEUE0_IB_CNTL : Register<SDMA1_QUEUE0_IB_CNTL, Ip::kGc, 0, 0x68a> {
   static constexpr char kName[] = "SDMA1_QUEUE0_IB_CNTL";
+  static constexpr uint32_t kDefault = 0x00000100;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"IB_ENABLE", 0x1, 0}, {"IB_SWAP_ENABLE", 0x10, 4}, {"SWITCH_INSIDE_IB", 0x100, 8}, {"CMD_VMID", 0xf0000, 16}}};
   BAREGPU_REG_FIELD(ib_enable, 0x1, 0)
   BAREGPU_REG_FIELD(ib_swap_enable, 0x10, 4)
@@ -6126,36 +6908,43 @@ struct SDMA1_QUEUE0_IB_CNTL : Register<SDMA1_QUEUE0_IB_CNTL, Ip::kGc, 0, 0x68a> 
 };
 struct SDMA1_QUEUE0_IB_OFFSET : Register<SDMA1_QUEUE0_IB_OFFSET, Ip::kGc, 0, 0x68c> {
   static constexpr char kName[] = "SDMA1_QUEUE0_IB_OFFSET";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0x3ffffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0x3ffffc, 2)
 };
 struct SDMA1_QUEUE0_IB_RPTR : Register<SDMA1_QUEUE0_IB_RPTR, Ip::kGc, 0, 0x68b> {
   static constexpr char kName[] = "SDMA1_QUEUE0_IB_RPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0x3ffffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0x3ffffc, 2)
 };
 struct SDMA1_QUEUE0_IB_SIZE : Register<SDMA1_QUEUE0_IB_SIZE, Ip::kGc, 0, 0x68f> {
   static constexpr char kName[] = "SDMA1_QUEUE0_IB_SIZE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(size, 0xfffff, 0)
 };
 struct SDMA1_QUEUE0_IB_SUB_REMAIN : Register<SDMA1_QUEUE0_IB_SUB_REMAIN, Ip::kGc, 0, 0x6af> {
   static constexpr char kName[] = "SDMA1_QUEUE0_IB_SUB_REMAIN";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SIZE", 0x3fff, 0}}};
   BAREGPU_REG_FIELD(size, 0x3fff, 0)
 };
 struct SDMA1_QUEUE0_MINOR_PTR_UPDATE : Register<SDMA1_QUEUE0_MINOR_PTR_UPDATE, Ip::kGc, 0, 0x6b5> {
   static constexpr char kName[] = "SDMA1_QUEUE0_MINOR_PTR_UPDATE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ENABLE", 0x1, 0}}};
   BAREGPU_REG_FIELD(enable, 0x1, 0)
 };
 struct SDMA1_QUEUE0_PREEMPT : Register<SDMA1_QUEUE0_PREEMPT, Ip::kGc, 0, 0x6b0> {
   static constexpr char kName[] = "SDMA1_QUEUE0_PREEMPT";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"IB_PREEMPT", 0x1, 0}}};
   BAREGPU_REG_FIELD(ib_preempt, 0x1, 0)
 };
 struct SDMA1_QUEUE0_RB_AQL_CNTL : Register<SDMA1_QUEUE0_RB_AQL_CNTL, Ip::kGc, 0, 0x6b4> {
   static constexpr char kName[] = "SDMA1_QUEUE0_RB_AQL_CNTL";
+  static constexpr uint32_t kDefault = 0x00004000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"AQL_ENABLE", 0x1, 0}, {"AQL_PACKET_SIZE", 0xfe, 1}, {"PACKET_STEP", 0xff00, 8}, {"MIDCMD_PREEMPT_ENABLE", 0x10000, 16}, {"MIDCMD_PREEMPT_DATA_RESTORE", 0x20000, 17}, {"OVERLAP_ENABLE", 0x40000, 18}}};
   BAREGPU_REG_FIELD(aql_enable, 0x1, 0)
   BAREGPU_REG_FIELD(aql_packet_size, 0xfe, 1)
@@ -6166,16 +6955,19 @@ struct SDMA1_QUEUE0_RB_AQL_CNTL : Register<SDMA1_QUEUE0_RB_AQL_CNTL, Ip::kGc, 0,
 };
 struct SDMA1_QUEUE0_RB_BASE : Register<SDMA1_QUEUE0_RB_BASE, Ip::kGc, 0, 0x681> {
   static constexpr char kName[] = "SDMA1_QUEUE0_RB_BASE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
 };
 struct SDMA1_QUEUE0_RB_BASE_HI : Register<SDMA1_QUEUE0_RB_BASE_HI, Ip::kGc, 0, 0x682> {
   static constexpr char kName[] = "SDMA1_QUEUE0_RB_BASE_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffff, 0)
 };
 struct SDMA1_QUEUE0_RB_CNTL : Register<SDMA1_QUEUE0_RB_CNTL, Ip::kGc, 0, 0x680> {
   static constexpr char kName[] = "SDMA1_QUEUE0_RB_CNTL";
+  static constexpr uint32_t kDefault = 0x00040800;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 11> kFields{{{"RB_ENABLE", 0x1, 0}, {"RB_SIZE", 0x3e, 1}, {"WPTR_POLL_ENABLE", 0x100, 8}, {"RB_SWAP_ENABLE", 0x200, 9}, {"WPTR_POLL_SWAP_ENABLE", 0x400, 10}, {"F32_WPTR_POLL_ENABLE", 0x800, 11}, {"RPTR_WRITEBACK_ENABLE", 0x1000, 12}, {"RPTR_WRITEBACK_SWAP_ENABLE", 0x2000, 13}, {"RPTR_WRITEBACK_TIMER", 0x1f0000, 16}, {"RB_PRIV", 0x800000, 23}, {"RB_VMID", 0xf000000, 24}}};
   BAREGPU_REG_FIELD(rb_enable, 0x1, 0)
   BAREGPU_REG_FIELD(rb_size, 0x3e, 1)
@@ -6191,51 +6983,61 @@ struct SDMA1_QUEUE0_RB_CNTL : Register<SDMA1_QUEUE0_RB_CNTL, Ip::kGc, 0, 0x680> 
 };
 struct SDMA1_QUEUE0_RB_PREEMPT : Register<SDMA1_QUEUE0_RB_PREEMPT, Ip::kGc, 0, 0x6b6> {
   static constexpr char kName[] = "SDMA1_QUEUE0_RB_PREEMPT";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"PREEMPT_REQ", 0x1, 0}}};
   BAREGPU_REG_FIELD(preempt_req, 0x1, 0)
 };
 struct SDMA1_QUEUE0_RB_RPTR : Register<SDMA1_QUEUE0_RB_RPTR, Ip::kGc, 0, 0x683> {
   static constexpr char kName[] = "SDMA1_QUEUE0_RB_RPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA1_QUEUE0_RB_RPTR_ADDR_HI : Register<SDMA1_QUEUE0_RB_RPTR_ADDR_HI, Ip::kGc, 0, 0x688> {
   static constexpr char kName[] = "SDMA1_QUEUE0_RB_RPTR_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
 };
 struct SDMA1_QUEUE0_RB_RPTR_ADDR_LO : Register<SDMA1_QUEUE0_RB_RPTR_ADDR_LO, Ip::kGc, 0, 0x689> {
   static constexpr char kName[] = "SDMA1_QUEUE0_RB_RPTR_ADDR_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
 };
 struct SDMA1_QUEUE0_RB_RPTR_HI : Register<SDMA1_QUEUE0_RB_RPTR_HI, Ip::kGc, 0, 0x684> {
   static constexpr char kName[] = "SDMA1_QUEUE0_RB_RPTR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA1_QUEUE0_RB_WPTR : Register<SDMA1_QUEUE0_RB_WPTR, Ip::kGc, 0, 0x685> {
   static constexpr char kName[] = "SDMA1_QUEUE0_RB_WPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA1_QUEUE0_RB_WPTR_HI : Register<SDMA1_QUEUE0_RB_WPTR_HI, Ip::kGc, 0, 0x686> {
   static constexpr char kName[] = "SDMA1_QUEUE0_RB_WPTR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA1_QUEUE0_RB_WPTR_POLL_ADDR_HI : Register<SDMA1_QUEUE0_RB_WPTR_POLL_ADDR_HI, Ip::kGc, 0, 0x6b2> {
   static constexpr char kName[] = "SDMA1_QUEUE0_RB_WPTR_POLL_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
 };
 struct SDMA1_QUEUE0_RB_WPTR_POLL_ADDR_LO : Register<SDMA1_QUEUE0_RB_WPTR_POLL_ADDR_LO, Ip::kGc, 0, 0x6b3> {
   static constexpr char kName[] = "SDMA1_QUEUE0_RB_WPTR_POLL_ADDR_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
 };
 struct SDMA1_QUEUE0_SCHEDULE_CNTL : Register<SDMA1_QUEUE0_SCHEDULE_CNTL, Ip::kGc, 0, 0x6ae> {
   static constexpr char kName[] = "SDMA1_QUEUE0_SCHEDULE_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"GLOBAL_ID", 0x3, 0}, {"PROCESS_ID", 0x1c, 2}, {"LOCAL_ID", 0xc0, 6}, {"CONTEXT_QUANTUM", 0xff00, 8}}};
   BAREGPU_REG_FIELD(global_id, 0x3, 0)
   BAREGPU_REG_FIELD(process_id, 0x1c, 2)
@@ -6244,22 +7046,26 @@ struct SDMA1_QUEUE0_SCHEDULE_CNTL : Register<SDMA1_QUEUE0_SCHEDULE_CNTL, Ip::kGc
 };
 struct SDMA1_QUEUE0_SKIP_CNTL : Register<SDMA1_QUEUE0_SKIP_CNTL, Ip::kGc, 0, 0x690> {
   static constexpr char kName[] = "SDMA1_QUEUE0_SKIP_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"SKIP_COUNT", 0xfffff, 0}}};
   BAREGPU_REG_FIELD(skip_count, 0xfffff, 0)
 };
 struct SDMA1_QUEUE1_DOORBELL : Register<SDMA1_QUEUE1_DOORBELL, Ip::kGc, 0, 0x6ea> {
   static constexpr char kName[] = "SDMA1_QUEUE1_DOORBELL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"ENABLE", 0x10000000, 28}, {"CAPTURED", 0x40000000, 30}}};
   BAREGPU_REG_FIELD(enable, 0x10000000, 28)
   BAREGPU_REG_FIELD(captured, 0x40000000, 30)
 };
 struct SDMA1_QUEUE1_DOORBELL_OFFSET : Register<SDMA1_QUEUE1_DOORBELL_OFFSET, Ip::kGc, 0, 0x703> {
   static constexpr char kName[] = "SDMA1_QUEUE1_DOORBELL_OFFSET";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffc, 2}}};
   BAREGPU_REG_FIELD(offset, 0xffffffc, 2)
 };
 struct SDMA1_QUEUE1_IB_CNTL : Register<SDMA1_QUEUE1_IB_CNTL, Ip::kGc, 0, 0x6e2> {
   static constexpr char kName[] = "SDMA1_QUEUE1_IB_CNTL";
+  static constexpr uint32_t kDefault = 0x00000100;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"IB_ENABLE", 0x1, 0}, {"IB_SWAP_ENABLE", 0x10, 4}, {"SWITCH_INSIDE_IB", 0x100, 8}, {"CMD_VMID", 0xf0000, 16}}};
   BAREGPU_REG_FIELD(ib_enable, 0x1, 0)
   BAREGPU_REG_FIELD(ib_swap_enable, 0x10, 4)
@@ -6268,21 +7074,25 @@ struct SDMA1_QUEUE1_IB_CNTL : Register<SDMA1_QUEUE1_IB_CNTL, Ip::kGc, 0, 0x6e2> 
 };
 struct SDMA1_QUEUE1_MINOR_PTR_UPDATE : Register<SDMA1_QUEUE1_MINOR_PTR_UPDATE, Ip::kGc, 0, 0x70d> {
   static constexpr char kName[] = "SDMA1_QUEUE1_MINOR_PTR_UPDATE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ENABLE", 0x1, 0}}};
   BAREGPU_REG_FIELD(enable, 0x1, 0)
 };
 struct SDMA1_QUEUE1_RB_BASE : Register<SDMA1_QUEUE1_RB_BASE, Ip::kGc, 0, 0x6d9> {
   static constexpr char kName[] = "SDMA1_QUEUE1_RB_BASE";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
 };
 struct SDMA1_QUEUE1_RB_BASE_HI : Register<SDMA1_QUEUE1_RB_BASE_HI, Ip::kGc, 0, 0x6da> {
   static constexpr char kName[] = "SDMA1_QUEUE1_RB_BASE_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffff, 0)
 };
 struct SDMA1_QUEUE1_RB_CNTL : Register<SDMA1_QUEUE1_RB_CNTL, Ip::kGc, 0, 0x6d8> {
   static constexpr char kName[] = "SDMA1_QUEUE1_RB_CNTL";
+  static constexpr uint32_t kDefault = 0x00040800;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 11> kFields{{{"RB_ENABLE", 0x1, 0}, {"RB_SIZE", 0x3e, 1}, {"WPTR_POLL_ENABLE", 0x100, 8}, {"RB_SWAP_ENABLE", 0x200, 9}, {"WPTR_POLL_SWAP_ENABLE", 0x400, 10}, {"F32_WPTR_POLL_ENABLE", 0x800, 11}, {"RPTR_WRITEBACK_ENABLE", 0x1000, 12}, {"RPTR_WRITEBACK_SWAP_ENABLE", 0x2000, 13}, {"RPTR_WRITEBACK_TIMER", 0x1f0000, 16}, {"RB_PRIV", 0x800000, 23}, {"RB_VMID", 0xf000000, 24}}};
   BAREGPU_REG_FIELD(rb_enable, 0x1, 0)
   BAREGPU_REG_FIELD(rb_size, 0x3e, 1)
@@ -6298,57 +7108,68 @@ struct SDMA1_QUEUE1_RB_CNTL : Register<SDMA1_QUEUE1_RB_CNTL, Ip::kGc, 0, 0x6d8> 
 };
 struct SDMA1_QUEUE1_RB_RPTR : Register<SDMA1_QUEUE1_RB_RPTR, Ip::kGc, 0, 0x6db> {
   static constexpr char kName[] = "SDMA1_QUEUE1_RB_RPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA1_QUEUE1_RB_RPTR_ADDR_HI : Register<SDMA1_QUEUE1_RB_RPTR_ADDR_HI, Ip::kGc, 0, 0x6e0> {
   static constexpr char kName[] = "SDMA1_QUEUE1_RB_RPTR_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
 };
 struct SDMA1_QUEUE1_RB_RPTR_ADDR_LO : Register<SDMA1_QUEUE1_RB_RPTR_ADDR_LO, Ip::kGc, 0, 0x6e1> {
   static constexpr char kName[] = "SDMA1_QUEUE1_RB_RPTR_ADDR_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
 };
 struct SDMA1_QUEUE1_RB_RPTR_HI : Register<SDMA1_QUEUE1_RB_RPTR_HI, Ip::kGc, 0, 0x6dc> {
   static constexpr char kName[] = "SDMA1_QUEUE1_RB_RPTR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA1_QUEUE1_RB_WPTR : Register<SDMA1_QUEUE1_RB_WPTR, Ip::kGc, 0, 0x6dd> {
   static constexpr char kName[] = "SDMA1_QUEUE1_RB_WPTR";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA1_QUEUE1_RB_WPTR_HI : Register<SDMA1_QUEUE1_RB_WPTR_HI, Ip::kGc, 0, 0x6de> {
   static constexpr char kName[] = "SDMA1_QUEUE1_RB_WPTR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"OFFSET", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(offset, 0xffffffff, 0)
 };
 struct SDMA1_QUEUE1_RB_WPTR_POLL_ADDR_HI : Register<SDMA1_QUEUE1_RB_WPTR_POLL_ADDR_HI, Ip::kGc, 0, 0x70a> {
   static constexpr char kName[] = "SDMA1_QUEUE1_RB_WPTR_POLL_ADDR_HI";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffffffff, 0)
 };
 struct SDMA1_QUEUE1_RB_WPTR_POLL_ADDR_LO : Register<SDMA1_QUEUE1_RB_WPTR_POLL_ADDR_LO, Ip::kGc, 0, 0x70b> {
   static constexpr char kName[] = "SDMA1_QUEUE1_RB_WPTR_POLL_ADDR_LO";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xfffffffc, 2}}};
   BAREGPU_REG_FIELD(addr, 0xfffffffc, 2)
 };
 struct SDMA1_RLC_CGCG_CTRL : Register<SDMA1_RLC_CGCG_CTRL, Ip::kGc, 0, 0x65c> {
   static constexpr char kName[] = "SDMA1_RLC_CGCG_CTRL";
+  static constexpr uint32_t kDefault = 0x00400000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"CGCG_INT_ENABLE", 0x2, 1}, {"CGCG_IDLE_HYSTERESIS", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(cgcg_int_enable, 0x2, 1)
   BAREGPU_REG_FIELD(cgcg_idle_hysteresis, 0xffff0000, 16)
 };
 struct SDMA1_SEM_WAIT_FAIL_TIMER_CNTL : Register<SDMA1_SEM_WAIT_FAIL_TIMER_CNTL, Ip::kGc, 0, 0x622> {
   static constexpr char kName[] = "SDMA1_SEM_WAIT_FAIL_TIMER_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"TIMER", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(timer, 0xffffffff, 0)
 };
 struct SDMA1_STATUS_REG : Register<SDMA1_STATUS_REG, Ip::kGc, 0, 0x625> {
   static constexpr char kName[] = "SDMA1_STATUS_REG";
+  static constexpr uint32_t kDefault = 0x46dee557;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 29> kFields{{{"IDLE", 0x1, 0}, {"REG_IDLE", 0x2, 1}, {"RB_EMPTY", 0x4, 2}, {"RB_FULL", 0x8, 3}, {"RB_CMD_IDLE", 0x10, 4}, {"RB_CMD_FULL", 0x20, 5}, {"IB_CMD_IDLE", 0x40, 6}, {"IB_CMD_FULL", 0x80, 7}, {"BLOCK_IDLE", 0x100, 8}, {"INSIDE_IB", 0x200, 9}, {"EX_IDLE", 0x400, 10}, {"CGCG_FENCE", 0x800, 11}, {"PACKET_READY", 0x1000, 12}, {"MC_WR_IDLE", 0x2000, 13}, {"SRBM_IDLE", 0x4000, 14}, {"CONTEXT_EMPTY", 0x8000, 15}, {"DELTA_RPTR_FULL", 0x10000, 16}, {"RB_MC_RREQ_IDLE", 0x20000, 17}, {"IB_MC_RREQ_IDLE", 0x40000, 18}, {"MC_RD_IDLE", 0x80000, 19}, {"DELTA_RPTR_EMPTY", 0x100000, 20}, {"MC_RD_RET_STALL", 0x200000, 21}, {"MC_RD_NO_POLL_IDLE", 0x400000, 22}, {"PREV_CMD_IDLE", 0x2000000, 25}, {"SEM_IDLE", 0x4000000, 26}, {"SEM_REQ_STALL", 0x8000000, 27}, {"SEM_RESP_STATE", 0x30000000, 28}, {"INT_IDLE", 0x40000000, 30}, {"INT_REQ_STALL", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(idle, 0x1, 0)
   BAREGPU_REG_FIELD(reg_idle, 0x2, 1)
@@ -6382,6 +7203,7 @@ struct SDMA1_STATUS_REG : Register<SDMA1_STATUS_REG, Ip::kGc, 0, 0x625> {
 };
 struct SDMA1_UTCL1_CNTL : Register<SDMA1_UTCL1_CNTL, Ip::kGc, 0, 0x63c> {
   static constexpr char kName[] = "SDMA1_UTCL1_CNTL";
+  static constexpr uint32_t kDefault = 0x2c000288;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 9> kFields{{{"REDO_DELAY", 0x1f, 0}, {"PAGE_WAIT_DELAY", 0x1e0, 5}, {"RESP_MODE", 0x600, 9}, {"FORCE_INVALIDATION", 0x4000, 14}, {"FORCE_INVREQ_HEAVY", 0x8000, 15}, {"WR_EXE_PERMS_CTRL", 0x10000, 16}, {"RD_EXE_PERMS_CTRL", 0x20000, 17}, {"INVACK_DELAY", 0x3c0000, 18}, {"REQL2_CREDIT", 0x3f000000, 24}}};
   BAREGPU_REG_FIELD(redo_delay, 0x1f, 0)
   BAREGPU_REG_FIELD(page_wait_delay, 0x1e0, 5)
@@ -6395,6 +7217,7 @@ struct SDMA1_UTCL1_CNTL : Register<SDMA1_UTCL1_CNTL, Ip::kGc, 0, 0x63c> {
 };
 struct SDMA1_UTCL1_PAGE : Register<SDMA1_UTCL1_PAGE, Ip::kGc, 0, 0x63f> {
   static constexpr char kName[] = "SDMA1_UTCL1_PAGE";
+  static constexpr uint32_t kDefault = 0x010cec00;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 11> kFields{{{"VM_HOLE", 0x1, 0}, {"REQ_TYPE", 0x1e, 1}, {"USE_MTYPE", 0x3c0, 6}, {"USE_PT_SNOOP", 0x400, 10}, {"USE_IO", 0x800, 11}, {"RD_L2_POLICY", 0x3000, 12}, {"WR_L2_POLICY", 0xc000, 14}, {"DMA_PAGE_SIZE", 0x3f0000, 16}, {"USE_BC", 0x400000, 22}, {"ADDR_IS_PA", 0x800000, 23}, {"LLC_NOALLOC", 0x1000000, 24}}};
   BAREGPU_REG_FIELD(vm_hole, 0x1, 0)
   BAREGPU_REG_FIELD(req_type, 0x1e, 1)
@@ -6410,18 +7233,21 @@ struct SDMA1_UTCL1_PAGE : Register<SDMA1_UTCL1_PAGE, Ip::kGc, 0, 0x63f> {
 };
 struct SDMA1_WATCHDOG_CNTL : Register<SDMA1_WATCHDOG_CNTL, Ip::kGc, 0, 0x62e> {
   static constexpr char kName[] = "SDMA1_WATCHDOG_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"QUEUE_HANG_COUNT", 0xff, 0}, {"CMD_TIMEOUT_COUNT", 0xff00, 8}}};
   BAREGPU_REG_FIELD(queue_hang_count, 0xff, 0)
   BAREGPU_REG_FIELD(cmd_timeout_count, 0xff00, 8)
 };
 struct SH_MEM_BASES : Register<SH_MEM_BASES, Ip::kGc, 1, 0x9e3> {
   static constexpr char kName[] = "SH_MEM_BASES";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 2> kFields{{{"PRIVATE_BASE", 0xffff, 0}, {"SHARED_BASE", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(private_base, 0xffff, 0)
   BAREGPU_REG_FIELD(shared_base, 0xffff0000, 16)
 };
 struct SH_MEM_CONFIG : Register<SH_MEM_CONFIG, Ip::kGc, 1, 0x9e4> {
   static constexpr char kName[] = "SH_MEM_CONFIG";
+  static constexpr uint32_t kDefault = 0x0000c000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"ADDRESS_MODE", 0x1, 0}, {"ALIGNMENT_MODE", 0xc, 2}, {"INITIAL_INST_PREFETCH", 0xc000, 14}, {"ICACHE_USE_GL1", 0x40000, 18}}};
   BAREGPU_REG_FIELD(address_mode, 0x1, 0)
   BAREGPU_REG_FIELD(alignment_mode, 0xc, 2)
@@ -6430,11 +7256,13 @@ struct SH_MEM_CONFIG : Register<SH_MEM_CONFIG, Ip::kGc, 1, 0x9e4> {
 };
 struct SPI_COMPUTE_QUEUE_RESET : Register<SPI_COMPUTE_QUEUE_RESET, Ip::kGc, 0, 0x1f73> {
   static constexpr char kName[] = "SPI_COMPUTE_QUEUE_RESET";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"RESET", 0x1, 0}}};
   BAREGPU_REG_FIELD(reset, 0x1, 0)
 };
 struct SPI_GDBG_PER_VMID_CNTL : Register<SPI_GDBG_PER_VMID_CNTL, Ip::kGc, 0, 0x1f72> {
   static constexpr char kName[] = "SPI_GDBG_PER_VMID_CNTL";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 7> kFields{{{"STALL_VMID", 0x1, 0}, {"LAUNCH_MODE", 0x6, 1}, {"TRAP_EN", 0x8, 3}, {"EXCP_EN", 0x1ff0, 4}, {"EXCP_REPLACE", 0x2000, 13}, {"TRAP_ON_START", 0x4000, 14}, {"TRAP_ON_END", 0x8000, 15}}};
   BAREGPU_REG_FIELD(stall_vmid, 0x1, 0)
   BAREGPU_REG_FIELD(launch_mode, 0x6, 1)
@@ -6446,6 +7274,7 @@ struct SPI_GDBG_PER_VMID_CNTL : Register<SPI_GDBG_PER_VMID_CNTL, Ip::kGc, 0, 0x1
 };
 struct SQC_CACHES : Register<SQC_CACHES, Ip::kGc, 1, 0x2348> {
   static constexpr char kName[] = "SQC_CACHES";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"TARGET_INST", 0x1, 0}, {"TARGET_DATA", 0x2, 1}, {"INVALIDATE", 0x4, 2}, {"COMPLETE", 0x10000, 16}}};
   BAREGPU_REG_FIELD(target_inst, 0x1, 0)
   BAREGPU_REG_FIELD(target_data, 0x2, 1)
@@ -6454,11 +7283,13 @@ struct SQC_CACHES : Register<SQC_CACHES, Ip::kGc, 1, 0x2348> {
 };
 struct SQG_STATUS : Register<SQG_STATUS, Ip::kGc, 0, 0x10a4> {
   static constexpr char kName[] = "SQG_STATUS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"REG_BUSY", 0x1, 0}}};
   BAREGPU_REG_FIELD(reg_busy, 0x1, 0)
 };
 struct SQ_CMD : Register<SQ_CMD, Ip::kGc, 0, 0x111b> {
   static constexpr char kName[] = "SQ_CMD";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 7> kFields{{{"CMD", 0xf, 0}, {"MODE", 0x70, 4}, {"CHECK_VMID", 0x80, 7}, {"DATA", 0xf00, 8}, {"WAVE_ID", 0x1f0000, 16}, {"QUEUE_ID", 0x7000000, 24}, {"VM_ID", 0xf0000000, 28}}};
   BAREGPU_REG_FIELD(cmd, 0xf, 0)
   BAREGPU_REG_FIELD(mode, 0x70, 4)
@@ -6470,11 +7301,13 @@ struct SQ_CMD : Register<SQ_CMD, Ip::kGc, 0, 0x111b> {
 };
 struct SQ_IND_DATA : Register<SQ_IND_DATA, Ip::kGc, 0, 0x1119> {
   static constexpr char kName[] = "SQ_IND_DATA";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"DATA", 0xffffffff, 0}}};
   BAREGPU_REG_FIELD(data, 0xffffffff, 0)
 };
 struct SQ_IND_INDEX : Register<SQ_IND_INDEX, Ip::kGc, 0, 0x1118> {
   static constexpr char kName[] = "SQ_IND_INDEX";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 4> kFields{{{"WAVE_ID", 0x1f, 0}, {"WORKITEM_ID", 0x7e0, 5}, {"AUTO_INCR", 0x800, 11}, {"INDEX", 0xffff0000, 16}}};
   BAREGPU_REG_FIELD(wave_id, 0x1f, 0)
   BAREGPU_REG_FIELD(workitem_id, 0x7e0, 5)
@@ -6483,6 +7316,7 @@ struct SQ_IND_INDEX : Register<SQ_IND_INDEX, Ip::kGc, 0, 0x1118> {
 };
 struct TA_CNTL2 : Register<TA_CNTL2, Ip::kGc, 0, 0x12e5> {
   static constexpr char kName[] = "TA_CNTL2";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 3> kFields{{{"POINT_SAMPLE_ACCEL_DIS", 0x10000, 16}, {"TRUNCATE_COORD_MODE", 0x40000, 18}, {"ELIMINATE_UNLIT_QUAD_DIS", 0x80000, 19}}};
   BAREGPU_REG_FIELD(point_sample_accel_dis, 0x10000, 16)
   BAREGPU_REG_FIELD(truncate_coord_mode, 0x40000, 18)
@@ -6490,6 +7324,7 @@ struct TA_CNTL2 : Register<TA_CNTL2, Ip::kGc, 0, 0x12e5> {
 };
 struct TA_CNTL_AUX : Register<TA_CNTL_AUX, Ip::kGc, 0, 0x12e2> {
   static constexpr char kName[] = "TA_CNTL_AUX";
+  static constexpr uint32_t kDefault = 0x01030000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 28> kFields{{{"SCOAL_DSWIZZLE_N", 0x1, 0}, {"DEPTH_AS_PITCH_DIS", 0x2, 1}, {"CORNER_SAMPLES_MIN_DIM", 0x4, 2}, {"OVERRIDE_QUAD_MODE_DIS", 0x8, 3}, {"DERIV_ADJUST_DIS", 0x10, 4}, {"TFAULT_EN_OVERRIDE", 0x20, 5}, {"GATHERH_DST_SEL", 0x40, 6}, {"DISABLE_GATHER4_BC_SWIZZLE", 0x80, 7}, {"ANISO_MAG_STEP_CLAMP", 0x100, 8}, {"AUTO_ALIGN_FORMAT", 0x200, 9}, {"ANISO_HALF_THRESH", 0xc00, 10}, {"ANISO_ERROR_FP_VBIAS", 0x1000, 12}, {"ANISO_STEP_ORDER", 0x2000, 13}, {"ANISO_STEP", 0x4000, 14}, {"MINMAG_UNNORM", 0x8000, 15}, {"ANISO_WEIGHT_MODE", 0x10000, 16}, {"ANISO_RATIO_LUT", 0x20000, 17}, {"ANISO_TAP", 0x40000, 18}, {"DETERMINISM_RESERVED_DISABLE", 0x100000, 20}, {"DETERMINISM_OPCODE_STRICT_DISABLE", 0x200000, 21}, {"DETERMINISM_MISC_DISABLE", 0x400000, 22}, {"DETERMINISM_SAMPLE_C_DFMT_DISABLE", 0x800000, 23}, {"DETERMINISM_SAMPLER_MSAA_DISABLE", 0x1000000, 24}, {"DETERMINISM_WRITEOP_READFMT_DISABLE", 0x2000000, 25}, {"DETERMINISM_DFMT_NFMT_DISABLE", 0x4000000, 26}, {"CUBEMAP_SLICE_CLAMP", 0x10000000, 28}, {"TRUNC_SMALL_NEG", 0x20000000, 29}, {"ARRAY_ROUND_MODE", 0xc0000000, 30}}};
   BAREGPU_REG_FIELD(scoal_dswizzle_n, 0x1, 0)
   BAREGPU_REG_FIELD(depth_as_pitch_dis, 0x2, 1)
@@ -6526,6 +7361,7 @@ struct TCP_CNTL : Register<TCP_CNTL, Ip::kGc, 1, 0x19a2> {
 };
 struct TCP_CNTL2 : Register<TCP_CNTL2, Ip::kGc, 1, 0x19a3> {
   static constexpr char kName[] = "TCP_CNTL2";
+  static constexpr uint32_t kDefault = 0x0000200a;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 21> kFields{{{"LS_DISABLE_CLOCKS", 0xff, 0}, {"TCP_FMT_MGCG_DISABLE", 0x100, 8}, {"TCPF_LATENCY_BYPASS_DISABLE", 0x200, 9}, {"TCP_WRITE_DATA_MGCG_DISABLE", 0x400, 10}, {"TCP_INNER_BLOCK_MGCG_DISABLE", 0x800, 11}, {"TCP_ADRS_IMG_CALC_MGCG_DISABLE", 0x1000, 12}, {"V64_COMBINE_ENABLE", 0x2000, 13}, {"TAGRAM_ADDR_SWIZZLE_DISABLE", 0x4000, 14}, {"RETURN_ORDER_OVERRIDE", 0x8000, 15}, {"POWER_OPT_DISABLE", 0x10000, 16}, {"GCR_RSP_FGCG_DISABLE", 0x20000, 17}, {"PERF_EN_OVERRIDE", 0xc0000, 18}, {"TC_TD_RAM_CLKEN_DISABLE", 0x100000, 20}, {"TC_TD_DATA_CLKEN_DISABLE", 0x200000, 21}, {"TCP_GL1_REQ_CLKEN_DISABLE", 0x400000, 22}, {"TCP_GL1R_SRC_CLKEN_DISABLE", 0x800000, 23}, {"SPARE_BIT", 0x4000000, 26}, {"TAGRAM_XY_BIAS_OVERRIDE", 0x18000000, 27}, {"TCP_REQ_MGCG_DISABLE", 0x20000000, 29}, {"TCP_MISS_MGCG_DISABLE", 0x40000000, 30}, {"DISABLE_MIPMAP_PARAM_CALC_SELF_GATING", 0x80000000, 31}}};
   BAREGPU_REG_FIELD(ls_disable_clocks, 0xff, 0)
   BAREGPU_REG_FIELD(tcp_fmt_mgcg_disable, 0x100, 8)
@@ -6551,21 +7387,25 @@ struct TCP_CNTL2 : Register<TCP_CNTL2, Ip::kGc, 1, 0x19a3> {
 };
 struct TCP_WATCH0_ADDR_H : Register<TCP_WATCH0_ADDR_H, Ip::kGc, 0, 0x2048> {
   static constexpr char kName[] = "TCP_WATCH0_ADDR_H";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffff, 0)
 };
 struct TCP_WATCH0_ADDR_L : Register<TCP_WATCH0_ADDR_L, Ip::kGc, 0, 0x2049> {
   static constexpr char kName[] = "TCP_WATCH0_ADDR_L";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffffff80, 7}}};
   BAREGPU_REG_FIELD(addr, 0xffffff80, 7)
 };
 struct TCP_WATCH1_ADDR_H : Register<TCP_WATCH1_ADDR_H, Ip::kGc, 0, 0x204b> {
   static constexpr char kName[] = "TCP_WATCH1_ADDR_H";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 1> kFields{{{"ADDR", 0xffff, 0}}};
   BAREGPU_REG_FIELD(addr, 0xffff, 0)
 };
 struct WD_UTCL1_STATUS : Register<WD_UTCL1_STATUS, Ip::kGc, 0, 0xfe4> {
   static constexpr char kName[] = "WD_UTCL1_STATUS";
+  static constexpr uint32_t kDefault = 0x00000000;  // power-on value (_default.h)
   static constexpr std::array<FieldSpec, 6> kFields{{{"FAULT_DETECTED", 0x1, 0}, {"RETRY_DETECTED", 0x2, 1}, {"PRT_DETECTED", 0x4, 2}, {"FAULT_UTCL1ID", 0x3f00, 8}, {"RETRY_UTCL1ID", 0x3f0000, 16}, {"PRT_UTCL1ID", 0x3f000000, 24}}};
   BAREGPU_REG_FIELD(fault_detected, 0x1, 0)
   BAREGPU_REG_FIELD(retry_detected, 0x2, 1)

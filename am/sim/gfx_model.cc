@@ -1,5 +1,6 @@
 #include "am/sim/gfx_model.h"
 
+#include <algorithm>
 #include <atomic>
 #include <utility>
 #include <vector>
@@ -8,8 +9,10 @@
 #include "am/regs/gc.h"
 #include "am/regs/gfx_srcid_constants.h"
 #include "am/regs/mqd.h"
+#include "am/regs/power_on_values.h"
 #include "am/regs/psp_constants.h"
 #include "am/sim/discovery_table.h"
+#include "firmware/virtual_firmware.h"
 
 namespace am::sim {
 namespace {
@@ -21,6 +24,20 @@ constexpr uint32_t kHqdActive = gc::CP_HQD_ACTIVE::kOffset - HqdRegisters::kFirs
 constexpr uint32_t kHqdDequeueRequest = gc::CP_HQD_DEQUEUE_REQUEST::kOffset - HqdRegisters::kFirst;
 constexpr uint32_t kHqdWptrLo = gc::CP_HQD_PQ_WPTR_LO::kOffset - HqdRegisters::kFirst;
 constexpr uint32_t kHqdWptrHi = gc::CP_HQD_PQ_WPTR_HI::kOffset - HqdRegisters::kFirst;
+constexpr uint32_t kHqdPqBase = gc::CP_HQD_PQ_BASE::kOffset - HqdRegisters::kFirst;
+constexpr uint32_t kHqdPqBaseHi = gc::CP_HQD_PQ_BASE_HI::kOffset - HqdRegisters::kFirst;
+
+// How many CP_STAT reads after the RLC autoload the CP still reports busy. gfx_v11_0_wait_for_rlc_autoload_complete
+// waits for CP_STAT == 0 as well as BOOTLOAD_COMPLETE; how long the CP firmware takes to settle is not public, so
+// the model makes it a fixed number of polls (deterministic for tests, and a driver that never looks at CP_STAT
+// never sees the CP idle).
+constexpr uint32_t kCpStartupPolls = 3;
+
+// The RS64 MEC's program counter registers as gfx_v11_0_config_gfx_rs64 fills them from the MEC firmware's
+// ucode_start_addr (a byte address): START = address >> 2 (ucode_start_addr_lo >> 2 | ucode_start_addr_hi << 30),
+// START_HI = ucode_start_addr_hi >> 2.
+constexpr uint32_t ProgramStart(uint64_t address) { return static_cast<uint32_t>(address >> 2); }
+constexpr uint32_t ProgramStartHi(uint64_t address) { return static_cast<uint32_t>(address >> 34); }
 
 // The RS64 MEC firmware and each pipe's stack (psp_gfx_if.h GFX_FW_TYPE_RS64_MEC*, what gc_11_0_0_mec.bin
 // provides), which the PSP must have loaded for the MEC to run a pipe.
@@ -111,15 +128,30 @@ GfxModel::GfxModel(const ModelContext& context, ShaderExecutor* executor)
     context_.registers.Poke(rlc_safe_mode_, request.cmd(0).raw());
   });
 
-  for (uint64_t address : {mec_rs64_cntl_, RegisterAddress<gc::CP_MEC_CNTL>(context.bases),
-                           RegisterAddress<gc::CP_PQ_WPTR_POLL_CNTL>(context.bases)}) {
-    registers.OnWrite(address, "mec", [this](uint32_t) { WakeAll(); });
+  registers.OnWrite(mec_rs64_cntl_, "mec", [this](uint32_t value) {
+    OnMecCntlWrite(value);
+    WakeAll();
+  });
+  registers.OnWrite(RegisterAddress<gc::CP_PQ_WPTR_POLL_CNTL>(context.bases), "mec", [this](uint32_t) { WakeAll(); });
+  // The program counters are per pipe (GRBM_GFX_CNTL me 1 selects one); with nothing selected they are storage.
+  for (bool hi : {false, true}) {
+    const uint64_t address = hi ? RegisterAddress<gc::CP_MEC_RS64_PRGRM_CNTR_START_HI>(context.bases)
+                                : RegisterAddress<gc::CP_MEC_RS64_PRGRM_CNTR_START>(context.bases);
+    registers.OnRead(address, "mec", [this, hi](uint32_t stored) {
+      const std::optional<uint32_t> pipe = SelectedPipe();
+      if (!pipe) return stored;
+      return std::atomic_ref<uint32_t>(hi ? state_.program_start_hi[*pipe] : state_.program_start[*pipe]).load();
+    });
+    registers.OnWrite(address, "mec", [this, hi](uint32_t value) { OnProgramStartWrite(hi, value); });
   }
+  registers.OnRead(RegisterAddress<gc::CP_STAT>(context.bases), "cp", [this](uint32_t) { return ReadCpStat(); });
 
   registers.OnRead(RegisterAddress<gc::CP_MES_MTIME_LO>(context.bases), "gfx",
                    [this](uint32_t) { return static_cast<uint32_t>(context_.clock.Now()); });
   registers.OnRead(RegisterAddress<gc::CP_MES_MTIME_HI>(context.bases), "gfx",
                    [this](uint32_t) { return static_cast<uint32_t>(context_.clock.Now() >> 32); });
+
+  if (std::atomic_ref<uint32_t>(state_.powered_on).load() == 0) PowerOn();
 
   // A queue a previous process left active carries on from its registers.
   for (uint32_t pipe = 0; pipe < kPipes; ++pipe) {
@@ -151,15 +183,114 @@ void GfxModel::Reset() {
     }
   }
   queues.clear();
+  {
+    std::lock_guard lock(queues_mu_);
+    for (auto& pipe : clobbered_) std::fill(std::begin(pipe), std::end(pipe), false);
+  }
+  PowerOn();
+}
+
+void GfxModel::PowerOn() {
+  // Each HQD bank starts from the HQD registers' reset values (CP_HQD_PQ_CONTROL 0x00308509, ...).
+  uint32_t hqd_defaults[HqdRegisters::kCount] = {};
+  for (const regs::PowerOnValue& reset : regs::PowerOnValues()) {
+    if (reset.ip == regs::Ip::kGc && reset.segment == gc::CP_MQD_BASE_ADDR::kSegment &&
+        reset.offset >= HqdRegisters::kFirst && reset.offset < HqdRegisters::kFirst + HqdRegisters::kCount) {
+      hqd_defaults[reset.offset - HqdRegisters::kFirst] = reset.value;
+    }
+  }
   for (auto& pipe : state_.hqd) {
     for (auto& bank : pipe) {
-      for (uint32_t& dword : bank) std::atomic_ref<uint32_t>(dword).store(0, std::memory_order_release);
+      for (uint32_t i = 0; i < HqdRegisters::kCount; ++i) {
+        std::atomic_ref<uint32_t>(bank[i]).store(hqd_defaults[i], std::memory_order_release);
+      }
     }
   }
   for (uint32_t vmid = 0; vmid < kVmids; ++vmid) {
-    std::atomic_ref<uint32_t>(state_.sh_mem_config[vmid]).store(0, std::memory_order_release);
-    std::atomic_ref<uint32_t>(state_.sh_mem_bases[vmid]).store(0, std::memory_order_release);
+    std::atomic_ref<uint32_t>(state_.sh_mem_config[vmid]).store(gc::SH_MEM_CONFIG::kDefault);
+    std::atomic_ref<uint32_t>(state_.sh_mem_bases[vmid]).store(gc::SH_MEM_BASES::kDefault);
   }
+  for (uint32_t pipe = 0; pipe < kPipes; ++pipe) {
+    std::atomic_ref<uint32_t>(state_.program_start[pipe]).store(gc::CP_MEC_RS64_PRGRM_CNTR_START::kDefault);
+    std::atomic_ref<uint32_t>(state_.program_start_hi[pipe]).store(gc::CP_MEC_RS64_PRGRM_CNTR_START_HI::kDefault);
+    std::atomic_ref<uint32_t>(state_.pipe_latched[pipe]).store(0);
+  }
+  std::atomic_ref<uint32_t>(state_.cp_stat_polls).store(0);
+  std::atomic_ref<uint32_t>(state_.powered_on).store(1, std::memory_order_release);
+}
+
+std::optional<uint32_t> GfxModel::SelectedPipe() const {
+  const auto cntl = gc::GRBM_GFX_CNTL::FromRaw(context_.registers.Peek(grbm_gfx_cntl_));
+  if (cntl.meid() != kMec || cntl.pipeid() >= kPipes) return std::nullopt;
+  return cntl.pipeid();
+}
+
+bool GfxModel::CpBusy() const {
+  return !context_.firmware.rlc_autoloaded() ||
+         std::atomic_ref<uint32_t>(state_.cp_stat_polls).load() < kCpStartupPolls;
+}
+
+uint32_t GfxModel::ReadCpStat() {
+  if (!CpBusy()) return gc::CP_STAT::kDefault;
+  // Busy: the RLC is still loading the CP firmware, or the CP is starting it (counted by the driver's polls).
+  if (context_.firmware.rlc_autoloaded()) std::atomic_ref<uint32_t>(state_.cp_stat_polls).fetch_add(1);
+  return gc::CP_STAT{}.cp_busy(1).raw();
+}
+
+void GfxModel::OnProgramStartWrite(bool hi, uint32_t value) {
+  const std::optional<uint32_t> pipe = SelectedPipe();
+  if (!pipe) return;  // not a MEC1 pipe: plain storage, no pipe fetches from it
+  const char* name = hi ? gc::CP_MEC_RS64_PRGRM_CNTR_START_HI::kName : gc::CP_MEC_RS64_PRGRM_CNTR_START::kName;
+  if (CpBusy()) {
+    context_.errors.Report("mec", absl::StrFormat("MEC1 pipe%d: %s=%#x written while CP_STAT reads busy (the RLC "
+                                                  "autoload has not finished starting the CP): the write is lost",
+                                                  *pipe, name, value));
+    return;
+  }
+  std::atomic_ref<uint32_t>(hi ? state_.program_start_hi[*pipe] : state_.program_start[*pipe]).store(value);
+  // A new start address takes effect at the pipe's next reset (gfx_v11_0_config_gfx_rs64 pulses MEC_PIPEn_RESET).
+  std::atomic_ref<uint32_t>(state_.pipe_latched[*pipe]).store(0);
+}
+
+void GfxModel::OnMecCntlWrite(uint32_t value) {
+  const auto cntl = gc::CP_MEC_RS64_CNTL::FromRaw(value);
+  const uint32_t reset[] = {cntl.mec_pipe0_reset(), cntl.mec_pipe1_reset(), cntl.mec_pipe2_reset(),
+                            cntl.mec_pipe3_reset()};
+  for (uint32_t pipe = 0; pipe < kPipes; ++pipe) {
+    if (!reset[pipe]) continue;
+    if (CpBusy()) {
+      context_.errors.Report(
+          "mec", absl::StrFormat("MEC1 pipe%d: MEC_PIPE%d_RESET written while CP_STAT reads busy (the RLC autoload has "
+                                 "not finished starting the CP): the pipe does not latch its start address",
+                                 pipe, pipe));
+      continue;
+    }
+    std::atomic_ref<uint32_t>(state_.pipe_latched[pipe]).store(1);
+  }
+}
+
+std::string GfxModel::PipeProgramProblem(uint32_t pipe) const {
+  // The start address of the RS64 MEC firmware the PSP loaded. LoadedFirmware knows it when whoever read the
+  // container recorded it; otherwise the loaded firmware is the virtual one (the only one the virtual PSP accepts
+  // today), whose start address is fixed.
+  const uint64_t start = context_.firmware.UcodeStart(regs::psp::GFX_FW_TYPE_RS64_MEC)
+                             .value_or(firmware::VirtualUcodeStartAddress(firmware::FileKind::kMec));
+  const uint32_t lo = std::atomic_ref<uint32_t>(state_.program_start[pipe]).load();
+  const uint32_t hi = std::atomic_ref<uint32_t>(state_.program_start_hi[pipe]).load();
+  if (lo != ProgramStart(start) || hi != ProgramStartHi(start)) {
+    return absl::StrFormat(
+        "its CP_MEC_RS64_PRGRM_CNTR_START/_HI are %#x/%#x, but the RS64 MEC firmware starts at %#x (START %#x, "
+        "START_HI %#x from ucode_start_addr, as gfx_v11_0_config_gfx_rs64 programs them): the pipe fetches no valid "
+        "instruction",
+        lo, hi, start, ProgramStart(start), ProgramStartHi(start));
+  }
+  if (std::atomic_ref<uint32_t>(state_.pipe_latched[pipe]).load() == 0) {
+    return absl::StrFormat(
+        "its start address %#x was written but the pipe was not reset since (CP_MEC_RS64_CNTL.MEC_PIPE%d_RESET "
+        "pulse): it still runs from its old program counter",
+        start, pipe);
+  }
+  return "";
 }
 
 std::optional<HqdId> GfxModel::Selected() const {
@@ -188,6 +319,24 @@ void GfxModel::OnHqdWrite(uint32_t index, uint32_t value) {
     }
     return;
   }
+  // Linux (gfx_v11_0_kiq_init_register) and tinygrad (reset_mec -> _dequeue_hqds) dequeue a live HQD and wait for
+  // CP_HQD_ACTIVE to read 0 before they rewrite it; the CP owns a running queue's HQD. Deactivating it by hand or
+  // moving its ring under it is refused: the CP would keep fetching from the old ring.
+  if ((index == kHqdActive && !(value & 1)) || index == kHqdPqBase || index == kHqdPqBaseHi) {
+    if (QueueLive(*id)) {
+      context_.errors.Report(
+          "mec", absl::StrFormat("%s: %s=%#x written while the queue runs (not dequeued: CP_HQD_DEQUEUE_REQUEST, then "
+                                 "wait for CP_HQD_ACTIVE 0): refused; the queue stops and does not start again until "
+                                 "it is dequeued",
+                                 id->Name(), index == kHqdActive ? "CP_HQD_ACTIVE" : "CP_HQD_PQ_BASE", value));
+      {
+        std::lock_guard lock(queues_mu_);
+        clobbered_[id->pipe][id->queue] = true;
+      }
+      Deactivate(*id);
+      return;
+    }
+  }
   Bank(*id).Write(index, value);
   switch (index) {
     case kHqdActive:
@@ -200,7 +349,13 @@ void GfxModel::OnHqdWrite(uint32_t index, uint32_t value) {
     case kHqdDequeueRequest:
       if (gc::CP_HQD_DEQUEUE_REQUEST::FromRaw(value).dequeue_req() != 0) {
         std::lock_guard lock(queues_mu_);
-        if (ComputeQueue* queue = queues_[id->pipe][id->queue].get()) queue->RequestDequeue();
+        clobbered_[id->pipe][id->queue] = false;  // the driver's recovery: the queue is off the MEC now
+        ComputeQueue* queue = queues_[id->pipe][id->queue].get();
+        if (queue != nullptr && !queue->finished()) {
+          queue->RequestDequeue();
+        } else {
+          Bank(*id).Set(gc::CP_HQD_ACTIVE::FromRaw(0));  // nothing runs it: the HQD is off at once
+        }
       }
       return;
     case kHqdWptrLo:
@@ -226,9 +381,20 @@ bool GfxModel::Activate(const HqdId& id) {
                            absl::StrFormat("%s: CP_HQD_ACTIVE=1 but %s; no engine runs the queue", id.Name(), missing));
     return false;
   }
+  if (const std::string problem = PipeProgramProblem(id.pipe); !problem.empty()) {
+    context_.errors.Report("mec", absl::StrFormat("%s: CP_HQD_ACTIVE=1 but MEC1 pipe%d cannot run it: %s; the queue "
+                                                  "does not advance",
+                                                  id.Name(), id.pipe, problem));
+  }
   std::unique_ptr<ComputeQueue> previous;
   {
     std::lock_guard lock(queues_mu_);
+    if (clobbered_[id.pipe][id.queue]) {
+      context_.errors.Report("mec", absl::StrFormat("%s: CP_HQD_ACTIVE=1 refused: the HQD was rewritten while its "
+                                                    "queue ran; dequeue it (CP_HQD_DEQUEUE_REQUEST) first",
+                                                    id.Name()));
+      return false;
+    }
     std::unique_ptr<ComputeQueue>& slot = queues_[id.pipe][id.queue];
     if (slot && !slot->finished()) return true;  // already running: activating again changes nothing
     previous = std::move(slot);
@@ -257,15 +423,21 @@ void GfxModel::Deactivate(const HqdId& id) {
   queue.reset();  // stops at the packet boundary and joins
 }
 
+bool GfxModel::QueueLive(const HqdId& id) {
+  std::lock_guard lock(queues_mu_);
+  const auto& slot = queues_[id.pipe][id.queue];
+  return slot && !slot->finished();
+}
+
 bool GfxModel::MecRunning(uint32_t pipe) const {
   const auto rs64 = gc::CP_MEC_RS64_CNTL::FromRaw(context_.registers.Peek(mec_rs64_cntl_));
   const uint32_t active[] = {rs64.mec_pipe0_active(), rs64.mec_pipe1_active(), rs64.mec_pipe2_active(),
                              rs64.mec_pipe3_active()};
   const uint32_t reset[] = {rs64.mec_pipe0_reset(), rs64.mec_pipe1_reset(), rs64.mec_pipe2_reset(),
                             rs64.mec_pipe3_reset()};
-  // CP_MEC_CNTL is the F32 MEC's control; its ME1 halt bit stops MEC1 as well.
-  const auto f32 = gc::CP_MEC_CNTL::FromRaw(context_.registers.Peek(RegisterAddress<gc::CP_MEC_CNTL>(context_.bases)));
-  return !rs64.mec_halt() && !f32.mec_me1_halt() && active[pipe] && !reset[pipe];
+  // CP_MEC_CNTL (the F32 MEC's control, powering on with MEC_ME1_HALT set) does not apply to the RS64 MEC:
+  // gfx_v11_0_cp_compute_enable touches only CP_MEC_RS64_CNTL when rs64_enable.
+  return !rs64.mec_halt() && active[pipe] && !reset[pipe] && PipeProgramProblem(pipe).empty();
 }
 
 bool GfxModel::DoorbellRouted(uint64_t dword_index) const {

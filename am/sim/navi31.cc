@@ -16,6 +16,7 @@
 #include "am/regs/ih_constants.h"
 #include "am/regs/nbif_srcid_constants.h"
 #include "am/regs/nbio.h"
+#include "am/regs/power_on_values.h"
 #include "am/regs/register_space.h"
 #include "am/sim/discovery_table.h"
 #include "am/sim/navi31_ip_offsets.h"
@@ -251,6 +252,7 @@ void Navi31::Mode1Reset() {
   gmc_.Reset();
   smu_.Reset();
   PowerOnDefaults();
+  gfx_->PowerOn();  // its banked registers (HQDs, SH_MEM_*, the MEC program counters) back to their reset values
   sdma_ = std::make_unique<SdmaModel>(sdma_context_);
 }
 
@@ -300,6 +302,14 @@ Navi31::~Navi31() {
 
 // What the hardware holds after power-on, before any driver ran.
 void Navi31::PowerOnDefaults() {
+  // Every register's reset value from the kernel's *_default.h (am/regs/power_on_values.h): halted engines start
+  // halted (CP_MEC_RS64_CNTL.MEC_HALT, SDMAn_F32_CNTL.HALT) and a driver's read-modify-writes compute what they
+  // compute on the part. Stored without running hooks, as the hardware holds them before anything is written;
+  // the models that bank registers (the GFX model's HQDs) seed their banks themselves.
+  for (const regs::PowerOnValue& reset : regs::PowerOnValues()) {
+    const absl::StatusOr<uint64_t> address = bases_.Resolve(reset.ip, 0, reset.segment, reset.offset);
+    if (address.ok() && *address < registers_.size_dwords()) registers_.Poke(*address, reset.value);
+  }
   auto nbio = regs::IpRegisters<regs::Ip::kNbio, RegisterFile>::Create(registers_, bases_);
   if (nbio.ok()) {
     // RCC_CONFIG_MEMSIZE reports VRAM in MiB (Linux nbio_v4_3_get_memsize).

@@ -88,9 +88,10 @@ class SdmaEngine : public EngineControl {
           ib_cntl(InstanceAddress<gc::SDMA0_QUEUE0_IB_CNTL>(bases, i)),
           cntl(InstanceAddress<gc::SDMA0_CNTL>(bases, i)),
           f32_cntl(InstanceAddress<gc::SDMA0_F32_CNTL>(bases, i)),
-          status(InstanceAddress<gc::SDMA0_STATUS_REG>(bases, i)) {}
+          status(InstanceAddress<gc::SDMA0_STATUS_REG>(bases, i)),
+          minor_ptr_update(InstanceAddress<gc::SDMA0_QUEUE0_MINOR_PTR_UPDATE>(bases, i)) {}
     uint64_t rb_cntl, rb_base, rb_base_hi, rb_rptr, rb_rptr_hi, rb_wptr, rb_wptr_hi, rptr_addr_lo, rptr_addr_hi,
-        doorbell, doorbell_offset, ib_cntl, cntl, f32_cntl, status;
+        doorbell, doorbell_offset, ib_cntl, cntl, f32_cntl, status, minor_ptr_update;
   };
 
   // What the thread shares with doorbell listeners, which may fire after Unsubscribe (the router calls a copy).
@@ -143,6 +144,17 @@ class SdmaEngine : public EngineControl {
            context_.firmware.Has(regs::psp::GFX_FW_TYPE_SDMA_UCODE_TH1);
   }
   bool Halted() const { return gc::SDMA0_F32_CNTL::FromRaw(context_.registers.Peek(regs_.f32_cntl)).halt() != 0; }
+  // The F32 thread that runs the queues is TH1: it is the one enabled at power-on (F32_CNTL 0x08084001: TH1_ENABLE
+  // set, TH0_ENABLE clear), and the one Linux takes out of reset (TH1_RESET in sdma_v6_0_gfx_resume_instance) and
+  // puts into it (sdma_v6_0_soft_reset) while leaving both ENABLE bits as they are. Without it nothing runs.
+  bool Th1Runs() const {
+    const auto f32 = gc::SDMA0_F32_CNTL::FromRaw(context_.registers.Peek(regs_.f32_cntl));
+    return f32.th1_enable() != 0 && f32.th1_reset() == 0;
+  }
+  bool MinorPtrUpdate() const {
+    return gc::SDMA0_QUEUE0_MINOR_PTR_UPDATE::FromRaw(context_.registers.Peek(regs_.minor_ptr_update)).enable() != 0;
+  }
+  void OnWptrWrite(bool hi, uint32_t value);
   bool RingEnabled() const {
     return gc::SDMA0_QUEUE0_RB_CNTL::FromRaw(context_.registers.Peek(regs_.rb_cntl)).rb_enable() != 0;
   }
@@ -200,11 +212,9 @@ SdmaEngine::SdmaEngine(const ModelContext& context, int instance, SdmaState::Eng
     });
   }
   // sdma_v6_0_ring_set_wptr without a doorbell: the wptr through RB_WPTR/_HI (bytes).
-  for (uint64_t address : {regs_.rb_wptr, regs_.rb_wptr_hi}) {
-    registers.OnWrite(address, name_, [this](uint32_t) {
-      wake_->wptr.store(ReadPair(regs_.rb_wptr, regs_.rb_wptr_hi), std::memory_order_release);
-      wake_->Notify();
-    });
+  for (bool hi : {false, true}) {
+    registers.OnWrite(hi ? regs_.rb_wptr_hi : regs_.rb_wptr, name_,
+                      [this, hi](uint32_t value) { OnWptrWrite(hi, value); });
   }
   registers.OnRead(regs_.status, name_, [this](uint32_t stored) { return ReadStatus(stored); });
 
@@ -252,11 +262,29 @@ bool SdmaEngine::Checkpoint() {
 void SdmaEngine::OnControlWrite() {
   if (on_engine_thread) {
     // A packet wrote this (or another) engine's RB_CNTL or F32_CNTL: only a stop can take effect from there.
-    if (!RingEnabled() || Halted()) RequestStop();
+    if (!RingEnabled() || Halted() || !Th1Runs()) RequestStop();
     return;
   }
   std::lock_guard lock(control_mu_);
   Reconcile();
+}
+
+void SdmaEngine::OnWptrWrite(bool hi, uint32_t value) {
+  const uint64_t before = wake_->wptr.load(std::memory_order_acquire);
+  const uint64_t after = ReadPair(regs_.rb_wptr, regs_.rb_wptr_hi);
+  if (after < before && !MinorPtrUpdate()) {
+    // sdma_v6_0_gfx_resume_instance: "before programing wptr to a less value, need set minor_ptr_update first"
+    // (tinygrad's setup_ring brackets its pointer writes the same way). Without it the engine keeps its wptr.
+    context_.registers.Poke(regs_.rb_wptr, static_cast<uint32_t>(before));
+    context_.registers.Poke(regs_.rb_wptr_hi, static_cast<uint32_t>(before >> 32));
+    context_.errors.Report(
+        name_, absl::StrFormat("SDMA%d_QUEUE0_RB_WPTR%s=%#x would move the wptr back from %#x to %#x without "
+                               "SDMA%d_QUEUE0_MINOR_PTR_UPDATE=1: ignored, the engine keeps wptr %#x",
+                               instance_, hi ? "_HI" : "", value, before, after, instance_, before));
+    return;
+  }
+  wake_->wptr.store(after, std::memory_order_release);
+  wake_->Notify();
 }
 
 void SdmaEngine::Reconcile() {
@@ -268,14 +296,20 @@ void SdmaEngine::Reconcile() {
 
   const bool firmware = FirmwareLoaded();
   const bool halted = Halted();
+  const bool th1 = Th1Runs();
   const bool stopped = StoppedOnError();
-  const bool run = enabled && firmware && !halted && !stopped;
+  const bool run = enabled && firmware && !halted && th1 && !stopped;
   if (thread_.joinable() && (!run || exited_.load(std::memory_order_acquire))) Stop();
   if (run && !thread_.joinable()) Start();
   if (rising && !run) {
     const std::string why = !firmware ? "the PSP has not loaded the SDMA firmware (GFX_FW_TYPE_SDMA_UCODE_TH0 and _TH1)"
                             : halted  ? absl::StrFormat("the engine is halted (SDMA%d_F32_CNTL.HALT is 1)", instance_)
-                                      : "the queue stopped on an error; disable the ring (RB_ENABLE 0) to recover it";
+                            : !th1    ? absl::StrFormat(
+                                            "the F32's queue thread TH1 does not run (SDMA%d_F32_CNTL 0x%08x: "
+                                               "TH1_ENABLE must stay 1 and TH1_RESET be 0; a whole-register write "
+                                               "that clears TH1_ENABLE stops it)",
+                                            instance_, context_.registers.Peek(regs_.f32_cntl))
+                                   : "the queue stopped on an error; disable the ring (RB_ENABLE 0) to recover it";
     context_.errors.Report(
         name_,
         absl::StrFormat("SDMA%d_QUEUE0_RB_CNTL.RB_ENABLE is set but the engine does not run: %s", instance_, why));

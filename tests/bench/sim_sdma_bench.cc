@@ -63,7 +63,7 @@ void BM_SdmaCopyLinear256MiB(benchmark::State& state) {
   gc_regs.Write(gc::SDMA0_QUEUE0_RB_BASE{}.addr(static_cast<uint32_t>(kRing >> 8)));
   gc_regs.Write(gc::SDMA0_QUEUE0_DOORBELL_OFFSET{}.offset(kDoorbell));
   gc_regs.Write(gc::SDMA0_QUEUE0_DOORBELL{}.enable(1));
-  gc_regs.Write(gc::SDMA0_F32_CNTL{}.halt(0));
+  gc_regs.Modify<gc::SDMA0_F32_CNTL>([](auto& r) { r.halt(0).th1_reset(0); });
   gc_regs.Write(gc::SDMA0_CNTL{}.trap_enable(1));
   gc_regs.Write(gc::SDMA0_QUEUE0_RB_CNTL{}.rb_size(kRingDwordsLog2).rb_enable(1));
 

@@ -27,6 +27,8 @@ CONSTANTS = [
      [r"^PACKET", r"^CP_PACKET2$", r"^(EVENT|CS|CACHE|PS|VS)_", r"^(WAIT_REG_MEM|WRITE_DATA|INDIRECT_BUFFER)_"], True),
     ("pm4_event_constants.h", "include/soc21_enum.h", "pm4", ["enum:VGT_EVENT_TYPE"], True),
     ("sdma_constants.h", "amdgpu/sdma_v6_0_0_pkt_open.h", "sdma", ["SDMA_PACKETS"], True),
+    ("sdma_policy_constants.h", "amdgpu/sdma_common.h", "sdma",
+     ["enum:sdma_utcl2_cache_read_policy", "enum:sdma_utcl2_cache_write_policy"], True),
     ("smu_constants.h", "pm/swsmu/inc/pmfw_if/smu_v13_0_0_ppsmc.h", "smu",
      [r"^PPSMC_", r"^PPS_", r"^DEBUGSMC_", r"^SMU_13_0_0_"], True),
     ("smu_driver_if_constants.h", "pm/swsmu/inc/pmfw_if/smu13_driver_if_v13_0_0.h", "smu",

@@ -172,6 +172,7 @@ TEST(GfxModelTest, DoorbellOutsideTheMecRangeDoesNotReachTheQueue) {
   mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(0), {1}));
   EXPECT_EQ(q.rptr(), 0u);
   // With the range covering it again, the next doorbell delivers everything written so far.
+  mec.gc().Write(gc::CP_MEC_DOORBELL_RANGE_LOWER{}.doorbell_range_lower(0));
   mec.gc().Write(gc::CP_MEC_DOORBELL_RANGE_UPPER{}.doorbell_range_upper(0xf8 >> 2));
   mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(1), {2}));
   ASSERT_TRUE(mec.WaitIdle(q));
@@ -232,7 +233,7 @@ TEST(GfxModelTest, DequeueStopsAtAPacketBoundaryAndActiveReadsZero) {
   EXPECT_TRUE(mec.WaitIdle(q));
 }
 
-TEST(GfxModelTest, WritingActiveZeroStopsTheQueue) {
+TEST(GfxModelTest, WritingActiveZeroUnderARunningQueueIsRefused) {
   MecFixture mec;
   mec.Boot();
   TestQueue q = mec.CreateQueue(0, 0);
@@ -240,24 +241,134 @@ TEST(GfxModelTest, WritingActiveZeroStopsTheQueue) {
   mec.Select(1, 0, 0);
   mec.gc().Write(gc::CP_HQD_ACTIVE{}.active(0));
   mec.Select(0, 0, 0);
+  EXPECT_TRUE(mec.ErrorLogged("mec", "CP_HQD_ACTIVE=0 written while the queue runs")) << mec.Errors();
   EXPECT_FALSE(mec.gfx().QueueRunning(0, 0));
   EXPECT_EQ(q.rptr(), 0u);
+  // It does not start again until the driver dequeues it.
+  mec.Select(1, 0, 0);
+  mec.gc().Write(gc::CP_HQD_ACTIVE{}.active(1));
+  mec.Select(0, 0, 0);
+  EXPECT_TRUE(mec.ErrorLogged("mec", "CP_HQD_ACTIVE=1 refused")) << mec.Errors();
+  EXPECT_FALSE(mec.gfx().QueueRunning(0, 0));
 }
 
-TEST(GfxModelTest, TinygradStyleReprogrammingRestartsTheRing) {
+// Issue 16 B11: the partial boot's old behaviour, a new ring programmed over a queue that still runs.
+TEST(GfxModelTest, RewritingPqBaseUnderARunningQueueIsRefused) {
   MecFixture mec;
   mec.Boot();
   TestQueue q = mec.CreateQueue(0, 0);
   mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(0), {1}));
   ASSERT_TRUE(mec.WaitIdle(q));
-  // tinygrad's recovery: put_value = 0, then setup_ring again over the running queue (CP_HQD_ACTIVE=0 is part of
-  // the register range it writes, PQ_RPTR and WPTR are 0 in its MQD).
+  mec.Select(1, 0, 0);
+  mec.gc().Write(gc::CP_HQD_PQ_BASE{}.set_raw(static_cast<uint32_t>((q.ring_address + 0x1000) >> 8)));
+  mec.Select(0, 0, 0);
+  EXPECT_TRUE(mec.ErrorLogged("mec", "CP_HQD_PQ_BASE=")) << mec.Errors();
+  EXPECT_FALSE(mec.gfx().QueueRunning(0, 0));
+  EXPECT_EQ(mec.HqdRead(q, RegisterAddress<gc::CP_HQD_PQ_BASE>(mec.fixture().bases())), q.ring_address >> 8);
+}
+
+TEST(GfxModelTest, ADequeuedQueueIsReprogrammedAndRestartsTheRing) {
+  MecFixture mec;
+  mec.Boot();
+  TestQueue q = mec.CreateQueue(0, 0);
+  mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(0), {1}));
+  ASSERT_TRUE(mec.WaitIdle(q));
+  // tinygrad's reset_mec (and Linux's kiq_init_register): dequeue the live HQD, then set up the ring again.
+  mec.Dequeue(q);
+  ASSERT_TRUE(WaitUntil([&] { return !mec.HqdActive(q); }));
   TestQueue again = mec.AllocateQueue(0, 0);
   std::fill(again.ring.begin(), again.ring.end(), 0);
   mec.ProgramQueue(again);
   mec.Submit(again, MecFixture::WriteDataMemory(MecFixture::DataAddress(1), {2}));
   EXPECT_TRUE(mec.WaitData(1, 2));
   EXPECT_TRUE(mec.WaitIdle(again));
+  EXPECT_TRUE(mec.fixture().errors().errors().empty()) << mec.Errors();
+}
+
+// Issue 16 B6: gfx_v11_0_config_gfx_rs64 programs every pipe's start address and pulses its reset.
+TEST(GfxModelTest, APipeWithoutTheFirmwaresStartAddressDoesNotAdvance) {
+  MecFixture mec;
+  mec.LoadMecFirmware();
+  while (mec.gc().Read<gc::CP_STAT>().raw() != 0) {
+  }
+  // The driver's old start-up: pipes enabled and unhalted, the program counter left at its power-on value.
+  mec.gc().Write(gc::CP_MEC_DOORBELL_RANGE_LOWER{}.doorbell_range_lower(0));
+  mec.gc().Write(gc::CP_MEC_DOORBELL_RANGE_UPPER{}.doorbell_range_upper(0xf8 >> 2));
+  mec.gc().Write(gc::CP_MEC_RS64_CNTL{}.mec_pipe0_active(1).mec_halt(0));
+  TestQueue q = mec.CreateQueue(0, 0);
+  mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(0), {1}));
+  EXPECT_TRUE(mec.ErrorLogged("mec", "fetches no valid instruction")) << mec.Errors();
+  EXPECT_TRUE(mec.ErrorLogged("mec", "CP_MEC_RS64_PRGRM_CNTR_START/_HI are 0x800/0")) << mec.Errors();
+  EXPECT_FALSE(WaitUntil([&] { return mec.Data(0) == 1; }, std::chrono::milliseconds(50)));
+  EXPECT_EQ(q.rptr(), 0u);
+}
+
+TEST(GfxModelTest, AStartAddressTakesEffectOnlyAfterAPipeReset) {
+  MecFixture mec;
+  mec.LoadMecFirmware();
+  while (mec.gc().Read<gc::CP_STAT>().raw() != 0) {
+  }
+  mec.Select(1, 0, 0);
+  mec.gc().Write(gc::CP_MEC_RS64_PRGRM_CNTR_START{}.ip_start(static_cast<uint32_t>(MecFixture::kMecStart >> 2)));
+  mec.gc().Write(gc::CP_MEC_RS64_PRGRM_CNTR_START_HI{}.ip_start(static_cast<uint32_t>(MecFixture::kMecStart >> 34)));
+  mec.Select(0, 0, 0);
+  mec.gc().Write(gc::CP_MEC_DOORBELL_RANGE_LOWER{}.doorbell_range_lower(0));
+  mec.gc().Write(gc::CP_MEC_DOORBELL_RANGE_UPPER{}.doorbell_range_upper(0xf8 >> 2));
+  mec.gc().Write(gc::CP_MEC_RS64_CNTL{}.mec_pipe0_active(1).mec_halt(0));
+  TestQueue q = mec.CreateQueue(0, 0);
+  mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(0), {1}));
+  EXPECT_TRUE(mec.ErrorLogged("mec", "was not reset since")) << mec.Errors();
+  EXPECT_EQ(q.rptr(), 0u);
+  // The pulse: the pipe now fetches from the start address and the queue runs.
+  mec.gc().Modify<gc::CP_MEC_RS64_CNTL>([](auto& r) { r.mec_pipe0_reset(1); });
+  mec.gc().Modify<gc::CP_MEC_RS64_CNTL>([](auto& r) { r.mec_pipe0_reset(0); });
+  EXPECT_TRUE(mec.WaitData(0, 1));
+}
+
+// Issue 16 B15: gfx_v11_0_wait_for_rlc_autoload_complete waits for CP_STAT == 0 as well.
+TEST(GfxModelTest, CpStatReadsBusyUntilTheCpHasStarted) {
+  MecFixture mec;
+  EXPECT_EQ(mec.gc().Read<gc::CP_STAT>().cp_busy(), 1u);  // the RLC has not loaded anything yet
+  mec.LoadMecFirmware();
+  int polls = 0;
+  while (mec.gc().Read<gc::CP_STAT>().raw() != 0) ASSERT_LT(++polls, 100);
+  EXPECT_GT(polls, 0);  // busy for a while after BOOTLOAD_COMPLETE
+  EXPECT_EQ(mec.gc().Read<gc::CP_STAT>().raw(), 0u);
+}
+
+TEST(GfxModelTest, ProgrammingTheMecBeforeCpStatIsIdleIsLost) {
+  MecFixture mec;
+  mec.LoadMecFirmware();  // BOOTLOAD_COMPLETE reads 1, but nobody waited for CP_STAT
+  mec.Select(1, 0, 0);
+  mec.gc().Write(gc::CP_MEC_RS64_PRGRM_CNTR_START{}.ip_start(static_cast<uint32_t>(MecFixture::kMecStart >> 2)));
+  mec.Select(0, 0, 0);
+  mec.gc().Modify<gc::CP_MEC_RS64_CNTL>([](auto& r) { r.mec_pipe0_reset(1); });
+  mec.gc().Modify<gc::CP_MEC_RS64_CNTL>([](auto& r) { r.mec_pipe0_reset(0).mec_pipe0_active(1).mec_halt(0); });
+  EXPECT_TRUE(mec.ErrorLogged("mec", "written while CP_STAT reads busy")) << mec.Errors();
+  mec.Select(1, 0, 0);
+  EXPECT_EQ(mec.gc().Read<gc::CP_MEC_RS64_PRGRM_CNTR_START>().raw(), gc::CP_MEC_RS64_PRGRM_CNTR_START::kDefault);
+  mec.Select(0, 0, 0);
+}
+
+// Issue 16 B8: the banked registers power on with the kernel's defaults, and CP_MEC_CNTL (the F32 MEC's, halted
+// at power-on) does not hold the RS64 MEC.
+TEST(GfxModelTest, BankedRegistersPowerOnWithTheirDefaults) {
+  MecFixture mec;
+  for (uint32_t pipe = 0; pipe < GfxModel::kPipes; ++pipe) {
+    mec.Select(1, pipe, 3);
+    EXPECT_EQ(mec.gc().Read<gc::CP_HQD_PQ_CONTROL>().raw(), gc::CP_HQD_PQ_CONTROL::kDefault);
+    EXPECT_EQ(mec.gc().Read<gc::CP_HQD_PERSISTENT_STATE>().raw(), gc::CP_HQD_PERSISTENT_STATE::kDefault);
+    EXPECT_EQ(mec.gc().Read<gc::CP_MEC_RS64_PRGRM_CNTR_START>().raw(), gc::CP_MEC_RS64_PRGRM_CNTR_START::kDefault);
+  }
+  mec.Select(0, 0, 0, 5);
+  EXPECT_EQ(mec.gc().Read<gc::SH_MEM_CONFIG>().raw(), gc::SH_MEM_CONFIG::kDefault);
+  mec.Select(0, 0, 0);
+  EXPECT_EQ(mec.gc().Read<gc::CP_MEC_CNTL>().mec_me1_halt(), 1u);
+  EXPECT_EQ(mec.gc().Read<gc::CP_MEC_RS64_CNTL>().mec_halt(), 1u);
+  mec.Boot();
+  TestQueue q = mec.CreateQueue(1, 2);
+  mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(0), {7}));
+  EXPECT_TRUE(mec.WaitData(0, 7)) << mec.Errors();
 }
 
 TEST(GfxModelTest, DroppedDoorbellLeavesWorkUntilTheNextDoorbell) {

@@ -22,6 +22,7 @@
 #include "am/regs/pm4_packets.h"
 #include "am/regs/psp_constants.h"
 #include "am/sim/gfx_model.h"
+#include "firmware/virtual_firmware.h"
 #include "gtest/gtest.h"
 #include "tests/am/sim/model_fixture.h"
 
@@ -91,6 +92,9 @@ class MecFixture {
   // tinygrad: doorbell = AMDGPU_NAVI10_DOORBELL_MEC_RING0 (3) for its queue, a 64-bit index; the model takes dwords.
   static constexpr uint32_t kFirstDoorbell = 3 * 2;
 
+  // The virtual gc_11_0_0_mec.bin's ucode_start_addr, which the virtual PSP's LoadedFirmware stands for.
+  static constexpr uint64_t kMecStart = firmware::VirtualUcodeStartAddress(firmware::FileKind::kMec);
+
   explicit MecFixture(ShaderExecutor* executor = nullptr) : executor_(executor) {
     data_ = fixture_.memory().Place(kData, kDataBytes);
     pointers_ = fixture_.memory().Place(kPointers, 0x1000);
@@ -118,7 +122,25 @@ class MecFixture {
   }
   // tinygrad AM_GFX.init_hw / _enable_mec and Linux gfx_v11_0_cp_compute_enable(true), plus the per-pipe
   // interrupt enables of gfx_v11_0_set_compute_eop_interrupt_state.
+  // gfx_v11_0_wait_for_rlc_autoload_complete's CP_STAT poll (bounded), then gfx_v11_0_config_gfx_rs64's MEC part
+  // (tinygrad _config_mec): each pipe's start address from the MEC firmware, latched by a pipe reset pulse.
+  void StartMecPipes() {
+    Gc regs = gc();
+    // Without the RLC autoload the CP never goes idle; the writes below are then lost, as a driver's would be.
+    for (int poll = 0; poll < 100 && regs.Read<gc::CP_STAT>().raw() != 0; ++poll) {
+    }
+    for (uint32_t pipe = 0; pipe < GfxModel::kPipes; ++pipe) {
+      Select(1, pipe, 0);
+      regs.Write(gc::CP_MEC_RS64_PRGRM_CNTR_START{}.ip_start(static_cast<uint32_t>(kMecStart >> 2)));
+      regs.Write(gc::CP_MEC_RS64_PRGRM_CNTR_START_HI{}.ip_start(static_cast<uint32_t>(kMecStart >> 34)));
+    }
+    Select(0, 0, 0);
+    auto cntl = regs.Read<gc::CP_MEC_RS64_CNTL>();
+    regs.Write(cntl.mec_pipe0_reset(1).mec_pipe1_reset(1).mec_pipe2_reset(1).mec_pipe3_reset(1));
+    regs.Write(cntl.mec_pipe0_reset(0).mec_pipe1_reset(0).mec_pipe2_reset(0).mec_pipe3_reset(0));
+  }
   void EnableMec() {
+    StartMecPipes();
     Gc regs = gc();
     regs.Write(gc::CP_MEC_DOORBELL_RANGE_LOWER{}.doorbell_range_lower(0));
     regs.Write(gc::CP_MEC_DOORBELL_RANGE_UPPER{}.doorbell_range_upper(0xf8 >> 2));

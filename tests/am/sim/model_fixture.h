@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "am/regs/power_on_values.h"
 #include "am/regs/register_space.h"
 #include "am/sim/model_context.h"
 #include "am/sim/navi31.h"
@@ -92,7 +93,13 @@ class ModelFixture {
         doorbells_(Navi31::kDoorbellBarSize / 4),
         state_(std::make_unique<ModelState>()),
         firmware_(*state_),
-        context_{registers_, bases_, memory_, interrupts_, doorbells_, clock_, firmware_, errors_, *state_} {}
+        context_{registers_, bases_, memory_, interrupts_, doorbells_, clock_, firmware_, errors_, *state_} {
+    // The registers power on as the device's do (Navi31::PowerOnDefaults): the kernel's *_default.h values.
+    for (const regs::PowerOnValue& reset : regs::PowerOnValues()) {
+      const absl::StatusOr<uint64_t> address = bases_.Resolve(reset.ip, 0, reset.segment, reset.offset);
+      if (address.ok() && *address < registers_.size_dwords()) registers_.Poke(*address, reset.value);
+    }
+  }
   ~ModelFixture() { ::munmap(storage_, kStorageBytes); }
 
   ModelContext& context() { return context_; }

@@ -39,6 +39,7 @@
 #include "firmware/container.h"
 #include "firmware/requirements.h"
 #include "firmware/store.h"
+#include "firmware/virtual_firmware.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
 #include "tests/am/sim/bar5.h"
@@ -333,6 +334,15 @@ class Navi31BringUpTest : public ::testing::Test {
   void SetUpMecQueue() {
     auto g = Regs<regs::Ip::kGc>();
     ASSERT_TRUE(WaitUntil([&] { return g.Read<gc::RLC_RLCS_BOOTLOAD_STATUS>().bootload_complete() != 0; }));
+    ASSERT_TRUE(WaitUntil([&] { return g.Read<gc::CP_STAT>().raw() == 0; }));
+    // gfx_v11_0_config_gfx_rs64: pipe 0's start address from the (virtual) MEC firmware, latched by a reset pulse.
+    const uint64_t start = firmware::VirtualUcodeStartAddress(firmware::FileKind::kMec);
+    g.Write(gc::GRBM_GFX_CNTL{}.meid(1).pipeid(0).queueid(0));
+    g.Write(gc::CP_MEC_RS64_PRGRM_CNTR_START{}.ip_start(static_cast<uint32_t>(start >> 2)));
+    g.Write(gc::CP_MEC_RS64_PRGRM_CNTR_START_HI{}.ip_start(static_cast<uint32_t>(start >> 34)));
+    g.Write(gc::GRBM_GFX_CNTL{}.set_raw(0));
+    g.Modify<gc::CP_MEC_RS64_CNTL>([](auto& r) { r.mec_pipe0_reset(1); });
+    g.Modify<gc::CP_MEC_RS64_CNTL>([](auto& r) { r.mec_pipe0_reset(0); });
     g.Write(gc::CP_MEC_DOORBELL_RANGE_LOWER{}.doorbell_range_lower(0));
     g.Write(gc::CP_MEC_DOORBELL_RANGE_UPPER{}.doorbell_range_upper(0xf8 >> 2));
     g.Write(gc::CP_ME1_PIPE0_INT_CNTL{}.time_stamp_int_enable(1));
@@ -353,7 +363,7 @@ class Navi31BringUpTest : public ::testing::Test {
   // SDMA0 queue 0 (sdma_v6_0_gfx_resume_instance / tinygrad AM_SDMA.setup_ring), ring and rptr in VRAM.
   void SetUpSdma() {
     auto g = Regs<regs::Ip::kGc>();
-    g.Write(gc::SDMA0_F32_CNTL{}.halt(0));
+    g.Modify<gc::SDMA0_F32_CNTL>([](auto& r) { r.halt(0).th1_reset(0); });
     g.Write(gc::SDMA0_CNTL{}.trap_enable(1));
     g.Write(gc::SDMA0_QUEUE0_RB_BASE{}.set_raw(static_cast<uint32_t>(Mc(kSdmaRing) >> 8)));
     g.Write(gc::SDMA0_QUEUE0_RB_BASE_HI{}.set_raw(static_cast<uint32_t>(Mc(kSdmaRing) >> 40)));

@@ -107,8 +107,8 @@ std::vector<uint32_t> Join(std::initializer_list<std::vector<uint32_t>> packets)
 }
 
 template <typename Predicate>
-bool Eventually(Predicate predicate) {
-  const auto deadline = std::chrono::steady_clock::now() + kDeadline;
+bool Eventually(Predicate predicate, std::chrono::steady_clock::duration within = kDeadline) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
   while (!predicate()) {
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::yield();
@@ -148,6 +148,8 @@ class SdmaModelTest : public ::testing::Test {
     if (!model_) CreateModel();
     auto rb_cntl = gc::SDMA0_QUEUE0_RB_CNTL{}.rb_size(ring_dwords_log2).rb_priv(1);
     Write(instance, "QUEUE0_RB_CNTL", rb_cntl.raw());
+    // Moving the wptr back to 0 (a restarted queue) needs MINOR_PTR_UPDATE, as sdma_v6_0_gfx_resume_instance sets it.
+    Write(instance, "QUEUE0_MINOR_PTR_UPDATE", gc::SDMA0_QUEUE0_MINOR_PTR_UPDATE{}.enable(1).raw());
     for (const char* r : {"QUEUE0_RB_RPTR", "QUEUE0_RB_RPTR_HI", "QUEUE0_RB_WPTR", "QUEUE0_RB_WPTR_HI"}) {
       Write(instance, r, 0);
     }
@@ -158,12 +160,17 @@ class SdmaModelTest : public ::testing::Test {
     Write(instance, "QUEUE0_RB_BASE_HI", Lo(kRing[instance] >> 40));
     Write(instance, "QUEUE0_DOORBELL", gc::SDMA0_QUEUE0_DOORBELL{}.enable(1).raw());
     Write(instance, "QUEUE0_DOORBELL_OFFSET", gc::SDMA0_QUEUE0_DOORBELL_OFFSET{}.offset(kDoorbell[instance]).raw());
-    Write(instance, "F32_CNTL", gc::SDMA0_F32_CNTL{}.halt(0).raw());
+    Write(instance, "QUEUE0_MINOR_PTR_UPDATE", 0);
+    SetHalt(instance, 0);
     Write(instance, "CNTL", gc::SDMA0_CNTL{}.trap_enable(1).raw());
     Write(instance, "QUEUE0_RB_CNTL", rb_cntl.rb_enable(1).raw());
     Write(instance, "QUEUE0_IB_CNTL", gc::SDMA0_QUEUE0_IB_CNTL{}.ib_enable(1).raw());
     wptr_[instance] = 0;
     ring_bytes_[instance] = uint64_t{4} << ring_dwords_log2;
+  }
+  // F32_CNTL read-modify-written as Linux does (TH1_ENABLE and the priorities keep their power-on values).
+  void SetHalt(int instance, uint32_t halt) {
+    Write(instance, "F32_CNTL", gc::SDMA0_F32_CNTL::FromRaw(Read(instance, "F32_CNTL")).halt(halt).th1_reset(0).raw());
   }
   void DisableRing(int instance) {
     Write(instance, "QUEUE0_RB_CNTL",
@@ -583,6 +590,42 @@ TEST_F(SdmaModelTest, ADroppedDoorbellLeavesTheWorkUntilAWptrWrite) {
   ASSERT_TRUE(Eventually([&] { return FenceValue(1) == 1; }));
 }
 
+// Issue 16 B7: F32_CNTL written whole (the driver's old `halt(0).th1_reset(0)`) clears TH1_ENABLE, which powers on
+// set; the F32's queue thread then never runs.
+TEST_F(SdmaModelTest, AnF32CntlWithoutTh1EnableRunsNothing) {
+  StartQueue(0);
+  Submit(0, Fence(FenceAddress(0), 1));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(0) == 1; }));
+  DisableRing(0);
+  Write(0, "F32_CNTL", gc::SDMA0_F32_CNTL{}.halt(0).th1_reset(0).raw());
+  Write(0, "QUEUE0_RB_CNTL", gc::SDMA0_QUEUE0_RB_CNTL::FromRaw(Read(0, "QUEUE0_RB_CNTL")).rb_enable(1).raw());
+  EXPECT_TRUE(HasError("sdma0", "TH1 does not run"));
+  Submit(0, Fence(FenceAddress(0), 2));
+  EXPECT_FALSE(Eventually([&] { return FenceValue(0) == 2; }, std::chrono::milliseconds(50)));
+  // The read-modify-write Linux does keeps TH1_ENABLE: the engine runs.
+  Write(0, "F32_CNTL", gc::SDMA0_F32_CNTL::kDefault);
+  SetHalt(0, 0);
+  EXPECT_TRUE(Eventually([&] { return FenceValue(0) == 2; }));
+}
+
+// Issue 16 B7: a wptr moved back by a register write is only taken with MINOR_PTR_UPDATE=1
+// (sdma_v6_0_gfx_resume_instance: "before programing wptr to a less value, need set minor_ptr_update first").
+TEST_F(SdmaModelTest, MovingTheWptrBackNeedsMinorPtrUpdate) {
+  StartQueue(0);
+  Submit(0, Fence(FenceAddress(0), 1));
+  ASSERT_TRUE(Drained(0));
+  const uint32_t wptr = Read(0, "QUEUE0_RB_WPTR");
+  ASSERT_NE(wptr, 0u);
+  DisableRing(0);
+  Write(0, "QUEUE0_RB_WPTR", 0);
+  EXPECT_EQ(Read(0, "QUEUE0_RB_WPTR"), wptr);
+  EXPECT_TRUE(HasError("sdma0", "without SDMA0_QUEUE0_MINOR_PTR_UPDATE=1: ignored"));
+  Write(0, "QUEUE0_MINOR_PTR_UPDATE", gc::SDMA0_QUEUE0_MINOR_PTR_UPDATE{}.enable(1).raw());
+  Write(0, "QUEUE0_RB_WPTR", 0);
+  Write(0, "QUEUE0_MINOR_PTR_UPDATE", 0);
+  EXPECT_EQ(Read(0, "QUEUE0_RB_WPTR"), 0u);
+}
+
 TEST_F(SdmaModelTest, NothingRunsWithoutFirmwareOrWhileHalted) {
   fixture_.firmware().Clear();
   StartQueue(0);
@@ -590,7 +633,7 @@ TEST_F(SdmaModelTest, NothingRunsWithoutFirmwareOrWhileHalted) {
   fixture_.firmware().Load(regs::psp::GFX_FW_TYPE_SDMA_UCODE_TH0, 1);
   fixture_.firmware().Load(regs::psp::GFX_FW_TYPE_SDMA_UCODE_TH1, 1);
 
-  Write(1, "F32_CNTL", gc::SDMA0_F32_CNTL{}.halt(1).raw());
+  SetHalt(1, 1);
   // StartQueue unhalts as Linux does; halt again before the ring is enabled, as a driver that forgot would leave it.
   Write(1, "QUEUE0_RB_CNTL", 0);
   Write(1, "QUEUE0_RB_BASE", Lo(kRing[1] >> 8));
@@ -602,7 +645,7 @@ TEST_F(SdmaModelTest, NothingRunsWithoutFirmwareOrWhileHalted) {
   EXPECT_TRUE(HasError("sdma1", "SDMA1_F32_CNTL.HALT is 1"));
   Submit(1, Fence(FenceAddress(1), 1));
   EXPECT_EQ(Read(1, "QUEUE0_RB_RPTR"), 0u);
-  Write(1, "F32_CNTL", gc::SDMA0_F32_CNTL{}.halt(0).raw());  // unhalting starts the enabled queue
+  SetHalt(1, 0);  // unhalting starts the enabled queue
   ASSERT_TRUE(Eventually([&] { return FenceValue(1) == 1; }));
 }
 
