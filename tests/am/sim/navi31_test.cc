@@ -184,6 +184,8 @@ TEST(Navi31Test, Mode1ResetClearsTheCommandRegister) {
   ASSERT_TRUE(mp1.ok());
   mp1->Write(regs::mp1::MP1_SMN_C2PMSG_90{}.set_raw(0));
   mp1->Write(regs::mp1::MP1_SMN_C2PMSG_66{}.set_raw(regs::smu::PPSMC_MSG_Mode1Reset));
+  // The chip resets right after the access that reads the SMU's answer.
+  EXPECT_EQ(mp1->Read<regs::mp1::MP1_SMN_C2PMSG_90>().raw(), regs::smu::PPSMC_Result_OK);
   EXPECT_EQ(*(*device)->ReadConfig16(PCI_COMMAND), 0);
   EXPECT_FALSE(navi31.dma_space().bus_master());
 }
