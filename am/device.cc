@@ -121,6 +121,17 @@ absl::Status Device::CreateBlocks(firmware::Store& firmware) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<firmware::RequiredFile>> Device::RequiredFirmware() const {
+  // The file list is per ASIC, so it takes every versioned block.
+  const Discovery& d = discovery_.discovery;
+  auto version = [&](uint16_t hw_id) {
+    const std::optional<IpVersion> v = d.VersionOf(hw_id);
+    return v ? firmware::IpVersion{v->major, v->minor, v->revision} : firmware::IpVersion{};
+  };
+  return firmware::RequiredFiles({version(regs::discovery::GC_HWID), version(regs::discovery::MP0_HWID),
+                                  version(regs::discovery::MP1_HWID), version(regs::discovery::SDMA0_HWID)});
+}
+
 Device::Device(std::unique_ptr<pci::Device> pci, DeviceDiscovery discovery)
     : pci_(std::move(pci)), discovery_(std::move(discovery)), bases_(discovery_.discovery.Bases()) {}
 

@@ -18,6 +18,7 @@
 #include "am/queue_reset.h"
 #include "am/register_io.h"
 #include "am/regs/register_space.h"
+#include "firmware/requirements.h"
 #include "firmware/store.h"
 #include "pci/device.h"
 
@@ -85,6 +86,9 @@ class Device {
   // engine — and returns what each one lost; an idle queue is left alone. The device stays usable. An error
   // names the queue that could not be brought back (then only Boot({.full_reset = true}) helps).
   absl::StatusOr<std::vector<QueueReset>> RecoverQueues();
+
+  // The firmware files the discovered IP versions need (firmware::RequiredFiles), for the blocks that load them.
+  absl::StatusOr<std::vector<firmware::RequiredFile>> RequiredFirmware() const;
 
   pci::Device& pci() { return *pci_; }
   RegisterIo& io() { return *io_; }

@@ -8,7 +8,6 @@
 #include "absl/strings/str_format.h"
 #include "am/device.h"
 #include "am/regs/gc.h"
-#include "am/regs/hw_id_constants.h"
 #include "am/regs/mqd.h"
 #include "am/regs/nbio.h"
 #include "am/regs/pm4.h"
@@ -114,15 +113,7 @@ absl::Status Gfx::WaitForAutoload() {
 }
 
 absl::StatusOr<uint64_t> Gfx::MecUcodeStart() const {
-  // The file list is per ASIC (firmware/requirements.h), so it takes every versioned block, as the PSP block does.
-  const Discovery& d = device_.discovery().discovery;
-  auto version = [&](uint16_t hw_id) {
-    const std::optional<IpVersion> v = d.VersionOf(hw_id);
-    return v ? firmware::IpVersion{v->major, v->minor, v->revision} : firmware::IpVersion{};
-  };
-  const firmware::IpVersions versions{version(regs::discovery::GC_HWID), version(regs::discovery::MP0_HWID),
-                                      version(regs::discovery::MP1_HWID), version(regs::discovery::SDMA0_HWID)};
-  BAREGPU_ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> required, firmware::RequiredFiles(versions));
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> required, device_.RequiredFirmware());
   for (const firmware::RequiredFile& file : required) {
     if (file.role.kind != firmware::FileKind::kMec) continue;
     BAREGPU_ASSIGN_OR_RETURN(firmware::LoadedFile loaded, firmware_.Load(file.name));

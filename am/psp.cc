@@ -8,7 +8,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "am/device.h"
-#include "am/regs/hw_id_constants.h"
 #include "am/regs/mp0.h"
 #include "am/regs/psp_constants.h"
 #include "am/regs/psp_driver_constants.h"
@@ -272,14 +271,7 @@ absl::Status Psp::LoadIpFirmware(const File& file, const firmware::Component& co
 }
 
 absl::Status Psp::LoadFiles() {
-  const Discovery& d = device_.discovery().discovery;
-  auto version = [&](uint16_t hw_id) {
-    const std::optional<IpVersion> v = d.VersionOf(hw_id);
-    return v ? firmware::IpVersion{v->major, v->minor, v->revision} : firmware::IpVersion{};
-  };
-  const firmware::IpVersions versions{version(regs::discovery::GC_HWID), version(regs::discovery::MP0_HWID),
-                                      version(regs::discovery::MP1_HWID), version(regs::discovery::SDMA0_HWID)};
-  BAREGPU_ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> required, firmware::RequiredFiles(versions));
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> required, device_.RequiredFirmware());
   files_.clear();
   for (firmware::RequiredFile& req : required) {
     absl::StatusOr<firmware::LoadedFile> loaded = store_.Load(req.name);

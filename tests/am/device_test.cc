@@ -40,6 +40,12 @@ class DeviceTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ASSERT_TRUE(sim::PersistentState::PowerCycle("sim:navi31:driver").ok());
+    ASSERT_NO_FATAL_FAILURE(Reopen());
+  }
+  // A new session: the process's driver goes away without fini (as a crashed or killed one would) and the next
+  // opens the same device.
+  void Reopen() {
+    device_.reset();
     auto pci = pci::Open("sim:navi31:driver");
     ASSERT_TRUE(pci.ok()) << pci.status();
     sim_ = static_cast<sim::Navi31*>(pci->get());
@@ -138,13 +144,7 @@ TEST_F(DeviceTest, DpmLevelsOfAFineGrainedClockAreRead) {
 TEST_F(DeviceTest, AFenceLeftByAnEarlierSessionDoesNotEndAWait) {
   sim_->psp().InjectCommandStall(regs::psp::GFX_CMD_ID_LOAD_IP_FW);
   EXPECT_EQ(device_->Boot().code(), absl::StatusCode::kDeadlineExceeded);
-  device_.reset();
-  auto pci = pci::Open("sim:navi31:driver");
-  ASSERT_TRUE(pci.ok()) << pci.status();
-  sim_ = static_cast<sim::Navi31*>(pci->get());
-  auto device = Device::Open(std::move(*pci));
-  ASSERT_TRUE(device.ok()) << device.status();
-  device_ = std::move(*device);
+  ASSERT_NO_FATAL_FAILURE(Reopen());
   sim_->psp().InjectCommandStall(regs::psp::GFX_CMD_ID_LOAD_TOC);
   // The SMU never got its firmware, so no mode1 reset: the blocks up to the PSP run as Boot runs them (init_sw in
   // boot order puts the PSP's buffers where the first session had them).
