@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "am/device.h"
+#include "am/gmc.h"
 #include "am/regs/gc.h"
 #include "am/regs/mqd.h"
 #include "am/regs/nbio.h"
@@ -92,6 +93,8 @@ absl::Status Gfx::InitHw() {
   // changes (gfx_v11_0_kiq_init_register; tinygrad's reset_mec dequeues first too).
   BAREGPU_RETURN_IF_ERROR(Dequeue());
   BAREGPU_RETURN_IF_ERROR(ConfigMec());
+  // GC is powered now: its hub can be programmed (gfx_v11_0_hw_init: config_gfx_rs64, then gfxhub_enable).
+  BAREGPU_RETURN_IF_ERROR(device_.gmc().EnableGcHub());
   EnableMec();
   g.Write(gc::CP_MEC_DOORBELL_RANGE_LOWER{}.doorbell_range_lower(kKiqDoorbell64 * 2));
   g.Write(gc::CP_MEC_DOORBELL_RANGE_UPPER{}.doorbell_range_upper(kUserQueueEndDoorbell64 * 2));

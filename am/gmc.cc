@@ -78,9 +78,17 @@ absl::Status Gmc::InitSw() {
 }
 
 absl::Status Gmc::InitHw() {
+  gc_hub_enabled_.store(false, std::memory_order_release);  // until Gfx::InitHw finds GC powered
   BAREGPU_RETURN_IF_ERROR(InitHub(Hub::kMm));
+  device_.soc().FlushHdp();
+  return FlushHub(Hub::kMm, 0);
+}
+
+absl::Status Gmc::EnableGcHub() {
   BAREGPU_RETURN_IF_ERROR(InitHub(Hub::kGc));
-  return FlushTlb();
+  gc_hub_enabled_.store(true, std::memory_order_release);
+  device_.soc().FlushHdp();
+  return FlushHub(Hub::kGc, 0);
 }
 
 absl::Status Gmc::InitHub(Hub hub) {
@@ -138,6 +146,7 @@ absl::Status Gmc::InitHub(Hub hub) {
 absl::Status Gmc::FlushTlb() {
   device_.soc().FlushHdp();
   BAREGPU_RETURN_IF_ERROR(FlushHub(Hub::kMm, 0));
+  if (!gc_hub_enabled_.load(std::memory_order_acquire)) return absl::OkStatus();
   return FlushHub(Hub::kGc, 0);
 }
 

@@ -7,6 +7,7 @@
 #define BAREGPU_AM_GMC_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -37,9 +38,14 @@ class Gmc final : public IpBlock {
   explicit Gmc(Device& device);
   absl::string_view name() const override { return "gmc"; }
   absl::Status InitSw() override;
+  // The MMHUB only (gmc_v11_0_gart_enable): the GC hub is part of GC, which the RLC autoload powers later.
   absl::Status InitHw() override;
+  // The GC hub, once GC is powered (gfx_v11_0_gfxhub_enable, called by Gfx::InitHw after the autoload): its
+  // apertures, TLB and context 0, then its first flush.
+  absl::Status EnableGcHub();
 
-  // Invalidates context 0's translations on both hubs (after page-table changes).
+  // Invalidates context 0's translations on both hubs (after page-table changes); the GC hub only once enabled,
+  // as gmc_v11_0_flush_gpu_tlb skips it while GC is off.
   absl::Status FlushTlb();
   absl::Status FlushHub(Hub hub, uint32_t vmid);
   // Reads, decodes and clears the hub's latched fault (gmc_v11_0_process_interrupt); nullopt-like NotFound when
@@ -63,6 +69,7 @@ class Gmc final : public IpBlock {
   Device& device_;
   HubRegisters gc_{}, mm_{};
   uint64_t scratch_page_ = 0;
+  std::atomic<bool> gc_hub_enabled_{false};
 };
 
 }  // namespace am

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "am/regs/database.h"
@@ -157,6 +158,29 @@ void GmcModel::PowerOnDefaults() {
     registers_.Poke(r.fb_base, static_cast<uint32_t>(kFbStart >> kFbShift));
     registers_.Poke(r.fb_top, static_cast<uint32_t>(fb_top >> kFbShift));
     registers_.Poke(r.fb_offset, 0);
+  }
+}
+
+void GmcModel::GateGcHubWrites(std::function<bool()> gc_powered) {
+  for (const regs::RegisterInfo& reg : regs::AllRegisters()) {
+    if (reg.ip() != regs::Ip::kGc) continue;
+    if (!absl::StartsWith(reg.name(), "GCVM_") && !absl::StartsWith(reg.name(), "GCMC_")) continue;
+    const absl::StatusOr<uint64_t> address = bases_.Resolve(regs::Ip::kGc, 0, reg.segment(), reg.offset());
+    if (!address.ok()) continue;
+    const std::string name(reg.name());
+    registers_.GateWrites(*address, [this, gc_powered, name](uint32_t value) {
+      if (gc_powered()) {
+        reported_unpowered_write_.store(false, std::memory_order_relaxed);
+        return true;
+      }
+      if (!reported_unpowered_write_.exchange(true, std::memory_order_relaxed)) {
+        errors_.Report("gmc", absl::StrFormat("gfxhub: %s = %#x written while GC is not powered (before the RLC "
+                                              "autoload): lost, as is every GC hub write until then; program the GC "
+                                              "hub after the autoload (gfx_v11_0_hw_init, gfx_v11_0_gfxhub_enable)",
+                                              name, value));
+      }
+      return false;
+    });
   }
 }
 

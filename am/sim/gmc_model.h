@@ -26,6 +26,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <span>
@@ -60,6 +61,11 @@ class GmcModel final : public GpuMemory {
   void PowerOnDefaults();
   // A reset of the chip: the TLBs and semaphores are gone.
   void Reset();
+  // The GC hub (GCVM_*, GCMC_* registers) is part of GC: while `gc_powered` says GC is off (before the RLC autoload
+  // powers it), writes to it are lost (the first is logged), invalidations included, so they are never
+  // acknowledged. What the VBIOS left there (the FB location) stays. amdgpu programs and flushes the GC hub only
+  // once GC is on (gfx_v11_0_hw_init after the autoload; gmc_v11_0_flush_gpu_tlb skips it while !gfx.is_poweron).
+  void GateGcHubWrites(std::function<bool()> gc_powered);
 
   // Fault injection: invalidation requests on `hub` are never acknowledged (the flush happens, the ack never).
   void InjectLostInvalidateAck(Hub hub, bool enabled);
@@ -123,6 +129,7 @@ class GmcModel final : public GpuMemory {
   pci::sim::DmaSpace& dma_;
   InterruptSink& interrupts_;
   DeviceErrorLog& errors_;
+  std::atomic<bool> reported_unpowered_write_{false};
   HubState gc_, mm_;
   std::atomic<uint64_t> page_walks_{0};
   std::atomic<uint64_t> faults_{0};

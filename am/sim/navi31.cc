@@ -214,6 +214,8 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
   // Configuration space persists with VRAM and registers: a second process finds bus mastering as the first left it.
   PersistConfig(state_->region(kPciStateRegion));
   AttachIndirectAccess();
+  // GC is powered by the RLC autoload; its hub takes no writes before (docs/fidelity.md, B2).
+  gmc_.GateGcHubWrites([this] { return firmware_.rlc_autoloaded(); });
   if (state_->cold()) PowerOnDefaults();
   // After the power-on values: engines that a previous process left running start again from their state.
   psp_ = std::make_unique<PspModel>(context_, smu_);

@@ -27,8 +27,12 @@ uint32_t RegisterFile::ReadDword(uint64_t address) {
 }
 
 void RegisterFile::WriteDword(uint64_t address, uint32_t value) {
-  Poke(address, value);
   auto it = hooks_.find(address);
+  if (it != hooks_.end() && it->second.gate && !it->second.gate(value)) {
+    Trace(true, address, value, "dropped");
+    return;
+  }
+  Poke(address, value);
   Trace(true, address, value, it == hooks_.end() ? "storage" : it->second.model);
   if (it != hooks_.end() && it->second.write) it->second.write(value);
 }
@@ -44,6 +48,8 @@ void RegisterFile::OnWrite(uint64_t address, const char* model, WriteHook hook) 
   hooks.model = model;
   hooks.write = std::move(hook);
 }
+
+void RegisterFile::GateWrites(uint64_t address, WriteGate gate) { hooks_[address].gate = std::move(gate); }
 
 void RegisterFile::EnableTrace(bool enable) { tracing_.store(enable, std::memory_order_release); }
 

@@ -26,6 +26,9 @@ class RegisterFile {
   // Reads return what the hook computes from the stored value; writes store first, then call the hook.
   using ReadHook = std::function<uint32_t(uint32_t stored)>;
   using WriteHook = std::function<void(uint32_t value)>;
+  // Asked before a write lands: false drops it (nothing stored, no write hook), as the part loses writes to a block
+  // that is not powered.
+  using WriteGate = std::function<bool(uint32_t value)>;
 
   struct TraceEntry {
     bool write;
@@ -45,6 +48,7 @@ class RegisterFile {
 
   void OnRead(uint64_t address, const char* model, ReadHook hook);
   void OnWrite(uint64_t address, const char* model, WriteHook hook);
+  void GateWrites(uint64_t address, WriteGate gate);
 
   // The model-level trace: which model handled which access, for tests and `--trace`.
   void EnableTrace(bool enable);
@@ -55,6 +59,7 @@ class RegisterFile {
     const char* model = "storage";
     ReadHook read;
     WriteHook write;
+    WriteGate gate;
   };
   void Trace(bool write, uint64_t address, uint32_t value, const char* model);
 

@@ -70,6 +70,10 @@ TEST_F(DeviceTest, BootRunsEveryStepInOrder) {
                                              "psp.init_hw", "smu.init_hw", "gfx.init_hw", "sdma.init_hw"}));
   EXPECT_EQ(device_->fb_start(), sim::GmcModel::kFbStart);
   EXPECT_TRUE(sim_->nbio().doorbell_aperture_enabled());
+  // The GC hub is programmed once GC is powered (gfx init_hw after the autoload), never before (B2).
+  for (const sim::DeviceError& error : sim_->errors().errors()) {
+    EXPECT_EQ(error.message.find("written while GC is not powered"), std::string::npos) << error.message;
+  }
 }
 
 TEST_F(DeviceTest, PspLoadsAllFirmwareAndTheSmuAnswers) {

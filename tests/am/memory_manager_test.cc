@@ -29,6 +29,8 @@ class MemoryManagerTest : public ::testing::Test {
     device_ = std::move(*device);
     ASSERT_TRUE(device_->SetBusMaster(true).ok());
     bar5_.emplace(*device_->MapMmio(5));
+    // The test stands in for the PSP's RLC autoload, which powers GC: before it the GC hub takes no writes.
+    static_cast<sim::Navi31&>(*device_).firmware().SetRlcAutoloaded();
     auto manager = MemoryManager::Create(*device_->MapMemory(0), {.vram_size = navi31().config().vram_size}, va_);
     ASSERT_TRUE(manager.ok()) << manager.status();
     manager_ = std::move(*manager);

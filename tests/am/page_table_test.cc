@@ -34,6 +34,8 @@ class PageTableTest : public ::testing::Test {
     device_ = std::move(*device);
     ASSERT_TRUE(device_->SetBusMaster(true).ok());
     bar5_.emplace(*device_->MapMmio(5));
+    // The test stands in for the PSP's RLC autoload, which powers GC: before it the GC hub takes no writes.
+    static_cast<sim::Navi31&>(*device_).firmware().SetRlcAutoloaded();
     vram_ = *device_->MapMemory(0);
     auto table = PageTable::Create(vram_, 0, tables_);
     ASSERT_TRUE(table.ok()) << table.status();

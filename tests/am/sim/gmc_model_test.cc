@@ -8,6 +8,7 @@
 
 #include <cstring>
 
+#include "absl/strings/match.h"
 #include "am/regs/gc.h"
 #include "am/regs/ih_constants.h"
 #include "am/regs/mmhub.h"
@@ -47,6 +48,8 @@ class GmcModelTest : public ::testing::Test {
     ASSERT_TRUE(device.ok()) << device.status();
     device_ = std::move(*device);
     bar5_.emplace(*device_->MapMmio(5));
+    // The test stands in for the PSP's RLC autoload, which powers GC: before it the GC hub takes no writes.
+    static_cast<Navi31&>(*device_).firmware().SetRlcAutoloaded();
     gc_.emplace(*Gc::Create(*bar5_, Navi31Bases()));
     mmhub_.emplace(*Mmhub::Create(*bar5_, Navi31Bases()));
     osssys_.emplace(*Osssys::Create(*bar5_, Navi31Bases()));
@@ -112,6 +115,34 @@ class GmcModelTest : public ::testing::Test {
   std::optional<Osssys> osssys_;
   std::span<uint8_t> vram_;
 };
+
+// B2: the GC hub belongs to GC, which the RLC autoload powers. Before it, its registers take no writes (the VBIOS's
+// FB location stays) and an invalidation is never acknowledged: baregpu's gmc init_hw before issue 16 programmed
+// and flushed it then.
+TEST(GmcModelGcPowerTest, TheGcHubTakesNoWritesBeforeGcIsPowered) {
+  ASSERT_TRUE(PersistentState::PowerCycle("sim:navi31:gc-off").ok());
+  auto device = pci::Open("sim:navi31:gc-off");
+  ASSERT_TRUE(device.ok()) << device.status();
+  Navi31& navi31 = static_cast<Navi31&>(**device);
+  testing::Bar5 bar5(*(*device)->MapMmio(5));
+  auto gc = *regs::IpRegisters<regs::Ip::kGc, testing::Bar5>::Create(bar5, Navi31Bases());
+  const uint32_t fb_base = gc.Read<regs::gc::GCMC_VM_FB_LOCATION_BASE>().raw();
+  EXPECT_NE(fb_base, 0u) << "the VBIOS's FB location is there";
+  gc.Write(regs::gc::GCVM_CONTEXT1_CNTL{}.enable_context(1));
+  EXPECT_EQ(gc.Read<regs::gc::GCVM_CONTEXT1_CNTL>().enable_context(), 0u) << "lost";
+  EXPECT_FALSE(testing::InvalidateGcTlb(bar5, 1)) << "no acknowledgement from an unpowered hub";
+  bool logged = false;
+  for (const DeviceError& e : navi31.errors().errors()) {
+    logged |= e.model == "gmc" && absl::StrContains(e.message, "GCVM_CONTEXT1_CNTL = 0x1 written while GC is not");
+  }
+  EXPECT_TRUE(logged);
+
+  navi31.firmware().SetRlcAutoloaded();  // what AUTOLOAD_RLC does
+  gc.Write(regs::gc::GCVM_CONTEXT1_CNTL{}.enable_context(1));
+  EXPECT_EQ(gc.Read<regs::gc::GCVM_CONTEXT1_CNTL>().enable_context(), 1u);
+  EXPECT_TRUE(testing::InvalidateGcTlb(bar5, 1));
+  EXPECT_EQ(gc.Read<regs::gc::GCMC_VM_FB_LOCATION_BASE>().raw(), fb_base);
+}
 
 TEST_F(GmcModelTest, FbLocationIsSetAtPowerOn) {
   const uint64_t vram = navi31().config().vram_size;

@@ -149,16 +149,25 @@ class Navi31BringUpTest : public ::testing::Test {
     nbio.Write(regs::nbio::BIF_BX_PF0_RSMU_DATA{}.set_raw(value));
   }
 
-  // Both hubs: the system aperture over the FB (*hub_v3_0_init_system_aperture_regs) and context 0 on a one-level
-  // GART table (init_gart_aperture_regs, enable_system_domain), then an invalidation through engine 17.
-  void SetUpGmc() {
+  // The MMHUB: the system aperture over the FB (mmhub_v3_0_init_system_aperture_regs) and its invalidation through
+  // engine 17 with the semaphore (gmc_v11_0_gart_enable, gmc_v11_0_flush_gpu_tlb).
+  void SetUpMmhub() {
     auto mm = Regs<regs::Ip::kMmhub>();
-    auto g = Regs<regs::Ip::kGc>();
     fb_start_ = uint64_t{mm.Read<mmhub::MMMC_VM_FB_LOCATION_BASE>().fb_base()} << 24;
     const uint64_t fb_end = (uint64_t{mm.Read<mmhub::MMMC_VM_FB_LOCATION_TOP>().fb_top()} << 24) | 0xffffff;
-    const uint64_t gart_end = kGartStart + 512 * 4096 - 1;
     mm.Write(mmhub::MMMC_VM_SYSTEM_APERTURE_LOW_ADDR{}.set_raw(static_cast<uint32_t>(fb_start_ >> 18)));
     mm.Write(mmhub::MMMC_VM_SYSTEM_APERTURE_HIGH_ADDR{}.set_raw(static_cast<uint32_t>(fb_end >> 18)));
+    ASSERT_EQ(mm.Read<mmhub::MMVM_INVALIDATE_ENG17_SEM>().semaphore(), 1u);
+    mm.Write(mmhub::MMVM_INVALIDATE_ENG17_REQ{}.per_vmid_invalidate_req(1).invalidate_l2_ptes(1).invalidate_l1_ptes(1));
+    ASSERT_EQ(mm.Read<mmhub::MMVM_INVALIDATE_ENG17_ACK>().per_vmid_invalidate_ack() & 1, 1u);
+    mm.Write(mmhub::MMVM_INVALIDATE_ENG17_SEM{}.semaphore(0));
+  }
+  // The GC hub once the RLC autoload powered GC (gfx_v11_0_gfxhub_enable): the system aperture, context 0 on a
+  // one-level GART table (init_gart_aperture_regs, enable_system_domain), then an invalidation without semaphore.
+  void SetUpGchub() {
+    auto g = Regs<regs::Ip::kGc>();
+    const uint64_t fb_end = (uint64_t{g.Read<gc::GCMC_VM_FB_LOCATION_TOP>().fb_top()} << 24) | 0xffffff;
+    const uint64_t gart_end = kGartStart + 512 * 4096 - 1;
     g.Write(gc::GCMC_VM_SYSTEM_APERTURE_LOW_ADDR{}.set_raw(static_cast<uint32_t>(fb_start_ >> 18)));
     g.Write(gc::GCMC_VM_SYSTEM_APERTURE_HIGH_ADDR{}.set_raw(static_cast<uint32_t>(fb_end >> 18)));
     g.Write(gc::GCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32{}.set_raw(static_cast<uint32_t>(kGartTable | 1)));
@@ -168,11 +177,6 @@ class Navi31BringUpTest : public ::testing::Test {
     g.Write(gc::GCVM_CONTEXT0_PAGE_TABLE_END_ADDR_LO32{}.set_raw(static_cast<uint32_t>(gart_end >> 12)));
     g.Write(gc::GCVM_CONTEXT0_PAGE_TABLE_END_ADDR_HI32{}.set_raw(static_cast<uint32_t>(gart_end >> 44)));
     g.Write(gc::GCVM_CONTEXT0_CNTL{}.enable_context(1).page_table_depth(0).valid_protection_fault_enable_interrupt(1));
-    // MMHUB invalidation with its semaphore, GCHUB without (gmc_v11_0_flush_gpu_tlb).
-    ASSERT_EQ(mm.Read<mmhub::MMVM_INVALIDATE_ENG17_SEM>().semaphore(), 1u);
-    mm.Write(mmhub::MMVM_INVALIDATE_ENG17_REQ{}.per_vmid_invalidate_req(1).invalidate_l2_ptes(1).invalidate_l1_ptes(1));
-    ASSERT_EQ(mm.Read<mmhub::MMVM_INVALIDATE_ENG17_ACK>().per_vmid_invalidate_ack() & 1, 1u);
-    mm.Write(mmhub::MMVM_INVALIDATE_ENG17_SEM{}.semaphore(0));
     g.Write(gc::GCVM_INVALIDATE_ENG17_REQ{}.per_vmid_invalidate_req(1).invalidate_l2_ptes(1).invalidate_l1_ptes(1));
     ASSERT_EQ(g.Read<gc::GCVM_INVALIDATE_ENG17_ACK>().per_vmid_invalidate_ack() & 1, 1u);
   }
@@ -405,9 +409,10 @@ class Navi31BringUpTest : public ::testing::Test {
 
 TEST_F(Navi31BringUpTest, BootsThroughRegistersAndRunsWork) {
   EnableDoorbells();
-  ASSERT_NO_FATAL_FAILURE(SetUpGmc());
+  ASSERT_NO_FATAL_FAILURE(SetUpMmhub());
   SetUpIh();
   ASSERT_NO_FATAL_FAILURE(BootPsp());
+  ASSERT_NO_FATAL_FAILURE(SetUpGchub());
   EXPECT_TRUE(navi31().firmware().rlc_autoloaded());
 
   // The SMU came alive with the firmware the PSP loaded.
@@ -455,9 +460,10 @@ TEST_F(Navi31BringUpTest, BootsThroughRegistersAndRunsWork) {
 // DmaSpace, the queue stops with a device error, and the DMA buffer next to that address is untouched.
 TEST_F(Navi31BringUpTest, DmaToAnAddressTheDeviceWasNotGivenFaultsWithoutTouchingMemory) {
   EnableDoorbells();
-  ASSERT_NO_FATAL_FAILURE(SetUpGmc());
+  ASSERT_NO_FATAL_FAILURE(SetUpMmhub());
   SetUpIh();
   ASSERT_NO_FATAL_FAILURE(BootPsp());
+  ASSERT_NO_FATAL_FAILURE(SetUpGchub());
   ASSERT_NO_FATAL_FAILURE(SetUpMecQueue());
 
   auto buffer = device_->AllocDma(4096);

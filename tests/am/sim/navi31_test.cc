@@ -234,6 +234,7 @@ TEST(Navi31Test, TraceNamesTheModelThatHandledEachAccess) {
   const uint64_t ih_cntl = RegisterAddress<regs::osssys::IH_RB_CNTL>(bases);
   const uint64_t scratch = RegisterAddress<regs::gc::SCRATCH_REG0>(bases);
   const uint64_t smu_message = RegisterAddress<regs::mp1::MP1_SMN_C2PMSG_66>(bases);
+  navi31.firmware().SetRlcAutoloaded();  // GC powered, so its hub takes the write (an unpowered one drops it)
   navi31.registers().EnableTrace(true);
   bar5.WriteDword(req, 1);
   bar5.WriteDword(ih_cntl, 0);
