@@ -31,7 +31,7 @@ constexpr Named kPackets[] = {
     {SDMA_OP_TIMESTAMP, SDMA_SUBOP_TIMESTAMP_GET, "TIMESTAMP_GET", sizeof(TimestampGet) / 4},
     {SDMA_OP_TIMESTAMP, SDMA_SUBOP_TIMESTAMP_GET_GLOBAL, "TIMESTAMP_GET_GLOBAL", sizeof(TimestampGetGlobal) / 4},
     {SDMA_OP_TIMESTAMP, -1, "TIMESTAMP", 0},
-    {SDMA_OP_SRBM_WRITE, -1, "SRBM_WRITE", 0},
+    {SDMA_OP_SRBM_WRITE, -1, "SRBM_WRITE", sizeof(SrbmWrite) / 4},
     {SDMA_OP_PRE_EXE, -1, "PRE_EXE", 0},
     {SDMA_OP_GPUVM_INV, -1, "GPUVM_INV", 0},
     {SDMA_OP_GCR_REQ, -1, "GCR_REQ", 0},

@@ -113,6 +113,14 @@ struct ConstantFill {
   uint32_t count;  // bytes - 1
 };
 
+// SDMA_PKT_SRBM_WRITE: a register write from the ring (HEADER.byte_en selects the bytes; ADDR.addr is the dword
+// address).
+struct SrbmWrite {
+  uint32_t header;
+  uint32_t addr;
+  uint32_t data;
+};
+
 // Encoders: one per packet baregpu sends, each filling the packet's structure above (so a dword's position is the
 // one layouts_test checks against sdma_v6_0_0_pkt_open.h) and returning its dwords. The driver (am::Sdma), HCQ
 // (hcq/amd) and the tests all encode here. *Dword constants say where a value patched later sits.
@@ -194,6 +202,15 @@ constexpr std::array<uint32_t, sizeof(Indirect) / 4> EncodeIndirect(uint64_t add
 
 // A one-dword NOP (sdma_v6_0_ring_pad_ib pads with these).
 constexpr uint32_t EncodeNop() { return Header(SDMA_OP_NOP); }
+
+// sdma_v6_0_ring_emit_wreg: the whole register at dword address `reg` takes `value` (all four byte enables).
+inline constexpr uint32_t kSrbmWriteAllBytes = SDMA_PKT_SRBM_WRITE_HEADER_byte_en_mask;
+constexpr std::array<uint32_t, sizeof(SrbmWrite) / 4> EncodeSrbmWrite(uint32_t reg, uint32_t value) {
+  return Dwords(
+      SrbmWrite{.header = Header(SDMA_OP_SRBM_WRITE) | (kSrbmWriteAllBytes << SDMA_PKT_SRBM_WRITE_HEADER_byte_en_shift),
+                .addr = reg & SDMA_PKT_SRBM_WRITE_ADDR_addr_mask,
+                .data = value});
+}
 
 // The packet's name (SDMA_PKT_* of sdma_v6_0_0_pkt_open.h without the prefix, sub-op included: "COPY_LINEAR",
 // "TIMESTAMP_GET_GLOBAL"), or nullptr for an op no table entry covers. One table for the driver, HCQ, the CLI and

@@ -206,10 +206,12 @@ absl::StatusOr<uint64_t> SdmaPacketExecutor::Execute(const CommandStream& stream
     case sdma::SDMA_OP_GCR_REQ:
       dwords = kGcrReqDwords;
       break;
+    case sdma::SDMA_OP_SRBM_WRITE:
+      dwords = Dwords<sdma::SrbmWrite>();
+      break;
     case sdma::SDMA_OP_SEM:
     case sdma::SDMA_OP_COND_EXE:
     case sdma::SDMA_OP_PTEPDE:
-    case sdma::SDMA_OP_SRBM_WRITE:
     case sdma::SDMA_OP_PRE_EXE:
     case sdma::SDMA_OP_GPUVM_INV:
     case sdma::SDMA_OP_DUMMY_TRAP:
@@ -254,6 +256,9 @@ absl::StatusOr<uint64_t> SdmaPacketExecutor::Execute(const CommandStream& stream
       break;
     case sdma::SDMA_OP_TRAP:
       BAREGPU_RETURN_IF_ERROR(Trap(packet));
+      break;
+    case sdma::SDMA_OP_SRBM_WRITE:
+      SrbmWrite(packet);
       break;
     case sdma::SDMA_OP_POLL_REGMEM:
       if (sub_op != 0) {
@@ -367,6 +372,20 @@ absl::Status SdmaPacketExecutor::Fence(const MemoryClient& client, const uint32_
   BAREGPU_ASSIGN_OR_RETURN(uint32_t * fence, Fault(MapDword(context_.memory, client, address, Access::kWrite)));
   std::atomic_ref<uint32_t>(*fence).store(packet.data, std::memory_order_release);
   return absl::OkStatus();
+}
+
+// SRBM_WRITE (sdma_v6_0_ring_emit_wreg, Linux's SDMA VM flush): the register at the packet's dword address takes
+// the bytes BYTE_EN selects; the register's model sees the write as it would a BAR access.
+void SdmaPacketExecutor::SrbmWrite(const uint32_t* packet) {
+  const uint64_t address = PKT_FIELD(packet[1], SRBM_WRITE_ADDR_addr);
+  const uint32_t byte_enable = PKT_FIELD(packet[0], SRBM_WRITE_HEADER_byte_en);
+  uint32_t mask = 0;
+  for (int byte = 0; byte < 4; ++byte) {
+    if (byte_enable & (1u << byte)) mask |= 0xffu << (8 * byte);
+  }
+  const uint32_t data = PKT_FIELD(packet[2], SRBM_WRITE_DATA_data);
+  const uint32_t value = mask == 0xffffffff ? data : (context_.registers.Peek(address) & ~mask) | (data & mask);
+  context_.registers.WriteDword(address, value);
 }
 
 absl::Status SdmaPacketExecutor::Trap(const uint32_t* p) {

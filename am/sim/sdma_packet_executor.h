@@ -70,6 +70,7 @@ class SdmaPacketExecutor {
   absl::Status Write(const CommandStream& stream, uint64_t offset, const uint32_t* packet);
   absl::Status Indirect(const CommandStream& stream, const uint32_t* packet);
   absl::Status Fence(const MemoryClient& client, const uint32_t* packet);
+  void SrbmWrite(const uint32_t* packet);
   absl::Status Trap(const uint32_t* packet);
   absl::Status PollRegmem(const MemoryClient& client, const uint32_t* packet);
   absl::Status Timestamp(const MemoryClient& client, const uint32_t* packet);

@@ -1045,6 +1045,9 @@ TEST(SdmaPacketLayoutTest, MembersSitAtTheHeadersDwordOffsets) {
   EXPECT_EQ(offsetof(Fence, addr_hi), 4 * SDMA_PKT_FENCE_ADDR_HI_addr_63_32_offset);
   EXPECT_EQ(offsetof(Fence, data), 4 * SDMA_PKT_FENCE_DATA_data_offset);
   EXPECT_EQ(sizeof(Fence), 4 * (SDMA_PKT_FENCE_DATA_data_offset + 1));
+  EXPECT_EQ(offsetof(SrbmWrite, addr), 4 * SDMA_PKT_SRBM_WRITE_ADDR_addr_offset);
+  EXPECT_EQ(offsetof(SrbmWrite, data), 4 * SDMA_PKT_SRBM_WRITE_DATA_data_offset);
+  EXPECT_EQ(sizeof(SrbmWrite), 4 * (SDMA_PKT_SRBM_WRITE_DATA_data_offset + 1));
   EXPECT_EQ(offsetof(Trap, int_context), 4 * SDMA_PKT_TRAP_INT_CONTEXT_int_context_offset);
   EXPECT_EQ(offsetof(PollRegmem, addr_lo), 4 * SDMA_PKT_POLL_REGMEM_ADDR_LO_addr_31_0_offset);
   EXPECT_EQ(offsetof(PollRegmem, value), 4 * SDMA_PKT_POLL_REGMEM_VALUE_value_offset);
