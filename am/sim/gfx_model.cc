@@ -269,12 +269,24 @@ void GfxModel::OnMecCntlWrite(uint32_t value) {
   }
 }
 
-std::string GfxModel::PipeProgramProblem(uint32_t pipe) const {
+uint64_t GfxModel::FirmwareStart() const {
   // The start address of the RS64 MEC firmware the PSP loaded. LoadedFirmware knows it when whoever read the
   // container recorded it; otherwise the loaded firmware is the virtual one (the only one the virtual PSP accepts
   // today), whose start address is fixed.
-  const uint64_t start = context_.firmware.UcodeStart(regs::psp::GFX_FW_TYPE_RS64_MEC)
-                             .value_or(firmware::VirtualUcodeStartAddress(firmware::FileKind::kMec));
+  return context_.firmware.UcodeStart(regs::psp::GFX_FW_TYPE_RS64_MEC)
+      .value_or(firmware::VirtualUcodeStartAddress(firmware::FileKind::kMec));
+}
+
+bool GfxModel::PipeRunsFirmware(uint32_t pipe) const {
+  const uint64_t start = FirmwareStart();
+  return std::atomic_ref<uint32_t>(state_.program_start[pipe]).load() == ProgramStart(start) &&
+         std::atomic_ref<uint32_t>(state_.program_start_hi[pipe]).load() == ProgramStartHi(start) &&
+         std::atomic_ref<uint32_t>(state_.pipe_latched[pipe]).load() != 0;
+}
+
+std::string GfxModel::PipeProgramProblem(uint32_t pipe) const {
+  if (PipeRunsFirmware(pipe)) return "";
+  const uint64_t start = FirmwareStart();
   const uint32_t lo = std::atomic_ref<uint32_t>(state_.program_start[pipe]).load();
   const uint32_t hi = std::atomic_ref<uint32_t>(state_.program_start_hi[pipe]).load();
   if (lo != ProgramStart(start) || hi != ProgramStartHi(start)) {
@@ -284,13 +296,10 @@ std::string GfxModel::PipeProgramProblem(uint32_t pipe) const {
         "instruction",
         lo, hi, start, ProgramStart(start), ProgramStartHi(start));
   }
-  if (std::atomic_ref<uint32_t>(state_.pipe_latched[pipe]).load() == 0) {
-    return absl::StrFormat(
-        "its start address %#x was written but the pipe was not reset since (CP_MEC_RS64_CNTL.MEC_PIPE%d_RESET "
-        "pulse): it still runs from its old program counter",
-        start, pipe);
-  }
-  return "";
+  return absl::StrFormat(
+      "its start address %#x was written but the pipe was not reset since (CP_MEC_RS64_CNTL.MEC_PIPE%d_RESET "
+      "pulse): it still runs from its old program counter",
+      start, pipe);
 }
 
 std::optional<HqdId> GfxModel::Selected() const {
@@ -437,7 +446,7 @@ bool GfxModel::MecRunning(uint32_t pipe) const {
                             rs64.mec_pipe3_reset()};
   // CP_MEC_CNTL (the F32 MEC's control, powering on with MEC_ME1_HALT set) does not apply to the RS64 MEC:
   // gfx_v11_0_cp_compute_enable touches only CP_MEC_RS64_CNTL when rs64_enable.
-  return !rs64.mec_halt() && active[pipe] && !reset[pipe] && PipeProgramProblem(pipe).empty();
+  return !rs64.mec_halt() && active[pipe] && !reset[pipe] && PipeRunsFirmware(pipe);
 }
 
 bool GfxModel::DoorbellRouted(uint64_t dword_index) const {

@@ -10,12 +10,11 @@
 // - MEC: each pipe fetches from CP_MEC_RS64_PRGRM_CNTR_START/_HI (banked per pipe), latched by a MEC_PIPEn_RESET
 //   pulse; a pipe whose start address is not the loaded RS64 MEC firmware's, or that was not reset after it was
 //   set, does not advance. CP_MEC_RS64_CNTL (RS64 firmware) halts, resets and activates pipes; writing
-//   CP_HQD_ACTIVE=1 starts a
-//   ComputeQueue on the selected HQD when the RS64 MEC firmware is loaded and the RLC autoload ran;
-//   CP_HQD_DEQUEUE_REQUEST stops it at a packet boundary, after which CP_HQD_ACTIVE reads 0. An HQD whose queue
-//   runs is not rewritten: CP_HQD_ACTIVE=0 or a new CP_HQD_PQ_BASE under it is refused (device error) and the
-//   queue does not start again until the driver dequeues it. The queue named in RLC_CP_SCHEDULERS is the KIQ: its
-//   MAP_QUEUES loads an HQD from a v11_compute_mqd in memory and activates it, UNMAP_QUEUES dequeues one.
+//   CP_HQD_ACTIVE=1 starts a ComputeQueue on the selected HQD when the RS64 MEC firmware is loaded and the RLC
+//   autoload ran; CP_HQD_DEQUEUE_REQUEST stops it at a packet boundary, after which CP_HQD_ACTIVE reads 0. An HQD
+//   whose queue runs is not rewritten: CP_HQD_ACTIVE=0 or a new CP_HQD_PQ_BASE under it is refused (device error)
+//   and the queue does not start again until the driver dequeues it. The queue named in RLC_CP_SCHEDULERS is the KIQ:
+//   its MAP_QUEUES loads an HQD from a v11_compute_mqd in memory and activates it, UNMAP_QUEUES dequeues one.
 // - CP_MES_MTIME_LO/HI read the 100 MHz GPU clock.
 #ifndef BAREGPU_AM_SIM_GFX_MODEL_H_
 #define BAREGPU_AM_SIM_GFX_MODEL_H_
@@ -87,7 +86,11 @@ class GfxModel {
   uint32_t ReadCpStat();
   void OnProgramStartWrite(bool hi, uint32_t value);
   void OnMecCntlWrite(uint32_t value);
-  // Why the pipe's MEC fetches no valid instruction; empty when it runs the loaded firmware.
+  // The loaded RS64 MEC firmware's start address (ucode_start_addr).
+  uint64_t FirmwareStart() const;
+  // Whether the pipe fetches from the loaded firmware's start address, latched by a reset (checked per packet).
+  bool PipeRunsFirmware(uint32_t pipe) const;
+  // Why the pipe's MEC fetches no valid instruction, for the error log; empty when it runs the loaded firmware.
   std::string PipeProgramProblem(uint32_t pipe) const;
   bool QueueLive(const HqdId& id);
   HqdRegisters Bank(const HqdId& id) { return HqdRegisters(state_.hqd[id.pipe][id.queue]); }

@@ -92,10 +92,6 @@ bool NbioModel::doorbell_aperture_enabled() const {
              .bif_doorbell_aper_en() != 0;
 }
 
-}  // namespace am::sim
-
-namespace am::sim {
-
 std::optional<DoorbellPort> NbioModel::RouteDoorbell(uint64_t index) const {
   const S2aEntry sdma = DecodeEntry2(registers_.Peek(s2a_entries_[2]));
   if (Leads(sdma, kSdmaEntry2) && sdma.Covers(index)) return DoorbellPort::kSdma;
