@@ -72,9 +72,7 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device
   device->fb_offset_ = uint64_t{mmhub.Read<regs::mmhub::MMMC_VM_FB_OFFSET>().fb_offset()} << 24;
   BAREGPU_RETURN_IF_ERROR(mmhub.status());
   if (!options.firmware) {
-    std::vector<std::string> roots = device->pci_->firmware_roots();
-    for (std::string& root : firmware::DefaultSearchRoots()) roots.push_back(std::move(root));
-    options.firmware = firmware::Store(std::move(roots));
+    options.firmware = firmware::Store(firmware::DeviceSearchRoots(device->pci_->firmware_roots()));
   }
   BAREGPU_RETURN_IF_ERROR(device->CreateBlocks(*options.firmware));
   return device;

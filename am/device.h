@@ -33,8 +33,9 @@ class Smu;
 class Soc;
 
 struct DeviceOptions {
-  // Where firmware comes from. Unset: the roots the device's kind supplies (pci::Device::firmware_roots, e.g. a
-  // virtual GPU's virtual firmware), then BAREGPU_FIRMWARE_PATH, /lib/firmware/updates, /lib/firmware.
+  // Where firmware comes from. Unset: BAREGPU_FIRMWARE_PATH, then the roots the device's kind supplies
+  // (pci::Device::firmware_roots, e.g. a virtual GPU's virtual firmware), then /lib/firmware/updates, /lib/firmware
+  // (firmware::DeviceSearchRoots).
   std::optional<firmware::Store> firmware;
 };
 

@@ -12,20 +12,32 @@
 
 namespace firmware {
 
-std::vector<std::string> DefaultSearchRoots() {
+std::vector<std::string> UserSearchRoots() {
   std::vector<std::string> roots;
   if (const char* env = std::getenv(kFirmwarePathEnv)) {
     for (absl::string_view root : absl::StrSplit(env, ':', absl::SkipEmpty())) roots.emplace_back(root);
   }
+  return roots;
+}
+
+std::vector<std::string> DefaultSearchRoots() {
+  std::vector<std::string> roots = UserSearchRoots();
+  roots.push_back("/lib/firmware/updates");
+  roots.push_back("/lib/firmware");
+  return roots;
+}
+
+std::vector<std::string> DeviceSearchRoots(const std::vector<std::string>& device_roots) {
+  std::vector<std::string> roots = UserSearchRoots();
+  roots.insert(roots.end(), device_roots.begin(), device_roots.end());
   roots.push_back("/lib/firmware/updates");
   roots.push_back("/lib/firmware");
   return roots;
 }
 
 Store StoreForDevice(bool is_virtual) {
-  std::vector<std::string> roots = DefaultSearchRoots();
-  if (is_virtual) roots.insert(roots.begin(), VirtualFirmwareDir());
-  return Store(std::move(roots));
+  return Store(
+      DeviceSearchRoots(is_virtual ? std::vector<std::string>{VirtualFirmwareDir()} : std::vector<std::string>{}));
 }
 
 std::vector<std::string> Store::Candidates(absl::string_view name) const {

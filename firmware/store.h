@@ -1,6 +1,7 @@
 // The firmware store: where amdgpu firmware files are looked for, in order, and loading them (plain, .zst or
-// .xz). The search path is BAREGPU_FIRMWARE_PATH (colon-separated roots), then /lib/firmware/updates and
-// /lib/firmware, as the kernel's loader does; each root holds the files under amdgpu/.
+// .xz). The search path is BAREGPU_FIRMWARE_PATH (colon-separated roots), then the device's own (a virtual GPU's
+// virtual firmware), then /lib/firmware/updates and /lib/firmware, as the kernel's loader does; each root holds the
+// files under amdgpu/.
 #ifndef BAREGPU_FIRMWARE_STORE_H_
 #define BAREGPU_FIRMWARE_STORE_H_
 
@@ -15,8 +16,14 @@ namespace firmware {
 
 inline constexpr char kFirmwarePathEnv[] = "BAREGPU_FIRMWARE_PATH";
 
-// BAREGPU_FIRMWARE_PATH's entries (empty ones skipped), then /lib/firmware/updates, /lib/firmware.
+// BAREGPU_FIRMWARE_PATH's entries (empty ones skipped): the directories the user named.
+std::vector<std::string> UserSearchRoots();
+// The user's roots, then /lib/firmware/updates, /lib/firmware.
 std::vector<std::string> DefaultSearchRoots();
+// The roots for a device that brings its own (a virtual GPU's virtual firmware): the user's first, so that
+// BAREGPU_FIRMWARE_PATH=/lib/firmware boots a virtual GPU with real firmware, then the device's, then the system's
+// (which a virtual GPU thus never reaches while its own set is complete: /lib/firmware may hold any release).
+std::vector<std::string> DeviceSearchRoots(const std::vector<std::string>& device_roots);
 
 struct LoadedFile {
   std::string name;  // as asked: "psp_13_0_0_sos.bin"
@@ -47,8 +54,8 @@ class Store {
   std::vector<std::string> roots_;
 };
 
-// The store a device uses: a virtual device (sim:navi31) searches its virtual firmware first
-// (VirtualFirmwareDir()), then the default roots.
+// The store a device uses: DeviceSearchRoots with, for a virtual device (sim:navi31), its virtual firmware
+// (VirtualFirmwareDir()).
 Store StoreForDevice(bool is_virtual);
 
 // Reads (and decompresses, by suffix) one firmware file given by path.

@@ -308,8 +308,8 @@ VirtualFirmwareVerdict ValidateVirtualFirmware(absl::string_view image, const Vi
   if (image.substr(0, sizeof(kVirtualPayloadMagic)) !=
       absl::string_view(kVirtualPayloadMagic, sizeof(kVirtualPayloadMagic))) {
     return fail(C::kBadMagic,
-                "image does not start with the virtual firmware marker (real AMD microcode cannot "
-                "run on the virtual GPU)");
+                "image starts with neither the virtual firmware marker nor, at offset 0x10, the \"$PS1\" "
+                "marker of a real PSP image");
   }
   if (const uint32_t format = GetU32(image, 16); format != kVirtualPayloadFormat) {
     return fail(C::kBadFormat, absl::StrFormat("payload format %d, expected %d", format, kVirtualPayloadFormat));

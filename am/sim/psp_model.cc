@@ -15,7 +15,9 @@
 #include "am/regs/mmhub.h"
 #include "am/regs/mp0.h"
 #include "am/regs/psp_driver_constants.h"
+#include "base/status_macros.h"
 #include "firmware/fw_types.h"
+#include "firmware/psp_image.h"
 #include "firmware/virtual_firmware.h"
 
 namespace am::sim {
@@ -336,42 +338,61 @@ uint32_t PspModel::ExecuteBootloaderCommand(uint32_t command, uint64_t address) 
 
   // The bootloader is given only an address: the component's own header says how long it is.
   const firmware::IpVersion& ip = profile_.ip.mp0;
-  const auto expectation = [&](uint32_t type) {
-    return firmware::VirtualFirmwareExpectation{profile_.name, ip, LoadPath::kBootloader, type};
-  };
-  std::string header(firmware::kVirtualPayloadHeaderSize, '\0');
   const auto reject = [&](const std::string& why) {
     Error(absl::StrFormat("bootloader: %s (%s) from %#x rejected: %s", component.name,
                           firmware::TypeName(LoadPath::kBootloader, component.types.front()), address, why));
     return kBootloaderBadComponent;
   };
+  std::string header(std::max(firmware::kVirtualPayloadHeaderSize, firmware::kPspImageHeaderSize), '\0');
   if (absl::Status read = ReadMemory(context_.memory, client_, address, BytesOf(header)); !read.ok()) {
     return reject(absl::StrCat("buffer unreadable: ", read.message()));
   }
-  firmware::VirtualFirmwareVerdict verdict = firmware::ValidateVirtualFirmware(header, expectation(component.types[0]));
-  if (verdict.check == firmware::VirtualFirmwareCheck::kBadMagic ||
-      verdict.check == firmware::VirtualFirmwareCheck::kBadFormat) {
-    return reject(absl::StrCat(firmware::VirtualFirmwareCheckName(verdict.check), ": ", verdict.detail));
-  }
-  const uint32_t size = LittleEndian32(reinterpret_cast<const uint8_t*>(header.data()) + 20);
-  if (size > kBootloaderBufferBytes) {
-    return reject(absl::StrFormat("its header says %d bytes, more than the %d-byte bootloader buffer", size,
-                                  kBootloaderBufferBytes));
-  }
-  std::string image(std::max<uint32_t>(size, firmware::kVirtualPayloadHeaderSize), '\0');
-  if (absl::Status read = ReadMemory(context_.memory, client_, address, BytesOf(image)); !read.ok()) {
-    return reject(absl::StrCat("buffer unreadable: ", read.message()));
-  }
-  for (uint32_t type : component.types) {
-    firmware::VirtualFirmwareVerdict v = firmware::ValidateVirtualFirmware(image, expectation(type));
-    if (v.ok()) {
-      verdict = v;
-      break;
+  uint32_t version = kVirtualFirmwareVersion;
+  if (firmware::IsPspImage(header)) {
+    absl::StatusOr<std::string> image = ReadRealBootComponent(address, header);
+    if (!image.ok()) return reject(std::string(image.status().message()));
+    firmware::RealImageVerdict verdict;
+    for (uint32_t type : component.types) {
+      firmware::RealImageVerdict v = firmware::ValidateRealImage(*image, LoadPath::kBootloader, type);
+      if (type == component.types.front() || v.ok()) verdict = v;
+      if (v.ok()) break;
     }
-    if (type == component.types.front()) verdict = v;
-  }
-  if (!verdict.ok()) {
-    return reject(absl::StrCat(firmware::VirtualFirmwareCheckName(verdict.check), ": ", verdict.detail));
+    if (!verdict.ok()) return reject(absl::StrCat("real firmware: ", verdict.error));
+    version = verdict.version;
+  } else if (std::memcmp(header.data(), firmware::kVirtualPayloadMagic, sizeof(firmware::kVirtualPayloadMagic)) != 0 &&
+             std::find(component.types.begin(), component.types.end(), pspfw::kKdb) != component.types.end()) {
+    // A real key database carries no PSP image header and its format is not public: the bootloader takes it as
+    // it is (docs/fidelity.md, "Real firmware").
+  } else {
+    const auto expectation = [&](uint32_t type) {
+      return firmware::VirtualFirmwareExpectation{profile_.name, ip, LoadPath::kBootloader, type};
+    };
+    firmware::VirtualFirmwareVerdict verdict = firmware::ValidateVirtualFirmware(
+        absl::string_view(header).substr(0, firmware::kVirtualPayloadHeaderSize), expectation(component.types[0]));
+    if (verdict.check == firmware::VirtualFirmwareCheck::kBadMagic ||
+        verdict.check == firmware::VirtualFirmwareCheck::kBadFormat) {
+      return reject(absl::StrCat(firmware::VirtualFirmwareCheckName(verdict.check), ": ", verdict.detail));
+    }
+    const uint32_t size = LittleEndian32(reinterpret_cast<const uint8_t*>(header.data()) + 20);
+    if (size > kBootloaderBufferBytes) {
+      return reject(absl::StrFormat("its header says %d bytes, more than the %d-byte bootloader buffer", size,
+                                    kBootloaderBufferBytes));
+    }
+    std::string image(std::max<uint32_t>(size, firmware::kVirtualPayloadHeaderSize), '\0');
+    if (absl::Status read = ReadMemory(context_.memory, client_, address, BytesOf(image)); !read.ok()) {
+      return reject(absl::StrCat("buffer unreadable: ", read.message()));
+    }
+    for (uint32_t type : component.types) {
+      firmware::VirtualFirmwareVerdict v = firmware::ValidateVirtualFirmware(image, expectation(type));
+      if (v.ok()) {
+        verdict = v;
+        break;
+      }
+      if (type == component.types.front()) verdict = v;
+    }
+    if (!verdict.ok()) {
+      return reject(absl::StrCat(firmware::VirtualFirmwareCheckName(verdict.check), ": ", verdict.detail));
+    }
   }
 
   state_.bootloader_stage = static_cast<uint32_t>(index + 1);
@@ -379,11 +400,26 @@ uint32_t PspModel::ExecuteBootloaderCommand(uint32_t command, uint64_t address) 
   if (index == kSosIndex) {
     // psp_v13_0_init_sos_version reads the sOS version from C2PMSG_58; psp_v13_0_ring_create waits for C2PMSG_64
     // bit 31, the sOS being ready for ring creation.
-    context_.registers.Poke(sos_version_, kVirtualFirmwareVersion);
+    context_.registers.Poke(sos_version_, version);
     context_.registers.Poke(ring_control_, psp::GFX_FLAG_RESPONSE);
     Atomic(state_.sos_alive).store(1, std::memory_order_release);
   }
   return 0;
+}
+
+absl::StatusOr<std::string> PspModel::ReadRealBootComponent(uint64_t address, absl::string_view header) {
+  BAREGPU_ASSIGN_OR_RETURN(const firmware::PspImageHeader parsed,
+                           firmware::ParsePspImageHeader("the component's PSP image header", header));
+  if (parsed.rom_size > kBootloaderBufferBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("real firmware: its header says %d bytes (rom_size), more than the %d-byte bootloader buffer",
+                        parsed.rom_size, kBootloaderBufferBytes));
+  }
+  std::string image(parsed.rom_size, '\0');
+  if (absl::Status read = ReadMemory(context_.memory, client_, address, BytesOf(image)); !read.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("buffer unreadable: ", read.message()));
+  }
+  return image;
 }
 
 // --- Ring control ------------------------------------------------------------------------------------------------
@@ -569,8 +605,9 @@ PspModel::Response PspModel::LoadToc(const psp::PspGfxCmdLoadToc& cmd) {
     Error(absl::StrFormat("LOAD_TOC: toc_size %d bytes; it must be 1..%d", cmd.toc_size, kBootloaderBufferBytes));
     return {kBadInput};
   }
-  if (std::string why = CheckImage(address, cmd.toc_size, LoadPath::kToc, pspfw::kToc, profile_.ip.mp0); !why.empty()) {
-    Error(absl::StrFormat("LOAD_TOC: TOC at %#x (%d bytes) rejected: %s", address, cmd.toc_size, why));
+  if (const CheckedImage toc = CheckImage(address, cmd.toc_size, LoadPath::kToc, pspfw::kToc, profile_.ip.mp0);
+      !toc.error.empty()) {
+    Error(absl::StrFormat("LOAD_TOC: TOC at %#x (%d bytes) rejected: %s", address, cmd.toc_size, toc.error));
     return {kBadInput};
   }
   state_.toc_loaded = 1;
@@ -701,13 +738,14 @@ PspModel::Response PspModel::LoadIpFirmware(const psp::PspGfxCmdLoadIpFw& cmd) {
                           state_.toc_tmr_size));
     return {kBadInput};
   }
-  if (std::string why = CheckImage(address, cmd.fw_size, LoadPath::kIpFirmware, cmd.fw_type, block->second);
-      !why.empty()) {
-    Error(absl::StrFormat("LOAD_IP_FW: %s at %#x (%d bytes) rejected: %s", type, address, cmd.fw_size, why));
+  const CheckedImage image = CheckImage(address, cmd.fw_size, LoadPath::kIpFirmware, cmd.fw_type, block->second);
+  if (!image.error.empty()) {
+    Error(absl::StrFormat("LOAD_IP_FW: %s at %#x (%d bytes) rejected: %s", type, address, cmd.fw_size, image.error));
     return {kBadInput};
   }
-  context_.firmware.Load(cmd.fw_type, kVirtualFirmwareVersion);
-  if (cmd.fw_type == gfx::kSmu) smu_.FirmwareLoaded(kVirtualFirmwareVersion);
+  context_.firmware.Load(cmd.fw_type, image.version);
+  if (image.ucode_start != 0) context_.firmware.SetUcodeStart(cmd.fw_type, image.ucode_start);
+  if (cmd.fw_type == gfx::kSmu) smu_.FirmwareLoaded(image.version);
   return {};
 }
 
@@ -729,16 +767,22 @@ PspModel::Response PspModel::AutoloadRlc() {
   return {};
 }
 
-std::string PspModel::CheckImage(uint64_t address, uint64_t size, LoadPath load, uint32_t type,
-                                 const firmware::IpVersion& ip) {
+PspModel::CheckedImage PspModel::CheckImage(uint64_t address, uint64_t size, LoadPath load, uint32_t type,
+                                            const firmware::IpVersion& ip) {
   std::string image(size, '\0');
   if (absl::Status read = ReadMemory(context_.memory, client_, address, BytesOf(image)); !read.ok()) {
-    return absl::StrCat("unreadable: ", read.message());
+    return {absl::StrCat("unreadable: ", read.message())};
+  }
+  if (firmware::IsPspImage(image)) {
+    const firmware::RealImageVerdict verdict = firmware::ValidateRealImage(image, load, type);
+    if (!verdict.ok()) return {absl::StrCat("real firmware: ", verdict.error)};
+    const std::optional<firmware::RealImageIdentity> identity = firmware::FindRealImageIdentity(load, type);
+    return {"", verdict.version, identity ? identity->ucode_start : 0};
   }
   const firmware::VirtualFirmwareVerdict verdict =
       firmware::ValidateVirtualFirmware(image, {profile_.name, ip, load, type});
-  if (verdict.ok()) return "";
-  return absl::StrCat(firmware::VirtualFirmwareCheckName(verdict.check), ": ", verdict.detail);
+  if (verdict.ok()) return {"", kVirtualFirmwareVersion};
+  return {absl::StrCat(firmware::VirtualFirmwareCheckName(verdict.check), ": ", verdict.detail)};
 }
 
 }  // namespace am::sim

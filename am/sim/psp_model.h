@@ -8,7 +8,9 @@
 // - each KM ring frame (psp_gfx_rb_frame) points at a command buffer (psp_gfx_cmd_resp): LOAD_TOC, SETUP_TMR,
 //   LOAD_IP_FW, AUTOLOAD_RLC, DESTROY_TMR are executed, answered in the buffer's response, then fenced.
 // Everything the driver hands over is an MC address read through GpuMemory as MMHUB client MP0; every image must
-// be virtual firmware for this ASIC of the expected type (firmware::ValidateVirtualFirmware). What the PSP refuses
+// be virtual firmware for this ASIC of the expected type (firmware::ValidateVirtualFirmware) or a real Navi31 image
+// of that type (firmware::ValidateRealImage: layout, signing key, image kind; the signature itself cannot be
+// verified), whose stated version the PSP records and reports (C2PMSG_58, the SMU's version). What the PSP refuses
 // it answers with a status (or, for the bootloader, an error in C2PMSG_35's low byte) and explains in the device
 // error log.
 //
@@ -104,6 +106,9 @@ class PspModel {
   void Run();
   void RunBootloaderCommand();
   uint32_t ExecuteBootloaderCommand(uint32_t command, uint64_t address);
+  // A real component in the bootloader buffer at `address`, as long as its PSP image header (`header`, read from
+  // there) says.
+  absl::StatusOr<std::string> ReadRealBootComponent(uint64_t address, absl::string_view header);
   void RunControlCommand();
   uint32_t CreateRing();
   void DrainRing();
@@ -115,9 +120,16 @@ class PspModel {
   std::string CheckTmrAddresses(const regs::psp::PspGfxCmdSetupTmr& cmd);
   Response LoadIpFirmware(const regs::psp::PspGfxCmdLoadIpFw& cmd);
   Response AutoloadRlc();
-  // Reads `size` bytes at `address` and checks them as virtual firmware; empty string on success, else why not.
-  std::string CheckImage(uint64_t address, uint64_t size, firmware::LoadPath load, uint32_t type,
-                         const firmware::IpVersion& ip);
+  // What an image the driver handed over turned out to be.
+  struct CheckedImage {
+    std::string error;         // empty when accepted, else why not
+    uint32_t version = 0;      // the version it states (real firmware) or the virtual firmware's
+    uint64_t ucode_start = 0;  // real RS64 CP ucode: where it starts (firmware::RealImageIdentity); else 0
+  };
+  // Reads `size` bytes at `address` and checks them as virtual firmware (firmware::ValidateVirtualFirmware) or, when
+  // they carry the PSP image marker, as real firmware (firmware::ValidateRealImage).
+  CheckedImage CheckImage(uint64_t address, uint64_t size, firmware::LoadPath load, uint32_t type,
+                          const firmware::IpVersion& ip);
   void Error(std::string message);
 
   ModelContext context_;

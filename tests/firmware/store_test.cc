@@ -125,5 +125,19 @@ TEST(DefaultSearchRootsTest, EnvironmentFirstThenTheSystemDirectories) {
   if (old) setenv(kFirmwarePathEnv, saved.c_str(), 1);
 }
 
+// A virtual GPU's own firmware comes after what the user named (so BAREGPU_FIRMWARE_PATH=/lib/firmware boots it
+// with real files) and before the system's (which may hold any release).
+TEST(DefaultSearchRootsTest, TheUsersRootsComeBeforeTheDevicesAndTheSystemsAfter) {
+  const char* old = std::getenv(kFirmwarePathEnv);
+  const std::string saved = old ? old : "";
+  setenv(kFirmwarePathEnv, "/opt/fw", 1);
+  EXPECT_EQ(DeviceSearchRoots({"/virtual"}),
+            (std::vector<std::string>{"/opt/fw", "/virtual", "/lib/firmware/updates", "/lib/firmware"}));
+  unsetenv(kFirmwarePathEnv);
+  EXPECT_EQ(DeviceSearchRoots({"/virtual"}),
+            (std::vector<std::string>{"/virtual", "/lib/firmware/updates", "/lib/firmware"}));
+  if (old) setenv(kFirmwarePathEnv, saved.c_str(), 1);
+}
+
 }  // namespace
 }  // namespace firmware
