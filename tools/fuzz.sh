@@ -43,7 +43,7 @@ build() {
     return 77
   fi
   local sources=(tools/fuzz/firmware_fuzzer.cc base/sha256.cc)
-  for f in byte_reader container file_kind fw_types gfx_layouts media_layouts misc_layouts psp_layouts requirements rlc_layouts \
+  for f in byte_reader container file_kind fw_types gfx_layouts media_layouts misc_layouts psp_image psp_layouts requirements rlc_layouts \
            sdma_layouts smc_layouts virtual_firmware; do
     sources+=("firmware/$f.cc")
   done
@@ -92,6 +92,23 @@ for name in sorted(os.listdir(src)):
 PY
   else
     echo "fuzz: ../shared/firmware/amdgpu is absent; seeding from the virtual firmware only" >&2
+  fi
+  # Real PSP images (the "$PS1" header the virtual PSP checks): the first component of a few Navi31 files of the
+  # Debian release tools/fetch_firmware.sh unpacked, cut to the size its header states.
+  local debian=${BAREGPU_FIRMWARE_CACHE:-$root/.cache/firmware}/debian/20250410-2~bpo12+1/amdgpu
+  if [ -d "$debian" ]; then
+    python3 - "$debian" "$out/seeds" <<'PY'
+import os, struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+for name in ("gc_11_0_0_mec.bin", "psp_13_0_0_sos.bin", "smu_13_0_0.bin"):
+    path = os.path.join(src, name)
+    if not os.path.exists(path):
+        continue
+    data = open(path, "rb").read()
+    image = data[0x100:]  # the ucode array of every Navi31 container starts at 0x100
+    if image[0x10:0x14] == b"$PS1":
+        open(os.path.join(dst, "psp_image_" + name), "wb").write(image[:struct.unpack_from("<I", image, 0x6c)[0]])
+PY
   fi
   local virtual=${BAREGPU_VIRTUAL_FIRMWARE_DIR:-$root/build/firmware/virtual}/amdgpu
   if [ -d "$virtual" ]; then
