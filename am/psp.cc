@@ -274,8 +274,7 @@ absl::Status Psp::LoadFiles() {
   BAREGPU_ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> required, device_.RequiredFirmware());
   files_.clear();
   for (firmware::RequiredFile& req : required) {
-    absl::StatusOr<firmware::LoadedFile> loaded = store_.Load(req.name);
-    for (size_t i = 0; !loaded.ok() && i < req.fallbacks.size(); ++i) loaded = store_.Load(req.fallbacks[i]);
+    absl::StatusOr<firmware::LoadedFile> loaded = store_.Load(req.name, req.fallbacks);
     BAREGPU_RETURN_IF_ERROR(loaded.status());
     BAREGPU_ASSIGN_OR_RETURN(firmware::Container container, firmware::ParseContainer(loaded->path, loaded->data));
     BAREGPU_RETURN_IF_ERROR(firmware::CheckProvides(req, container));

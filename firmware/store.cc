@@ -79,4 +79,24 @@ absl::StatusOr<LoadedFile> Store::Load(absl::string_view name) const {
   return LoadedFile{std::string(name), *location.path, std::move(data)};
 }
 
+absl::StatusOr<LoadedFile> Store::Load(absl::string_view name, const std::vector<std::string>& fallbacks) const {
+  std::vector<std::string> names = {std::string(name)};
+  names.insert(names.end(), fallbacks.begin(), fallbacks.end());
+  std::vector<std::string> tried;
+  for (const std::string& root : roots_) {
+    const Store one_root({root});
+    for (const std::string& candidate : names) {
+      Location location = one_root.Locate(candidate);
+      tried.insert(tried.end(), location.tried.begin(), location.tried.end());
+      if (!location.path) continue;
+      BAREGPU_ASSIGN_OR_RETURN(std::string data, ReadFirmwareFile(*location.path));
+      return LoadedFile{candidate, *location.path, std::move(data)};
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("firmware amdgpu/", absl::StrJoin(names, " or amdgpu/"), " not found; tried ",
+                                          absl::StrJoin(tried, ", "),
+                                          ". Install linux-firmware (Debian: firmware-amd-graphics) or point ",
+                                          kFirmwarePathEnv, " at a directory that holds amdgpu/", name));
+}
+
 }  // namespace firmware

@@ -49,6 +49,10 @@ class Store {
   Location Locate(absl::string_view name) const;
   // Reads and decompresses the first candidate that exists; NotFound lists every path tried.
   absl::StatusOr<LoadedFile> Load(absl::string_view name) const;
+  // A file that has older names (gc_11_0_0_mes_2.bin, else gc_11_0_0_mes.bin): root by root, the first of `name`
+  // and `fallbacks` the root holds, so that one release's files are never completed from a later root's (a user's
+  // real firmware from the virtual set).
+  absl::StatusOr<LoadedFile> Load(absl::string_view name, const std::vector<std::string>& fallbacks) const;
 
  private:
   std::vector<std::string> roots_;

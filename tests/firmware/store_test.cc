@@ -87,6 +87,23 @@ TEST_F(StoreTest, MissingFileListsEveryPathTried) {
   EXPECT_EQ(location.tried.size(), 6u);
 }
 
+// A root that has a file's older name wins over a later root with its newer one: a release is never completed from
+// another (the 20230210 firmware has gc_11_0_0_mes.bin only; the virtual set behind it has gc_11_0_0_mes_2.bin).
+TEST_F(StoreTest, FallbackNamesAreTriedRootByRoot) {
+  Write("/a/amdgpu/old.bin", "release a");
+  Write("/b/amdgpu/new.bin", "release b");
+  Store store({Path("/a"), Path("/b")});
+  auto loaded = store.Load("new.bin", {"old.bin"});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->data, "release a");
+  EXPECT_EQ(loaded->name, "old.bin");
+  auto missing = store.Load("none.bin", {"older.bin"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_TRUE(absl::StrContains(missing.status().message(), "amdgpu/none.bin or amdgpu/older.bin not found"))
+      << missing.status();
+  EXPECT_TRUE(absl::StrContains(missing.status().message(), Path("/b/amdgpu/older.bin.xz"))) << missing.status();
+}
+
 TEST_F(StoreTest, CorruptCompressedFilesAreErrorsNamingThePath) {
   Write("/a/amdgpu/bad.bin.zst", "this is not a zstd frame");
   const std::string zst = ZstdCompress(payload_);

@@ -4,6 +4,7 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "tests/am/sim/sim_state_dir.h"
+#include "tests/firmware/debian_firmware.h"
 #include "tests/tools/run_cli.h"
 
 namespace cli {
@@ -40,6 +41,35 @@ TEST(InfoCommandTest, TextListsEveryBlock) {
     EXPECT_TRUE(absl::StrContains(r.out, block)) << block;
   }
   EXPECT_TRUE(absl::StrContains(r.out, "96 CUs"));
+}
+
+// Before a boot no sOS runs and the files a boot would load are the virtual set; after a boot with Debian's real
+// firmware, the running sOS's version is the real one (psp_13_0_0_sos.bin 20250410: 0x00310032) and the files are
+// the real release's.
+TEST(InfoCommandTest, FirmwareShowsTheRunningSosAndTheFilesABootLoads) {
+  auto fresh = RunBaregpu({"info", "sim:navi31:info-fw", "--json"});
+  ASSERT_EQ(fresh.exit_status, 0) << fresh.err;
+  auto json = nlohmann::json::parse(fresh.out, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << fresh.out;
+  EXPECT_EQ(json["firmware"]["sos_running"], false);
+  ASSERT_GE(json["firmware"]["files"].size(), 9u);
+  EXPECT_EQ(json["firmware"]["files"][0]["name"], "psp_13_0_0_sos.bin");
+  EXPECT_TRUE(absl::StrContains(json["firmware"]["files"][0]["path"].get<std::string>(), "virtual"));
+
+  REQUIRE_DEBIAN_FIRMWARE(dir, firmware::testing::DebianFirmwareVersions().front());
+  const std::string env = "BAREGPU_FIRMWARE_PATH=" + dir.substr(0, dir.size() - std::string("/amdgpu").size());
+  auto boot = RunBaregpu({"boot", "sim:navi31:info-fw"}, {env});
+  ASSERT_EQ(boot.exit_status, 0) << boot.err << boot.out;
+  auto booted = RunBaregpu({"info", "sim:navi31:info-fw", "--json"}, {env});
+  ASSERT_EQ(booted.exit_status, 0) << booted.err;
+  json = nlohmann::json::parse(booted.out, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << booted.out;
+  EXPECT_EQ(json["firmware"]["sos_running"], true);
+  EXPECT_EQ(json["firmware"]["sos_version"], "0x310032");
+  EXPECT_EQ(json["firmware"]["files"][0]["path"], dir + "/psp_13_0_0_sos.bin");
+  EXPECT_EQ(json["firmware"]["files"][0]["ucode_version"], "0x310032");
+  auto text = RunBaregpu({"info", "sim:navi31:info-fw"}, {env});
+  EXPECT_TRUE(absl::StrContains(text.out, "firmware: sOS 0x00310032 running")) << text.out;
 }
 
 TEST(InfoCommandTest, ErrorsAreOneLine) {

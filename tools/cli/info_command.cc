@@ -1,4 +1,6 @@
-// baregpu info DEVICE: what the GPU says it is, from PCI and its IP discovery table; changes nothing on it.
+// baregpu info DEVICE: what the GPU says it is, from PCI and its IP discovery table, and the firmware it runs (the
+// sOS's version as the PSP reports it) and would load (each file a boot takes, with its version); changes nothing
+// on it.
 #include <linux/pci_regs.h>
 
 #include <ostream>
@@ -6,7 +8,14 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "am/discovery.h"
+#include "am/register_io.h"
+#include "am/regs/hw_id_constants.h"
+#include "am/regs/mp0.h"
+#include "am/regs/register_space.h"
 #include "base/status_macros.h"
+#include "firmware/container.h"
+#include "firmware/requirements.h"
+#include "firmware/store.h"
 #include "pci/enumerate.h"
 #include "pci/open.h"
 #include "tools/cli/command.h"
@@ -16,6 +25,58 @@ namespace cli {
 namespace {
 
 std::string Version(const am::IpVersion& v) { return absl::StrFormat("%d.%d.%d", v.major, v.minor, v.revision); }
+
+// The firmware side of a device: what runs (the sOS reports its version in C2PMSG_58 once it shows a sign of life
+// in C2PMSG_81, as psp_v13_0 reads them) and the files a boot would load from the device's firmware search path.
+struct FirmwareFile {
+  std::string name;
+  std::string path;   // empty when not found
+  std::string error;  // why it could not be read or parsed
+  uint32_t ucode_version = 0;
+};
+struct FirmwareState {
+  std::optional<uint32_t> sos_version;  // nullopt: the sOS is not running
+  std::vector<FirmwareFile> files;
+};
+
+absl::StatusOr<FirmwareState> ReadFirmwareState(pci::Device& device, const am::Discovery& discovery) {
+  FirmwareState state;
+  BAREGPU_ASSIGN_OR_RETURN(pci::Mmio bar5, device.MapMmio(5));
+  am::RegisterIo io(bar5, discovery.Bases());
+  BAREGPU_ASSIGN_OR_RETURN(auto mp0,
+                           (am::regs::IpRegisters<am::regs::Ip::kMp0, am::RegisterIo>::Create(io, discovery.Bases())));
+  if (mp0.Read<am::regs::mp0::MP0_SMN_C2PMSG_81>().raw() != 0) {
+    state.sos_version = mp0.Read<am::regs::mp0::MP0_SMN_C2PMSG_58>().raw();
+  }
+  BAREGPU_RETURN_IF_ERROR(mp0.status());
+  auto version = [&](uint16_t hw_id) {
+    const std::optional<am::IpVersion> v = discovery.VersionOf(hw_id);
+    return v ? firmware::IpVersion{v->major, v->minor, v->revision} : firmware::IpVersion{};
+  };
+  namespace hw = am::regs::discovery;
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> required,
+                           firmware::RequiredFiles({version(hw::GC_HWID), version(hw::MP0_HWID), version(hw::MP1_HWID),
+                                                    version(hw::SDMA0_HWID)}));
+  const firmware::Store store(firmware::DeviceSearchRoots(device.firmware_roots()));
+  for (const firmware::RequiredFile& file : required) {
+    FirmwareFile entry{file.name};
+    absl::StatusOr<firmware::LoadedFile> loaded = store.Load(file.name, file.fallbacks);
+    if (!loaded.ok()) {
+      entry.error = "not found";
+    } else {
+      entry.name = loaded->name;
+      entry.path = loaded->path;
+      absl::StatusOr<firmware::Container> container = firmware::ParseContainer(loaded->path, loaded->data);
+      if (container.ok()) {
+        entry.ucode_version = container->header.ucode_version;
+      } else {
+        entry.error = std::string(container.status().message());
+      }
+    }
+    state.files.push_back(std::move(entry));
+  }
+  return state;
+}
 
 absl::Status RunInfo(Invocation& inv) {
   if (inv.positional().size() != 1) return inv.UsageError("'baregpu info' takes one device (e.g. sim:navi31)");
@@ -33,6 +94,7 @@ absl::Status RunInfo(Invocation& inv) {
   }
   BAREGPU_ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
   const am::Discovery& discovery = found.discovery;
+  BAREGPU_ASSIGN_OR_RETURN(const FirmwareState firmware_state, ReadFirmwareState(*device, discovery));
 
   if (inv.json()) {
     Json j{
@@ -81,6 +143,14 @@ absl::Status RunInfo(Invocation& inv) {
       harvested.push_back({{"block", am::HwIdName(h.hw_id)}, {"instance", h.instance}});
     }
     j["harvested"] = harvested;
+    Json files = Json::array();
+    for (const FirmwareFile& f : firmware_state.files) {
+      files.push_back(
+          {{"name", f.name}, {"path", f.path}, {"ucode_version", Hex(f.ucode_version)}, {"error", f.error}});
+    }
+    j["firmware"] = {{"sos_running", firmware_state.sos_version.has_value()},
+                     {"sos_version", Hex(firmware_state.sos_version.value_or(0))},
+                     {"files", files}};
     PrintJson(inv.out(), j);
     return absl::OkStatus();
   }
@@ -113,6 +183,16 @@ absl::Status RunInfo(Invocation& inv) {
   for (const am::HarvestedIp& h : discovery.harvested) {
     out << absl::StrFormat("  %s instance %d\n", am::HwIdName(h.hw_id), h.instance);
   }
+  if (firmware_state.sos_version) {
+    out << absl::StrFormat("firmware: sOS %#010x running (MP0 C2PMSG_58)\n", *firmware_state.sos_version);
+  } else {
+    out << "firmware: not running (the sOS shows no sign of life in MP0 C2PMSG_81; boot loads it)\n";
+  }
+  out << absl::StrFormat("  %-24s %-10s %s\n", "file a boot loads", "version", "from");
+  for (const FirmwareFile& f : firmware_state.files) {
+    out << absl::StrFormat("  %-24s %-10s %s\n", f.name, f.error.empty() ? Hex(f.ucode_version, 8) : "-",
+                           f.error.empty() ? f.path : absl::StrCat(f.path, f.path.empty() ? "" : ": ", f.error));
+  }
   return absl::OkStatus();
 }
 
@@ -121,7 +201,9 @@ BAREGPU_REGISTER_COMMAND(kInfoRegistered,
                                  "show a GPU's IP versions, register bases, VRAM, BARs and gc_info",
                                  "baregpu info DEVICE [--json]",
                                  "Reads PCI configuration space, RCC_CONFIG_MEMSIZE and the IP discovery table at\n"
-                                 "the top of VRAM. Changes nothing on the device.",
+                                 "the top of VRAM, the running sOS's version (MP0 C2PMSG_58), and lists the firmware\n"
+                                 "files a boot would load (BAREGPU_FIRMWARE_PATH first) with their versions.\n"
+                                 "Changes nothing on the device.",
                                  {{"json", false, "print a JSON document"}},
                                  RunInfo});
 
