@@ -56,6 +56,10 @@ SmuModel::SmuModel(RegisterFile& registers, const regs::IpBases& bases, ModelSta
   argument_register_ = RegisterAddress<regs::mp1::MP1_SMN_C2PMSG_82>(bases);
   response_register_ = RegisterAddress<regs::mp1::MP1_SMN_C2PMSG_90>(bases);
   registers_.OnWrite(message_register_, "smu", [this](uint32_t message) { OnMessage(message); });
+  debug_message_register_ = RegisterAddress<regs::mp1::MP1_SMN_C2PMSG_75>(bases);
+  debug_argument_register_ = RegisterAddress<regs::mp1::MP1_SMN_C2PMSG_53>(bases);
+  debug_response_register_ = RegisterAddress<regs::mp1::MP1_SMN_C2PMSG_54>(bases);
+  registers_.OnWrite(debug_message_register_, "smu", [this](uint32_t message) { OnDebugMessage(message); });
 }
 
 void SmuModel::Reset() {
@@ -148,6 +152,26 @@ void SmuModel::OnMessage(uint32_t message) {
   }
   if (reply.output) registers_.Poke(argument_register_, *reply.output);
   registers_.Poke(response_register_, reply.result);
+}
+
+// The debug mailbox's one message (smu_v13_0_0_ppt.c defines it, next to the mailbox's registers, as 2). Linux
+// sends it without waiting and then clears the response register; tinygrad clears it first and waits for
+// PPSMC_Result_OK (1) there. The virtual SMU answers like its main mailbox: PPSMC_Result_OK, or
+// PPSMC_Result_UnknownCmd for another id (the debug message set is not public).
+constexpr uint32_t kDebugSmcMode1Reset = 2;
+
+void SmuModel::OnDebugMessage(uint32_t message) {
+  uint32_t result = smu::PPSMC_Result_UnknownCmd;
+  {
+    base::MutexLock lock(&mu_);
+    if (!state_.firmware_loaded || no_response_) return;
+    if (message == kDebugSmcMode1Reset) {
+      // The argument is smu_v13_0_0_set_mode1_reset_param's: 0, or 1 << 16 for a RAS fatal-error reset; both reset.
+      mode1_reset_answered_.store(true, std::memory_order_release);
+      result = smu::PPSMC_Result_OK;
+    }
+  }
+  registers_.Poke(debug_response_register_, result);
 }
 
 SmuModel::Reply SmuModel::Execute(uint32_t message, uint32_t argument) {

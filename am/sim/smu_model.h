@@ -8,6 +8,10 @@
 // in the device's persistent model state, so a second process finds the SMU as the first left it.
 // TransferTableSmu2Dram writes the metrics table (SmuMetricsExternal_t) to the driver table's MC address through
 // the MMHUB.
+//
+// Beside it, the debug mailbox smu_v13_0_0_set_smu_mailbox_registers names for MP1 13.0.0 and 13.0.10: argument in
+// C2PMSG_53, message in C2PMSG_75, response in C2PMSG_54 (smu_cmn.c __smu_cmn_send_debug_msg). It takes
+// DEBUGSMC_MSG_Mode1Reset, which Linux sends there for 13.0.10 and tinygrad's AM driver for 13.0.0.
 #ifndef BAREGPU_AM_SIM_SMU_MODEL_H_
 #define BAREGPU_AM_SIM_SMU_MODEL_H_
 
@@ -79,12 +83,14 @@ class SmuModel {
   };
 
   void OnMessage(uint32_t message);
+  void OnDebugMessage(uint32_t message);
   Reply Execute(uint32_t message, uint32_t argument) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   uint32_t TransferMetrics() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::pair<uint32_t, uint32_t> Limits(uint32_t clock) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   RegisterFile& registers_;
   GpuMemory* memory_;
+  uint64_t debug_message_register_ = 0, debug_argument_register_ = 0, debug_response_register_ = 0;
   uint64_t message_register_ = 0, argument_register_ = 0, response_register_ = 0;
 
   // Set by an answered Mode1Reset, taken by the next register access. Not persistent: a process that ends between

@@ -51,6 +51,27 @@ TEST_F(SmuModelTest, SilentUntilThePspLoadsItsFirmware) {
   EXPECT_EQ(answer.output, 0x00504e00u);
 }
 
+// The debug mailbox (C2PMSG_53 argument, C2PMSG_75 message, C2PMSG_54 response) as tinygrad's AM driver uses it for
+// MP1 13.0.0's mode1 reset: silent before the PMFW runs, then DEBUGSMC_MSG_Mode1Reset (2) is answered and the chip
+// resets after the answer; another id is unknown.
+TEST_F(SmuModelTest, TheDebugMailboxTakesMode1Reset) {
+  auto send_debug = [&](uint32_t message) {
+    mp1_.Write(regs::mp1::MP1_SMN_C2PMSG_54{}.set_raw(0));
+    mp1_.Write(regs::mp1::MP1_SMN_C2PMSG_53{}.set_raw(0));
+    mp1_.Write(regs::mp1::MP1_SMN_C2PMSG_75{}.set_raw(message));
+    return mp1_.Read<regs::mp1::MP1_SMN_C2PMSG_54>().raw();
+  };
+  EXPECT_EQ(send_debug(2), 0u);
+  EXPECT_FALSE(model_.TakeAnsweredMode1Reset());
+  model_.FirmwareLoaded(1);
+  EXPECT_EQ(send_debug(7), smu::PPSMC_Result_UnknownCmd);
+  EXPECT_FALSE(model_.TakeAnsweredMode1Reset());
+  EXPECT_EQ(send_debug(2), smu::PPSMC_Result_OK);
+  EXPECT_TRUE(model_.TakeAnsweredMode1Reset());
+  // The main mailbox is untouched by it.
+  EXPECT_EQ(mp1_.Read<regs::mp1::MP1_SMN_C2PMSG_90>().raw(), 0u);
+}
+
 TEST_F(SmuModelTest, FeaturesAreEnabledFromTheAllowedMask) {
   model_.FirmwareLoaded(1);
   EXPECT_EQ(Send(smu::PPSMC_MSG_SetAllowedFeaturesMaskLow, 0xffff0000).response, smu::PPSMC_Result_OK);
