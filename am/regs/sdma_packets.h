@@ -121,6 +121,33 @@ struct SrbmWrite {
   uint32_t data;
 };
 
+// SDMA_PKT_COND_EXE: the next EXEC_COUNT.exec_count dwords run when the dword at ADDR equals REFERENCE, else are
+// skipped (sdma_v6_0_ring_init_cond_exec; amdgpu_ring_patch_cond_exec fills in the count).
+struct CondExe {
+  uint32_t header;
+  uint32_t addr_lo;
+  uint32_t addr_hi;
+  uint32_t reference;
+  uint32_t exec_count;
+};
+
+// SDMA_OP_PTEPDE, sub-op SDMA_SUBOP_PTEPDE_GEN: writes count + 1 page-table entries (64-bit) at dst, entry i being
+// (init_addr + i * incr) | mask. sdma_v6_0_0_pkt_open.h defines the op and sub-op but not this packet; the layout is
+// the ten dwords sdma_v6_0_vm_set_pte_pde emits (the "mask" dwords carry the PTE flags, "value" the first address,
+// "increment size" the step; the dword after it is 0, the high half of a 64-bit step).
+struct GenPtePde {
+  uint32_t header;
+  uint32_t dst_addr_lo;
+  uint32_t dst_addr_hi;
+  uint32_t mask_lo;
+  uint32_t mask_hi;
+  uint32_t init_addr_lo;
+  uint32_t init_addr_hi;
+  uint32_t incr_lo;
+  uint32_t incr_hi;
+  uint32_t count;  // entries - 1
+};
+
 // Encoders: one per packet baregpu sends, each filling the packet's structure above (so a dword's position is the
 // one layouts_test checks against sdma_v6_0_0_pkt_open.h) and returning its dwords. The driver (am::Sdma), HCQ
 // (hcq/amd) and the tests all encode here. *Dword constants say where a value patched later sits.
@@ -198,6 +225,33 @@ constexpr std::array<uint32_t, sizeof(Indirect) / 4> EncodeIndirect(uint64_t add
                          .ib_size = dwords & kMaxIndirectDwords,
                          .csa_addr_lo = 0,
                          .csa_addr_hi = 0});
+}
+
+// sdma_v6_0_ring_init_cond_exec: the next `dwords` dwords run only while the dword at `address` is `reference`.
+inline constexpr uint32_t kMaxCondExeDwords = SDMA_PKT_COND_EXE_EXEC_COUNT_exec_count_mask;
+constexpr std::array<uint32_t, sizeof(CondExe) / 4> EncodeCondExe(uint64_t address, uint32_t reference,
+                                                                  uint32_t dwords) {
+  return Dwords(CondExe{.header = Header(SDMA_OP_COND_EXE),
+                        .addr_lo = static_cast<uint32_t>(address),
+                        .addr_hi = static_cast<uint32_t>(address >> 32),
+                        .reference = reference,
+                        .exec_count = dwords & kMaxCondExeDwords});
+}
+
+// sdma_v6_0_vm_set_pte_pde: `count` (>= 1) entries at `destination`, the first `address | flags`, each next one
+// `step` bytes further.
+constexpr std::array<uint32_t, sizeof(GenPtePde) / 4> EncodeGenPtePde(uint64_t destination, uint64_t address,
+                                                                      uint32_t count, uint32_t step, uint64_t flags) {
+  return Dwords(GenPtePde{.header = Header(SDMA_OP_PTEPDE, SDMA_SUBOP_PTEPDE_GEN),
+                          .dst_addr_lo = static_cast<uint32_t>(destination),
+                          .dst_addr_hi = static_cast<uint32_t>(destination >> 32),
+                          .mask_lo = static_cast<uint32_t>(flags),
+                          .mask_hi = static_cast<uint32_t>(flags >> 32),
+                          .init_addr_lo = static_cast<uint32_t>(address),
+                          .init_addr_hi = static_cast<uint32_t>(address >> 32),
+                          .incr_lo = step,
+                          .incr_hi = 0,
+                          .count = count - 1});
 }
 
 // A one-dword NOP (sdma_v6_0_ring_pad_ib pads with these).

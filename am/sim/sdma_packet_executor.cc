@@ -27,7 +27,7 @@ constexpr uint64_t Dwords() {
   return sizeof(Packet) / sizeof(uint32_t);
 }
 // The fixed part of the longest packet the model decodes (ATOMIC); WRITE's data and NOP's padding follow.
-constexpr uint64_t kMaxFixedDwords = Dwords<sdma::Atomic>();
+constexpr uint64_t kMaxFixedDwords = std::max(Dwords<sdma::Atomic>(), Dwords<sdma::GenPtePde>());
 // SDMA_PKT_GCR_REQ: header and four payload dwords (sdma_v6_0_ring_emit_mem_sync writes five).
 constexpr uint64_t kGcrReqDwords = 5;
 // POLL_REGMEM's RETRY_COUNT of 0xfff (the field's maximum), which Linux (sdma_v6_0_ring_emit_hdp_flush,
@@ -209,9 +209,17 @@ absl::StatusOr<uint64_t> SdmaPacketExecutor::Execute(const CommandStream& stream
     case sdma::SDMA_OP_SRBM_WRITE:
       dwords = Dwords<sdma::SrbmWrite>();
       break;
-    case sdma::SDMA_OP_SEM:
     case sdma::SDMA_OP_COND_EXE:
+      dwords = Dwords<sdma::CondExe>();
+      break;
     case sdma::SDMA_OP_PTEPDE:
+      if (sub_op != sdma::SDMA_SUBOP_PTEPDE_GEN) {
+        return absl::UnimplementedError(absl::StrFormat(
+            "PTEPDE sub-op %#x (header %#010x): only PTEPDE_GEN is modelled by the virtual Navi31", sub_op, header));
+      }
+      dwords = Dwords<sdma::GenPtePde>();
+      break;
+    case sdma::SDMA_OP_SEM:
     case sdma::SDMA_OP_PRE_EXE:
     case sdma::SDMA_OP_GPUVM_INV:
     case sdma::SDMA_OP_DUMMY_TRAP:
@@ -278,6 +286,22 @@ absl::StatusOr<uint64_t> SdmaPacketExecutor::Execute(const CommandStream& stream
       break;
     case sdma::SDMA_OP_GCR_REQ:
       break;  // Caches: the model's memory is coherent, nothing to write back.
+    case sdma::SDMA_OP_COND_EXE: {
+      BAREGPU_ASSIGN_OR_RETURN(const bool run, CondExe(client, packet));
+      if (!run) {
+        // The guarded dwords are skipped whole, so they must all be there (a ring waits for them).
+        const uint64_t skipped = bytes + uint64_t{PKT_FIELD(packet[4], COND_EXE_EXEC_COUNT_exec_count)} * 4;
+        if (stream.is_ring && skipped > stream.size) {
+          return Malformed("COND_EXE skips %d dwords, more than the %d-dword ring", (skipped - bytes) / 4,
+                           stream.size / 4);
+        }
+        return skipped;
+      }
+      break;
+    }
+    case sdma::SDMA_OP_PTEPDE:
+      BAREGPU_RETURN_IF_ERROR(GenPtePde(client, packet));
+      break;
   }
   return bytes;
 }
@@ -481,6 +505,36 @@ absl::Status SdmaPacketExecutor::Timestamp(const MemoryClient& client, const uin
                                    packet.write_addr_hi);
   BAREGPU_ASSIGN_OR_RETURN(uint64_t * target, Fault(MapQword(context_.memory, client, address, Access::kWrite)));
   std::atomic_ref<uint64_t>(*target).store(stamp, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> SdmaPacketExecutor::CondExe(const MemoryClient& client, const uint32_t* p) {
+  const auto& packet = *reinterpret_cast<const sdma::CondExe*>(p);
+  const uint64_t address = Address(packet.addr_lo, packet.addr_hi);
+  if (address % 4 != 0) return Malformed("COND_EXE address %#x is not dword-aligned", address);
+  uint32_t value = 0;
+  BAREGPU_RETURN_IF_ERROR(
+      Fault(ReadMemory(context_.memory, client, address, {reinterpret_cast<uint8_t*>(&value), sizeof(value)})));
+  return value == packet.reference;
+}
+
+absl::Status SdmaPacketExecutor::GenPtePde(const MemoryClient& client, const uint32_t* p) {
+  const auto& packet = *reinterpret_cast<const sdma::GenPtePde*>(p);
+  uint64_t destination = Address(packet.dst_addr_lo, packet.dst_addr_hi);
+  if (destination % 8 != 0) return Malformed("PTEPDE_GEN destination %#x is not 8-byte aligned", destination);
+  const uint64_t flags = Address(packet.mask_lo, packet.mask_hi);
+  const uint64_t step = Address(packet.incr_lo, packet.incr_hi);
+  uint64_t address = Address(packet.init_addr_lo, packet.init_addr_hi);
+  uint64_t remaining = uint64_t{packet.count} + 1;
+  uint64_t entries[256];
+  while (remaining > 0) {
+    const uint64_t n = std::min<uint64_t>(remaining, std::size(entries));
+    for (uint64_t i = 0; i < n; ++i, address += step) entries[i] = address | flags;
+    BAREGPU_RETURN_IF_ERROR(
+        Fault(WriteMemory(context_.memory, client, destination, {reinterpret_cast<const uint8_t*>(entries), n * 8})));
+    destination += n * 8;
+    remaining -= n;
+  }
   return absl::OkStatus();
 }
 

@@ -67,6 +67,9 @@ class SdmaPacketExecutor {
  private:
   absl::Status Fetch(const CommandStream& stream, uint64_t offset, std::span<uint32_t> out);
   absl::Status CopyLinear(const MemoryClient& client, const uint32_t* packet);
+  // Whether COND_EXE's guarded dwords run: the dword at its address equals its reference.
+  absl::StatusOr<bool> CondExe(const MemoryClient& client, const uint32_t* packet);
+  absl::Status GenPtePde(const MemoryClient& client, const uint32_t* packet);
   absl::Status Write(const CommandStream& stream, uint64_t offset, const uint32_t* packet);
   absl::Status Indirect(const CommandStream& stream, const uint32_t* packet);
   absl::Status Fence(const MemoryClient& client, const uint32_t* packet);

@@ -1048,6 +1048,13 @@ TEST(SdmaPacketLayoutTest, MembersSitAtTheHeadersDwordOffsets) {
   EXPECT_EQ(offsetof(SrbmWrite, addr), 4 * SDMA_PKT_SRBM_WRITE_ADDR_addr_offset);
   EXPECT_EQ(offsetof(SrbmWrite, data), 4 * SDMA_PKT_SRBM_WRITE_DATA_data_offset);
   EXPECT_EQ(sizeof(SrbmWrite), 4 * (SDMA_PKT_SRBM_WRITE_DATA_data_offset + 1));
+  EXPECT_EQ(offsetof(CondExe, addr_lo), 4 * SDMA_PKT_COND_EXE_ADDR_LO_addr_31_0_offset);
+  EXPECT_EQ(offsetof(CondExe, addr_hi), 4 * SDMA_PKT_COND_EXE_ADDR_HI_addr_63_32_offset);
+  EXPECT_EQ(offsetof(CondExe, reference), 4 * SDMA_PKT_COND_EXE_REFERENCE_reference_offset);
+  EXPECT_EQ(offsetof(CondExe, exec_count), 4 * SDMA_PKT_COND_EXE_EXEC_COUNT_exec_count_offset);
+  EXPECT_EQ(sizeof(CondExe), 4 * (SDMA_PKT_COND_EXE_EXEC_COUNT_exec_count_offset + 1));
+  // GEN_PTEPDE has no definition in sdma_v6_0_0_pkt_open.h: sdma_v6_0_vm_set_pte_pde writes ten dwords.
+  EXPECT_EQ(sizeof(GenPtePde), 4 * 10u);
   EXPECT_EQ(offsetof(Trap, int_context), 4 * SDMA_PKT_TRAP_INT_CONTEXT_int_context_offset);
   EXPECT_EQ(offsetof(PollRegmem, addr_lo), 4 * SDMA_PKT_POLL_REGMEM_ADDR_LO_addr_31_0_offset);
   EXPECT_EQ(offsetof(PollRegmem, value), 4 * SDMA_PKT_POLL_REGMEM_VALUE_value_offset);

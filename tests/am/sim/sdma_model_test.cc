@@ -278,6 +278,48 @@ TEST_F(SdmaModelTest, SrbmWriteWritesTheRegister) {
   EXPECT_TRUE(fixture_.errors().errors().empty());
 }
 
+// COND_EXE (sdma_v6_0_ring_init_cond_exec, around every IB Linux schedules): the guarded dwords run while the
+// condition word equals the reference and are skipped whole otherwise. Before issue 16 the model refused it.
+TEST_F(SdmaModelTest, CondExeRunsOrSkipsTheGuardedDwords) {
+  auto condition = fixture_.memory().Place(kDestination, 4096);
+  StartQueue(0);
+  const std::vector<uint32_t> guarded = Fence(FenceAddress(1), 7);
+  const auto cond = sdma::EncodeCondExe(kDestination, 1, static_cast<uint32_t>(guarded.size()));
+  condition[0] = 1;
+  Submit(0, Join({{cond.begin(), cond.end()}, guarded, Fence(FenceAddress(0), 1)}));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(0) == 1; }));
+  EXPECT_EQ(FenceValue(1), 7u);
+  condition[0] = 0;
+  const std::vector<uint32_t> skipped = Fence(FenceAddress(1), 8);
+  Submit(0, Join({{cond.begin(), cond.end()}, skipped, Fence(FenceAddress(0), 2)}));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(0) == 2; }));
+  EXPECT_EQ(FenceValue(1), 7u);  // the guarded fence did not run
+  ASSERT_TRUE(Drained(0));
+  EXPECT_TRUE(fixture_.errors().errors().empty());
+}
+
+// PTEPDE_GEN (sdma_v6_0_vm_set_pte_pde, Linux's page-table updates for contiguous VRAM): count entries of
+// (address + i * step) | flags. Before issue 16 the model refused it.
+TEST_F(SdmaModelTest, GenPtePdeWritesPageTableEntries) {
+  auto table = fixture_.memory().Place(kDestination, 4096);
+  StartQueue(0);
+  constexpr uint64_t kFlags = 0x71, kFirst = 0x12340000, kStep = 0x1000;
+  constexpr uint32_t kCount = 300;  // more than the model writes in one piece
+  const auto gen = sdma::EncodeGenPtePde(kDestination + 8, kFirst, kCount, kStep, kFlags);
+  Submit(0, Join({{gen.begin(), gen.end()}, Fence(FenceAddress(0), 1)}));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(0) == 1; }));
+  std::vector<uint64_t> entries(kCount + 2);
+  std::memcpy(entries.data(), table.data(), entries.size() * 8);
+  EXPECT_EQ(entries[0], 0u);
+  for (uint32_t i = 0; i < kCount; ++i) ASSERT_EQ(entries[i + 1], (kFirst + i * kStep) | kFlags) << i;
+  EXPECT_EQ(entries[kCount + 1], 0u);
+  // The other PTEPDE sub-ops are not modelled: the queue stops, saying so.
+  Submit(0, Join({{sdma::Header(sdma::SDMA_OP_PTEPDE, sdma::SDMA_SUBOP_PTEPDE_RMW), 0, 0, 0, 0, 0, 0, 0, 0, 0},
+                  Fence(FenceAddress(0), 2)}));
+  ASSERT_TRUE(Eventually([&] { return HasError("sdma0", "only PTEPDE_GEN is modelled"); }));
+  EXPECT_EQ(FenceValue(0), 1u);
+}
+
 TEST_F(SdmaModelTest, TrapPostsTheInterruptLinuxDecodes) {
   StartQueue(1);
   Submit(1, Trap(0x0abcdef));
