@@ -64,6 +64,11 @@ constexpr uint32_t DoorbellOffsetField(uint32_t dword) { return (dword >> 2) & 0
 
 // amdgpu's enum amdgpu_unmap_queues_action.
 constexpr uint32_t kPreemptQueues = 0, kResetQueues = 1, kPreemptQueuesNoUnmap = 3;
+// QUERY_STATUS's COMMAND (dword 1 bits 31:30, nvd.h PACKET3_QUERY_STATUS_COMMAND; values from amdkfd's
+// kfd_pm4_headers_ai.h mes_query_status_command_enum): 1 and 2 write the 64-bit fence (at once / after the write
+// acknowledgement, the same thing for the model); 0 and 3 also raise an interrupt, which the model does not.
+constexpr uint32_t kQueryStatusCommandShift = 30, kQueryStatusCommandMask = 0x3;
+constexpr uint32_t kQueryStatusFenceImmediate = 1, kQueryStatusFenceAfterWriteAck = 2;
 
 }  // namespace
 
@@ -591,7 +596,27 @@ Pm4Engine::Status GfxModel::ExecuteKiqPacket(std::span<const uint32_t> packet, P
       return Pm4Engine::Status::kDone;
     }
   }
-  return malformed(absl::StrFormat("%#x on the KIQ is not modelled (QUERY_STATUS)", opcode));
+  if (opcode == pm4::PACKET3_QUERY_STATUS) {
+    // gfx11_kiq_query_status: control (context id, interrupt select, command), doorbell offset and engine, the fence
+    // address and the 64-bit sequence number. Every earlier packet of every queue has run (the model runs them in
+    // order), so the status is "done": the fence is written.
+    if (packet.size() != 7) return malformed(absl::StrFormat("QUERY_STATUS of %d dwords; it takes 7", packet.size()));
+    const uint32_t command = (packet[1] >> kQueryStatusCommandShift) & kQueryStatusCommandMask;
+    if (command != kQueryStatusFenceImmediate && command != kQueryStatusFenceAfterWriteAck) {
+      return malformed(absl::StrFormat(
+          "QUERY_STATUS command %d: the model writes fences (commands 1 and 2) and raises no interrupt", command));
+    }
+    const uint64_t address = packet[3] | (uint64_t{packet[4]} << 32);
+    const uint64_t sequence = packet[5] | (uint64_t{packet[6]} << 32);
+    absl::Status written = WriteMemory(context_.memory, MecMemoryClient(engine.vmid()), address,
+                                       {reinterpret_cast<const uint8_t*>(&sequence), sizeof(sequence)});
+    if (!written.ok()) {
+      return engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
+                          absl::StrFormat("QUERY_STATUS fence: %s", written.message()));
+    }
+    return Pm4Engine::Status::kDone;
+  }
+  return malformed(absl::StrFormat("%#x on the KIQ is not modelled", opcode));
 }
 
 }  // namespace am::sim

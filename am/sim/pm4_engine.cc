@@ -144,6 +144,8 @@ Pm4Engine::Result Pm4Engine::Execute(std::span<const uint32_t> packet, int ib_de
       return {};
     case pm4::PACKET3_WRITE_DATA:
       return {WriteData(packet)};
+    case pm4::PACKET3_COPY_DATA:
+      return {CopyData(packet)};
     case pm4::PACKET3_SET_SH_REG:
       return {SetShReg(packet)};
     case pm4::PACKET3_SET_UCONFIG_REG:
@@ -297,6 +299,103 @@ Pm4Engine::Status Pm4Engine::WriteData(std::span<const uint32_t> packet) {
     std::atomic_ref<uint32_t>(**dword).store(data[i], std::memory_order_release);
   }
   return Status::kDone;
+}
+
+// COPY_DATA's control dword (tinygrad's autogen/am/pm4_nv.py PACKET3_COPY_DATA__*, from AMD's gfx11 PM4 header; the
+// selector values as Linux uses them: gfx_v11_0_ring_emit_rreg copies register (0) to memory (5), tinygrad's
+// AMDComputeQueue copies perf counters (4) to TC_L2 (2), gfx_v9_0_kiq_read_clock the GPU clock (9) with
+// COUNT_SEL).
+constexpr uint32_t kCopyDataSelMask = 0xf, kCopyDataSrcSelShift = 0, kCopyDataDstSelShift = 8;
+constexpr uint32_t kCopyDataCountSel = 1u << 16;           // 64 bits instead of 32
+constexpr uint32_t kCopyDataRegisterOffsetMask = 0x3ffff;  // SRC/DST_REG_OFFSET: a dword register address
+enum CopyDataSel : uint32_t {
+  kCopyDataRegister = 0,
+  kCopyDataMemory = 1,  // memory through GRBM (source or destination)
+  kCopyDataTcL2 = 2,
+  kCopyDataGds = 3,
+  kCopyDataPerf = 4,       // a performance-counter register
+  kCopyDataImmediate = 5,  // as a source: the data in the packet; as a destination: memory
+  kCopyDataGpuClock = 9,   // source only: the 64-bit GPU clock counter
+};
+
+Pm4Engine::Status Pm4Engine::CopyData(std::span<const uint32_t> packet) {
+  // Control, source (register, address lo/hi or immediate data lo/hi), destination (register or address lo/hi).
+  if (Status s = CheckCount(pm4::PACKET3_COPY_DATA, packet, 6, 6); s != Status::kDone) return s;
+  const uint32_t control = packet[1];
+  const uint32_t src_sel = (control >> kCopyDataSrcSelShift) & kCopyDataSelMask;
+  const uint32_t dst_sel = (control >> kCopyDataDstSelShift) & kCopyDataSelMask;
+  const bool wide = (control & kCopyDataCountSel) != 0;
+  const uint64_t source = packet[2] | (uint64_t{packet[3]} << 32);
+  const uint64_t destination = packet[4] | (uint64_t{packet[5]} << 32);
+  const MemoryClient client = MecMemoryClient(vmid_);
+  auto fault = [&](absl::string_view what) {
+    return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF, absl::StrCat("COPY_DATA: ", what));
+  };
+
+  uint64_t value = 0;
+  switch (src_sel) {
+    case kCopyDataRegister:
+    case kCopyDataPerf: {
+      // Registers are 32 bits; COUNT_SEL reads the next one as the high half (a _LO/_HI pair).
+      for (uint32_t i = 0; i < (wide ? 2u : 1u); ++i) {
+        absl::StatusOr<uint32_t> read = ReadRegister((packet[2] & kCopyDataRegisterOffsetMask) + i);
+        if (!read.ok()) {
+          return Fault(regs::ih::GFX_11_0_0__SRCID__CP_PRIV_REG_FAULT,
+                       absl::StrCat("COPY_DATA: ", read.status().message()));
+        }
+        value |= uint64_t{*read} << (32 * i);
+      }
+      break;
+    }
+    case kCopyDataMemory:
+    case kCopyDataTcL2: {
+      if (source % (wide ? 8 : 4) != 0) return fault(absl::StrFormat("source %#x is not aligned", source));
+      absl::Status read =
+          ReadMemory(context_.memory, client, source, {reinterpret_cast<uint8_t*>(&value), wide ? 8u : 4u});
+      if (!read.ok()) return fault(read.message());
+      break;
+    }
+    case kCopyDataImmediate:
+      value = wide ? source : packet[2];
+      break;
+    case kCopyDataGpuClock:
+      value = context_.clock.Now();
+      break;
+    default:
+      return Fault(regs::ih::GFX_11_0_0__SRCID__CP_PM4_PKT_RSVD_BIT_ERROR,
+                   absl::StrFormat("COPY_DATA SRC_SEL %d is not a source the MEC model reads (0 register, 1 and 2 "
+                                   "memory, 4 perf counter, 5 immediate, 9 GPU clock)",
+                                   src_sel));
+  }
+
+  switch (dst_sel) {
+    case kCopyDataRegister:
+    case kCopyDataPerf:
+      for (uint32_t i = 0; i < (wide ? 2u : 1u); ++i) {
+        if (absl::Status s =
+                WriteRegister((packet[4] & kCopyDataRegisterOffsetMask) + i, static_cast<uint32_t>(value >> (32 * i)));
+            !s.ok()) {
+          return Fault(regs::ih::GFX_11_0_0__SRCID__CP_PRIV_REG_FAULT, absl::StrCat("COPY_DATA: ", s.message()));
+        }
+      }
+      return Status::kDone;
+    case kCopyDataMemory:
+    case kCopyDataTcL2:
+    case kCopyDataImmediate: {  // 5 as a destination is memory (gfx_v11_0_ring_emit_rreg)
+      if (destination % (wide ? 8 : 4) != 0) {
+        return fault(absl::StrFormat("destination %#x is not aligned", destination));
+      }
+      absl::Status written =
+          WriteMemory(context_.memory, client, destination, {reinterpret_cast<const uint8_t*>(&value), wide ? 8u : 4u});
+      if (!written.ok()) return fault(written.message());
+      return Status::kDone;
+    }
+    default:
+      return Fault(regs::ih::GFX_11_0_0__SRCID__CP_PM4_PKT_RSVD_BIT_ERROR,
+                   absl::StrFormat("COPY_DATA DST_SEL %d is not a destination the MEC model writes (0 register, 1, 2 "
+                                   "and 5 memory, 4 perf counter)",
+                                   dst_sel));
+  }
 }
 
 Pm4Engine::Status Pm4Engine::SetShReg(std::span<const uint32_t> packet) {

@@ -91,6 +91,7 @@ class Pm4Engine {
   Status WaitRegMem(std::span<const uint32_t> packet);
   Status ReleaseMem(std::span<const uint32_t> packet);
   Status WriteData(std::span<const uint32_t> packet);
+  Status CopyData(std::span<const uint32_t> packet);
   Status SetShReg(std::span<const uint32_t> packet);
   Status SetUconfigReg(std::span<const uint32_t> packet);
   Status DispatchDirect(std::span<const uint32_t> packet);

@@ -492,6 +492,34 @@ TEST(GfxModelTest, KiqRefusesQueuesTheMecDoesNotHave) {
   EXPECT_FALSE(mec.gfx().QueueRunning(0, 1));
 }
 
+// gfx11_kiq_query_status (COMMAND 2, no interrupt): the 64-bit sequence number lands at the fence address once
+// everything before it ran. Before issue 16 the KIQ model refused QUERY_STATUS; commands that raise an interrupt
+// still are.
+TEST(GfxModelTest, KiqQueryStatusWritesItsFence) {
+  MecFixture mec;
+  mec.Boot();
+  mec.gc().Write(gc::RLC_CP_SCHEDULERS{}.scheduler0(0x80 | (1 << 5) | (3 << 3) | 0));
+  TestQueue kiq = mec.CreateQueue(3, 0);
+  const uint64_t fence = MecFixture::DataAddress(20);
+  auto query = [&](uint32_t command) {
+    return std::vector<uint32_t>{pm4::Packet3(pm4::PACKET3_QUERY_STATUS, 5),
+                                 pm4::PACKET3_QUERY_STATUS_CONTEXT_ID(0) | pm4::PACKET3_QUERY_STATUS_INTERRUPT_SEL(0) |
+                                     pm4::PACKET3_QUERY_STATUS_COMMAND(command),
+                                 pm4::PACKET3_QUERY_STATUS_DOORBELL_OFFSET(0x10) | pm4::PACKET3_QUERY_STATUS_ENG_SEL(0),
+                                 static_cast<uint32_t>(fence),
+                                 static_cast<uint32_t>(fence >> 32),
+                                 0x89abcdef,
+                                 0x01234567};
+  };
+  mec.Submit(kiq, query(2));
+  ASSERT_TRUE(mec.WaitIdle(kiq)) << mec.Errors();
+  EXPECT_EQ(mec.Data(20), 0x89abcdefu);
+  EXPECT_EQ(mec.Data(21), 0x01234567u);
+  mec.Submit(kiq, query(3));
+  ASSERT_TRUE(mec.fixture().interrupts().WaitFor(1));
+  EXPECT_TRUE(mec.ErrorLogged("mec", "QUERY_STATUS command 3")) << mec.Errors();
+}
+
 TEST(GfxModelTest, UnmapQueuesOfAnUnknownDoorbellIsRefused) {
   MecFixture mec;
   mec.Boot();

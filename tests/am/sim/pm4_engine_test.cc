@@ -84,6 +84,44 @@ TEST_F(Pm4EngineTest, WriteDataToAnUnmappedAddressIsAProtectionFault) {
   ExpectFault("unmapped GPU address 0xdead0000", ih::GFX_11_0_0__SRCID__CP_GPF);
 }
 
+// COPY_DATA (before issue 16 the MEC model refused it): register to memory as gfx_v11_0_ring_emit_rreg emits it,
+// memory to register, immediate 64-bit data to memory, the GPU clock (64 bits); an unknown selector faults.
+TEST_F(Pm4EngineTest, CopyDataMovesRegistersMemoryImmediatesAndTheClock) {
+  auto regs = mec_.gc();
+  regs.Write(gc::SCRATCH_REG2{}.set_raw(0x5ca1ab1e));
+  const auto scratch2 = static_cast<uint32_t>(Address<gc::SCRATCH_REG2>());
+  const uint64_t to = MecFixture::DataAddress(10);
+  constexpr uint32_t kRegisterToMemory = 0 | (5 << 8) | (1 << 20);  // src register, dst memory, write confirm
+  mec_.Submit(q_, {pm4::Packet3(pm4::PACKET3_COPY_DATA, 4), kRegisterToMemory, scratch2, 0, static_cast<uint32_t>(to),
+                   static_cast<uint32_t>(to >> 32)});
+  ASSERT_TRUE(mec_.WaitIdle(q_)) << mec_.Errors();
+  EXPECT_EQ(mec_.Data(10), 0x5ca1ab1eu);
+
+  mec_.SetData(12, 0x600df00d);
+  const uint64_t from = MecFixture::DataAddress(12);
+  const auto scratch3 = static_cast<uint32_t>(Address<gc::SCRATCH_REG3>());
+  mec_.Submit(q_, {pm4::Packet3(pm4::PACKET3_COPY_DATA, 4), 2 | (0 << 8), static_cast<uint32_t>(from),
+                   static_cast<uint32_t>(from >> 32), scratch3, 0});
+  ASSERT_TRUE(mec_.WaitIdle(q_)) << mec_.Errors();
+  EXPECT_EQ(regs.Read<gc::SCRATCH_REG3>().raw(), 0x600df00du);
+
+  const uint64_t wide = MecFixture::DataAddress(14);
+  mec_.Submit(q_, {pm4::Packet3(pm4::PACKET3_COPY_DATA, 4), 5 | (5 << 8) | (1 << 16), 0x11112222, 0x33334444,
+                   static_cast<uint32_t>(wide), static_cast<uint32_t>(wide >> 32)});
+  const uint64_t clock = MecFixture::DataAddress(16);
+  mec_.Submit(q_, {pm4::Packet3(pm4::PACKET3_COPY_DATA, 4), 9 | (5 << 8) | (1 << 16), 0, 0,
+                   static_cast<uint32_t>(clock), static_cast<uint32_t>(clock >> 32)});
+  ASSERT_TRUE(mec_.WaitIdle(q_)) << mec_.Errors();
+  EXPECT_EQ(mec_.Data(14), 0x11112222u);
+  EXPECT_EQ(mec_.Data(15), 0x33334444u);
+  EXPECT_NE(mec_.Data(16) | uint64_t{mec_.Data(17)} << 32, 0u);
+  EXPECT_TRUE(mec_.fixture().errors().errors().empty()) << mec_.Errors();
+
+  mec_.Submit(q_, {pm4::Packet3(pm4::PACKET3_COPY_DATA, 4), 3 | (5 << 8), 0, 0, static_cast<uint32_t>(to),
+                   static_cast<uint32_t>(to >> 32)});  // GDS: not modelled
+  ExpectFault("COPY_DATA SRC_SEL 3", ih::GFX_11_0_0__SRCID__CP_PM4_PKT_RSVD_BIT_ERROR);
+}
+
 struct CompareCase {
   uint32_t function;
   uint32_t blocking_value;  // memory value (masked) for which the wait must hold
