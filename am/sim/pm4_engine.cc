@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
+#include <cstring>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "am/regs/gc.h"
@@ -146,6 +149,8 @@ Pm4Engine::Result Pm4Engine::Execute(std::span<const uint32_t> packet, int ib_de
       return {WriteData(packet)};
     case pm4::PACKET3_COPY_DATA:
       return {CopyData(packet)};
+    case pm4::PACKET3_DMA_DATA:
+      return {DmaData(packet)};
     case pm4::PACKET3_SET_SH_REG:
       return {SetShReg(packet)};
     case pm4::PACKET3_SET_UCONFIG_REG:
@@ -396,6 +401,56 @@ Pm4Engine::Status Pm4Engine::CopyData(std::span<const uint32_t> packet) {
                                    "and 5 memory, 4 perf counter)",
                                    dst_sel));
   }
+}
+
+// DMA_DATA (nvd.h: control, source address or data, destination address, command | byte count). The selectors
+// are nvd.h's: SRC_SEL 0 / 3 the source address (through SAS / through L2), 1 GDS, 2 DATA (a fill); DST_SEL 0 / 3
+// the destination address, 1 GDS. BYTE_COUNT is the 26 bits below the command bits.
+constexpr uint32_t kDmaDataSelMask = 0x3;
+constexpr uint32_t kDmaDataSrcAddress = 0, kDmaDataSrcData = 2, kDmaDataSrcAddressL2 = 3;
+constexpr uint32_t kDmaDataDstAddress = 0, kDmaDataDstAddressL2 = 3;
+constexpr uint32_t kDmaDataByteCountMask = pm4::PACKET3_DMA_DATA_CMD_SAS - 1;
+
+Pm4Engine::Status Pm4Engine::DmaData(std::span<const uint32_t> packet) {
+  if (Status s = CheckCount(pm4::PACKET3_DMA_DATA, packet, 7, 7); s != Status::kDone) return s;
+  const uint32_t control = packet[1], command = packet[6];
+  const uint32_t src_sel = (control >> std::countr_zero(pm4::PACKET3_DMA_DATA_SRC_SEL(1))) & kDmaDataSelMask;
+  const uint32_t dst_sel = (control >> std::countr_zero(pm4::PACKET3_DMA_DATA_DST_SEL(1))) & kDmaDataSelMask;
+  const uint64_t bytes = command & kDmaDataByteCountMask;
+  const uint64_t source = packet[2] | (uint64_t{packet[3]} << 32);
+  const uint64_t destination = packet[4] | (uint64_t{packet[5]} << 32);
+  const bool fill = src_sel == kDmaDataSrcData;
+  // Register addressing (SAS/DAS) and non-incrementing addresses (SAIC/DAIC) are not modelled, nor GDS.
+  const uint32_t unmodelled_commands = pm4::PACKET3_DMA_DATA_CMD_SAS | pm4::PACKET3_DMA_DATA_CMD_DAS |
+                                       pm4::PACKET3_DMA_DATA_CMD_SAIC | pm4::PACKET3_DMA_DATA_CMD_DAIC;
+  if ((src_sel != kDmaDataSrcAddress && src_sel != kDmaDataSrcAddressL2 && !fill) ||
+      (dst_sel != kDmaDataDstAddress && dst_sel != kDmaDataDstAddressL2) ||
+      (command & unmodelled_commands & ~(fill ? pm4::PACKET3_DMA_DATA_CMD_SAIC : 0)) != 0) {
+    return Fault(regs::ih::GFX_11_0_0__SRCID__CP_PM4_PKT_RSVD_BIT_ERROR,
+                 absl::StrFormat("DMA_DATA control %#010x command %#010x: the MEC model copies and fills memory to "
+                                 "memory only (SRC_SEL 0, 2, 3; DST_SEL 0, 3; no SAS, DAS, DAIC)",
+                                 control, command));
+  }
+  if (fill && (destination % 4 != 0 || bytes % 4 != 0)) {
+    return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
+                 absl::StrFormat("DMA_DATA fill of %d bytes at %#x: not whole aligned dwords", bytes, destination));
+  }
+  const MemoryClient client = MecMemoryClient(vmid_);
+  std::vector<uint8_t> chunk;
+  for (uint64_t done = 0; done < bytes;) {
+    const uint64_t n = std::min<uint64_t>(bytes - done, 64 * 1024);
+    chunk.resize(n);
+    if (fill) {
+      for (uint64_t i = 0; i < n; i += 4) std::memcpy(chunk.data() + i, &packet[2], 4);
+    } else if (absl::Status read = ReadMemory(context_.memory, client, source + done, chunk); !read.ok()) {
+      return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF, absl::StrCat("DMA_DATA source: ", read.message()));
+    }
+    if (absl::Status written = WriteMemory(context_.memory, client, destination + done, chunk); !written.ok()) {
+      return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF, absl::StrCat("DMA_DATA destination: ", written.message()));
+    }
+    done += n;
+  }
+  return Status::kDone;
 }
 
 Pm4Engine::Status Pm4Engine::SetShReg(std::span<const uint32_t> packet) {

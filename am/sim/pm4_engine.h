@@ -92,6 +92,7 @@ class Pm4Engine {
   Status ReleaseMem(std::span<const uint32_t> packet);
   Status WriteData(std::span<const uint32_t> packet);
   Status CopyData(std::span<const uint32_t> packet);
+  Status DmaData(std::span<const uint32_t> packet);
   Status SetShReg(std::span<const uint32_t> packet);
   Status SetUconfigReg(std::span<const uint32_t> packet);
   Status DispatchDirect(std::span<const uint32_t> packet);

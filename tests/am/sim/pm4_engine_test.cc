@@ -122,6 +122,33 @@ TEST_F(Pm4EngineTest, CopyDataMovesRegistersMemoryImmediatesAndTheClock) {
   ExpectFault("COPY_DATA SRC_SEL 3", ih::GFX_11_0_0__SRCID__CP_PM4_PKT_RSVD_BIT_ERROR);
 }
 
+// DMA_DATA (nvd.h): a memory-to-memory copy and a fill; register addressing is refused. Before issue 16 the MEC
+// model refused the packet.
+TEST_F(Pm4EngineTest, DmaDataCopiesAndFillsMemory) {
+  for (uint32_t i = 0; i < 8; ++i) mec_.SetData(30 + i, 0xc0de0000 + i);
+  const uint64_t from = MecFixture::DataAddress(30), to = MecFixture::DataAddress(40);
+  auto dma = [](uint32_t control, uint64_t source, uint64_t destination, uint32_t command) {
+    return std::vector<uint32_t>{pm4::Packet3(pm4::PACKET3_DMA_DATA, 5),
+                                 control,
+                                 static_cast<uint32_t>(source),
+                                 static_cast<uint32_t>(source >> 32),
+                                 static_cast<uint32_t>(destination),
+                                 static_cast<uint32_t>(destination >> 32),
+                                 command};
+  };
+  mec_.Submit(q_, dma(pm4::PACKET3_DMA_DATA_SRC_SEL(3) | pm4::PACKET3_DMA_DATA_DST_SEL(3), from, to, 6 * 4));
+  const uint64_t filled = MecFixture::DataAddress(50);
+  mec_.Submit(q_, dma(pm4::PACKET3_DMA_DATA_SRC_SEL(2) | pm4::PACKET3_DMA_DATA_DST_SEL(0), 0xf111f111, filled, 3 * 4));
+  ASSERT_TRUE(mec_.WaitIdle(q_)) << mec_.Errors();
+  for (uint32_t i = 0; i < 6; ++i) EXPECT_EQ(mec_.Data(40 + i), 0xc0de0000 + i) << i;
+  EXPECT_EQ(mec_.Data(46), 0u);
+  for (uint32_t i = 0; i < 3; ++i) EXPECT_EQ(mec_.Data(50 + i), 0xf111f111u) << i;
+  EXPECT_EQ(mec_.Data(53), 0u);
+  EXPECT_TRUE(mec_.fixture().errors().errors().empty()) << mec_.Errors();
+  mec_.Submit(q_, dma(0, from, to, pm4::PACKET3_DMA_DATA_CMD_DAS | 4));
+  ExpectFault("the MEC model copies and fills memory to memory only", ih::GFX_11_0_0__SRCID__CP_PM4_PKT_RSVD_BIT_ERROR);
+}
+
 struct CompareCase {
   uint32_t function;
   uint32_t blocking_value;  // memory value (masked) for which the wait must hold
