@@ -74,6 +74,13 @@ absl::Status Ih::InitHw() {
                 .enable_intr(1)
                 .mc_snoop(1)
                 .mc_space(kMcSpaceGpuVirtual));
+  // ih_v6_0_irq_init: the VMC client (18, SOC21_IH_CLIENTID_VMC: MMHUB faults) is a storm client, flood control is on,
+  // and MSIs of storm clients are spaced by its delay. RPTR_REARM stays 0: amdgpu sets it only with MSI enabled
+  // (ih_v6_0_enable_ring), and baregpu reads the ring instead of taking MSIs.
+  constexpr uint32_t kMsiStormDelay = 3;  // ih_v6_0_irq_init
+  oss.Modify<osssys::IH_STORM_CLIENT_LIST_CNTL>([](auto& r) { r.client18_is_storm_client(1); });
+  oss.Modify<osssys::IH_INT_FLOOD_CNTL>([](auto& r) { r.flood_cntl_enable(1); });
+  oss.Modify<osssys::IH_MSI_STORM_CTRL>([&](auto& r) { r.delay(kMsiStormDelay); });
   rptr_ = 0;
   return oss.status();
 }

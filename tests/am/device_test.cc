@@ -16,6 +16,7 @@
 #include "am/regs/hw_id_constants.h"
 #include "am/regs/ih_constants.h"
 #include "am/regs/nbio.h"
+#include "am/regs/osssys.h"
 #include "am/regs/pm4_constants.h"
 #include "am/regs/pm4_event_constants.h"
 #include "am/regs/pm4_packets.h"
@@ -74,6 +75,17 @@ TEST_F(DeviceTest, BootRunsEveryStepInOrder) {
   for (const sim::DeviceError& error : sim_->errors().errors()) {
     EXPECT_EQ(error.message.find("written while GC is not powered"), std::string::npos) << error.message;
   }
+}
+
+// The IH's interrupt moderation as ih_v6_0_irq_init programs it (B15): the VMC client is a storm client, flood
+// control is on, the MSI storm delay is 3; RPTR_REARM is off (no MSI).
+TEST_F(DeviceTest, TheIhIsModeratedAsIhV60Does) {
+  ASSERT_TRUE(device_->Boot().ok());
+  auto oss = device_->Regs<regs::Ip::kOsssys>();
+  EXPECT_EQ(oss.Read<regs::osssys::IH_STORM_CLIENT_LIST_CNTL>().client18_is_storm_client(), 1u);
+  EXPECT_EQ(oss.Read<regs::osssys::IH_INT_FLOOD_CNTL>().flood_cntl_enable(), 1u);
+  EXPECT_EQ(oss.Read<regs::osssys::IH_MSI_STORM_CTRL>().delay(), 3u);
+  EXPECT_EQ(oss.Read<regs::osssys::IH_RB_CNTL>().rptr_rearm(), 0u);
 }
 
 TEST_F(DeviceTest, PspLoadsAllFirmwareAndTheSmuAnswers) {
