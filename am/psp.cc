@@ -304,12 +304,20 @@ absl::Status Psp::InitHw() {
   }
   BAREGPU_RETURN_IF_ERROR(LoadTmr());
   for (const File& file : files_) {
-    if (file.required.role.kind != firmware::FileKind::kSmc) BAREGPU_RETURN_IF_ERROR(LoadIpFirmware(file));
+    const firmware::FileKind kind = file.required.role.kind;
+    if (kind != firmware::FileKind::kSmc && kind != firmware::FileKind::kSos) {
+      BAREGPU_RETURN_IF_ERROR(LoadIpFirmware(file));
+    }
   }
   psp::PspGfxCmdResp autoload{};
   autoload.cmd_id = psp::GFX_CMD_ID_AUTOLOAD_RLC;
   BAREGPU_RETURN_IF_ERROR(Submit(autoload, "RLC autoload"));
   log_.push_back("AUTOLOAD_RLC");
+  // psp_rl_load, after the non-PSP firmware (and the ASD, which baregpu does not load): the sOS package's register
+  // list, when it has one, as GFX_FW_TYPE_REG_LIST.
+  for (const File& file : files_) {
+    if (file.required.role.kind == firmware::FileKind::kSos) BAREGPU_RETURN_IF_ERROR(LoadIpFirmware(file));
+  }
   return absl::OkStatus();
 }
 

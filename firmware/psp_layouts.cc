@@ -52,8 +52,16 @@ absl::Status ParseBinDescriptors(State& s, uint64_t table_offset, LoadPath load,
           absl::StrFormat("descriptor[%d] has fw_type %d, unknown to the driver (it skips it)", i, type));
     }
     if (i >= aux_index) name += " (aux)";
-    const LoadPath path = load == LoadPath::kBootloader && type == psp_fw_type::kToc ? LoadPath::kToc : load;
-    BAREGPU_RETURN_IF_ERROR(s.Add(Component{name, s.UcodeArray() + offset, size, version, path, {type}},
+    // The TOC goes to the PSP through LOAD_TOC (psp_load_toc), the register list through LOAD_IP_FW as
+    // GFX_FW_TYPE_REG_LIST (psp_rl_load); the rest through the bootloader.
+    LoadPath path = load;
+    uint32_t loaded_type = type;
+    if (load == LoadPath::kBootloader && type == psp_fw_type::kToc) path = LoadPath::kToc;
+    if (load == LoadPath::kBootloader && type == psp_fw_type::kRl) {
+      path = LoadPath::kIpFirmware;
+      loaded_type = gfx_fw_type::kRegList;
+    }
+    BAREGPU_RETURN_IF_ERROR(s.Add(Component{name, s.UcodeArray() + offset, size, version, path, {loaded_type}},
                                   absl::StrFormat("%soffset_bytes = 0x%x, %ssize_bytes = 0x%x, from the ucode array",
                                                   prefix, offset, prefix, size)));
   }
@@ -114,7 +122,7 @@ void AddPspLayouts(std::vector<Layout>& layouts) {
                      Concat({LegacyDesc("sos"), LegacyDesc("toc"), LegacyDesc("kdb"), LegacyDesc("spl"),
                              LegacyDesc("rl"), LegacyDesc("sys_drv_aux"), LegacyDesc("sos_aux")}),
                      {sys_drv, sos_image, toc, kdb, Legacy("spl", "spl", LoadPath::kBootloader, kSpl),
-                      Legacy("rl", "rl", LoadPath::kBootloader, kRl),
+                      Legacy("rl", "rl", LoadPath::kIpFirmware, gfx_fw_type::kRegList),  // psp_rl_load
                       Legacy("sys_drv_aux", "sys_drv (aux)", LoadPath::kBootloader, kSysDrv),
                       Legacy("sos_aux", "sos (aux)", LoadPath::kBootloader, kSos)}});
   layouts.push_back({Family::kPsp, sos, 2, 0, "psp_firmware_header_v2_0", {"psp_fw_bin_count"}, {}, SosV20});

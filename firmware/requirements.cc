@@ -104,6 +104,8 @@ absl::StatusOr<std::vector<RequiredFile>> RequiredFiles(const IpVersions& ip) {
                            psp_fw_type::kIntfDrv, psp_fw_type::kDbgDrv, psp_fw_type::kRasDrv, psp_fw_type::kSos}),
                      "psp_v13_0.c psp_v13_0_init_microcode; amdgpu_psp.c psp_init_sos_microcode (v2 descriptors)"});
     files.back().provides.push_back({LoadPath::kToc, psp_fw_type::kToc});  // sizes the TMR (psp_tmr_init)
+    // The register list, loaded after the RLC autoload when the package has one (psp_rl_load; Debian's has).
+    files.back().provides.push_back(OptionalIp(gfx_fw_type::kRegList));
   } else {
     files.push_back({psp + "_toc.bin",
                      {},

@@ -139,7 +139,10 @@ absl::StatusOr<std::string> BuildFile(const AsicProfile& profile, const Required
         const ProvidedType& p = file.provides[i];
         const std::string image = payload(p.load, {p.type}, 4096);
         const uint32_t at = w.Append(image);
-        PutU32(table, 16 * i, p.type);
+        // The descriptor names the component in psp_fw_type numbering; the register list is loaded as
+        // GFX_FW_TYPE_REG_LIST but described as PSP_FW_TYPE_PSP_RL.
+        const bool register_list = p.load == LoadPath::kIpFirmware && p.type == gfx_fw_type::kRegList;
+        PutU32(table, 16 * i, register_list ? psp_fw_type::kRl : p.type);
         PutU32(table, 16 * i + 4, kVirtualUcodeVersion);
         PutU32(table, 16 * i + 8, at - kUcodeArrayOffset);
         PutU32(table, 16 * i + 12, static_cast<uint32_t>(image.size()));

@@ -99,6 +99,12 @@ TEST_P(RealFirmwareBootTest, BootsFullyPartiallyAndAfterAMode1Reset) {
   EXPECT_EQ(device->smu().firmware_version(), UcodeVersion(dir_, "smu_13_0_0.bin"));
   EXPECT_EQ(sim_->firmware().Version(regs::psp::GFX_FW_TYPE_RS64_MEC), UcodeVersion(dir_, "gc_11_0_0_mec.bin"));
   EXPECT_TRUE(sim_->firmware().rlc_autoloaded());
+  // psp_rl_load: the package's register list goes last, after the RLC autoload.
+  const std::vector<std::string>& log = device->psp().log();
+  ASSERT_GE(log.size(), 2u);
+  EXPECT_EQ(log[log.size() - 2], "AUTOLOAD_RLC");
+  EXPECT_EQ(log.back(), "LOAD_IP_FW GFX_FW_TYPE_REG_LIST from psp_13_0_0_sos.bin");
+  EXPECT_TRUE(sim_->firmware().Has(regs::psp::GFX_FW_TYPE_REG_LIST));
   ASSERT_NO_FATAL_FAILURE(RunFence(*device));
   device.reset();
 

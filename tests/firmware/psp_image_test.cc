@@ -48,15 +48,6 @@ std::vector<RealComponent> Navi31Components(const std::string& dir) {
   return out;
 }
 
-LoadPath LoadedAs(const Component& component) {
-  // The sOS package's register list reaches the PSP through LOAD_IP_FW (amdgpu_psp.c psp_rl_load).
-  return component.load == LoadPath::kBootloader && component.types.front() == psp_fw_type::kRl ? LoadPath::kIpFirmware
-                                                                                                : component.load;
-}
-uint32_t TypeAs(const Component& component) {
-  return LoadedAs(component) != component.load ? gfx_fw_type::kRegList : component.types.front();
-}
-
 class PspImageDebianTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PspImageDebianTest, EveryNavi31ComponentIsAPspImageOfItsKind) {
@@ -70,10 +61,8 @@ TEST_P(PspImageDebianTest, EveryNavi31ComponentIsAPspImageOfItsKind) {
     ASSERT_TRUE(header.ok()) << header.status();
     EXPECT_EQ(header->signed_flag, 1u);
     EXPECT_EQ(header->SignatureBytes(), 0x100u);
-    const LoadPath load = LoadedAs(c.component);
-    const std::vector<uint32_t> types =
-        load != c.component.load ? std::vector<uint32_t>{gfx_fw_type::kRegList} : c.component.types;
-    for (uint32_t type : types) {
+    const LoadPath load = c.component.load;
+    for (uint32_t type : c.component.types) {
       const RealImageVerdict verdict = ValidateRealImage(c.bytes, load, type);
       EXPECT_TRUE(verdict.ok()) << TypeName(load, type) << ": " << verdict.error;
     }
@@ -87,8 +76,8 @@ TEST_P(PspImageDebianTest, VersionsAndStartAddressesAgreeWithTheContainers) {
   int checked_versions = 0, checked_starts = 0;
   for (const RealComponent& c : Navi31Components(dir)) {
     SCOPED_TRACE(GetParam() + " " + c.file + " " + c.component.name);
-    const LoadPath load = LoadedAs(c.component);
-    const uint32_t type = TypeAs(c.component);
+    const LoadPath load = c.component.load;
+    const uint32_t type = c.component.types.front();
     const RealImageVerdict verdict = ValidateRealImage(c.bytes, load, type);
     ASSERT_TRUE(verdict.ok()) << verdict.error;
     const bool rs64_ucode =

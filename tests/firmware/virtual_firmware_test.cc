@@ -50,8 +50,8 @@ TEST(VirtualFirmwareTest, EveryFileParsesWithTheDriversLayoutAndEveryComponentVa
       ++validated;
     }
   }
-  // sOS (8 bootloader components + TOC), TA, SMU, SDMA, PFP, ME, MEC, RLC, IMU, MES, MES KIQ.
-  EXPECT_EQ(validated, 8 + 1 + 6 + 1 + 2 + 3 + 3 + 5 + 8 + 2 + 2 + 2);
+  // sOS (8 bootloader components + TOC + the register list), TA, SMU, SDMA, PFP, ME, MEC, RLC, IMU, MES, MES KIQ.
+  EXPECT_EQ(validated, 8 + 1 + 1 + 6 + 1 + 2 + 3 + 3 + 5 + 8 + 2 + 2 + 2);
 }
 
 TEST(VirtualFirmwareTest, SharedStackIsAcceptedForEachPipeOnly) {
