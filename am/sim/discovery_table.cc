@@ -23,13 +23,28 @@ struct IpEntry {
   int offsets_instance;
 };
 constexpr IpEntry kNavi31Ips[] = {
-    {d::GC_HWID, 0, 11, 0, 0, "GC", 0},      {d::SDMA0_HWID, 0, 6, 0, 0, "SDMA0", 0},
-    {d::SDMA0_HWID, 1, 6, 0, 0, "SDMA1", 0}, {d::MMHUB_HWID, 0, 3, 0, 0, "MMHUB", 0},
-    {d::ATHUB_HWID, 0, 3, 0, 0, "ATHUB", 0}, {d::NBIF_HWID, 0, 4, 3, 0, "NBIO", 0},
-    {d::MP0_HWID, 0, 13, 0, 0, "MP0", 0},    {d::MP1_HWID, 0, 13, 0, 0, "MP1", 0},
-    {d::HDP_HWID, 0, 6, 0, 0, "HDP", 0},     {d::OSSSYS_HWID, 0, 6, 0, 0, "OSSSYS", 0},
-    {d::UMC_HWID, 0, 8, 10, 0, "UMC", 0},    {d::VCN_HWID, 0, 4, 0, 0, "VCN", 0},
-    {d::VCN_HWID, 1, 4, 0, 0, "VCN", 1},     {d::DMU_HWID, 0, 3, 2, 0, "DCN", 0},
+    {d::GC_HWID, 0, 11, 0, 0, "GC", 0},
+    {d::SDMA0_HWID, 0, 6, 0, 0, "SDMA0", 0},
+    {d::SDMA0_HWID, 1, 6, 0, 0, "SDMA1", 0},
+    {d::MMHUB_HWID, 0, 3, 0, 0, "MMHUB", 0},
+    {d::ATHUB_HWID, 0, 3, 0, 0, "ATHUB", 0},
+    {d::NBIF_HWID, 0, 4, 3, 0, "NBIO", 0},
+    {d::MP0_HWID, 0, 13, 0, 0, "MP0", 0},
+    {d::MP1_HWID, 0, 13, 0, 0, "MP1", 0},
+    {d::HDP_HWID, 0, 6, 0, 0, "HDP", 0},
+    {d::OSSSYS_HWID, 0, 6, 0, 0, "OSSSYS", 0},
+    // Six UMC instances: gmc_v11_0_set_umc_funcs picks umc_v8_10_channel_idx_tbl (6 nodes x 2 UMCs x 2 channels =
+    // the 24 16-bit channels of Navi31's 384-bit bus) unless discovery lists 4 (the _ext0 table, 256-bit parts);
+    // amdgpu_discovery_reg_base_init counts node_inst_num from these entries.
+    {d::UMC_HWID, 0, 8, 10, 0, "UMC", 0},
+    {d::UMC_HWID, 1, 8, 10, 0, "UMC", 1},
+    {d::UMC_HWID, 2, 8, 10, 0, "UMC", 2},
+    {d::UMC_HWID, 3, 8, 10, 0, "UMC", 3},
+    {d::UMC_HWID, 4, 8, 10, 0, "UMC", 4},
+    {d::UMC_HWID, 5, 8, 10, 0, "UMC", 5},
+    {d::VCN_HWID, 0, 4, 0, 0, "VCN", 0},
+    {d::VCN_HWID, 1, 4, 0, 0, "VCN", 1},
+    {d::DMU_HWID, 0, 3, 2, 0, "DCN", 0},
 };
 
 constexpr uint16_t kBinaryVersionMajor = 1;

@@ -33,6 +33,16 @@ void ExpectNavi31(const Discovery& discovery) {
   int sdma_instances = 0;
   for (const DiscoveredIp& ip : discovery.ips) sdma_instances += ip.hw_id == d::SDMA0_HWID;
   EXPECT_EQ(sdma_instances, 2);
+  // Six UMCs (B15): umc_v8_10_channel_idx_tbl's 6 nodes, 24 channels of the 384-bit bus; 4 would select the
+  // 256-bit table (gmc_v11_0_set_umc_funcs).
+  int umc_instances = 0;
+  for (const DiscoveredIp& ip : discovery.ips) {
+    if (ip.hw_id != d::UMC_HWID) continue;
+    EXPECT_EQ(ip.instance, umc_instances);
+    EXPECT_EQ(ip.version, (IpVersion{8, 10, 0}));
+    ++umc_instances;
+  }
+  EXPECT_EQ(umc_instances, 6);
   ASSERT_TRUE(discovery.gc.has_value());
   EXPECT_EQ(discovery.gc->num_se, 6u);
   EXPECT_EQ(discovery.gc->total_cus(), 96u);
