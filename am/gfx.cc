@@ -8,10 +8,12 @@
 #include "absl/strings/str_format.h"
 #include "am/device.h"
 #include "am/gmc.h"
+#include "am/kernel_dispatch.h"
 #include "am/regs/gc.h"
 #include "am/regs/mqd.h"
 #include "am/regs/nbio.h"
 #include "am/regs/pm4.h"
+#include "am/regs/sh_mem_constants.h"
 #include "am/soc.h"
 #include "base/status_macros.h"
 #include "firmware/container.h"
@@ -44,6 +46,36 @@ constexpr uint32_t kMinIbAvailSize = 3;
 // amdgpu_doorbell.h: AMDGPU_NAVI10_DOORBELL_KIQ and _USERQUEUE_END, the MEC's doorbell range (64-bit indexes).
 constexpr uint32_t kKiqDoorbell64 = 0x000;
 constexpr uint32_t kUserQueueEndDoorbell64 = 0x08A;
+
+// The shader memory configuration (B9), as gfx_v11_0_constants_init and gfx_v11_0_init_compute_vmid program it.
+// AMDGPU_NUM_VMID (amdgpu_ids.h): the GC hub's VM contexts, each with its own SH_MEM_CONFIG/SH_MEM_BASES.
+constexpr uint32_t kVmids = 16;
+// gmc_v11_0_sw_init: vm_manager.first_kfd_vmid = 8. VMIDs below it are amdgpu's graphics VMIDs (the GFXHUB's
+// id_mgr num_ids, amdgpu_vmid_mgr_init), the rest the compute (KFD) VMIDs.
+constexpr uint32_t kFirstComputeVmid = 8;
+// gfx_v11_0.c DEFAULT_SH_MEM_CONFIG: 64-bit FLAT addresses, no alignment requirement, INITIAL_INST_PREFETCH 3.
+constexpr uint32_t kInitialInstPrefetch = 3;
+// Code images are mapped with a guard for exactly this prefetch (CodeBytesWithPrefetchGuard).
+static_assert(kInitialInstPrefetch == kInstructionPrefetchLines);
+constexpr uint32_t kShMemConfig = gc::SH_MEM_CONFIG{}
+                                      .address_mode(gc::SH_MEM_ADDRESS_MODE_64)
+                                      .alignment_mode(gc::SH_MEM_ALIGNMENT_MODE_UNALIGNED)
+                                      .initial_inst_prefetch(kInitialInstPrefetch)
+                                      .raw();
+// SH_MEM_BASES holds address bits 63:48 of each 4 GiB aperture.
+constexpr int kApertureBaseShift = 48;
+// gmc_v11_0_early_init: the graphics VMIDs' apertures, shared (LDS) at 0x2000'0000'0000'0000 and private
+// (scratch) at 0x1000'0000'0000'0000; gfx_v11_0_constants_init writes them >> 48 for VMIDs 1 to 7.
+constexpr uint64_t kSharedApertureStart = 0x2000'0000'0000'0000;
+constexpr uint64_t kPrivateApertureStart = 0x1000'0000'0000'0000;
+constexpr uint32_t kGraphicsShMemBases = gc::SH_MEM_BASES{}
+                                             .shared_base(kSharedApertureStart >> kApertureBaseShift)
+                                             .private_base(kPrivateApertureStart >> kApertureBaseShift)
+                                             .raw();
+// gfx_v11_0_init_compute_vmid: LDS_APP_BASE 0x1 and SCRATCH_APP_BASE 0x2 for the compute VMIDs 8 to 15.
+constexpr uint32_t kLdsAppBase = 0x1;
+constexpr uint32_t kScratchAppBase = 0x2;
+constexpr uint32_t kComputeShMemBases = gc::SH_MEM_BASES{}.shared_base(kLdsAppBase).private_base(kScratchAppBase).raw();
 
 constexpr uint32_t Log2(uint64_t value) { return static_cast<uint32_t>(std::countr_zero(value)); }
 
@@ -95,6 +127,7 @@ absl::Status Gfx::InitHw() {
   BAREGPU_RETURN_IF_ERROR(ConfigMec());
   // GC is powered now: its hub can be programmed (gfx_v11_0_hw_init: config_gfx_rs64, then gfxhub_enable).
   BAREGPU_RETURN_IF_ERROR(device_.gmc().EnableGcHub());
+  InitShaderMemory();  // gfx_v11_0_hw_init: constants_init after gfxhub_enable, before cp_resume
   EnableMec();
   g.Write(gc::CP_MEC_DOORBELL_RANGE_LOWER{}.doorbell_range_lower(kKiqDoorbell64 * 2));
   g.Write(gc::CP_MEC_DOORBELL_RANGE_UPPER{}.doorbell_range_upper(kUserQueueEndDoorbell64 * 2));
@@ -103,6 +136,21 @@ absl::Status Gfx::InitHw() {
   ring_.Clear();
   BAREGPU_RETURN_IF_ERROR(g.status());
   return LoadQueue();
+}
+
+void Gfx::InitShaderMemory() {
+  auto g = device_.Regs<regs::Ip::kGc>();
+  for (uint32_t vmid = 0; vmid < kVmids; ++vmid) {
+    // soc21_grbm_select(adev, 0, 0, 0, vmid): the banked SH_MEM_* of that VMID.
+    g.Write(gc::GRBM_GFX_CNTL{}.vmid(vmid));
+    g.Write(gc::SH_MEM_CONFIG::FromRaw(kShMemConfig));
+    // Linux leaves VMID 0's SH_MEM_BASES at its power-on 0 (apertures overlapping at 0): amdgpu runs no FLAT code
+    // there. baregpu's compute queue runs in VMID 0 (LoadQueue: cp_hqd_vmid 0), so VMID 0 gets the compute VMIDs'
+    // apertures, which tinygrad's AM writes for every VMID too (docs/fidelity.md, B9).
+    const bool graphics = vmid != 0 && vmid < kFirstComputeVmid;
+    g.Write(gc::SH_MEM_BASES::FromRaw(graphics ? kGraphicsShMemBases : kComputeShMemBases));
+  }
+  Select(0, 0, 0);
 }
 
 absl::Status Gfx::WaitForAutoload() {

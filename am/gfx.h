@@ -66,6 +66,8 @@ class Gfx final : public IpBlock {
   void Select(uint32_t me, uint32_t pipe, uint32_t queue);
   // gfx_v11_0_wait_for_rlc_autoload_complete: BOOTLOAD_COMPLETE and an idle CP.
   absl::Status WaitForAutoload();
+  // SH_MEM_CONFIG and SH_MEM_BASES of every VMID (gfx_v11_0_constants_init, gfx_v11_0_init_compute_vmid).
+  void InitShaderMemory();
   // The RS64 MEC firmware's ucode_start_addr (gfx_firmware_header_v2_0), from the MEC file the PSP loads.
   absl::StatusOr<uint64_t> MecUcodeStart() const;
   // gfx_v11_0_config_gfx_rs64's MEC part: every pipe's program counter, latched by a pipe reset pulse.

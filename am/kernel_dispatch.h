@@ -23,6 +23,19 @@ namespace am {
 
 class Device;
 
+// The SQ prefetches instructions past the one it executes: with SH_MEM_CONFIG.INITIAL_INST_PREFETCH 3 (what
+// gfx_v11_0 programs) up to three instruction cache lines of 128 bytes past the line of the last instruction, so
+// the pages there must be mapped executable too. LLVM pads every gfx11 code object's text the same way
+// (AMDGPUTargetAsmStreamer::EmitCodeEnd: align to a 128-byte line, then 3 lines of s_code_end, "to support
+// prefetch mode 3"); images from other producers may not carry it, so the loader maps it after the image.
+inline constexpr uint64_t kInstructionCacheLineBytes = 128;
+inline constexpr uint64_t kInstructionPrefetchLines = 3;
+// The bytes to map executable for a code image of `image_bytes`: the image up to its last line, plus the guard.
+constexpr uint64_t CodeBytesWithPrefetchGuard(uint64_t image_bytes) {
+  return (image_bytes + kInstructionCacheLineBytes - 1) / kInstructionCacheLineBytes * kInstructionCacheLineBytes +
+         kInstructionPrefetchLines * kInstructionCacheLineBytes;
+}
+
 class KernelDispatch {
  public:
   // COMPUTE_TMPRING_SIZE.WAVESIZE counts 256-byte units of scratch per wave (gfx11).

@@ -17,8 +17,9 @@ enum class MemoryKind { kVram, kHost };
 // Options of an allocation.
 struct BufferSpec {
   MemoryKind kind = MemoryKind::kVram;
-  bool cpu_access = true;  // the CPU maps it (VRAM through BAR0; host memory always)
-  bool uncached = false;   // GPU accesses bypass its caches (host memory: not snooped)
+  bool cpu_access = true;   // the CPU maps it (VRAM through BAR0; host memory always)
+  bool uncached = false;    // GPU accesses bypass its caches (host memory: not snooped)
+  bool executable = false;  // code: the GPU fetches instructions from it (VRAM mapped with the PTE's EXECUTABLE bit)
 };
 
 // What an allocation is; shared by every view into it.

@@ -144,6 +144,7 @@ void ComputeQueue::PublishRptr(Pm4Engine& engine) {
 void ComputeQueue::Run() {
   Pm4Engine engine(context_, executor_, id_, hqd_.Get<gc::CP_HQD_VMID>().vmid(),
                    [this](std::chrono::microseconds delay) { return Backoff(delay); });
+  if (hooks_.sh_mem) engine.set_sh_mem_source(hooks_.sh_mem);
   if (hooks_.kiq) {
     engine.set_kiq_handler([this, &engine](std::span<const uint32_t> packet) { return hooks_.kiq(packet, engine); });
   }

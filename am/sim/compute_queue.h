@@ -68,6 +68,8 @@ class ComputeQueue {
     std::function<bool(uint64_t dword_index)> doorbell_routed;
     // Packets only the KIQ executes (SET_RESOURCES, MAP_QUEUES, UNMAP_QUEUES, ...); null for other queues.
     std::function<Pm4Engine::Status(std::span<const uint32_t> packet, Pm4Engine& engine)> kiq;
+    // SH_MEM_CONFIG/SH_MEM_BASES of a VMID, read at each dispatch; null: their power-on values.
+    Pm4Engine::ShMemSource sh_mem;
   };
 
   // Starts the queue's thread. The HQD must outlive the queue.

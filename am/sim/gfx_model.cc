@@ -417,6 +417,7 @@ bool GfxModel::Activate(const HqdId& id) {
   ComputeQueue::Hooks hooks;
   hooks.mec_running = [this, pipe = id.pipe] { return MecRunning(pipe); };
   hooks.doorbell_routed = [this](uint64_t index) { return DoorbellRouted(index); };
+  hooks.sh_mem = [this](uint32_t vmid) { return ShMemRegisters{ShMemConfig(vmid), ShMemBases(vmid)}; };
   if (IsKiq(id)) {
     hooks.kiq = [this](std::span<const uint32_t> packet, Pm4Engine& engine) {
       return ExecuteKiqPacket(packet, engine);

@@ -46,7 +46,34 @@ constexpr uint32_t kFaultSrcDataWrite = 0x20;
 constexpr uint32_t kPermissionValid = 1 << 0;
 constexpr uint32_t kPermissionRead = 1 << 1;
 constexpr uint32_t kPermissionWrite = 1 << 2;
+constexpr uint32_t kPermissionExecute = 1 << 3;
 constexpr uint32_t kWalkerInvalidPde = 1;
+
+// The PTE bit an access needs: WRITEABLE for a write, EXECUTABLE for an instruction fetch (the SQ's instruction
+// cache fetches through the UTCL2 like any client), READABLE for a read.
+bool Denied(uint64_t pte_flags, Access access) {
+  switch (access) {
+    case Access::kWrite:
+      return (pte_flags & regs::vm::AMDGPU_PTE_WRITEABLE) == 0;
+    case Access::kExecute:
+      return (pte_flags & regs::vm::AMDGPU_PTE_EXECUTABLE) == 0;
+    case Access::kRead:
+      break;
+  }
+  return (pte_flags & regs::vm::AMDGPU_PTE_READABLE) == 0;
+}
+
+const char* PermissionName(Access access) {
+  switch (access) {
+    case Access::kWrite:
+      return "writeable";
+    case Access::kExecute:
+      return "executable";
+    case Access::kRead:
+      break;
+  }
+  return "readable";
+}
 
 const char* HubName(Hub hub) { return hub == Hub::kGc ? "gfxhub" : "mmhub"; }
 
@@ -349,9 +376,7 @@ absl::StatusOr<GmcModel::Translation> GmcModel::Translate(const MemoryClient& cl
       --it;
       if (address - it->first < it->second.size) {
         const uint64_t flags = it->second.flags;
-        const bool denied = access == Access::kWrite ? !(flags & regs::vm::AMDGPU_PTE_WRITEABLE)
-                                                     : !(flags & regs::vm::AMDGPU_PTE_READABLE);
-        if (!denied) {
+        if (!Denied(flags, access)) {
           return Translation{it->second.physical + (address - it->first), it->first + it->second.size - address,
                              (flags & regs::vm::AMDGPU_PTE_SYSTEM) != 0};
         }
@@ -361,14 +386,13 @@ absl::StatusOr<GmcModel::Translation> GmcModel::Translate(const MemoryClient& cl
   Fault fault{};
   auto entry = Walk(hub, client.vmid, address, fault);
   if (!entry.ok()) return RaiseFault(client, address, access, fault);
-  const bool writeable = (entry->flags & regs::vm::AMDGPU_PTE_WRITEABLE) != 0;
-  const bool readable = (entry->flags & regs::vm::AMDGPU_PTE_READABLE) != 0;
-  if (access == Access::kWrite ? !writeable : !readable) {
-    return RaiseFault(
-        client, address, access,
-        {access == Access::kWrite ? FaultKind::kWrite : FaultKind::kRead,
-         absl::StrFormat("page is not %s (PTE flags %#x)", access == Access::kWrite ? "writeable" : "readable",
-                         entry->flags & ~kPteAddressMask)});
+  if (Denied(entry->flags, access)) {
+    const FaultKind kind = access == Access::kWrite     ? FaultKind::kWrite
+                           : access == Access::kExecute ? FaultKind::kExecute
+                                                        : FaultKind::kRead;
+    return RaiseFault(client, address, access,
+                      {kind, absl::StrFormat("page is not %s (PTE flags %#x)", PermissionName(access),
+                                             entry->flags & ~kPteAddressMask)});
   }
   const uint64_t va = address & ~(entry->size - 1);
   {
@@ -447,6 +471,9 @@ absl::Status GmcModel::RaiseFault(const MemoryClient& client, uint64_t address, 
       case FaultKind::kWrite:
         permission = kPermissionWrite;
         break;
+      case FaultKind::kExecute:
+        permission = kPermissionExecute;
+        break;
     }
     status = FaultStatus{}
                  .more_faults(status.raw() != 0)
@@ -479,9 +506,14 @@ absl::Status GmcModel::RaiseFault(const MemoryClient& client, uint64_t address, 
     case FaultKind::kWrite:
       interrupt = context.write_protection_fault_enable_interrupt();
       break;
+    case FaultKind::kExecute:
+      interrupt = context.execute_protection_fault_enable_interrupt();
+      break;
   }
-  const std::string message = absl::StrFormat("%s %s fault at %#x (vmid %d, %s): %s", HubName(client.hub),
-                                              write ? "write" : "read", address, vmid, client.name, fault.why);
+  const std::string message =
+      absl::StrFormat("%s %s fault at %#x (vmid %d, %s): %s", HubName(client.hub),
+                      write ? "write" : (access == Access::kExecute ? "instruction fetch" : "read"), address, vmid,
+                      client.name, fault.why);
   // Recorded before the interrupt: whoever handles the interrupt finds the fault in the error log too.
   errors_.Report("gmc", message);
   if (interrupt) {

@@ -78,7 +78,7 @@ class GmcModel final : public GpuMemory {
   size_t tlb_entries(Hub hub) const;
 
  private:
-  enum class FaultKind { kRange, kPde, kInvalid, kRead, kWrite };
+  enum class FaultKind { kRange, kPde, kInvalid, kRead, kWrite, kExecute };
   struct HubRegisters {
     uint64_t fb_base, fb_top, fb_offset, agp_base, agp_bot, agp_top, aperture_low, aperture_high, default_lsb,
         default_msb;

@@ -21,9 +21,10 @@ absl::StatusOr<T*> MapAligned(GpuMemory& memory, const MemoryClient& client, uin
 
 }  // namespace
 
-absl::Status ReadMemory(GpuMemory& memory, const MemoryClient& client, uint64_t address, std::span<uint8_t> out) {
+absl::Status ReadMemory(GpuMemory& memory, const MemoryClient& client, uint64_t address, std::span<uint8_t> out,
+                        Access access) {
   while (!out.empty()) {
-    BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> view, memory.Map(client, address, out.size(), Access::kRead));
+    BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> view, memory.Map(client, address, out.size(), access));
     std::memcpy(out.data(), view.data(), view.size());
     out = out.subspan(view.size());
     address += view.size();

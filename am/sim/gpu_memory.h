@@ -14,7 +14,9 @@
 namespace am::sim {
 
 enum class Hub : uint8_t { kGc, kMm };
-enum class Access : uint8_t { kRead, kWrite };
+// kExecute is an instruction fetch: it needs the PTE's EXECUTABLE bit (AMDGPU_PTE_EXECUTABLE) where a data read
+// needs READABLE.
+enum class Access : uint8_t { kRead, kWrite, kExecute };
 
 // Who accesses memory: the hub and VM context the access goes through, and the UTCL2 client id the GMC reports
 // in its fault status register (L2_PROTECTION_FAULT_STATUS.CID) if the access faults. `bus_address` marks an
@@ -39,7 +41,8 @@ class GpuMemory {
 };
 
 // Whole-range helpers over Map. A fault part-way leaves the bytes before it moved (as on the hardware).
-absl::Status ReadMemory(GpuMemory& memory, const MemoryClient& client, uint64_t address, std::span<uint8_t> out);
+absl::Status ReadMemory(GpuMemory& memory, const MemoryClient& client, uint64_t address, std::span<uint8_t> out,
+                        Access access = Access::kRead);
 absl::Status WriteMemory(GpuMemory& memory, const MemoryClient& client, uint64_t address,
                          std::span<const uint8_t> data);
 // Naturally aligned 32/64-bit locations, for polls, fences and atomics: use with std::atomic_ref. An unaligned

@@ -511,6 +511,7 @@ Pm4Engine::Status Pm4Engine::DispatchDirect(std::span<const uint32_t> packet) {
   state.tmpring_size = sh(RegisterAddress<gc::COMPUTE_TMPRING_SIZE>(bases));
   state.resource_limits = sh(RegisterAddress<gc::COMPUTE_RESOURCE_LIMITS>(bases));
   state.memory = MecMemoryClient(vmid_);
+  if (sh_mem_) state.sh_mem = sh_mem_(vmid_);
   if (executor_ == nullptr) {
     // No CP error source means "no shader engine": from the driver's side the CP could not execute the packet,
     // which is what CP_BAD_OPCODE_ERROR reports.

@@ -76,6 +76,11 @@ class Pm4Engine {
   using KiqHandler = std::function<Status(std::span<const uint32_t> packet)>;
   void set_kiq_handler(KiqHandler handler) { kiq_ = std::move(handler); }
 
+  // Where a dispatch finds SH_MEM_CONFIG/SH_MEM_BASES of a VMID (the GFX model's banked registers). Without one,
+  // dispatches run with their power-on values.
+  using ShMemSource = std::function<ShMemRegisters(uint32_t vmid)>;
+  void set_sh_mem_source(ShMemSource source) { sh_mem_ = std::move(source); }
+
   const HqdId& id() const { return id_; }
   uint32_t vmid() const { return vmid_; }
 
@@ -109,6 +114,7 @@ class Pm4Engine {
   uint32_t vmid_;
   Backoff backoff_;
   KiqHandler kiq_;
+  ShMemSource sh_mem_;
   uint64_t pipe_int_cntl_;
   // SET_SH_REG's range, PACKET3_SET_SH_REG_START..END (absolute dword addresses, as Linux's SOC15_REG_OFFSET).
   std::array<uint32_t, regs::pm4::PACKET3_SET_SH_REG_END - regs::pm4::PACKET3_SET_SH_REG_START> sh_{};

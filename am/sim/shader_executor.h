@@ -9,9 +9,18 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "am/regs/gc.h"
 #include "am/sim/gpu_memory.h"
 
 namespace am::sim {
+
+// SH_MEM_CONFIG and SH_MEM_BASES of one VMID (the GFX model banks them per VMID, GRBM_GFX_CNTL.VMID selects):
+// the FLAT apertures, the address and alignment modes and the instruction prefetch the shaders of that VMID run
+// with. Their power-on values (`def`) until the driver programs them.
+struct ShMemRegisters {
+  uint32_t config = regs::gc::SH_MEM_CONFIG::kDefault;
+  uint32_t bases = regs::gc::SH_MEM_BASES::kDefault;
+};
 
 // The COMPUTE_* shader registers (gc_11_0_0_offset.h) at the moment of the dispatch.
 struct DispatchState {
@@ -25,6 +34,7 @@ struct DispatchState {
   uint32_t tmpring_size = 0;             // COMPUTE_TMPRING_SIZE
   uint32_t resource_limits = 0;          // COMPUTE_RESOURCE_LIMITS
   MemoryClient memory;                   // the queue's hub and VM context
+  ShMemRegisters sh_mem;                 // SH_MEM_CONFIG/SH_MEM_BASES of the queue's VMID
 };
 
 class ShaderExecutor {

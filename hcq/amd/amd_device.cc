@@ -95,7 +95,7 @@ absl::StatusOr<std::shared_ptr<Allocation>> AmdDevice::AllocMemory(uint64_t size
   if (spec.kind == MemoryKind::kVram) {
     BAREGPU_ASSIGN_OR_RETURN(uint64_t offset,
                              memory.AllocVram(rounded, rounded >= (uint64_t{2} << 20) ? uint64_t{2} << 20 : 4096));
-    absl::StatusOr<uint64_t> va = memory.MapVram(offset, rounded);
+    absl::StatusOr<uint64_t> va = memory.MapVram(offset, rounded, {.executable = spec.executable});
     if (!va.ok()) {
       (void)memory.FreeVram(offset);
       return va.status();
@@ -107,6 +107,10 @@ absl::StatusOr<std::shared_ptr<Allocation>> AmdDevice::AllocMemory(uint64_t size
       if (view.ok()) allocation->cpu = view->data();
     }
   } else {
+    if (spec.executable) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s: executable host memory is not supported; code goes to VRAM", name()));
+    }
     BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<am::HostBuffer> buffer,
                              am::HostBuffer::Create(*am_, rounded, /*snooped=*/!spec.uncached));
     allocation->va = buffer->va();
@@ -181,7 +185,9 @@ absl::StatusOr<std::unique_ptr<Program>> AmdDevice::LoadProgram(std::span<const 
   if (!dispatch.ok()) {
     return absl::Status(dispatch.status().code(), absl::StrCat(name(), ": ", dispatch.status().message()));
   }
-  BAREGPU_ASSIGN_OR_RETURN(Buffer image, allocator().alloc(object.image().size()));
+  // Executable pages, with the instruction prefetcher's guard mapped after the image (docs/fidelity.md, B10).
+  BAREGPU_ASSIGN_OR_RETURN(
+      Buffer image, allocator().alloc(am::CodeBytesWithPrefetchGuard(object.image().size()), {.executable = true}));
   if (absl::Status copied = allocator().copyin(image, object.image()); !copied.ok()) {
     (void)allocator().free(image);
     return copied;

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "am/code_object.h"
+#include "am/kernel_dispatch.h"
 #include "am/regs/gc.h"
+#include "am/regs/sh_mem_constants.h"
 #include "am/sim/isa/rdna3_executor.h"
 #include "benchmark/benchmark.h"
 #include "tests/am/sim/isa/kernels/corpus.h"
@@ -36,8 +38,9 @@ void BM_VectorAdd(benchmark::State& state) {
 
   testing::ModelFixture fixture;
   testing::FlatMemory& memory = fixture.memory();
-  std::span<uint8_t> image = memory.Place(kCode, code->image().size());
-  std::memcpy(image.data(), code->image().data(), image.size());
+  // The image and the instruction prefetcher's guard after it, as the driver maps code.
+  std::span<uint8_t> image = memory.Place(kCode, CodeBytesWithPrefetchGuard(code->image().size()));
+  std::memcpy(image.data(), code->image().data(), code->image().size());
   auto floats = [&](uint64_t address) {
     std::span<uint8_t> b = memory.Place(address, uint64_t{n} * 4);
     return std::span<float>(reinterpret_cast<float*>(b.data()), n);
@@ -60,6 +63,11 @@ void BM_VectorAdd(benchmark::State& state) {
   dispatch.dimensions = {(n + 63) / 64, 1, 1};
   dispatch.dispatch_initiator = regs::gc::COMPUTE_DISPATCH_INITIATOR{}.compute_shader_en(1).cs_w32_en(1).raw();
   dispatch.memory = {Hub::kGc, 0, 0, "sq", false};
+  // SH_MEM_CONFIG as am::Gfx programs it (DEFAULT_SH_MEM_CONFIG); vector_add uses no FLAT apertures.
+  dispatch.sh_mem.config = regs::gc::SH_MEM_CONFIG{}
+                               .alignment_mode(regs::gc::SH_MEM_ALIGNMENT_MODE_UNALIGNED)
+                               .initial_inst_prefetch(kInstructionPrefetchLines)
+                               .raw();
 
   Rdna3Executor executor(fixture.context(), /*workers=*/1);
   for (auto _ : state) {

@@ -26,6 +26,8 @@ CONSTANTS = [
     ("pm4_constants.h", "amdgpu/nvd.h", "pm4",
      [r"^PACKET", r"^CP_PACKET2$", r"^(EVENT|CS|CACHE|PS|VS)_", r"^(WAIT_REG_MEM|WRITE_DATA|INDIRECT_BUFFER)_"], True),
     ("pm4_event_constants.h", "include/soc21_enum.h", "pm4", ["enum:VGT_EVENT_TYPE"], True),
+    ("sh_mem_constants.h", "include/soc21_enum.h", "gc", ["enum:SH_MEM_ADDRESS_MODE", "enum:SH_MEM_ALIGNMENT_MODE"],
+     True),
     ("sdma_constants.h", "amdgpu/sdma_v6_0_0_pkt_open.h", "sdma", ["SDMA_PACKETS"], True),
     ("sdma_policy_constants.h", "amdgpu/sdma_common.h", "sdma",
      ["enum:sdma_utcl2_cache_read_policy", "enum:sdma_utcl2_cache_write_policy"], True),

@@ -210,9 +210,12 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
     for (uint64_t m = exec; m != 0; m &= m - 1) {
       const int l = std::countr_zero(m);
       uint8_t bytes[16];
+      absl::StatusOr<uint64_t> aligned = Aligned(address(l), k.bytes);
+      if (!aligned.ok()) return MemoryFault(wave, inst, aligned.status());
+      const uint64_t where = *aligned;
       if (generic) {
-        const uint64_t where = address(l);
         const Aperture aperture = ApertureOf(where);
+        if (aperture == Aperture::kAmbiguous) return MemoryFault(wave, inst, AmbiguousAperture(where));
         const uint32_t offset = static_cast<uint32_t>(where);
         if (aperture == Aperture::kShared) {
           // Out of the workgroup's LDS: reads 0, writes are dropped (as for DS).
@@ -243,9 +246,9 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
       }
       if (k.store) {
         StoreFromVgprs(wave, inst.src[1] - operand::kVgpr0, l, k, bytes);
-        if (absl::Status s = memory_.Write(address(l), bytes, k.bytes); !s.ok()) return MemoryFault(wave, inst, s);
+        if (absl::Status s = memory_.Write(where, bytes, k.bytes); !s.ok()) return MemoryFault(wave, inst, s);
       } else {
-        if (absl::Status s = memory_.Read(address(l), bytes, k.bytes); !s.ok()) return MemoryFault(wave, inst, s);
+        if (absl::Status s = memory_.Read(where, bytes, k.bytes); !s.ok()) return MemoryFault(wave, inst, s);
         LoadToVgprs(wave, inst.vdst, l, k, bytes);
       }
     }
@@ -267,6 +270,7 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
       }
       absl::StatusOr<uint8_t*> host;
       const Aperture aperture = generic ? ApertureOf(where) : Aperture::kGlobal;
+      if (aperture == Aperture::kAmbiguous) return MemoryFault(wave, inst, AmbiguousAperture(where));
       if (aperture == Aperture::kShared) {
         const uint32_t offset = static_cast<uint32_t>(where);
         if (uint64_t{offset} + size > lds_.size()) continue;  // out of the LDS: dropped, returns nothing
@@ -319,7 +323,9 @@ WorkgroupRunner::Flow WorkgroupRunner::Mubuf(Wave& wave, const Instruction& inst
     // Out-of-range accesses (raw buffers: past num_records bytes; structured: index past num_records) read 0 and
     // drop writes.
     const bool in_range = stride == 0 ? offset + k.bytes <= records : index < records;
-    const uint64_t address = base + uint64_t{index} * stride + offset;
+    absl::StatusOr<uint64_t> aligned = Aligned(base + uint64_t{index} * stride + offset, k.bytes);
+    if (!aligned.ok()) return MemoryFault(wave, inst, aligned.status());
+    const uint64_t address = *aligned;
     uint8_t bytes[16] = {};
     if (k.store) {
       if (!in_range) continue;
@@ -343,7 +349,10 @@ WorkgroupRunner::Flow WorkgroupRunner::Scratch(Wave& wave, const Instruction& in
   const uint32_t* vaddr = wave.v(inst.src[0] - operand::kVgpr0);
   for (uint64_t m = exec; m != 0; m &= m - 1) {
     const int l = std::countr_zero(m);
-    const int64_t offset = int64_t{sbase} + (inst.offen ? vaddr[l] : 0) + inst.offset;
+    const int64_t unaligned = int64_t{sbase} + (inst.offen ? vaddr[l] : 0) + inst.offset;
+    absl::StatusOr<uint64_t> aligned = Aligned(static_cast<uint64_t>(unaligned), k.bytes);
+    if (!aligned.ok()) return MemoryFault(wave, inst, aligned.status());
+    const int64_t offset = static_cast<int64_t>(*aligned);
     absl::StatusOr<uint8_t*> lane_bytes = PrivateBytes(wave, l, offset, k.bytes, k.store);
     if (!lane_bytes.ok()) return MemoryFault(wave, inst, lane_bytes.status());
     if (k.store) {
@@ -385,25 +394,45 @@ WorkgroupRunner::Flow WorkgroupRunner::Ds(Wave& wave, const Instruction& inst) {
   auto write = [&](uint32_t a, const void* in, int bytes) {
     if (uint64_t{a} + bytes <= lds_size) std::memcpy(lds_.data() + a, in, bytes);
   };
+  // The first MEMVIOL of the instruction: the lanes after it do not run, and the wave stops.
+  absl::Status violation;
   auto each = [&](auto body) {
-    for (uint64_t m = exec; m != 0; m &= m - 1) body(std::countr_zero(m));
+    for (uint64_t m = exec; m != 0 && violation.ok(); m &= m - 1) body(std::countr_zero(m));
+    return violation.ok() ? Flow::kNext : MemoryFault(wave, inst, violation);
+  };
+  // A load or store's LDS address under SH_MEM_CONFIG.ALIGNMENT_MODE (false: MEMVIOL, recorded).
+  auto aligned = [&](uint32_t& a, int bytes) {
+    absl::StatusOr<uint64_t> where = Aligned(a, bytes);
+    if (!where.ok()) {
+      violation = where.status();
+      return false;
+    }
+    a = static_cast<uint32_t>(*where);
+    return true;
+  };
+  // Atomics must be aligned to their size in every mode (RDNA3 ISA 3.3.3: "or they trigger a MEMVIOL").
+  auto atomic_aligned = [&](uint32_t a, int bytes) {
+    if ((a & (bytes - 1)) == 0) return true;
+    violation = absl::FailedPreconditionError(absl::StrFormat("%d-byte LDS atomic at unaligned address %#x", bytes, a));
+    return false;
   };
   const uint16_t op = inst.opcode;
   // Read-modify-write on 32 bits, returning the old value to VDST for the _RTN forms.
   auto rmw32 = [&](bool rtn, auto f) {
-    each([&](int l) {
+    return each([&](int l) {
       const uint32_t a = addr[l] + offset;
+      if (!atomic_aligned(a, 4)) return;
       uint32_t old = 0;
       read(a, &old, 4);
       const uint32_t r = f(old, wave.v(data0)[l], wave.v(data1)[l]);
       write(a, &r, 4);
       if (rtn) wave.v(inst.vdst)[l] = old;
     });
-    return Flow::kNext;
   };
   auto rmw64 = [&](bool rtn, auto f) {
-    each([&](int l) {
+    return each([&](int l) {
       const uint32_t a = addr[l] + offset;
+      if (!atomic_aligned(a, 8)) return;
       uint64_t old = 0;
       read(a, &old, 8);
       const uint64_t d0 = wave.v(data0)[l] | uint64_t{wave.v(data0 + 1)[l]} << 32;
@@ -415,24 +444,26 @@ WorkgroupRunner::Flow WorkgroupRunner::Ds(Wave& wave, const Instruction& inst) {
         wave.v(inst.vdst + 1)[l] = static_cast<uint32_t>(old >> 32);
       }
     });
-    return Flow::kNext;
   };
   auto store = [&](int bytes, bool high) {
-    each([&](int l) {
+    return each([&](int l) {
+      uint32_t a = addr[l] + offset;
+      if (!aligned(a, bytes)) return;
       uint8_t b[16];
       for (int i = 0; i < (bytes + 3) / 4; ++i) {
         uint32_t v = wave.v(data0 + i)[l];
         if (high) v >>= 16;
         std::memcpy(b + 4 * i, &v, 4);
       }
-      write(addr[l] + offset, b, bytes);
+      write(a, b, bytes);
     });
-    return Flow::kNext;
   };
   auto load = [&](int bytes, bool sign) {
-    each([&](int l) {
+    return each([&](int l) {
+      uint32_t a = addr[l] + offset;
+      if (!aligned(a, bytes)) return;
       uint8_t b[16] = {};
-      read(addr[l] + offset, b, bytes);
+      read(a, b, bytes);
       if (bytes >= 4) {
         for (int i = 0; i < bytes / 4; ++i) std::memcpy(&wave.v(inst.vdst + i)[l], b + 4 * i, 4);
       } else {
@@ -443,13 +474,13 @@ WorkgroupRunner::Flow WorkgroupRunner::Ds(Wave& wave, const Instruction& inst) {
         wave.v(inst.vdst)[l] = v;
       }
     });
-    return Flow::kNext;
   };
   // Two addresses: ADDR + OFFSET0 * size (* 64 for STRIDE64) and ADDR + OFFSET1 * size.
   auto two = [&](int size, int stride, bool is_store) {
-    each([&](int l) {
-      const uint32_t a0 = addr[l] + uint32_t{static_cast<uint8_t>(inst.offset)} * size * stride;
-      const uint32_t a1 = addr[l] + uint32_t{inst.offset1} * size * stride;
+    return each([&](int l) {
+      uint32_t a0 = addr[l] + uint32_t{static_cast<uint8_t>(inst.offset)} * size * stride;
+      uint32_t a1 = addr[l] + uint32_t{inst.offset1} * size * stride;
+      if (!aligned(a0, size) || !aligned(a1, size)) return;
       const int dwords = size / 4;
       if (is_store) {
         uint32_t v0[2], v1[2];
@@ -469,7 +500,6 @@ WorkgroupRunner::Flow WorkgroupRunner::Ds(Wave& wave, const Instruction& inst) {
         }
       }
     });
-    return Flow::kNext;
   };
   auto f32 = [](auto f) { return [f](uint32_t o, uint32_t d, uint32_t) { return Bits32(f(AsF32(o), AsF32(d))); }; };
   switch (op) {

@@ -23,7 +23,7 @@ constexpr uint16_t kSop1Setpc = 72, kSop1Swappc = 73, kSop1Rfe = 74, kSopkCall =
 absl::Status FetchPage(GpuMemory& memory, const MemoryClient& client, uint64_t address, std::vector<uint32_t>& words) {
   const uint64_t bytes = kPage - (address & (kPage - 1));
   std::vector<uint8_t> buffer(bytes);
-  BAREGPU_RETURN_IF_ERROR(ReadMemory(memory, client, address, buffer));
+  BAREGPU_RETURN_IF_ERROR(ReadMemory(memory, client, address, buffer, Access::kExecute));
   const size_t old = words.size();
   words.resize(old + bytes / 4);
   std::memcpy(words.data() + old, buffer.data(), bytes / 4 * 4);
@@ -32,11 +32,14 @@ absl::Status FetchPage(GpuMemory& memory, const MemoryClient& client, uint64_t a
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const MemoryClient& client, uint64_t entry) {
+absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const MemoryClient& client, uint64_t entry,
+                                                       uint32_t prefetch_lines) {
   if ((entry & 3) != 0) {
     return absl::InvalidArgumentError(absl::StrFormat("program address %#x is not dword aligned", entry));
   }
   std::unique_ptr<Program> program(new Program(entry));
+  program->prefetch_lines_ = prefetch_lines;
+  uint64_t end_word = 0;  // one past the last word of the reachable code
   std::vector<uint32_t>& words = program->words_;
   std::vector<DecodedSlot>& slots = program->slots_;
   BAREGPU_RETURN_IF_ERROR(FetchPage(memory, client, entry, words));
@@ -59,6 +62,7 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
     }
     DecodedSlot& slot = slots[index];
     slot.present = true;
+    end_word = std::max<uint64_t>(end_word, index + (inst.ok() ? inst->dwords : 1));
     if (!inst.ok()) {
       slot.inst.word[0] = words[index];
       slot.error = std::string(inst.status().message());
@@ -83,12 +87,28 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
     (void)kSop1Swappc;
     if (falls_through) work.push_back(next);
   }
+  // The prefetcher runs `prefetch_lines` lines ahead of the line being executed: past the line that holds the last
+  // reachable word. The fetched pages are already known to be executable; the ones after them are checked.
+  const uint64_t code_end = entry + end_word * 4;
+  const uint64_t prefetch_end =
+      (code_end + kInstructionCacheLineBytes - 1) / kInstructionCacheLineBytes * kInstructionCacheLineBytes +
+      uint64_t{prefetch_lines} * kInstructionCacheLineBytes;
+  for (uint64_t page = entry + words.size() * 4; page < prefetch_end; page += kPage) {
+    uint8_t word[4];
+    if (absl::Status fetched = ReadMemory(memory, client, page, word, Access::kExecute); !fetched.ok()) {
+      return absl::Status(
+          fetched.code(),
+          absl::StrFormat("instruction prefetch past the end of the code at %#x (SH_MEM_CONFIG.INITIAL_INST_PREFETCH "
+                          "%d lines of %d bytes reach %#x): %s",
+                          code_end, prefetch_lines, kInstructionCacheLineBytes, prefetch_end, fetched.message()));
+    }
+  }
   return program;
 }
 
 bool Program::Unchanged(GpuMemory& memory, const MemoryClient& client) const {
   std::vector<uint8_t> current(words_.size() * 4);
-  if (!ReadMemory(memory, client, entry_, current).ok()) return false;
+  if (!ReadMemory(memory, client, entry_, current, Access::kExecute).ok()) return false;
   return std::memcmp(current.data(), words_.data(), current.size()) == 0;
 }
 
@@ -103,7 +123,7 @@ absl::StatusOr<const DecodedSlot*> Program::Late(uint64_t pc, GpuMemory& memory,
   absl::StatusOr<Instruction> inst = absl::InvalidArgumentError("no words");
   for (have = 1; have <= kMaxInstructionDwords; ++have) {
     uint8_t bytes[4];
-    BAREGPU_RETURN_IF_ERROR(ReadMemory(memory, client, pc + (have - 1) * 4, bytes));
+    BAREGPU_RETURN_IF_ERROR(ReadMemory(memory, client, pc + (have - 1) * 4, bytes, Access::kExecute));
     std::memcpy(&words[have - 1], bytes, 4);
     inst = Decode(std::span<const uint32_t>(words, have));
     if (inst.ok()) break;

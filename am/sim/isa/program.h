@@ -28,9 +28,18 @@ struct DecodedSlot {
   std::string error;  // for an invalid slot: the decoder's reason
 };
 
+// The SQ's instruction cache line on gfx11: 128 bytes (LLVM AMDGPUTargetAsmStreamer::EmitCodeEnd:
+// Log2CacheLineSize 7 for GFX11 and later).
+inline constexpr uint64_t kInstructionCacheLineBytes = 128;
+
 class Program {
  public:
-  static absl::StatusOr<std::unique_ptr<Program>> Load(GpuMemory& memory, const MemoryClient& client, uint64_t entry);
+  // Fetches and decodes the code from `entry` (instruction fetches: the pages must be EXECUTABLE). The SQ
+  // prefetches `prefetch_lines` instruction cache lines past the line it executes (SH_MEM_CONFIG
+  // .INITIAL_INST_PREFETCH), so the lines up to that many after the end of the reachable code are fetched too: a
+  // page there that is not mapped executable faults (docs/fidelity.md, B10).
+  static absl::StatusOr<std::unique_ptr<Program>> Load(GpuMemory& memory, const MemoryClient& client, uint64_t entry,
+                                                       uint32_t prefetch_lines = 0);
 
   uint64_t entry() const { return entry_; }
   // The slot at `pc`; decodes it (under a lock) when it was not reached by the static walk. An error is an
@@ -43,6 +52,7 @@ class Program {
   // Whether the code in memory is still what was decoded.
   bool Unchanged(GpuMemory& memory, const MemoryClient& client) const;
   size_t instruction_count() const { return decoded_; }
+  uint32_t prefetch_lines() const { return prefetch_lines_; }
 
  private:
   explicit Program(uint64_t entry) : entry_(entry) {}
@@ -52,6 +62,7 @@ class Program {
   std::vector<uint32_t> words_;  // the code from entry_ on, whole pages as fetched
   std::vector<DecodedSlot> slots_;
   size_t decoded_ = 0;
+  uint32_t prefetch_lines_ = 0;
   std::mutex late_mu_;
   std::map<uint64_t, std::unique_ptr<DecodedSlot>> late_;  // guarded by late_mu_
 };

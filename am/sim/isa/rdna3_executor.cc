@@ -8,6 +8,7 @@
 #include "am/regs/gc.h"
 #include "am/regs/gfx_srcid_constants.h"
 #include "am/regs/ih_constants.h"
+#include "am/regs/sh_mem_constants.h"
 #include "am/sim/isa/workgroup_runner.h"
 #include "base/status_macros.h"
 
@@ -26,11 +27,6 @@ constexpr uint32_t kLdsGranuleBytes = 128 * 4;
 constexpr uint32_t kMaxLdsBytes = 64 * 1024;
 // COMPUTE_TMPRING_SIZE.WAVESIZE units: 256 bytes per wave.
 constexpr uint32_t kScratchGranuleBytes = 256;
-// SH_MEM_BASES for every VMID: the driver (am/) does not program it, so the interpreter uses what tinygrad's AM
-// driver writes (tinygrad/runtime/support/am/ip.py: shared_base=0x1, private_base=0x2, the values KFD's
-// compute_sh_mem_bases_64bit derives from its LDS and scratch apertures at 1 << 48 and 2 << 48): the shared
-// (LDS) aperture at 0x0001'0000'0000'0000 and the private (scratch) aperture at 0x0002'0000'0000'0000, 4 GiB each.
-constexpr uint32_t kShMemBases = gc::SH_MEM_BASES{}.shared_base(1).private_base(2).raw();
 constexpr uint32_t kMaxWorkgroupThreads = 1024;
 
 }  // namespace
@@ -39,10 +35,14 @@ Rdna3Executor::Rdna3Executor(const ModelContext& context, int workers)
     : context_(context),
       workers_(workers > 0 ? workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
 
-absl::StatusOr<Program*> Rdna3Executor::ProgramAt(uint64_t address, GpuMemory& memory, const MemoryClient& client) {
+absl::StatusOr<Program*> Rdna3Executor::ProgramAt(uint64_t address, GpuMemory& memory, const MemoryClient& client,
+                                                  uint32_t prefetch_lines) {
   auto it = programs_.find(address);
-  if (it != programs_.end() && it->second->Unchanged(memory, client)) return it->second.get();
-  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, Program::Load(memory, client, address));
+  if (it != programs_.end() && it->second->prefetch_lines() == prefetch_lines &&
+      it->second->Unchanged(memory, client)) {
+    return it->second.get();
+  }
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<Program> program, Program::Load(memory, client, address, prefetch_lines));
   Program* raw = program.get();
   programs_[address] = std::move(program);
   return raw;
@@ -82,7 +82,16 @@ absl::Status Rdna3Executor::Dispatch(const DispatchState& state, GpuMemory& memo
   setup.scratch_enable = rsrc2.scratch_en();
   setup.workitem_id_dims = rsrc2.tidig_comp_cnt();
   setup.float_mode = rsrc1.float_mode();
-  setup.sh_mem_bases = kShMemBases;
+  // The apertures and the alignment mode are the queue's VMID's SH_MEM_BASES / SH_MEM_CONFIG, as the GFX model
+  // banks them (their power-on values until the driver programs them).
+  const auto sh_mem_config = gc::SH_MEM_CONFIG::FromRaw(state.sh_mem.config);
+  if (sh_mem_config.address_mode() != gc::SH_MEM_ADDRESS_MODE_64) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "SH_MEM_CONFIG %#x of VMID %d selects SH_MEM_ADDRESS_MODE_32, which the interpreter does not model "
+        "(gfx_v11_0 programs SH_MEM_ADDRESS_MODE_64)",
+        state.sh_mem.config, state.memory.vmid));
+  }
+  setup.sh_mem = state.sh_mem;
   for (int i = 0; i < 3; ++i) {
     setup.workgroup_size[i] = gc::COMPUTE_NUM_THREAD_X::FromRaw(state.num_thread[i]).num_thread_full();
     setup.grid[i] = state.dimensions[i];
@@ -105,7 +114,8 @@ absl::Status Rdna3Executor::Dispatch(const DispatchState& state, GpuMemory& memo
   const uint64_t workgroups = uint64_t{setup.grid[0]} * setup.grid[1] * setup.grid[2];
   if (workgroups == 0) return absl::OkStatus();
 
-  absl::StatusOr<Program*> program = ProgramAt(state.program_address, memory, state.memory);
+  absl::StatusOr<Program*> program =
+      ProgramAt(state.program_address, memory, state.memory, sh_mem_config.initial_inst_prefetch());
   if (!program.ok()) {
     return absl::Status(program.status().code(), absl::StrFormat("instruction fetch of the program at %#x: %s",
                                                                  state.program_address, program.status().message()));

@@ -30,7 +30,10 @@ class Rdna3Executor final : public ShaderExecutor {
   uint64_t lane_instructions() const { return lane_instructions_.load(std::memory_order_relaxed); }
 
  private:
-  absl::StatusOr<Program*> ProgramAt(uint64_t address, GpuMemory& memory, const MemoryClient& client);
+  // The program at `address`, fetched (and checked executable, with `prefetch_lines` instruction cache lines past
+  // its end) unless the cached one is still what memory holds.
+  absl::StatusOr<Program*> ProgramAt(uint64_t address, GpuMemory& memory, const MemoryClient& client,
+                                     uint32_t prefetch_lines);
   void ReportIllegalInstruction(const DispatchState& state, uint64_t pc, const std::string& message);
 
   ModelContext context_;

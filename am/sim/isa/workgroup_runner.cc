@@ -1,10 +1,12 @@
 #include "am/sim/isa/workgroup_runner.h"
 
 #include <algorithm>
+#include <bit>
 #include <cfenv>
 
 #include "absl/strings/str_format.h"
 #include "am/regs/gc.h"
+#include "am/regs/sh_mem_constants.h"
 #include "am/sim/isa/decoder.h"
 #include "am/sim/isa/float_bits.h"
 
@@ -30,9 +32,44 @@ constexpr uint64_t kInlineF64[] = {0x3fe0000000000000, 0xbfe0000000000000, 0x3ff
 
 WorkgroupRunner::WorkgroupRunner(const DispatchSetup& setup)
     : setup_(setup), memory_(*setup.memory, setup.client), lds_(setup.lds_bytes) {
-  const auto bases = regs::gc::SH_MEM_BASES::FromRaw(setup.sh_mem_bases);
+  // SHARED_BASE and PRIVATE_BASE are address bits 63:48, so bits 63:32 of an aperture address are the field << 16.
+  const auto bases = regs::gc::SH_MEM_BASES::FromRaw(setup.sh_mem.bases);
   shared_aperture_high_ = bases.shared_base() << 16;
   private_aperture_high_ = bases.private_base() << 16;
+  alignment_mode_ = regs::gc::SH_MEM_CONFIG::FromRaw(setup.sh_mem.config).alignment_mode();
+}
+
+absl::Status WorkgroupRunner::AmbiguousAperture(uint64_t address) const {
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "FLAT address %#x is in both the shared and the private aperture: SH_MEM_BASES of VMID %d is %#x "
+      "(SHARED_BASE == PRIVATE_BASE; the power-on value 0 puts both at 0 until the driver programs them, "
+      "gfx_v11_0_constants_init)",
+      address, setup_.client.vmid, setup_.sh_mem.bases));
+}
+
+absl::StatusOr<uint64_t> WorkgroupRunner::Aligned(uint64_t address, int bytes) const {
+  // "Element size" is the access for 1, 2, 4, 8 and 16 bytes; a 12-byte access is three dwords.
+  const uint64_t natural = std::has_single_bit(static_cast<unsigned>(bytes)) ? bytes : 4;
+  const uint64_t dword_or_less = std::min<uint64_t>(natural, 4);
+  switch (alignment_mode_) {
+    case regs::gc::SH_MEM_ALIGNMENT_MODE_UNALIGNED:
+      return address;
+    case regs::gc::SH_MEM_ALIGNMENT_MODE_DWORD:
+      // "Automatic alignment to multiple of the smaller of element size or a DWORD": the low bits are dropped.
+      return address & ~(dword_or_less - 1);
+    case regs::gc::SH_MEM_ALIGNMENT_MODE_DWORD_STRICT:
+    case regs::gc::SH_MEM_ALIGNMENT_MODE_STRICT: {
+      const uint64_t required = alignment_mode_ == regs::gc::SH_MEM_ALIGNMENT_MODE_STRICT ? natural : dword_or_less;
+      if ((address & (required - 1)) == 0) return address;
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "%d-byte access at %#x is not %d-byte aligned, which SH_MEM_CONFIG.ALIGNMENT_MODE %s (%#x for VMID %d) "
+          "requires",
+          bytes, address, required,
+          alignment_mode_ == regs::gc::SH_MEM_ALIGNMENT_MODE_STRICT ? "STRICT" : "DWORD_STRICT", setup_.sh_mem.config,
+          setup_.client.vmid));
+    }
+  }
+  return address;
 }
 
 uint32_t WorkgroupRunner::ScalarValue(const Wave& wave, const Instruction& inst, uint16_t code) const {

@@ -17,6 +17,7 @@
 #include "am/sim/isa/memory_view.h"
 #include "am/sim/isa/program.h"
 #include "am/sim/isa/wave.h"
+#include "am/sim/shader_executor.h"
 
 namespace am::sim::isa {
 
@@ -38,7 +39,7 @@ struct DispatchSetup {
   uint32_t lds_bytes = 0;
   uint32_t scratch_bytes_per_lane = 0;
   uint32_t float_mode = 0;            // RSRC1.FLOAT_MODE, the wave's initial MODE round/denorm bits
-  uint32_t sh_mem_bases = 0;          // SH_MEM_BASES: the FLAT shared and private apertures
+  ShMemRegisters sh_mem;              // the VMID's SH_MEM_BASES (FLAT apertures) and SH_MEM_CONFIG (alignment)
   std::atomic<bool>* stop = nullptr;  // set when any workgroup failed: the others end early
 };
 
@@ -91,13 +92,22 @@ class WorkgroupRunner {
 
   // FLAT's generic addresses (64-bit address mode): an address whose high 32 bits are an aperture's is an offset
   // into that aperture, which is 2^32 bytes at SH_MEM_BASES' 16-bit field << 48 (AMDGPUUsage, "Memory Spaces").
-  enum class Aperture { kGlobal, kShared, kPrivate };
+  // kAmbiguous: the address is in both apertures because SHARED_BASE == PRIVATE_BASE (SH_MEM_BASES' power-on
+  // value 0 puts both at 0); the model refuses such an access (docs/fidelity.md, B9).
+  enum class Aperture { kGlobal, kShared, kPrivate, kAmbiguous };
   Aperture ApertureOf(uint64_t address) const {
     const uint32_t high = static_cast<uint32_t>(address >> 32);
+    if (high == shared_aperture_high_ && high == private_aperture_high_) return Aperture::kAmbiguous;
     if (high == shared_aperture_high_) return Aperture::kShared;
     if (high == private_aperture_high_) return Aperture::kPrivate;
     return Aperture::kGlobal;
   }
+  // The MEMVIOL of a FLAT access at `address` in both apertures.
+  absl::Status AmbiguousAperture(uint64_t address) const;
+  // SH_MEM_CONFIG.ALIGNMENT_MODE applied to a non-atomic access of `bytes` at `address` (RDNA3 ISA 3.3.3, which
+  // applies it to buffer, global, flat, scratch and LDS accesses): the address the access uses (DWORD mode aligns
+  // it down), or the MEMVIOL of a misaligned access under DWORD_STRICT or STRICT.
+  absl::StatusOr<uint64_t> Aligned(uint64_t address, int bytes) const;
   // The bytes at `offset` of lane `lane`'s private segment, or an out-of-range error naming the access.
   absl::StatusOr<uint8_t*> PrivateBytes(const Wave& wave, int lane, int64_t offset, int bytes, bool store);
 
@@ -115,6 +125,7 @@ class WorkgroupRunner {
   WaveFault fault_;
   uint64_t lane_instructions_ = 0;
   uint32_t shared_aperture_high_ = 0, private_aperture_high_ = 0;  // the apertures' address bits 63:32
+  uint32_t alignment_mode_ = 0;                                    // SH_MEM_CONFIG.ALIGNMENT_MODE
 };
 
 }  // namespace am::sim::isa

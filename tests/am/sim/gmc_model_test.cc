@@ -308,6 +308,30 @@ TEST_F(GmcModelTest, ReadOnlyPageRefusesWrites) {
   EXPECT_EQ(gc_->Read<regs::gc::GCVM_L2_PROTECTION_FAULT_STATUS>().rw(), 1u);
 }
 
+// B10: an instruction fetch needs the PTE's EXECUTABLE bit; READABLE alone serves data reads only. The fault is an
+// execute permission fault (the context's EXECUTE_PROTECTION_FAULT_ENABLE_INTERRUPT posts it).
+TEST_F(GmcModelTest, InstructionFetchNeedsTheExecutableBit) {
+  EnableIhRing(10);
+  const uint64_t va = 0x60'0000;
+  const uint64_t ptb = BuildFourLevel(1, va);
+  const uint64_t pte = ptb + ((va >> 12) & 0x1ff) * 8;
+  WriteQword(pte, kData | vm::AMDGPU_PTE_VALID | vm::AMDGPU_PTE_READABLE | vm::AMDGPU_PTE_WRITEABLE);
+  EXPECT_TRUE(memory().Map(kSdma, va, 4, Access::kRead).ok());
+  auto fetch = memory().Map(kSdma, va, 4, Access::kExecute);  // also from the TLB the read filled
+  ASSERT_FALSE(fetch.ok());
+  EXPECT_TRUE(absl::StrContains(fetch.status().message(), "instruction fetch fault")) << fetch.status();
+  EXPECT_TRUE(absl::StrContains(fetch.status().message(), "page is not executable")) << fetch.status();
+  auto status = gc_->Read<regs::gc::GCVM_L2_PROTECTION_FAULT_STATUS>();
+  EXPECT_EQ(status.rw(), 0u);
+  EXPECT_EQ(status.permission_faults(), 1u << 3) << "the execute bit (valid, read, write, execute)";
+  EXPECT_EQ(navi31().ih().delivered(), 1u);
+
+  gc_->Modify<regs::gc::GCVM_L2_PROTECTION_FAULT_CNTL>([](auto& r) { r.clear_protection_fault_status_addr(1); });
+  WriteQword(pte, kData | vm::AMDGPU_PTE_VALID | vm::AMDGPU_PTE_READABLE | vm::AMDGPU_PTE_EXECUTABLE);
+  EXPECT_TRUE(testing::InvalidateGcTlb(*bar5_, 1));
+  EXPECT_TRUE(memory().Map(kSdma, va, 4, Access::kExecute).ok());
+}
+
 TEST_F(GmcModelTest, FlatContextZeroLikeTheGart) {
   // gfxhub_v3_0_init_gart_aperture_regs: context 0, depth 0, one table of PTEs for [gart_start, gart_end].
   const uint64_t gart_start = 0x7fff'0000'0000;

@@ -37,6 +37,7 @@ inline void ProgramGcContext(Bar5& bar5, uint32_t vmid, uint32_t depth, uint64_t
             .write_protection_fault_enable_interrupt(1)
             .read_protection_fault_enable_interrupt(1)
             .pde0_protection_fault_enable_interrupt(1)
+            .execute_protection_fault_enable_interrupt(1)
             .raw());
 }
 

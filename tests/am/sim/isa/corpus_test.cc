@@ -572,5 +572,59 @@ TEST_F(VmFaultTest, AKernelWritingToAnUnmappedAddressFaultsAndStopsTheQueue) {
   ASSERT_TRUE(VaAllocator::Global().Free(*unmapped).ok());
 }
 
+using ShaderMemoryTest = BootedNavi31;
+
+// B9, the driver before issue 16: SH_MEM_CONFIG/SH_MEM_BASES of the queue's VMID left at their power-on values.
+// Both apertures are then at 0, so the generic-pointer kernel's first FLAT access to its LDS tile is in both and the
+// dispatch stops with a decoded memory violation. (With what am::Gfx programs, the corpus case
+// generic_pointers_generic_O0/O2 passes.)
+TEST_F(ShaderMemoryTest, GenericPointersFaultWithTheAperturesAtTheirPowerOnValues) {
+  auto gc = device_->Regs<regs::Ip::kGc>();
+  gc.Write(regs::gc::GRBM_GFX_CNTL{}.vmid(0));
+  gc.Write(regs::gc::SH_MEM_CONFIG::FromRaw(regs::gc::SH_MEM_CONFIG::kDefault));
+  gc.Write(regs::gc::SH_MEM_BASES::FromRaw(regs::gc::SH_MEM_BASES::kDefault));
+  ASSERT_TRUE(gc.status().ok()) << gc.status();
+  absl::StatusOr<CodeObject> object = LoadCorpus("generic-O2");
+  ASSERT_TRUE(object.ok()) << object.status();
+  absl::StatusOr<uint64_t> image_va = launcher_->Load(*object);
+  ASSERT_TRUE(image_va.ok()) << image_va.status();
+  absl::StatusOr<DeviceBuffer> in = launcher_->Allocate(64 * 4);
+  ASSERT_TRUE(in.ok()) << in.status();
+  absl::StatusOr<DeviceBuffer> out = launcher_->Allocate(64 * 4);
+  ASSERT_TRUE(out.ok()) << out.status();
+  absl::Status launched = launcher_->Launch(*image_va, **object->FindKernel("generic_pointers"),
+                                            Args().Add(in->va).Add(out->va).Add(uint32_t{64}).bytes(),
+                                            {{1, 1, 1}, {64, 1, 1}}, absl::Seconds(10));
+  ASSERT_FALSE(launched.ok());
+  const std::string errors = DeviceErrors();
+  EXPECT_TRUE(absl::StrContains(errors, "in both the shared and the private aperture")) << errors;
+  EXPECT_TRUE(absl::StrContains(errors, "SH_MEM_BASES of VMID 0 is 0")) << errors;
+}
+
+// B10, the driver before issue 16: the code object's image mapped without the EXECUTABLE bit. The SQ's first
+// instruction fetch is an execute permission fault, decoded from the interrupt ring; the same image mapped
+// executable (KernelLauncher::Load, hcq's LoadProgram) runs: every corpus case.
+TEST_F(ShaderMemoryTest, CodeMappedWithoutExecuteFaultsOnTheFirstInstructionFetch) {
+  absl::StatusOr<CodeObject> object = LoadCorpus("fill-O2");
+  ASSERT_TRUE(object.ok()) << object.status();
+  absl::StatusOr<DeviceBuffer> image =
+      launcher_->Allocate(CodeBytesWithPrefetchGuard(object->image().size()), /*executable=*/false);
+  ASSERT_TRUE(image.ok()) << image.status();
+  std::memcpy(image->cpu.data(), object->image().data(), object->image().size());
+  absl::StatusOr<DeviceBuffer> out = launcher_->Allocate(64 * 8 * 4);
+  ASSERT_TRUE(out.ok()) << out.status();
+  absl::Status launched =
+      launcher_->Launch(image->va, **object->FindKernel("fill"),
+                        Args().Add(out->va).Add(uint32_t{64}).Add(uint32_t{8}).Add(uint32_t{1}).bytes(),
+                        {{4, 1, 1}, {16, 8, 1}}, absl::Seconds(10));
+  ASSERT_FALSE(launched.ok());
+  const std::string errors = DeviceErrors();
+  EXPECT_TRUE(absl::StrContains(errors, "instruction fetch fault")) << errors;
+  EXPECT_TRUE(absl::StrContains(errors, "page is not executable")) << errors;
+  bool fault_seen = false;
+  for (const IhEvent& event : launcher_->events()) fault_seen |= IsPageFault(event);
+  EXPECT_TRUE(fault_seen) << launched;
+}
+
 }  // namespace
 }  // namespace am::sim::testing

@@ -75,7 +75,8 @@ class KernelLauncher {
 
   // Copies the code object's image into VRAM (executable pages) and returns its base address.
   absl::StatusOr<uint64_t> Load(const CodeObject& object) {
-    BAREGPU_ASSIGN_OR_RETURN(DeviceBuffer image, Allocate(object.image().size(), /*executable=*/true));
+    BAREGPU_ASSIGN_OR_RETURN(DeviceBuffer image,
+                             Allocate(CodeBytesWithPrefetchGuard(object.image().size()), /*executable=*/true));
     if (image.va % object.image_alignment() != 0) {
       return absl::InternalError(
           absl::StrFormat("image VA %#x is not %#x-aligned", image.va, object.image_alignment()));

@@ -6,9 +6,13 @@
 #include <iterator>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
+#include "am/kernel_dispatch.h"
 #include "am/regs/gc.h"
 #include "am/regs/gfx_srcid_constants.h"
 #include "am/regs/ih_constants.h"
+#include "am/regs/sh_mem_constants.h"
 #include "am/sim/isa/rdna3_executor.h"
 #include "gtest/gtest.h"
 #include "tests/am/sim/isa/asm_snippets.h"
@@ -24,14 +28,23 @@ constexpr uint64_t kOut = 0x200000;
 constexpr uint64_t kIn = 0x300000;
 constexpr uint64_t kCounter = 0x400000;
 
+// SH_MEM_CONFIG/SH_MEM_BASES as am::Gfx programs them for VMID 0 (gfx_v11_0's DEFAULT_SH_MEM_CONFIG, the compute
+// VMIDs' apertures of gfx_v11_0_init_compute_vmid): no alignment requirement, the shared aperture at
+// 0x0001'0000'0000'0000 and the private one at 0x0002'0000'0000'0000.
+constexpr ShMemRegisters kDriverShMem{gc::SH_MEM_CONFIG{}
+                                          .alignment_mode(gc::SH_MEM_ALIGNMENT_MODE_UNALIGNED)
+                                          .initial_inst_prefetch(kInstructionPrefetchLines)
+                                          .raw(),
+                                      gc::SH_MEM_BASES{}.shared_base(1).private_base(2).raw()};
+
 class ExecutorTest : public ::testing::Test {
  protected:
-  // Places the snippet's code at kProgram.
+  // Places the snippet's code at kProgram, in whole pages that hold the instruction prefetcher's guard too.
   void Load(const char* name) {
     std::ifstream in(testing::AsmSnippetPath(name, ".bin"), std::ios::binary);
     ASSERT_TRUE(in) << "missing " << testing::AsmSnippetPath(name, ".bin");
     std::vector<uint8_t> code((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    code.resize((code.size() + 4095) / 4096 * 4096, 0);
+    code.resize((CodeBytesWithPrefetchGuard(code.size()) + 4095) / 4096 * 4096, 0);
     std::span<uint8_t> where = fixture_.memory().Place(kProgram, code.size());
     std::memcpy(where.data(), code.data(), code.size());
   }
@@ -53,6 +66,7 @@ class ExecutorTest : public ::testing::Test {
     state.dispatch_initiator = gc::COMPUTE_DISPATCH_INITIATOR{}.compute_shader_en(1).cs_w32_en(1).raw();
     state.tmpring_size = gc::COMPUTE_TMPRING_SIZE{}.waves(1).wavesize(1).raw();  // 256 bytes per wave32: 8 per lane
     state.memory = {Hub::kGc, 0, 0, "sq", false};
+    state.sh_mem = kDriverShMem;
     return state;
   }
   static std::vector<uint32_t> Pointer(uint64_t address) {
@@ -302,8 +316,8 @@ TEST_F(ExecutorTest, FlatAddressesInTheSharedAndPrivateAperturesReachLdsAndScrat
   Load("flat_aperture");
   // 512 bytes of LDS (one granule); State() gives each lane 8 private bytes.
   ASSERT_TRUE(executor_.Dispatch(State(Pointer(kOut), 32, 1), fixture_.memory()).ok());
-  // SH_MEM_BASES shared_base 1, private_base 2 (what tinygrad's AM driver programs): the apertures are
-  // 0x0001'0000'0000'0000 and 0x0002'0000'0000'0000, 2^32 bytes each.
+  // SH_MEM_BASES shared_base 1, private_base 2 (kDriverShMem): the apertures are 0x0001'0000'0000'0000 and
+  // 0x0002'0000'0000'0000, 2^32 bytes each.
   constexpr uint32_t kAperture[8] = {0, 0x10000, 0, 0x20000, 0xffffffff, 0x10000, 0x20000, 0x10000};
   const char* const kWhat[8] = {"src_shared_base (64-bit) low",  "src_shared_base (64-bit) high",
                                 "src_private_base (64-bit) low", "src_private_base (64-bit) high",
@@ -324,6 +338,87 @@ TEST_F(ExecutorTest, FlatAddressesInTheSharedAndPrivateAperturesReachLdsAndScrat
     EXPECT_EQ(out[14 * 32 + l], 500 + l) << "scratch_store, flat_load from private";
     EXPECT_EQ(out[15 * 32 + l], l + 7) << "flat_store to a global address";
   }
+}
+
+// B9: with SH_MEM_BASES at its power-on value 0 (a driver that never programs it) both apertures are at 0, so a
+// FLAT address there is in both: the model refuses it with a decoded MEMVIOL instead of guessing an aperture.
+TEST_F(ExecutorTest, FlatAccessWithTheAperturesAtTheirPowerOnValuesIsAMemoryViolation) {
+  Out(16 * 32);
+  Load("flat_aperture");
+  DispatchState state = State(Pointer(kOut), 32, 1);
+  state.sh_mem = ShMemRegisters{};  // the power-on values
+  absl::Status status = executor_.Dispatch(state, fixture_.memory());
+  ASSERT_FALSE(status.ok());
+  EXPECT_TRUE(absl::StrContains(status.message(), "flat_store_b32")) << status;
+  EXPECT_TRUE(absl::StrContains(status.message(), "in both the shared and the private aperture")) << status;
+  EXPECT_TRUE(absl::StrContains(status.message(), "SH_MEM_BASES of VMID 0 is 0")) << status;
+}
+
+// B9: SH_MEM_CONFIG.ALIGNMENT_MODE decides unaligned global and LDS accesses (RDNA3 ISA 3.3.3): UNALIGNED (what
+// gfx_v11_0 programs) takes the address as it is, DWORD (the power-on value) aligns it down to the smaller of the
+// access size and a dword, DWORD_STRICT and STRICT raise a MEMVIOL.
+TEST_F(ExecutorTest, UnalignedAccessFollowsTheAlignmentMode) {
+  std::span<uint8_t> in = fixture_.memory().Place(kIn, 4096);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<uint8_t>(i);
+  std::vector<uint32_t> user = Pointer(kIn);
+  for (uint32_t v : Pointer(kOut)) user.push_back(v);
+  Load("unaligned");
+  auto run = [&](uint32_t mode) {
+    DispatchState state = State(user, 1, 1);
+    state.sh_mem.config = gc::SH_MEM_CONFIG::FromRaw(state.sh_mem.config).alignment_mode(mode).raw();
+    return executor_.Dispatch(state, fixture_.memory());
+  };
+  std::span<uint32_t> out = Out(2);
+  ASSERT_TRUE(run(gc::SH_MEM_ALIGNMENT_MODE_UNALIGNED).ok());
+  EXPECT_EQ(out[0], 0x04030201u) << "global bytes 1..4";
+  EXPECT_EQ(out[1], 0xaa994433u) << "LDS bytes 2..5";
+
+  out = Out(2);
+  ASSERT_TRUE(run(gc::SH_MEM_ALIGNMENT_MODE_DWORD).ok());
+  EXPECT_EQ(out[0], 0x03020100u) << "global bytes 0..3: the address aligned down";
+  EXPECT_EQ(out[1], 0x44332211u) << "LDS bytes 0..3: the address aligned down";
+
+  for (uint32_t mode : {gc::SH_MEM_ALIGNMENT_MODE_DWORD_STRICT, gc::SH_MEM_ALIGNMENT_MODE_STRICT}) {
+    SCOPED_TRACE(mode);
+    out = Out(2);
+    out[0] = 0xdeadbeef;
+    absl::Status status = run(mode);
+    ASSERT_FALSE(status.ok());
+    EXPECT_TRUE(absl::StrContains(status.message(), "global_load_b32")) << status;
+    EXPECT_TRUE(
+        absl::StrContains(status.message(), absl::StrFormat("4-byte access at %#x is not 4-byte aligned", kIn + 1)))
+        << status;
+    EXPECT_EQ(out[0], 0xdeadbeefu) << "the wave went on past the MEMVIOL";
+  }
+}
+
+TEST_F(ExecutorTest, ThirtyTwoBitAddressModeIsRefused) {
+  Out(32);
+  Load("salu");
+  DispatchState state = State(Pointer(kOut), 1);
+  state.sh_mem.config = gc::SH_MEM_CONFIG::FromRaw(state.sh_mem.config).address_mode(gc::SH_MEM_ADDRESS_MODE_32).raw();
+  absl::Status status = executor_.Dispatch(state, fixture_.memory());
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented) << status;
+}
+
+// B10: the SQ prefetches SH_MEM_CONFIG.INITIAL_INST_PREFETCH lines of 128 bytes past the code; with s_endpgm in
+// the last dword of a page, the next page is fetched too, and a dispatch without it there faults.
+TEST_F(ExecutorTest, InstructionPrefetchReachesPastTheEndOfTheCode) {
+  constexpr uint32_t kSEndpgm = 0xbfb00000;  // s_endpgm: SOPP (0xbf80 << 16) opcode 48
+  std::span<uint8_t> page = fixture_.memory().Place(kProgram, 4096);
+  std::memcpy(page.data() + 4092, &kSEndpgm, 4);
+  DispatchState state = State({}, 1);
+  state.program_address = kProgram + 4092;
+  absl::Status status = executor_.Dispatch(state, fixture_.memory());
+  ASSERT_FALSE(status.ok());
+  EXPECT_TRUE(absl::StrContains(status.message(), "instruction prefetch past the end of the code")) << status;
+  EXPECT_TRUE(absl::StrContains(status.message(), absl::StrFormat("%#x", kProgram + 4096))) << status;
+
+  state.sh_mem.config = gc::SH_MEM_CONFIG::FromRaw(state.sh_mem.config).initial_inst_prefetch(0).raw();
+  EXPECT_TRUE(executor_.Dispatch(state, fixture_.memory()).ok()) << "no prefetch, nothing past the code";
+  state.sh_mem = kDriverShMem;
+  fixture_.memory().Place(kProgram + 4096, 4096);
+  EXPECT_TRUE(executor_.Dispatch(state, fixture_.memory()).ok()) << "the guard page is there";
 }
 
 TEST_F(ExecutorTest, LdsAndBarrierAcrossWaves) {
