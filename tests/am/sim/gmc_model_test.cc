@@ -76,6 +76,7 @@ class GmcModelTest : public ::testing::Test {
   }
   // The MMHUB system aperture covering the FB, as mmhub_v3_0_init_system_aperture_regs programs it.
   void ProgramMmhubAperture() {
+    testing::EnableHubTlb(*bar5_, Hub::kMm);
     const uint64_t fb_start = uint64_t{mmhub_->Read<regs::mmhub::MMMC_VM_FB_LOCATION_BASE>().fb_base()} << 24;
     const uint64_t fb_end = (uint64_t{mmhub_->Read<regs::mmhub::MMMC_VM_FB_LOCATION_TOP>().fb_top()} << 24) | 0xffffff;
     mmhub_->Write(regs::mmhub::MMMC_VM_SYSTEM_APERTURE_LOW_ADDR{}.set_raw(fb_start >> 18));
