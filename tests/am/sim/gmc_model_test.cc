@@ -445,5 +445,25 @@ TEST_F(GmcModelTest, ARetryFaultIsNotRedirectedAndCarriesTheRetryBit) {
   EXPECT_EQ(IhEntry(0)[5] & 0x20, 0u) << "a read";
 }
 
+// VM_L2_PROTECTION_FAULT_CNTL: the first fault's STATUS/ADDR stay locked (later faults only set MORE_FAULTS) unless
+// ALLOW_SUBSEQUENT_PROTECTION_FAULT_STATUS_ADDR_UPDATES, which lets each fault overwrite them.
+TEST_F(GmcModelTest, SubsequentFaultsOverwriteTheLatchOnlyWhenAllowed) {
+  namespace gc = regs::gc;
+  const uint64_t va = 0xa0'0000;
+  BuildFourLevel(1, va);
+  EXPECT_FALSE(memory().Map(kSdma, va, 4, Access::kRead).ok());
+  EXPECT_FALSE(memory().Map(kSdma, va + 0x1000, 4, Access::kWrite).ok());
+  EXPECT_EQ(gc_->Read<gc::GCVM_L2_PROTECTION_FAULT_ADDR_LO32>().raw(), va >> 12) << "locked on the first";
+  EXPECT_EQ(gc_->Read<gc::GCVM_L2_PROTECTION_FAULT_STATUS>().rw(), 0u);
+  EXPECT_EQ(gc_->Read<gc::GCVM_L2_PROTECTION_FAULT_STATUS>().more_faults(), 1u);
+
+  gc_->Modify<gc::GCVM_L2_PROTECTION_FAULT_CNTL>(
+      [](auto& r) { r.allow_subsequent_protection_fault_status_addr_updates(1); });
+  EXPECT_FALSE(memory().Map(kSdma, va + 0x1000, 4, Access::kWrite).ok());
+  EXPECT_EQ(gc_->Read<gc::GCVM_L2_PROTECTION_FAULT_ADDR_LO32>().raw(), (va + 0x1000) >> 12);
+  EXPECT_EQ(gc_->Read<gc::GCVM_L2_PROTECTION_FAULT_STATUS>().rw(), 1u);
+  EXPECT_EQ(gc_->Read<gc::GCVM_L2_PROTECTION_FAULT_STATUS>().more_faults(), 1u);
+}
+
 }  // namespace
 }  // namespace am::sim
