@@ -62,6 +62,7 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device
   BAREGPU_ASSIGN_OR_RETURN(DeviceDiscovery discovery, ReadDiscovery(*pci));
   BAREGPU_RETURN_IF_ERROR(CheckSupportedVersions(discovery.discovery));
   std::unique_ptr<Device> device(new Device(std::move(pci), std::move(discovery)));
+  device->vm_fault_stop_ = options.vm_fault_stop;
   BAREGPU_ASSIGN_OR_RETURN(pci::Mmio bar5, device->pci_->MapMmio(5));
   device->io_ = std::make_unique<RegisterIo>(bar5, device->bases_);
   BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> vram, device->pci_->MapMemory(0));

@@ -37,6 +37,10 @@ struct DeviceOptions {
   // (pci::Device::firmware_roots, e.g. a virtual GPU's virtual firmware), then /lib/firmware/updates, /lib/firmware
   // (firmware::DeviceSearchRoots).
   std::optional<firmware::Store> firmware;
+  // amdgpu's vm_fault_stop=2 ("always"): a VM fault is not redirected to the dummy page, so the engine that made
+  // the access stops (*hub_v3_0_set_fault_enable_default(false), which also sets CRASH_ON_*_RETRY_FAULT). Unset, as
+  // amdgpu's default: faults land in the dummy page and the engine runs on; the fault still reaches the IH.
+  bool vm_fault_stop = false;
 };
 
 // How a boot went about it.
@@ -109,6 +113,7 @@ class Device {
   // The physical address of VRAM at `vram_offset` (amdgpu_gmc_vram_mc2pa: the MC address less vram_start plus
   // vram_base_offset, which gmc_v11_0_vram_gtt_location reads from MMMC_VM_FB_OFFSET).
   uint64_t VramPhysicalAddress(uint64_t vram_offset) const { return fb_offset_ + vram_offset; }
+  bool vm_fault_stop() const { return vm_fault_stop_; }
 
   Soc& soc() { return *soc_; }
   Gmc& gmc() { return *gmc_; }
@@ -133,6 +138,7 @@ class Device {
   std::unique_ptr<RegisterIo> io_;
   std::unique_ptr<MemoryManager> memory_;
   uint64_t fb_start_ = 0, fb_offset_ = 0;
+  bool vm_fault_stop_ = false;
   std::unique_ptr<Soc> soc_;
   std::unique_ptr<Gmc> gmc_;
   std::unique_ptr<Ih> ih_;

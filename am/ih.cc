@@ -126,10 +126,9 @@ IhEvent DecodeIhEntry(const std::array<uint32_t, 8>& dw) {
   e.pasid = dw[3] & 0xffff;
   e.src_data = {dw[4], dw[5], dw[6], dw[7]};
   if (IsPageFault(e)) {
-    // gmc_v11_0_process_interrupt: address bits 43:12 in src_data[0], 47:44 in src_data[1] bits 3:0; bit 5 write.
-    const uint64_t address = (uint64_t{e.src_data[0]} << 12) | (uint64_t{e.src_data[1] & 0xf} << 44);
-    e.description = absl::StrFormat("%s page fault at %#x (vmid %d, %s)", IhClientName(e.client_id), address, e.vmid,
-                                    (e.src_data[1] & 0x20) ? "write" : "read");
+    e.description =
+        absl::StrFormat("%s %spage fault at %#x (vmid %d, %s)", IhClientName(e.client_id),
+                        FaultIsRetry(e) ? "retry " : "", FaultAddress(e), e.vmid, FaultIsWrite(e) ? "write" : "read");
   } else {
     e.description =
         absl::StrFormat("%s source %#x ring %#x vmid %d data %#x %#x %#x %#x", IhClientName(e.client_id), e.source_id,
@@ -137,6 +136,14 @@ IhEvent DecodeIhEntry(const std::array<uint32_t, 8>& dw) {
   }
   return e;
 }
+
+// gmc_v11_0_process_interrupt: address bits 43:12 in src_data[0], 47:44 in src_data[1] bits 3:0; bit 5 write,
+// bit 7 a retry fault.
+uint64_t FaultAddress(const IhEvent& e) {
+  return (uint64_t{e.src_data[0]} << 12) | (uint64_t{e.src_data[1] & 0xf} << 44);
+}
+bool FaultIsWrite(const IhEvent& e) { return (e.src_data[1] & 0x20) != 0; }
+bool FaultIsRetry(const IhEvent& e) { return (e.src_data[1] & 0x80) != 0; }
 
 bool IsPageFault(const IhEvent& e) {
   return (e.client_id == regs::ih::SOC21_IH_CLIENTID_GFX && e.source_id == regs::ih::UTCL2_1_0__SRCID__FAULT) ||

@@ -31,6 +31,11 @@ struct IhEvent {
 // Decodes one raw entry; page faults get their address from the entry (the hub's status is added by Ih::Drain).
 IhEvent DecodeIhEntry(const std::array<uint32_t, 8>& dwords);
 bool IsPageFault(const IhEvent& event);
+// A page fault entry's fields as gmc_v11_0_process_interrupt reads them from src_data: the faulting page's address,
+// whether the access was a write, whether the fault is a retry fault.
+uint64_t FaultAddress(const IhEvent& event);
+bool FaultIsWrite(const IhEvent& event);
+bool FaultIsRetry(const IhEvent& event);
 // "GRBM_CP", "VMC", ... for a SOC21 IH client id.
 std::string IhClientName(uint32_t client);
 

@@ -22,6 +22,8 @@ using InvalidateReq = regs::gc::GCVM_INVALIDATE_ENG17_REQ;
 using InvalidateAck = regs::gc::GCVM_INVALIDATE_ENG17_ACK;
 using FaultStatus = regs::gc::GCVM_L2_PROTECTION_FAULT_STATUS;
 using FaultCntl = regs::gc::GCVM_L2_PROTECTION_FAULT_CNTL;
+using L1TlbCntl = regs::gc::GCMC_VM_MX_L1_TLB_CNTL;
+using L2Cntl = regs::gc::GCVM_L2_CNTL;
 
 // Register units, as gfxhub_v3_0 / mmhub_v3_0 write them.
 constexpr int kFbShift = 24;        // FB_LOCATION_BASE/TOP, FB_OFFSET, AGP_BASE/BOT/TOP
@@ -36,18 +38,39 @@ constexpr int kDirectoryBits = 9;
 constexpr uint64_t kPteAddressMask = 0x0000'ffff'ffff'f000;
 constexpr uint64_t kPdeAddressMask = 0x0000'ffff'ffff'ffc0;
 
-// gmc_v11_0_process_interrupt: src_data[1] bits 3:0 hold address bits 47:44, bit 5 says the access was a write.
+// gmc_v11_0_process_interrupt: src_data[1] bits 3:0 hold address bits 47:44, bit 5 says the access was a write,
+// bit 7 that the fault is a retry fault.
 constexpr uint32_t kFaultSrcDataAddressHighMask = 0xf;
 constexpr uint32_t kFaultSrcDataWrite = 0x20;
+constexpr uint32_t kFaultSrcDataRetry = 0x80;
 
 // L2_PROTECTION_FAULT_STATUS.PERMISSION_FAULTS: one bit per protection the access violated, in the order the
-// context's *_PROTECTION_FAULT_ENABLE bits list them (valid, read, write, execute). WALKER_ERROR 1: the walk hit an
-// invalid directory entry. Which code the hardware uses for which case is not public; this is the model's choice.
+// context's *_PROTECTION_FAULT_ENABLE bits list them (valid, read, write, execute). Read from amdgpu's fault logs
+// (docs/fidelity.md): a read of an unmapped page reports 0x3 (ROCm/amdgpu#172), a write 0x5
+// (ROCm/legacy-rocm-build#1399); an address outside the context also WALKER_ERROR 1 and MAPPING_ERROR 1 (gfx11,
+// ROCm/legacy-rocm-build#2755: GCVM_L2_PROTECTION_FAULT_STATUS 0xb32). 1 is the only WALKER_ERROR value public
+// logs show; the model uses it for every walker failure.
 constexpr uint32_t kPermissionValid = 1 << 0;
 constexpr uint32_t kPermissionRead = 1 << 1;
 constexpr uint32_t kPermissionWrite = 1 << 2;
 constexpr uint32_t kPermissionExecute = 1 << 3;
-constexpr uint32_t kWalkerInvalidPde = 1;
+constexpr uint32_t kWalkerError = 1;
+
+// MX_L1_TLB_CNTL.SYSTEM_ACCESS_MODE as *hub_v3_0_init_tlb_regs program it: context 0's accesses inside the system
+// aperture are physical, the rest go through its page table. The other modes are not modelled.
+constexpr uint32_t kSystemAccessModeNotInSystemAperture = 3;
+
+// The PERMISSION_FAULTS bit of an access's own permission.
+uint32_t PermissionBit(Access access) {
+  switch (access) {
+    case Access::kWrite:
+      return kPermissionWrite;
+    case Access::kExecute:
+      return kPermissionExecute;
+    default:
+      return kPermissionRead;
+  }
+}
 
 // The PTE bit an access needs: WRITEABLE for a write, EXECUTABLE for an instruction fetch (the SQ's instruction
 // cache fetches through the UTCL2 like any client), READABLE for a read.
@@ -107,6 +130,10 @@ GmcModel::HubRegisters GmcModel::ResolveRegisters(Hub hub) const {
   r.aperture_high = address(mc + "SYSTEM_APERTURE_HIGH_ADDR");
   r.default_lsb = address(mc + "SYSTEM_APERTURE_DEFAULT_ADDR_LSB");
   r.default_msb = address(mc + "SYSTEM_APERTURE_DEFAULT_ADDR_MSB");
+  r.l1_tlb_cntl = address(mc + "MX_L1_TLB_CNTL");
+  r.l2_cntl = address(vm + "L2_CNTL");
+  r.fault_default_lo = address(vm + "L2_PROTECTION_FAULT_DEFAULT_ADDR_LO32");
+  r.fault_default_hi = address(vm + "L2_PROTECTION_FAULT_DEFAULT_ADDR_HI32");
   for (int i = 0; i < kContexts; ++i) {
     const std::string context = absl::StrFormat("%sCONTEXT%d_", vm, i);
     r.cntl[i] = address(context + "CNTL");
@@ -298,12 +325,13 @@ absl::StatusOr<GmcModel::TlbEntry> GmcModel::Walk(HubState& hub, uint32_t vmid, 
     const uint64_t index = level == depth - 1 ? relative >> shift : (relative >> shift) & ((1u << kDirectoryBits) - 1);
     auto pde = ReadEntry(table, system, index);
     if (!pde.ok()) {
-      fault = {FaultKind::kPde, absl::StrFormat("PDB%d: %s", level, pde.status().message())};
+      fault = {FaultKind::kWalker, absl::StrFormat("PDB%d: %s", level, pde.status().message()), level};
       return absl::OutOfRangeError(fault.why);
     }
     if ((*pde & regs::vm::AMDGPU_PTE_VALID) == 0) {
       fault = {FaultKind::kPde,
-               absl::StrFormat("PDB%d entry %d at %#x is not valid (%#x)", level, index, table + index * 8, *pde)};
+               absl::StrFormat("PDB%d entry %d at %#x is not valid (%#x)", level, index, table + index * 8, *pde),
+               level};
       return absl::NotFoundError(fault.why);
     }
     if (*pde & regs::vm::AMDGPU_PDE_PTE) {  // a directory entry used as a huge-page PTE
@@ -313,10 +341,11 @@ absl::StatusOr<GmcModel::TlbEntry> GmcModel::Walk(HubState& hub, uint32_t vmid, 
       // of 2 MiB and more, tinygrad's valloc takes >= 2 MiB pieces 2 MiB-aligned (AMMemoryManager palloc_ranges).
       // So the model refuses it rather than pick one (docs/fidelity.md, A5).
       if ((*pde & kPteAddressMask & (size - 1)) != 0) {
-        fault = {FaultKind::kPde,
+        fault = {FaultKind::kWalker,
                  absl::StrFormat("PDB%d entry %d at %#x is a %#x-byte page (PDE_PTE) at %#x, which is not aligned to "
                                  "its size: undefined on the part (the model refuses it; map it with smaller pages)",
-                                 level, index, table + index * 8, size, *pde & kPteAddressMask)};
+                                 level, index, table + index * 8, size, *pde & kPteAddressMask),
+                 level};
         return absl::FailedPreconditionError(fault.why);
       }
       return TlbEntry{size, *pde & kPteAddressMask, *pde};
@@ -329,7 +358,7 @@ absl::StatusOr<GmcModel::TlbEntry> GmcModel::Walk(HubState& hub, uint32_t vmid, 
       depth == 0 ? relative >> kPageShift : (relative >> kPageShift) & ((uint64_t{1} << page_table_bits) - 1);
   auto pte = ReadEntry(table, system, index);
   if (!pte.ok()) {
-    fault = {FaultKind::kPde, absl::StrFormat("PTB: %s", pte.status().message())};
+    fault = {FaultKind::kWalker, absl::StrFormat("PTB: %s", pte.status().message())};
     return absl::OutOfRangeError(fault.why);
   }
   if ((*pte & regs::vm::AMDGPU_PTE_VALID) == 0) {
@@ -347,6 +376,13 @@ absl::StatusOr<GmcModel::Translation> GmcModel::Translate(const MemoryClient& cl
   const HubRegisters& r = hub.regs;
   if (client.vmid >= kContexts) {
     return RaiseFault(client, address, access, {FaultKind::kRange, absl::StrFormat("vmid %d", client.vmid)});
+  }
+  if (std::optional<std::string> refused = HubRefuses(client)) {
+    const std::string message =
+        absl::StrFormat("%s %s of %#x (vmid %d, %s) not translated: %s", HubName(client.hub),
+                        access == Access::kWrite ? "write" : "read", address, client.vmid, client.name, *refused);
+    errors_.Report("gmc", message);
+    return absl::FailedPreconditionError(message);
   }
   if (client.vmid == 0) {
     // The system aperture: physical FB and AGP ranges for context 0, outside its page table.
@@ -442,39 +478,58 @@ absl::StatusOr<std::span<uint8_t>> GmcModel::Map(const MemoryClient& client, uin
   return view;
 }
 
-absl::Status GmcModel::RaiseFault(const MemoryClient& client, uint64_t address, Access access, const Fault& fault) {
+std::optional<std::string> GmcModel::HubRefuses(const MemoryClient& client) const {
+  const HubRegisters& r = client.hub == Hub::kGc ? gc_.regs : mm_.regs;
+  const L1TlbCntl l1 = L1TlbCntl{}.set_raw(registers_.Peek(r.l1_tlb_cntl));
+  const char* reg = client.hub == Hub::kGc ? "GCMC_VM_MX_L1_TLB_CNTL" : "MMMC_VM_MX_L1_TLB_CNTL";
+  if (!l1.enable_l1_tlb()) return absl::StrFormat("%s.ENABLE_L1_TLB is 0 (%#x)", reg, l1.raw());
+  if (l1.system_access_mode() != kSystemAccessModeNotInSystemAperture) {
+    return absl::StrFormat("%s.SYSTEM_ACCESS_MODE is %d, not %d as *hub_v3_0_init_tlb_regs program it (%#x)", reg,
+                           l1.system_access_mode(), kSystemAccessModeNotInSystemAperture, l1.raw());
+  }
+  if (client.vmid != 0 && !l1.enable_advanced_driver_model()) {
+    return absl::StrFormat("%s.ENABLE_ADVANCED_DRIVER_MODEL is 0, so VM contexts 1-15 are off (%#x)", reg, l1.raw());
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<GmcModel::Translation> GmcModel::RaiseFault(const MemoryClient& client, uint64_t address, Access access,
+                                                           const Fault& fault) {
   faults_.fetch_add(1, std::memory_order_acq_rel);
   HubState& hub = state(client.hub);
   const HubRegisters& r = hub.regs;
   const bool write = access == Access::kWrite;
   const uint32_t vmid = std::min<uint32_t>(client.vmid, kContexts - 1);
-
-  FaultStatus status = FaultStatus{}.set_raw(registers_.Peek(r.fault_status));
+  const ContextCntl context = ContextCntl{}.set_raw(registers_.Peek(r.cntl[vmid]));
   const FaultCntl cntl = FaultCntl{}.set_raw(registers_.Peek(r.fault_cntl));
+
+  // The status fields, in the encoding amdgpu's fault logs show (see kPermissionValid).
+  uint32_t permission = 0, walker = 0, mapping = 0;
+  switch (fault.kind) {
+    case FaultKind::kRange:
+      walker = kWalkerError;
+      mapping = 1;
+      permission = kPermissionValid | PermissionBit(access);
+      break;
+    case FaultKind::kPde:
+    case FaultKind::kInvalid:
+      permission = kPermissionValid | PermissionBit(access);
+      break;
+    case FaultKind::kWalker:
+      walker = kWalkerError;
+      break;
+    case FaultKind::kRead:
+    case FaultKind::kWrite:
+    case FaultKind::kExecute:
+      permission = PermissionBit(access);
+      break;
+  }
+  // The first fault locks STATUS / ADDR until the driver clears them (CLEAR_PROTECTION_FAULT_STATUS_ADDR), unless
+  // ALLOW_SUBSEQUENT_PROTECTION_FAULT_STATUS_ADDR_UPDATES; later faults only set MORE_FAULTS.
+  FaultStatus status = FaultStatus{}.set_raw(registers_.Peek(r.fault_status));
   if (status.raw() != 0 && !cntl.allow_subsequent_protection_fault_status_addr_updates()) {
     registers_.Poke(r.fault_status, status.more_faults(1).raw());
   } else {
-    uint32_t permission = 0, walker = 0, mapping = 0;
-    switch (fault.kind) {
-      case FaultKind::kRange:
-        mapping = 1;
-        break;
-      case FaultKind::kPde:
-        walker = kWalkerInvalidPde;
-        break;
-      case FaultKind::kInvalid:
-        permission = kPermissionValid;
-        break;
-      case FaultKind::kRead:
-        permission = kPermissionRead;
-        break;
-      case FaultKind::kWrite:
-        permission = kPermissionWrite;
-        break;
-      case FaultKind::kExecute:
-        permission = kPermissionExecute;
-        break;
-    }
     status = FaultStatus{}
                  .more_faults(status.raw() != 0)
                  .walker_error(walker)
@@ -488,32 +543,72 @@ absl::Status GmcModel::RaiseFault(const MemoryClient& client, uint64_t address, 
     registers_.Poke(r.fault_addr_hi, static_cast<uint32_t>(address >> kHighShift));
   }
 
-  const ContextCntl context = ContextCntl{}.set_raw(registers_.Peek(r.cntl[vmid]));
-  bool interrupt = false;
+  // VM_CONTEXTn_CNTL's per-kind bits (the context has PDE0 only; L2_PROTECTION_FAULT_CNTL has PDE0-2 by level).
+  bool interrupt = false, context_default = false, l2_default = false, retry = false;
   switch (fault.kind) {
     case FaultKind::kRange:
       interrupt = context.range_protection_fault_enable_interrupt();
+      context_default = context.range_protection_fault_enable_default();
+      l2_default = cntl.range_protection_fault_enable_default();
       break;
     case FaultKind::kPde:
+    case FaultKind::kWalker:
       interrupt = context.pde0_protection_fault_enable_interrupt();
+      context_default = context.pde0_protection_fault_enable_default();
+      l2_default = fault.level == 0   ? cntl.pde0_protection_fault_enable_default()
+                   : fault.level == 1 ? cntl.pde1_protection_fault_enable_default()
+                                      : cntl.pde2_protection_fault_enable_default();
       break;
     case FaultKind::kInvalid:
       interrupt = context.valid_protection_fault_enable_interrupt();
+      context_default = context.valid_protection_fault_enable_default();
+      l2_default = cntl.valid_protection_fault_enable_default();
       break;
     case FaultKind::kRead:
       interrupt = context.read_protection_fault_enable_interrupt();
+      context_default = context.read_protection_fault_enable_default();
+      l2_default = cntl.read_protection_fault_enable_default();
       break;
     case FaultKind::kWrite:
       interrupt = context.write_protection_fault_enable_interrupt();
+      context_default = context.write_protection_fault_enable_default();
+      l2_default = cntl.write_protection_fault_enable_default();
       break;
     case FaultKind::kExecute:
       interrupt = context.execute_protection_fault_enable_interrupt();
+      context_default = context.execute_protection_fault_enable_default();
+      l2_default = cntl.execute_protection_fault_enable_default();
       break;
   }
+  const bool permission_or_invalid = fault.kind == FaultKind::kInvalid || fault.kind == FaultKind::kRead ||
+                                     fault.kind == FaultKind::kWrite || fault.kind == FaultKind::kExecute;
+  retry = client.vmid < kContexts &&
+          (permission_or_invalid ? context.retry_permission_or_invalid_page_fault() : context.retry_other_fault());
+  // Redirected only when both levels ask for it: amdgpu's vm_fault_stop=2 clears the L2 bits alone
+  // (*hub_v3_0_set_fault_enable_default(false)) while the contexts keep theirs, and means the faults to stop.
+  const bool redirect = !retry && context_default && l2_default && client.vmid < kContexts;
+  const uint64_t dummy_page = (uint64_t{registers_.Peek(r.fault_default_lo)} << kPageShift) |
+                              (uint64_t{registers_.Peek(r.fault_default_hi)} << kHighShift);
+  const bool dummy_in_system = L2Cntl{}.set_raw(registers_.Peek(r.l2_cntl)).enable_default_page_out_to_system_memory();
+
+  std::string outcome;
+  if (retry) {
+    outcome = "retry fault (VM_CONTEXT_CNTL.RETRY_*): the model's engines do not replay, the access fails";
+  } else if (redirect && dummy_page == 0) {
+    outcome = absl::StrFormat(
+        "redirected to the dummy page, but %sVM_L2_PROTECTION_FAULT_DEFAULT_ADDR was never programmed (0): the "
+        "access fails",
+        client.hub == Hub::kGc ? "GC" : "MM");
+  } else if (redirect) {
+    outcome =
+        absl::StrFormat("redirected to the dummy page at %s %#x", dummy_in_system ? "system" : "VRAM", dummy_page);
+  } else {
+    outcome = "not redirected (*_PROTECTION_FAULT_ENABLE_DEFAULT): the access fails";
+  }
   const std::string message =
-      absl::StrFormat("%s %s fault at %#x (vmid %d, %s): %s", HubName(client.hub),
+      absl::StrFormat("%s %s fault at %#x (vmid %d, %s): %s; STATUS %#x; %s", HubName(client.hub),
                       write ? "write" : (access == Access::kExecute ? "instruction fetch" : "read"), address, vmid,
-                      client.name, fault.why);
+                      client.name, fault.why, status.raw(), outcome);
   // Recorded before the interrupt: whoever handles the interrupt finds the fault in the error log too.
   errors_.Report("gmc", message);
   if (interrupt) {
@@ -524,8 +619,13 @@ absl::Status GmcModel::RaiseFault(const MemoryClient& client, uint64_t address, 
     entry.vmid_type = client.hub == Hub::kMm;
     entry.src_data[0] = static_cast<uint32_t>(address >> kPageShift);
     entry.src_data[1] = static_cast<uint32_t>((address >> kHighShift) & kFaultSrcDataAddressHighMask) |
-                        (write ? kFaultSrcDataWrite : 0);
+                        (write ? kFaultSrcDataWrite : 0) | (retry ? kFaultSrcDataRetry : 0);
     interrupts_.Post(entry);
+  }
+  if (redirect && dummy_page != 0) {
+    // The dummy page stands in for the faulting page: same offset, to the end of that page.
+    const uint64_t offset = address & (kPageSize - 1);
+    return Translation{dummy_page + offset, kPageSize - offset, dummy_in_system};
   }
   return absl::PermissionDeniedError(message);
 }

@@ -11,10 +11,21 @@
 //   is never refreshed on its own: a page-table change is invisible until the driver invalidates the VM context
 //   through an invalidation engine (VM_INVALIDATE_ENGn_SEM / _REQ / _ACK). The ack bit for a vmid is set only
 //   after that vmid's translations are gone.
-// - A failed translation latches L2_PROTECTION_FAULT_STATUS / _ADDR (MORE_FAULTS for later ones, until the driver
-//   clears with L2_PROTECTION_FAULT_CNTL.CLEAR_PROTECTION_FAULT_STATUS_ADDR) and posts the fault interrupt the
-//   context enables (client GFX with UTCL2 FAULT for GCHUB, VMC with VM_FAULT for MMHUB, address in src_data as
-//   gmc_v11_0_process_interrupt decodes it). The access itself fails: the engine that made it stops.
+// - A hub translates only once the driver set it up as *hub_v3_0_init_tlb_regs does: MX_L1_TLB_CNTL.ENABLE_L1_TLB
+//   and SYSTEM_ACCESS_MODE 3 for every access, ENABLE_ADVANCED_DRIVER_MODEL as well for contexts 1-15. Otherwise
+//   the access fails with a device error naming the field (nothing is latched: no walk happened).
+// - A failed translation latches L2_PROTECTION_FAULT_STATUS / _ADDR in the hardware's encoding (docs/fidelity.md:
+//   an invalid entry sets PERMISSION_FAULTS valid + the access's bit, a denied permission the access's bit, an
+//   address outside the context WALKER_ERROR 1 + MAPPING_ERROR 1 as well), MORE_FAULTS for later ones (locked
+//   until L2_PROTECTION_FAULT_CNTL.CLEAR_PROTECTION_FAULT_STATUS_ADDR unless ALLOW_SUBSEQUENT_..._UPDATES), and
+//   posts the fault interrupt the context enables (client GFX with UTCL2 FAULT for GCHUB, VMC with VM_FAULT for
+//   MMHUB; src_data as gmc_v11_0_process_interrupt decodes it: address, write bit, retry bit).
+// - What happens to the access follows VM_CONTEXTn_CNTL: a retryable fault (RETRY_PERMISSION_OR_INVALID_PAGE_FAULT
+//   for invalid pages and permissions, RETRY_OTHER_FAULT for the rest) is answered with a retry the model's
+//   engines cannot replay (the access fails, the IH entry carries the retry bit); otherwise, when the fault kind's
+//   *_PROTECTION_FAULT_ENABLE_DEFAULT is set both in the context and in L2_PROTECTION_FAULT_CNTL, the access goes
+//   to the dummy page (L2_PROTECTION_FAULT_DEFAULT_ADDR; system memory when L2_CNTL.ENABLE_DEFAULT_PAGE_OUT_TO_
+//   SYSTEM_MEMORY) and the engine runs on; else the access fails and the engine that made it stops.
 // - Memory is VRAM (host memory of the device's persistent state) or system memory, reached only through the DMA
 //   buffers the driver allocated (the IOMMU's guarantee): a PTE with the SYSTEM bit naming any other bus address
 //   faults in DmaSpace and touches nothing.
@@ -78,10 +89,13 @@ class GmcModel final : public GpuMemory {
   size_t tlb_entries(Hub hub) const;
 
  private:
-  enum class FaultKind { kRange, kPde, kInvalid, kRead, kWrite, kExecute };
+  // kPde: an invalid directory entry; kWalker: a table the walker cannot read, or an entry it cannot use;
+  // kInvalid: an invalid PTE; kRead / kWrite / kExecute: a valid PTE without the access's permission.
+  enum class FaultKind { kRange, kPde, kWalker, kInvalid, kRead, kWrite, kExecute };
   struct HubRegisters {
     uint64_t fb_base, fb_top, fb_offset, agp_base, agp_bot, agp_top, aperture_low, aperture_high, default_lsb,
         default_msb;
+    uint64_t l1_tlb_cntl, l2_cntl, fault_default_lo, fault_default_hi;
     std::array<uint64_t, kContexts> cntl, base_lo, base_hi, start_lo, start_hi, end_lo, end_hi;
     std::array<uint64_t, kInvalidateEngines> sem, req, ack;
     uint64_t fault_status, fault_addr_lo, fault_addr_hi, fault_cntl;
@@ -100,6 +114,7 @@ class GmcModel final : public GpuMemory {
   struct Fault {
     FaultKind kind;
     std::string why;
+    int level = 0;  // for kPde / kWalker: the directory level (PDB0 = 0) whose entry or table failed
   };
   struct HubState {
     HubRegisters regs;
@@ -120,7 +135,12 @@ class GmcModel final : public GpuMemory {
   std::span<uint8_t> HostView(bool system, uint64_t physical, uint64_t length, bool write);
   // The device error for a system-memory access made while bus mastering is off; nullopt while it is on.
   std::optional<std::string> BusMasterDisabled(bool write, uint64_t bus_address) const;
-  absl::Status RaiseFault(const MemoryClient& client, uint64_t address, Access access, const Fault& fault);
+  // Why the hub translates nothing for `client` (its MX_L1_TLB_CNTL); nullopt when it translates.
+  std::optional<std::string> HubRefuses(const MemoryClient& client) const;
+  // Latches and reports the fault and decides the access's fate from VM_CONTEXTn_CNTL: the dummy page's
+  // translation when the fault is redirected, else the error the engine stops on.
+  absl::StatusOr<Translation> RaiseFault(const MemoryClient& client, uint64_t address, Access access,
+                                         const Fault& fault);
   uint64_t Reg64(uint64_t lo, uint64_t hi) const;
 
   RegisterFile& registers_;

@@ -4,9 +4,11 @@
 #include "am/queue_reset.h"
 
 #include <atomic>
+#include <cstring>
 
 #include "am/device.h"
 #include "am/gfx.h"
+#include "am/gmc.h"
 #include "am/ih.h"
 #include "am/regs/ih_constants.h"
 #include "am/regs/pm4_constants.h"
@@ -37,7 +39,7 @@ class QueueResetTest : public ::testing::Test {
     auto pci = pci::Open("sim:navi31:reset");
     ASSERT_TRUE(pci.ok()) << pci.status();
     sim_ = static_cast<sim::Navi31*>(pci->get());
-    auto device = Device::Open(std::move(*pci));
+    auto device = Device::Open(std::move(*pci), Options());
     ASSERT_TRUE(device.ok()) << device.status();
     device_ = std::move(*device);
     ASSERT_TRUE(device_->Boot().ok());
@@ -45,6 +47,8 @@ class QueueResetTest : public ::testing::Test {
     ASSERT_TRUE(fence.ok());
     fence_ = *fence;
   }
+
+  virtual DeviceOptions Options() const { return {}; }
 
   uint32_t FenceValue() {
     std::span<uint8_t> view = *device_->memory().CpuView(fence_, 4);
@@ -102,7 +106,54 @@ TEST_F(QueueResetTest, AHungComputeQueueIsReportedResetAndRunsAgain) {
   EXPECT_TRUE(device_->RecoverQueues()->empty());
 }
 
-TEST_F(QueueResetTest, AComputeQueueStoppedByAPageFaultIsRecovered) {
+// B13: with amdgpu's defaults (vm_fault_stop 0) every hub redirects a faulting access to the dummy page
+// (VM_CONTEXTn_CNTL and L2_PROTECTION_FAULT_CNTL *_PROTECTION_FAULT_ENABLE_DEFAULT): the queue runs on, the write
+// lands in the dummy page, and the fault still reaches the interrupt ring decoded from the hub's status register.
+// Before B13 the model stopped the queue on every fault, whatever the hub's set-up said.
+TEST_F(QueueResetTest, AFaultingWriteLandsInTheDummyPageAndTheQueueRunsOn) {
+  const uint64_t unmapped = VaAllocator::kStart + base::GiB(1000) + 0x40;
+  ASSERT_TRUE(device_->gfx().ring().Write(ReleaseMem(unmapped, 0x5eed), Gfx::kTimeout).ok());
+  ASSERT_TRUE(device_->gfx().ring().Write(ReleaseMem(device_->McAddress(fence_), 2), Gfx::kTimeout).ok());
+  EXPECT_TRUE(device_->gfx().WaitIdle(kLongWait).ok());
+  EXPECT_EQ(FenceValue(), 2u);
+  const std::span<uint8_t> dummy = device_->gmc().dummy_page_memory();
+  EXPECT_EQ(std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(dummy.data() + 0x40)).load(), 0x5eedu);
+
+  std::vector<std::string> faults;
+  for (const IhEvent& event : device_->ih().Drain()) {
+    if (IsPageFault(event)) faults.push_back(event.description);
+  }
+  ASSERT_EQ(faults.size(), 1u);
+  // An invalid PTE written to: PERMISSION_FAULTS valid + write, as amdgpu's logs show (0x5).
+  EXPECT_NE(faults[0].find("PERMISSION_FAULTS 0x5 (valid, write)"), std::string::npos) << faults[0];
+  EXPECT_NE(faults[0].find("RW write"), std::string::npos) << faults[0];
+  EXPECT_NE(faults[0].find("MAPPING_ERROR 0"), std::string::npos) << faults[0];
+  EXPECT_TRUE(device_->RecoverQueues()->empty()) << "nothing stopped";
+}
+
+TEST_F(QueueResetTest, AnSdmaCopyFromAnUnmappedAddressReadsTheDummyPage) {
+  auto destination = device_->memory().AllocVram(4096);
+  ASSERT_TRUE(destination.ok());
+  std::span<uint8_t> dummy = device_->gmc().dummy_page_memory();
+  std::memset(dummy.data(), 0x5a, dummy.size());
+  const uint64_t unmapped = VaAllocator::kStart + base::GiB(1000);
+  ASSERT_TRUE(device_->sdma().Copy(device_->McAddress(*destination), unmapped, 4096).ok());
+  ASSERT_TRUE(device_->sdma().Fence(device_->McAddress(fence_), 9).ok());
+  EXPECT_TRUE(device_->sdma().WaitIdle(kLongWait).ok());
+  EXPECT_EQ(FenceValue(), 9u);
+  std::span<uint8_t> copied = *device_->memory().CpuView(*destination, 4096);
+  EXPECT_EQ(copied[0], 0x5a);
+  EXPECT_EQ(copied[4095], 0x5a);
+}
+
+// amdgpu's vm_fault_stop=2: the L2 no longer redirects faults (L2_PROTECTION_FAULT_CNTL's *_ENABLE_DEFAULT cleared),
+// so the engine that faulted stops, and recovery resets it.
+class FaultStopTest : public QueueResetTest {
+ protected:
+  DeviceOptions Options() const override { return {.vm_fault_stop = true}; }
+};
+
+TEST_F(FaultStopTest, AComputeQueueStoppedByAPageFaultIsRecovered) {
   const uint64_t unmapped = VaAllocator::kStart + base::GiB(1000);
   ASSERT_TRUE(device_->gfx().ring().Write(ReleaseMem(unmapped, 1), Gfx::kTimeout).ok());
   ASSERT_TRUE(device_->gfx().ring().Write(ReleaseMem(device_->McAddress(fence_), 2), Gfx::kTimeout).ok());
@@ -147,7 +198,7 @@ TEST_F(QueueResetTest, AHungSdmaEngineIsSoftResetAndRunsAgain) {
   EXPECT_TRUE(device_->sdma().WaitIdle(kLongWait).ok());
 }
 
-TEST_F(QueueResetTest, AnSdmaCopyThatFaultsIsReportedAndTheQueueRecovers) {
+TEST_F(FaultStopTest, AnSdmaCopyThatFaultsIsReportedAndTheQueueRecovers) {
   auto source = device_->memory().AllocVram(base::MiB(1));
   ASSERT_TRUE(source.ok());
   const uint64_t unmapped = VaAllocator::kStart + base::GiB(1000);

@@ -6,8 +6,11 @@
 
 #include "absl/strings/str_format.h"
 #include "am/discovery.h"
+#include "am/gmc.h"
 #include "am/ih.h"
 #include "am/register_io.h"
+#include "am/regs/gc.h"
+#include "am/regs/ih_constants.h"
 #include "am/regs/mmhub.h"
 #include "am/regs/osssys.h"
 #include "am/regs/register_space.h"
@@ -35,6 +38,27 @@ absl::Status RunIh(Invocation& inv) {
   BAREGPU_ASSIGN_OR_RETURN(auto oss, (am::regs::IpRegisters<am::regs::Ip::kOsssys, am::RegisterIo>::Create(io, bases)));
   BAREGPU_ASSIGN_OR_RETURN(auto mmhub,
                            (am::regs::IpRegisters<am::regs::Ip::kMmhub, am::RegisterIo>::Create(io, bases)));
+  BAREGPU_ASSIGN_OR_RETURN(auto gc, (am::regs::IpRegisters<am::regs::Ip::kGc, am::RegisterIo>::Create(io, bases)));
+  // A page fault's details are in its hub's L2_PROTECTION_FAULT_STATUS / _ADDR: read and cleared as
+  // gmc_v11_0_process_interrupt does (WREG32_P(vm_l2_pro_fault_cntl, 1, ~1)), so the next fault latches.
+  auto hub_status = [&](const am::IhEvent& e) -> std::string {
+    if (e.client_id == am::regs::ih::SOC21_IH_CLIENTID_VMC) {
+      namespace mm = am::regs::mmhub;
+      const uint32_t status = mmhub.Read<mm::MMVM_L2_PROTECTION_FAULT_STATUS>().raw();
+      if (status == 0) return "";
+      const uint64_t address = (uint64_t{mmhub.Read<mm::MMVM_L2_PROTECTION_FAULT_ADDR_LO32>().raw()} << 12) |
+                               (uint64_t{mmhub.Read<mm::MMVM_L2_PROTECTION_FAULT_ADDR_HI32>().raw()} << 44);
+      mmhub.Modify<mm::MMVM_L2_PROTECTION_FAULT_CNTL>([](auto& r) { r.clear_protection_fault_status_addr(1); });
+      return am::DescribeFaultStatus(am::Hub::kMm, address, status);
+    }
+    namespace g = am::regs::gc;
+    const uint32_t status = gc.Read<g::GCVM_L2_PROTECTION_FAULT_STATUS>().raw();
+    if (status == 0) return "";
+    const uint64_t address = (uint64_t{gc.Read<g::GCVM_L2_PROTECTION_FAULT_ADDR_LO32>().raw()} << 12) |
+                             (uint64_t{gc.Read<g::GCVM_L2_PROTECTION_FAULT_ADDR_HI32>().raw()} << 44);
+    gc.Modify<g::GCVM_L2_PROTECTION_FAULT_CNTL>([](auto& r) { r.clear_protection_fault_status_addr(1); });
+    return am::DescribeFaultStatus(am::Hub::kGc, address, status);
+  };
 
   const osssys::IH_RB_CNTL cntl = oss.Read<osssys::IH_RB_CNTL>();
   if (!cntl.rb_enable()) return absl::FailedPreconditionError("IH ring 0 is not enabled (boot the device first)");
@@ -59,7 +83,12 @@ absl::Status RunIh(Invocation& inv) {
   for (; rptr != end; rptr = (rptr + kEntryBytes) % size, ++count) {
     std::array<uint32_t, 8> dwords;
     std::memcpy(dwords.data(), vram.data() + offset + rptr, kEntryBytes);
-    const am::IhEvent e = am::DecodeIhEntry(dwords);
+    am::IhEvent e = am::DecodeIhEntry(dwords);
+    std::string status;
+    if (am::IsPageFault(e)) {
+      status = hub_status(e);
+      if (!status.empty()) e.description += "; " + status;
+    }
     if (inv.json()) {
       events.push_back({{"client", am::IhClientName(e.client_id)},
                         {"source_id", e.source_id},
@@ -67,6 +96,12 @@ absl::Status RunIh(Invocation& inv) {
                         {"vmid", e.vmid},
                         {"timestamp", e.timestamp},
                         {"description", e.description}});
+      if (am::IsPageFault(e)) {
+        events.back()["fault"] = {{"address", am::FaultAddress(e)},
+                                  {"write", am::FaultIsWrite(e)},
+                                  {"retry", am::FaultIsRetry(e)},
+                                  {"status", status}};
+      }
     } else {
       inv.out() << absl::StrFormat("%12d  %s\n", e.timestamp, e.description);
     }
@@ -86,7 +121,8 @@ BAREGPU_REGISTER_COMMAND(kIhRegistered, Command{"ih",
                                                 "baregpu ih DEVICE [--json]",
                                                 "Reads the entries between IH ring 0's read and write pointers, "
                                                 "prints each (timestamp in 100 MHz ticks, client, source, ring, "
-                                                "vmid, data; page faults with their address) and moves the read "
+                                                "vmid, data; page faults with their address and their hub's decoded "
+                                                "L2_PROTECTION_FAULT_STATUS, which it clears) and moves the read "
                                                 "pointer past them.",
                                                 {{"json", false, "print the entries as JSON"}},
                                                 RunIh});

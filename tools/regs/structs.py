@@ -42,6 +42,8 @@ CONSTANTS = [
      True),
     ("nbif_srcid_constants.h", "include/ivsrcid/nbio/irqsrcs_nbif_7_4.h", "ih", [r"^NBIF_7_4__SRCID__"], True),
     ("vm_constants.h", "amdgpu/amdgpu_vm.h", "vm", [r"^AMDGPU_(PTE|PDE|MTYPE)_"], False),
+    # The memory types the hubs' MX_L1_TLB_CNTL.MTYPE takes (*hub_v3_0_init_tlb_regs programs MTYPE_UC).
+    ("mtype_constants.h", "include/soc21_enum.h", "vm", ["enum:MTYPE"], True),
     ("psp_driver_constants.h", "amdgpu/amdgpu_psp.h", "psp", ["enum:psp_bootloader_cmd", "enum:psp_ring_type"],
      False),
 ]

@@ -76,6 +76,7 @@ class GmcModelTest : public ::testing::Test {
   }
   // The MMHUB system aperture covering the FB, as mmhub_v3_0_init_system_aperture_regs programs it.
   void ProgramMmhubAperture() {
+    testing::EnableHubTlb(*bar5_, Hub::kMm);
     const uint64_t fb_start = uint64_t{mmhub_->Read<regs::mmhub::MMMC_VM_FB_LOCATION_BASE>().fb_base()} << 24;
     const uint64_t fb_end = (uint64_t{mmhub_->Read<regs::mmhub::MMMC_VM_FB_LOCATION_TOP>().fb_top()} << 24) | 0xffffff;
     mmhub_->Write(regs::mmhub::MMMC_VM_SYSTEM_APERTURE_LOW_ADDR{}.set_raw(fb_start >> 18));
@@ -356,6 +357,136 @@ TEST_F(GmcModelTest, InjectedPageFaultOnMmhubPostsVmcEntry) {
   EXPECT_EQ(IhEntry(0)[0] & 0xff, regs::ih::SOC21_IH_CLIENTID_VMC);
   EXPECT_EQ((IhEntry(0)[0] >> 8) & 0xff, regs::ih::VMC_1_0__SRCID__VM_FAULT);
   EXPECT_EQ(IhEntry(0)[0] >> 31, 1u);  // MM hub
+}
+
+// B12: a hub translates only once its L1 TLB is set up as *hub_v3_0_init_tlb_regs does. GC's power-on value
+// (0x501: SYSTEM_ACCESS_MODE 0, no advanced driver model) and baregpu's old set-up of a context alone are refused,
+// with the field named and nothing latched.
+TEST_F(GmcModelTest, AHubWithoutItsL1TlbSetUpTranslatesNothing) {
+  const uint64_t va = 0x60'0000;
+  const uint64_t ptb = BuildFourLevel(1, va);
+  WriteQword(ptb + ((va >> 12) & 0x1ff) * 8, kData | kPte);
+  gc_->Write(regs::gc::GCMC_VM_MX_L1_TLB_CNTL::FromRaw(regs::gc::GCMC_VM_MX_L1_TLB_CNTL::kDefault));
+  auto view = memory().Map(kSdma, va, 4, Access::kRead);
+  ASSERT_FALSE(view.ok());
+  EXPECT_NE(view.status().message().find("GCMC_VM_MX_L1_TLB_CNTL.SYSTEM_ACCESS_MODE is 0"), std::string::npos)
+      << view.status();
+  EXPECT_EQ(gc_->Read<regs::gc::GCVM_L2_PROTECTION_FAULT_STATUS>().raw(), 0u) << "no walk, nothing latched";
+
+  gc_->Modify<regs::gc::GCMC_VM_MX_L1_TLB_CNTL>([](auto& r) { r.system_access_mode(3); });
+  view = memory().Map(kSdma, va, 4, Access::kRead);
+  ASSERT_FALSE(view.ok());
+  EXPECT_NE(view.status().message().find("ENABLE_ADVANCED_DRIVER_MODEL is 0"), std::string::npos) << view.status();
+  gc_->Modify<regs::gc::GCMC_VM_MX_L1_TLB_CNTL>([](auto& r) { r.enable_advanced_driver_model(1).enable_l1_tlb(0); });
+  view = memory().Map(kSdma, va, 4, Access::kRead);
+  ASSERT_FALSE(view.ok());
+  EXPECT_NE(view.status().message().find("ENABLE_L1_TLB is 0"), std::string::npos) << view.status();
+
+  testing::EnableHubTlb(*bar5_, Hub::kGc);
+  view = memory().Map(kSdma, va, 4, Access::kRead);
+  ASSERT_TRUE(view.ok()) << view.status();
+  EXPECT_EQ(view->data(), vram_.data() + kData);
+}
+
+// B13: L2_PROTECTION_FAULT_STATUS in the encoding amdgpu's fault logs show (docs/fidelity.md), replacing the
+// model's own codes (before: PERMISSION_FAULTS 0x4 alone for an invalid PTE written, MAPPING_ERROR alone for a
+// range fault).
+TEST_F(GmcModelTest, FaultStatusHasTheHardwaresFields) {
+  namespace gc = regs::gc;
+  const uint64_t va = 0x70'0000;
+  const uint64_t ptb = BuildFourLevel(1, va);
+  WriteQword(ptb + (((va >> 12) + 1) & 0x1ff) * 8, kData | vm::AMDGPU_PTE_VALID | vm::AMDGPU_PTE_READABLE);
+  struct Case {
+    uint64_t address;
+    Access access;
+    uint32_t permission, walker, mapping;
+  };
+  const uint64_t beyond = uint64_t{1} << 48;  // past the context's end
+  for (const Case& c : {Case{va, Access::kRead, 0x3, 0, 0}, Case{va, Access::kWrite, 0x5, 0, 0},
+                        Case{va + 0x1000, Access::kWrite, 0x4, 0, 0}, Case{beyond, Access::kRead, 0x3, 1, 1}}) {
+    EXPECT_FALSE(memory().Map(kSdma, c.address, 4, c.access).ok());
+    const auto status = gc_->Read<gc::GCVM_L2_PROTECTION_FAULT_STATUS>();
+    EXPECT_EQ(status.permission_faults(), c.permission) << std::hex << c.address;
+    EXPECT_EQ(status.walker_error(), c.walker) << std::hex << c.address;
+    EXPECT_EQ(status.mapping_error(), c.mapping) << std::hex << c.address;
+    EXPECT_EQ(status.rw(), c.access == Access::kWrite ? 1u : 0u);
+    EXPECT_EQ(status.vmid(), 1u);
+    EXPECT_EQ(status.cid(), 0x42u);
+    gc_->Modify<gc::GCVM_L2_PROTECTION_FAULT_CNTL>([](auto& r) { r.clear_protection_fault_status_addr(1); });
+  }
+}
+
+// B13: with the fault kind's *_PROTECTION_FAULT_ENABLE_DEFAULT set in the context and in L2_PROTECTION_FAULT_CNTL,
+// a faulting access goes to the dummy page (VM_L2_PROTECTION_FAULT_DEFAULT_ADDR, system
+// memory under L2_CNTL.ENABLE_DEFAULT_PAGE_OUT_TO_SYSTEM_MEMORY): the engine runs on, the fault is still latched and
+// posted. Before, every fault failed the access.
+TEST_F(GmcModelTest, ARedirectedFaultLandsInTheDummyPage) {
+  namespace gc = regs::gc;
+  EnableIhRing(10);
+  const uint64_t va = 0x80'0000;
+  BuildFourLevel(1, va);  // PTE left invalid
+  // As *hub_v3_0_setup_vmid_config sets it; L2_PROTECTION_FAULT_CNTL's bit is set at power-on (`def` 0x3ffffffc).
+  gc_->Modify<gc::GCVM_CONTEXT1_CNTL>([](auto& r) { r.valid_protection_fault_enable_default(1); });
+  auto dummy = device_->AllocDma(4096);
+  ASSERT_TRUE(dummy.ok());
+  const uint64_t dummy_address = (*dummy)->device_address(0);
+
+  // Never programmed (power-on 0): refused rather than sent to address 0.
+  auto view = memory().Map(kSdma, va + 0x20, 4, Access::kWrite);
+  ASSERT_FALSE(view.ok());
+  EXPECT_NE(view.status().message().find("never programmed"), std::string::npos) << view.status();
+
+  gc_->Write(gc::GCVM_L2_PROTECTION_FAULT_DEFAULT_ADDR_LO32{}.set_raw(static_cast<uint32_t>(dummy_address >> 12)));
+  gc_->Write(gc::GCVM_L2_PROTECTION_FAULT_DEFAULT_ADDR_HI32{}.set_raw(static_cast<uint32_t>(dummy_address >> 44)));
+  gc_->Modify<gc::GCVM_L2_CNTL>([](auto& r) { r.enable_default_page_out_to_system_memory(1); });
+  view = memory().Map(kSdma, va + 0x20, 4, Access::kWrite);
+  ASSERT_TRUE(view.ok()) << view.status();
+  EXPECT_EQ(view->data(), (*dummy)->cpu() + 0x20);
+  EXPECT_EQ(view->size(), 4u);
+  EXPECT_EQ(gc_->Read<gc::GCVM_L2_PROTECTION_FAULT_STATUS>().vmid(), 1u) << "still latched";
+  EXPECT_EQ(navi31().ih().delivered(), 2u) << "and posted, both times";
+
+  // amdgpu's vm_fault_stop=2 clears the L2's bits only: the access fails again.
+  gc_->Modify<gc::GCVM_L2_PROTECTION_FAULT_CNTL>([](auto& r) { r.valid_protection_fault_enable_default(0); });
+  view = memory().Map(kSdma, va + 0x20, 4, Access::kWrite);
+  ASSERT_FALSE(view.ok());
+  EXPECT_NE(view.status().message().find("not redirected"), std::string::npos) << view.status();
+}
+
+// B13: RETRY_PERMISSION_OR_INVALID_PAGE_FAULT makes an invalid page a retry fault: never redirected, the IH entry
+// carries src_data[1] bit 7 (gmc_v11_0_process_interrupt's retry_fault); the model's engines do not replay.
+TEST_F(GmcModelTest, ARetryFaultIsNotRedirectedAndCarriesTheRetryBit) {
+  namespace gc = regs::gc;
+  EnableIhRing(10);
+  const uint64_t va = 0x90'0000;
+  BuildFourLevel(1, va);
+  gc_->Modify<gc::GCVM_CONTEXT1_CNTL>([](auto& r) { r.retry_permission_or_invalid_page_fault(1); });
+  auto view = memory().Map(kSdma, va, 4, Access::kRead);
+  ASSERT_FALSE(view.ok());
+  EXPECT_NE(view.status().message().find("retry fault"), std::string::npos) << view.status();
+  ASSERT_EQ(navi31().ih().delivered(), 1u);
+  EXPECT_EQ(IhEntry(0)[5] & 0x80, 0x80u);
+  EXPECT_EQ(IhEntry(0)[5] & 0x20, 0u) << "a read";
+}
+
+// VM_L2_PROTECTION_FAULT_CNTL: the first fault's STATUS/ADDR stay locked (later faults only set MORE_FAULTS) unless
+// ALLOW_SUBSEQUENT_PROTECTION_FAULT_STATUS_ADDR_UPDATES, which lets each fault overwrite them.
+TEST_F(GmcModelTest, SubsequentFaultsOverwriteTheLatchOnlyWhenAllowed) {
+  namespace gc = regs::gc;
+  const uint64_t va = 0xa0'0000;
+  BuildFourLevel(1, va);
+  EXPECT_FALSE(memory().Map(kSdma, va, 4, Access::kRead).ok());
+  EXPECT_FALSE(memory().Map(kSdma, va + 0x1000, 4, Access::kWrite).ok());
+  EXPECT_EQ(gc_->Read<gc::GCVM_L2_PROTECTION_FAULT_ADDR_LO32>().raw(), va >> 12) << "locked on the first";
+  EXPECT_EQ(gc_->Read<gc::GCVM_L2_PROTECTION_FAULT_STATUS>().rw(), 0u);
+  EXPECT_EQ(gc_->Read<gc::GCVM_L2_PROTECTION_FAULT_STATUS>().more_faults(), 1u);
+
+  gc_->Modify<gc::GCVM_L2_PROTECTION_FAULT_CNTL>(
+      [](auto& r) { r.allow_subsequent_protection_fault_status_addr_updates(1); });
+  EXPECT_FALSE(memory().Map(kSdma, va + 0x1000, 4, Access::kWrite).ok());
+  EXPECT_EQ(gc_->Read<gc::GCVM_L2_PROTECTION_FAULT_ADDR_LO32>().raw(), (va + 0x1000) >> 12);
+  EXPECT_EQ(gc_->Read<gc::GCVM_L2_PROTECTION_FAULT_STATUS>().rw(), 1u);
+  EXPECT_EQ(gc_->Read<gc::GCVM_L2_PROTECTION_FAULT_STATUS>().more_faults(), 1u);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "pci/open.h"
 #include "tests/am/sim/bar5.h"
 #include "tests/am/sim/sim_state_dir.h"
+#include "tests/am/sim/vm_context.h"
 
 namespace am::sim {
 namespace {
@@ -49,6 +50,7 @@ class IhModelTest : public ::testing::Test {
     const uint64_t fb_end = (uint64_t{mmhub_->Read<regs::mmhub::MMMC_VM_FB_LOCATION_TOP>().fb_top()} << 24) | 0xffffff;
     mmhub_->Write(regs::mmhub::MMMC_VM_SYSTEM_APERTURE_LOW_ADDR{}.set_raw(fb_start >> 18));
     mmhub_->Write(regs::mmhub::MMMC_VM_SYSTEM_APERTURE_HIGH_ADDR{}.set_raw(fb_end >> 18));
+    testing::EnableHubTlb(*bar5_, Hub::kMm);  // mmhub_v3_0_init_tlb_regs: without it the hub translates nothing
     fb_start_ = fb_start;
   }
   Navi31& navi31() { return static_cast<Navi31&>(*device_); }

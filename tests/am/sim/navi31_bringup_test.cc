@@ -44,6 +44,7 @@
 #include "pci/open.h"
 #include "tests/am/sim/bar5.h"
 #include "tests/am/sim/sim_state_dir.h"
+#include "tests/am/sim/vm_context.h"
 
 namespace am::sim {
 namespace {
@@ -157,6 +158,7 @@ class Navi31BringUpTest : public ::testing::Test {
     const uint64_t fb_end = (uint64_t{mm.Read<mmhub::MMMC_VM_FB_LOCATION_TOP>().fb_top()} << 24) | 0xffffff;
     mm.Write(mmhub::MMMC_VM_SYSTEM_APERTURE_LOW_ADDR{}.set_raw(static_cast<uint32_t>(fb_start_ >> 18)));
     mm.Write(mmhub::MMMC_VM_SYSTEM_APERTURE_HIGH_ADDR{}.set_raw(static_cast<uint32_t>(fb_end >> 18)));
+    testing::EnableHubTlb(*bar5_, Hub::kMm);
     ASSERT_EQ(mm.Read<mmhub::MMVM_INVALIDATE_ENG17_SEM>().semaphore(), 1u);
     mm.Write(mmhub::MMVM_INVALIDATE_ENG17_REQ{}.per_vmid_invalidate_req(1).invalidate_l2_ptes(1).invalidate_l1_ptes(1));
     ASSERT_EQ(mm.Read<mmhub::MMVM_INVALIDATE_ENG17_ACK>().per_vmid_invalidate_ack() & 1, 1u);
@@ -170,6 +172,7 @@ class Navi31BringUpTest : public ::testing::Test {
     const uint64_t gart_end = kGartStart + 512 * 4096 - 1;
     g.Write(gc::GCMC_VM_SYSTEM_APERTURE_LOW_ADDR{}.set_raw(static_cast<uint32_t>(fb_start_ >> 18)));
     g.Write(gc::GCMC_VM_SYSTEM_APERTURE_HIGH_ADDR{}.set_raw(static_cast<uint32_t>(fb_end >> 18)));
+    testing::EnableHubTlb(*bar5_, Hub::kGc);
     g.Write(gc::GCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32{}.set_raw(static_cast<uint32_t>(kGartTable | 1)));
     g.Write(gc::GCVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_HI32{}.set_raw(0));
     g.Write(gc::GCVM_CONTEXT0_PAGE_TABLE_START_ADDR_LO32{}.set_raw(static_cast<uint32_t>(kGartStart >> 12)));

@@ -6,14 +6,36 @@
 #include <cstdint>
 
 #include "am/regs/gc.h"
+#include "am/regs/mmhub.h"
+#include "am/regs/mtype_constants.h"
 #include "am/regs/register_space.h"
 #include "am/sim/navi31.h"
 #include "tests/am/sim/bar5.h"
 
 namespace am::sim::testing {
 
+// *hub_v3_0_init_tlb_regs: the hub's L1 TLB on with SYSTEM_ACCESS_MODE 3 and the advanced driver model (contexts
+// 1-15), MTYPE UC. Without it the hub translates nothing.
+inline void EnableHubTlb(Bar5& bar5, Hub hub) {
+  const regs::IpBases bases = Navi31Bases();
+  auto tlb = [](auto& r) {
+    r.enable_l1_tlb(1)
+        .system_access_mode(3)
+        .enable_advanced_driver_model(1)
+        .system_aperture_unmapped_access(0)
+        .eco_bits(0)
+        .mtype(regs::vm::MTYPE_UC);
+  };
+  if (hub == Hub::kGc) {
+    regs::IpRegisters<regs::Ip::kGc, Bar5>::Create(bar5, bases)->Modify<regs::gc::GCMC_VM_MX_L1_TLB_CNTL>(tlb);
+  } else {
+    regs::IpRegisters<regs::Ip::kMmhub, Bar5>::Create(bar5, bases)->Modify<regs::mmhub::MMMC_VM_MX_L1_TLB_CNTL>(tlb);
+  }
+}
+
 inline void ProgramGcContext(Bar5& bar5, uint32_t vmid, uint32_t depth, uint64_t base, uint64_t start, uint64_t end) {
   namespace gc = regs::gc;
+  EnableHubTlb(bar5, Hub::kGc);
   const regs::IpBases bases = Navi31Bases();
   const uint64_t cntl_stride = gc::GCVM_CONTEXT1_CNTL::kOffset - gc::GCVM_CONTEXT0_CNTL::kOffset;
   const uint64_t stride =

@@ -439,12 +439,13 @@ std::vector<CorpusCase> AllCases() {
 // A freshly power-cycled, booted virtual Navi31 per test.
 class BootedNavi31 : public ::testing::Test {
  protected:
+  virtual DeviceOptions Options() const { return {}; }
   void SetUp() override {
     ASSERT_TRUE(PersistentState::PowerCycle(kDevice).ok());
     auto pci = pci::Open(kDevice);
     ASSERT_TRUE(pci.ok()) << pci.status();
     sim_ = static_cast<Navi31*>(pci->get());
-    auto device = Device::Open(std::move(*pci));
+    auto device = Device::Open(std::move(*pci), Options());
     ASSERT_TRUE(device.ok()) << device.status();
     device_ = std::move(*device);
     ASSERT_TRUE(device_->Boot().ok());
@@ -540,7 +541,11 @@ TEST(CorpusCoverageTest, EveryCorpusKernelHasAHostReference) {
   }
 }
 
-using VmFaultTest = BootedNavi31;
+// With amdgpu's vm_fault_stop=2 (no redirect to the dummy page; with the default the stores land there, B13).
+class VmFaultTest : public BootedNavi31 {
+ protected:
+  DeviceOptions Options() const override { return {.vm_fault_stop = true}; }
+};
 
 // The fill kernel pointed at an address that is reserved but mapped nowhere: the first store faults, the fault is
 // decoded from the interrupt ring, the fence never lands and the queue stops there.
