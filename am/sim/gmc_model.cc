@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "am/discovery.h"
 #include "am/regs/database.h"
 #include "am/regs/gc.h"
 #include "am/regs/ih_constants.h"
@@ -457,7 +458,21 @@ absl::StatusOr<std::span<uint8_t>> GmcModel::Map(const MemoryClient& client, uin
     return view;
   }
   BAREGPU_ASSIGN_OR_RETURN(Translation translation, Translate(client, address, access));
-  const uint64_t piece = std::min(length, translation.contiguous);
+  uint64_t piece = std::min(length, translation.contiguous);
+  // The top DISCOVERY_TMR_OFFSET bytes of VRAM hold the discovery binary and are a TMR the PSP protects
+  // (amdgpu_ttm_reserve_tmr: "reserve TMR memory at the top of VRAM which holds IP Discovery data and is protected
+  // by PSP"): a client's write there is refused; a write that runs into it stops where it begins.
+  const uint64_t protected_start = vram_.size() - kDiscoveryOffsetFromTop;
+  if (write && !translation.system && translation.physical < vram_.size()) {
+    if (translation.physical >= protected_start) {
+      const std::string why = absl::StrFormat(
+          "VRAM %#x is in the discovery TMR (the top %d KiB, DISCOVERY_TMR_OFFSET), which the PSP protects",
+          translation.physical, kDiscoveryOffsetFromTop >> 10);
+      errors_.Report(client.name, absl::StrFormat("write %#x: %s", address, why));
+      return absl::PermissionDeniedError(absl::StrFormat("%s: %s", client.name, why));
+    }
+    piece = std::min(piece, protected_start - translation.physical);
+  }
   std::span<uint8_t> view = HostView(translation.system, translation.physical, piece, write);
   if (view.empty() && translation.system && piece > kPageSize - translation.physical % kPageSize) {
     // The range may straddle two DMA buffers that happen to be adjacent in the page table: take one page.

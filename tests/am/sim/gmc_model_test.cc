@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "absl/strings/match.h"
+#include "am/discovery.h"
 #include "am/regs/gc.h"
 #include "am/regs/ih_constants.h"
 #include "am/regs/mmhub.h"
@@ -162,6 +163,21 @@ TEST_F(GmcModelTest, SystemApertureReachesVramOnlyOnceProgrammed) {
   ASSERT_TRUE(view.ok()) << view.status();
   EXPECT_EQ(std::memcmp(view->data(), "vram", 4), 0);
   EXPECT_EQ(view->data(), vram_.data() + kData);
+}
+
+// The discovery TMR (the top 64 KiB, amdgpu_ttm_reserve_tmr) is the PSP's: reads reach it, writes are refused, and
+// a write running into it stops at its start (B14).
+TEST_F(GmcModelTest, TheDiscoveryTmrTakesNoWrites) {
+  const MemoryClient sdma{Hub::kMm, 0, 0, "sdma0"};
+  ProgramMmhubAperture();
+  const uint64_t tmr = GmcModel::kFbStart + vram_.size() - kDiscoveryOffsetFromTop;
+  EXPECT_TRUE(memory().Map(sdma, tmr, 4, Access::kRead).ok());
+  auto refused = memory().Map(sdma, tmr + 8, 4, Access::kWrite);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("discovery TMR"), std::string::npos) << refused.status();
+  auto before = memory().Map(sdma, tmr - 16, 64, Access::kWrite);
+  ASSERT_TRUE(before.ok()) << before.status();
+  EXPECT_EQ(before->size(), 16u);
 }
 
 TEST_F(GmcModelTest, FourLevelWalkToVramAndSystemPages) {
