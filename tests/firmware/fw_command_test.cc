@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "base/file.h"
 #include "gtest/gtest.h"
+#include "tests/firmware/debian_firmware.h"
 #include "tests/firmware/shared_firmware.h"
 #include "tests/tools/run_cli.h"
 
@@ -20,13 +21,14 @@ using ::cli::testing::RunBaregpu;
 
 int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
 
+// Debian's sienna_cichlid_sos.bin (20250410): the KDB lies at 0x100 + kdb.offset_bytes 0x360d0.
 TEST(FwCommandTest, InfoListsSosComponentsWithSha256) {
-  REQUIRE_SHARED_FIRMWARE(dir);
+  REQUIRE_DEBIAN_FIRMWARE(dir, testing::DebianFirmwareVersions().front());
   auto r = RunBaregpu({"fw", "info", dir + "/sienna_cichlid_sos.bin"});
   ASSERT_EQ(r.exit_status, 0) << r.err;
   EXPECT_TRUE(absl::StrContains(r.out, "psp_firmware_header_v1_3 (header 1.3)")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "PSP_FW_TYPE_PSP_KDB")) << r.out;
-  // sha256sum of the kdb bytes (dd bs=1 skip=$((0x351c0)) count=$((0x1310)) | sha256sum).
+  // sha256sum of the kdb bytes (dd bs=1 skip=$((0x361d0)) count=$((0x1310)) | sha256sum).
   EXPECT_TRUE(absl::StrContains(r.out, "aeb4d1d8f1b1af9e52ffc64ca7f014653d115dabd8ca02f0dd385458e2dd39c5")) << r.out;
 }
 
@@ -83,8 +85,9 @@ TEST(FwCommandTest, InfoReadsCompressedFiles) {
   std::remove(xz_path.c_str());
 }
 
+// navi10_mec.bin of Debian's 20230210-5 is byte for byte the AMDGPU 22.20 bundle's (cmp).
 TEST(FwCommandTest, TruncatedAndCorruptedFilesFailWithOneLine) {
-  REQUIRE_SHARED_FIRMWARE(dir);
+  REQUIRE_DEBIAN_FIRMWARE(dir, testing::DebianFirmwareVersions()[1]);
   auto data = base::ReadFile(dir + "/navi10_mec.bin");
   ASSERT_TRUE(data.ok());
   const std::string truncated = "/tmp/baregpu-fw-test-truncated_mec.bin";

@@ -6,7 +6,7 @@
 #include "absl/strings/match.h"
 #include "base/file.h"
 #include "gtest/gtest.h"
-#include "tests/firmware/shared_firmware.h"
+#include "tests/firmware/debian_firmware.h"
 
 namespace firmware {
 namespace {
@@ -75,8 +75,10 @@ TEST(RequirementsTest, DeviceNames) {
   EXPECT_TRUE(absl::StrContains(unknown.status().message(), "known: navi31")) << unknown.status();
 }
 
+// Debian's sienna_cichlid_rlc.bin (GC 10.3, both releases) is an rlc_firmware_header_v2_4 without RLC_P and RLC_V
+// images (read with python's struct: bytes 8-11 are 2, 4).
 TEST(RequirementsTest, CheckProvidesRejectsAnotherGenerationsLayout) {
-  REQUIRE_SHARED_FIRMWARE(dir);
+  REQUIRE_DEBIAN_FIRMWARE(dir, testing::DebianFirmwareVersions().front());
   auto data = base::ReadFile(dir + "/sienna_cichlid_rlc.bin");
   ASSERT_TRUE(data.ok());
   auto rlc = ParseContainer("sienna_cichlid_rlc.bin", *data);
@@ -85,17 +87,18 @@ TEST(RequirementsTest, CheckProvidesRejectsAnotherGenerationsLayout) {
   const RequiredFile& gc11_rlc = (*files)[7];
   absl::Status status = CheckProvides(gc11_rlc, *rlc);
   ASSERT_FALSE(status.ok());
-  EXPECT_TRUE(absl::StrContains(status.message(), "header version 2.2, but the driver expects 2.3")) << status;
+  EXPECT_TRUE(absl::StrContains(status.message(), "header version 2.4, but the driver expects 2.3")) << status;
 
-  // Same layout version, missing images: RLC_P and RLC_V are loaded only when present, so a v2.2 requirement is
+  // Same layout version, missing images: RLC_P and RLC_V are loaded only when present, so a v2.4 requirement is
   // met without them; made mandatory, their absence is named.
-  RequiredFile v22 = gc11_rlc;
-  v22.header_minor = 2;
-  EXPECT_TRUE(CheckProvides(v22, *rlc).ok()) << CheckProvides(v22, *rlc);
-  for (ProvidedType& p : v22.provides) p.optional = false;
-  status = CheckProvides(v22, *rlc);
+  RequiredFile v24 = gc11_rlc;
+  v24.header_minor = 4;
+  EXPECT_TRUE(CheckProvides(v24, *rlc).ok()) << CheckProvides(v24, *rlc);
+  for (ProvidedType& p : v24.provides) p.optional = false;
+  status = CheckProvides(v24, *rlc);
   ASSERT_FALSE(status.ok());
-  EXPECT_TRUE(absl::StrContains(status.message(), "lacks GFX_FW_TYPE_RLC_P, GFX_FW_TYPE_RLC_V")) << status;
+  EXPECT_TRUE(absl::StrContains(status.message(), "GFX_FW_TYPE_RLC_P")) << status;
+  EXPECT_TRUE(absl::StrContains(status.message(), "GFX_FW_TYPE_RLC_V")) << status;
 }
 
 // What a real sOS package or RLC file may lack (Debian's psp_13_0_0_sos.bin has no SOC/INTF/DBG/RAS driver, its

@@ -8,7 +8,7 @@
 #include "base/file.h"
 #include "firmware/container.h"
 #include "gtest/gtest.h"
-#include "tests/firmware/shared_firmware.h"
+#include "tests/firmware/debian_firmware.h"
 
 namespace firmware {
 namespace {
@@ -112,14 +112,15 @@ TEST(VirtualFirmwareTest, EachCheckFailsForItsOwnReason) {
 }
 
 TEST(VirtualFirmwareTest, RealMicrocodeIsNotVirtualFirmware) {
-  REQUIRE_SHARED_FIRMWARE(dir);
-  auto data = base::ReadFile(dir + "/sienna_cichlid_mec.bin");
+  REQUIRE_DEBIAN_FIRMWARE(dir, testing::DebianFirmwareVersions().front());
+  auto data = base::ReadFile(dir + "/gc_11_0_0_mec.bin");
   ASSERT_TRUE(data.ok());
-  auto c = ParseContainer("sienna_cichlid_mec.bin", *data);
+  auto c = ParseContainer("gc_11_0_0_mec.bin", *data);
   ASSERT_TRUE(c.ok());
-  const Component* code = c->Find(LoadPath::kIpFirmware, gfx_fw_type::kCpMec);
+  const Component* code = c->Find(LoadPath::kIpFirmware, gfx_fw_type::kRs64Mec);
+  ASSERT_NE(code, nullptr);
   VirtualFirmwareVerdict v = ValidateVirtualFirmware(
-      ComponentBytes(*data, *code), {"navi31", {11, 0, 0}, LoadPath::kIpFirmware, gfx_fw_type::kCpMec});
+      ComponentBytes(*data, *code), {"navi31", {11, 0, 0}, LoadPath::kIpFirmware, gfx_fw_type::kRs64Mec});
   EXPECT_EQ(v.check, VirtualFirmwareCheck::kBadMagic);
 }
 
