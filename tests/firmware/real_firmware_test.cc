@@ -91,8 +91,11 @@ TEST(RealFirmwareTest, OnlyRlcV22FilesHaveTheSizeBytesQuirkAndItIsHandled) {
                                            "yellow_carp_rlc.bin"}));
 }
 
+// Debian's sienna_cichlid_sos.bin (20250410), psp_firmware_header_v1_3 read with python's struct from byte 32:
+// sos {0, 0x21770, 0x14360}, toc {9, 0x35ad0, 0x600}, kdb {0x4002100, 0x360d0, 0x1310}, spl {0x1002100, 0x373e0,
+// 0x3a0}, rl and the aux images all zero.
 TEST(RealFirmwareTest, SosV13ComponentsOfSiennaCichlid) {
-  REQUIRE_SHARED_FIRMWARE(dir);
+  REQUIRE_DEBIAN_FIRMWARE(dir, testing::DebianFirmwareVersions().front());
   std::string data;
   auto c = ParseShared(dir, "sienna_cichlid_sos.bin", data);
   ASSERT_TRUE(c.ok()) << c.status();
@@ -103,11 +106,11 @@ TEST(RealFirmwareTest, SosV13ComponentsOfSiennaCichlid) {
     LoadPath load;
     uint32_t type;
   };
-  for (const Want& w : {Want{"sys_drv", 0x100, 0x20770, LoadPath::kBootloader, psp_fw_type::kSysDrv},
-                        Want{"sos", 0x100 + 0x20770, 0x14350, LoadPath::kBootloader, psp_fw_type::kSos},
-                        Want{"toc", 0x100 + 0x34ac0, 0x600, LoadPath::kToc, psp_fw_type::kToc},
-                        Want{"kdb", 0x100 + 0x350c0, 0x1310, LoadPath::kBootloader, psp_fw_type::kKdb},
-                        Want{"spl", 0x100 + 0x363d0, 0x3a0, LoadPath::kBootloader, psp_fw_type::kSpl}}) {
+  for (const Want& w : {Want{"sys_drv", 0x100, 0x21770, LoadPath::kBootloader, psp_fw_type::kSysDrv},
+                        Want{"sos", 0x100 + 0x21770, 0x14360, LoadPath::kBootloader, psp_fw_type::kSos},
+                        Want{"toc", 0x100 + 0x35ad0, 0x600, LoadPath::kToc, psp_fw_type::kToc},
+                        Want{"kdb", 0x100 + 0x360d0, 0x1310, LoadPath::kBootloader, psp_fw_type::kKdb},
+                        Want{"spl", 0x100 + 0x373e0, 0x3a0, LoadPath::kBootloader, psp_fw_type::kSpl}}) {
     const Component* comp = c->FindByName(w.name);
     ASSERT_NE(comp, nullptr) << w.name;
     EXPECT_EQ(comp->offset, w.offset) << w.name;
@@ -136,8 +139,10 @@ TEST(RealFirmwareTest, SosV13WithAuxImagesOfAldebaran) {
   EXPECT_EQ(sos_aux->version, 0x27007fu);
 }
 
+// Debian's sienna_cichlid_ta.bin (20250410), ta_firmware_header_v2_0 read with python's struct: 6 descriptors from
+// byte 36, ASD {type 1, 0x210000ec, offset 0, 0x30100}, RAP {type 6, 0x7000016, 0x58500, 0x3100}.
 TEST(RealFirmwareTest, TaV2DescriptorsOfSiennaCichlid) {
-  REQUIRE_SHARED_FIRMWARE(dir);
+  REQUIRE_DEBIAN_FIRMWARE(dir, testing::DebianFirmwareVersions().front());
   std::string data;
   auto c = ParseShared(dir, "sienna_cichlid_ta.bin", data);
   ASSERT_TRUE(c.ok()) << c.status();
@@ -145,16 +150,18 @@ TEST(RealFirmwareTest, TaV2DescriptorsOfSiennaCichlid) {
   const Component* asd = c->Find(LoadPath::kTrustedApp, ta_fw_type::kAsd);
   ASSERT_NE(asd, nullptr);
   EXPECT_EQ(asd->offset, 0x100u);
-  EXPECT_EQ(asd->size, 0x29100u);
-  EXPECT_EQ(asd->version, 0x2100007eu);
+  EXPECT_EQ(asd->size, 0x30100u);
+  EXPECT_EQ(asd->version, 0x210000ecu);
   const Component* rap = c->Find(LoadPath::kTrustedApp, ta_fw_type::kRap);
   ASSERT_NE(rap, nullptr);
-  EXPECT_EQ(rap->offset, 0x100u + 0x50500);
+  EXPECT_EQ(rap->offset, 0x100u + 0x58500);
   EXPECT_EQ(rap->size, 0x3100u);
 }
 
+// Debian's navi10_ta.bin (20230210-5), ta_firmware_header_v1_0: hdcp {0x17000031, 0, 0x6100}, dtm {0x12000013,
+// 0x6100, 0x2100} (python's struct from byte 56).
 TEST(RealFirmwareTest, TaV1CountsEveryOffsetFromTheUcodeArray) {
-  REQUIRE_SHARED_FIRMWARE(dir);
+  REQUIRE_DEBIAN_FIRMWARE(dir, testing::DebianFirmwareVersions()[1]);
   std::string data;
   auto c = ParseShared(dir, "navi10_ta.bin", data);
   ASSERT_TRUE(c.ok()) << c.status();
