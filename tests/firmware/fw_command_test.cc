@@ -56,9 +56,10 @@ TEST(FwCommandTest, InfoJsonCoversEveryComponent) {
   EXPECT_EQ(json["files"][1]["components"][0]["types"][0]["name"], "GFX_FW_TYPE_SDMA1");
 }
 
+// Debian's psp_13_0_5_toc.bin (20230210-5): 1792 bytes, sha256sum 2dfcc2b4...
 TEST(FwCommandTest, InfoReadsCompressedFiles) {
-  REQUIRE_SHARED_FIRMWARE(dir);
-  auto data = base::ReadFile(dir + "/sienna_cichlid_cap.bin");
+  REQUIRE_DEBIAN_FIRMWARE(dir, testing::DebianFirmwareVersions()[1]);
+  auto data = base::ReadFile(dir + "/psp_13_0_5_toc.bin");
   ASSERT_TRUE(data.ok());
   std::string zst(ZSTD_compressBound(data->size()), '\0');
   zst.resize(ZSTD_compress(zst.data(), zst.size(), data->data(), data->size(), 3));
@@ -67,8 +68,8 @@ TEST(FwCommandTest, InfoReadsCompressedFiles) {
   lzma_easy_buffer_encode(6, LZMA_CHECK_CRC64, nullptr, reinterpret_cast<const uint8_t*>(data->data()), data->size(),
                           reinterpret_cast<uint8_t*>(xz.data()), &xz_size, xz.size());
   xz.resize(xz_size);
-  const std::string zst_path = "/tmp/baregpu-fw-test-sienna_cichlid_cap.bin.zst";
-  const std::string xz_path = "/tmp/baregpu-fw-test-sienna_cichlid_cap.bin.xz";
+  const std::string zst_path = "/tmp/baregpu-fw-test-psp_13_0_5_toc.bin.zst";
+  const std::string xz_path = "/tmp/baregpu-fw-test-psp_13_0_5_toc.bin.xz";
   std::ofstream(zst_path, std::ios::binary) << zst;
   std::ofstream(xz_path, std::ios::binary) << xz;
   auto r = RunBaregpu({"fw", "info", "--json", zst_path, xz_path});
@@ -76,10 +77,10 @@ TEST(FwCommandTest, InfoReadsCompressedFiles) {
   auto json = nlohmann::json::parse(r.out, nullptr, false);
   ASSERT_FALSE(json.is_discarded()) << r.out;
   for (const auto& file : json["files"]) {
-    EXPECT_EQ(file["kind"], "cap");
-    EXPECT_EQ(file["file_size"], 960);
+    EXPECT_EQ(file["kind"], "toc");
+    EXPECT_EQ(file["file_size"], 1792);
     // sha256sum of the uncompressed file.
-    EXPECT_EQ(file["sha256"], "700bfb3bff61f6dcb2b34feaa511dcb9fc8e2ef75cf6f39c966aa703b21cdaea");
+    EXPECT_EQ(file["sha256"], "2dfcc2b4d6b7f072a471da3852164560ae709bb563626997c41ef1ef17588bbe");
   }
   std::remove(zst_path.c_str());
   std::remove(xz_path.c_str());

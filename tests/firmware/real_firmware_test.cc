@@ -219,8 +219,10 @@ TEST(RealFirmwareTest, MecSplitsItsJumpTableAndPfpKeepsIt) {
   EXPECT_EQ(pfp->FindByName("jt")->load, LoadPath::kDriver);
 }
 
+// Debian's 20230210-5: navi12_smc.bin is byte for byte the AMDGPU 22.20 bundle's (cmp); its sienna_cichlid_smc.bin
+// is an smc v2.1 with pptable_count 2.
 TEST(RealFirmwareTest, SmcSoftPptables) {
-  REQUIRE_SHARED_FIRMWARE(dir);
+  REQUIRE_DEBIAN_FIRMWARE(dir, testing::DebianFirmwareVersions()[1]);
   std::string data;
   auto v20 = ParseShared(dir, "navi12_smc.bin", data);
   ASSERT_TRUE(v20.ok()) << v20.status();
@@ -238,16 +240,20 @@ TEST(RealFirmwareTest, SmcSoftPptables) {
   EXPECT_EQ(tables, 2);
 }
 
+// Debian's 20230210-5: gc_11_0_0_mes.bin's mes_firmware_header_v1_0 (python's struct from byte 32): ucode size
+// 0x25d80 at 0x100, data size 0x20000 at 0x25e80; navi10_sdma1.bin and navi10_gpu_info.bin are byte for byte the
+// AMDGPU 22.20 bundle's (cmp).
 TEST(RealFirmwareTest, MesSdmaImuFreeKinds) {
-  REQUIRE_SHARED_FIRMWARE(dir);
+  REQUIRE_DEBIAN_FIRMWARE(dir, testing::DebianFirmwareVersions()[1]);
   std::string data;
-  auto mes = ParseShared(dir, "sienna_cichlid_mes.bin", data);
+  auto mes = ParseShared(dir, "gc_11_0_0_mes.bin", data);
   ASSERT_TRUE(mes.ok()) << mes.status();
-  EXPECT_EQ(mes->Find(LoadPath::kIpFirmware, gfx_fw_type::kCpMes)->size, 0x16300u);
+  EXPECT_EQ(mes->Find(LoadPath::kIpFirmware, gfx_fw_type::kCpMes)->offset, 0x100u);
+  EXPECT_EQ(mes->Find(LoadPath::kIpFirmware, gfx_fw_type::kCpMes)->size, 0x25d80u);
   const Component* stack = mes->Find(LoadPath::kIpFirmware, gfx_fw_type::kMesStack);
   ASSERT_NE(stack, nullptr);
-  EXPECT_EQ(stack->offset, 0x16400u);
-  EXPECT_EQ(stack->size, 0x37d0u);
+  EXPECT_EQ(stack->offset, 0x25e80u);
+  EXPECT_EQ(stack->size, 0x20000u);
 
   auto sdma1 = ParseShared(dir, "navi10_sdma1.bin", data);
   ASSERT_TRUE(sdma1.ok()) << sdma1.status();
