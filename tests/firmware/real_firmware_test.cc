@@ -195,8 +195,10 @@ TEST(RealFirmwareTest, RlcV22ListsAndImages) {
   EXPECT_EQ(0x1b460u + 0x4200u, data.size());
 }
 
+// Debian's sienna_cichlid_mec.bin (20250410), gfx_firmware_header_v1_0 read with python's struct: ucode_size_bytes
+// 267904, jt_offset 0x104c0, jt_size 0xe0; its sienna_cichlid_pfp.bin: ucode_size_bytes 263168.
 TEST(RealFirmwareTest, MecSplitsItsJumpTableAndPfpKeepsIt) {
-  REQUIRE_SHARED_FIRMWARE(dir);
+  REQUIRE_DEBIAN_FIRMWARE(dir, testing::DebianFirmwareVersions().front());
   std::string data;
   auto mec = ParseShared(dir, "sienna_cichlid_mec.bin", data);
   ASSERT_TRUE(mec.ok()) << mec.status();
@@ -204,8 +206,8 @@ TEST(RealFirmwareTest, MecSplitsItsJumpTableAndPfpKeepsIt) {
   const Component* jt = mec->Find(LoadPath::kIpFirmware, gfx_fw_type::kCpMecMe1);
   ASSERT_NE(code, nullptr);
   ASSERT_NE(jt, nullptr);
-  EXPECT_EQ(code->size, 268336u - 0xe0 * 4);
-  EXPECT_EQ(jt->offset, 0x100u + 0x1052c * 4);
+  EXPECT_EQ(code->size, 267904u - 0xe0 * 4);
+  EXPECT_EQ(jt->offset, 0x100u + 0x104c0 * 4);
   EXPECT_EQ(jt->size, 0xe0u * 4);
   EXPECT_EQ(code->offset + code->size, jt->offset);  // the JT is the tail of the image
 
