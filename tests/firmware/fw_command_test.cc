@@ -111,6 +111,24 @@ TEST(FwCommandTest, TruncatedAndCorruptedFilesFailWithOneLine) {
   std::remove(corrupted.c_str());
 }
 
+// `fw need` over each Debian release: every file Navi31 needs is found in it (gc_11_0_0_mes.bin standing in for
+// _mes_2.bin in 20230210-5) and meets the driver's requirements.
+TEST(FwCommandTest, NeedFindsEveryNavi31FileInBothDebianReleases) {
+  for (const std::string& version : testing::DebianFirmwareVersions()) {
+    REQUIRE_DEBIAN_FIRMWARE(dir, version);
+    const std::string root = dir.substr(0, dir.size() - std::string("/amdgpu").size());
+    auto r = RunBaregpu({"fw", "need", "navi31", "--json"}, {"BAREGPU_FIRMWARE_PATH=" + root});
+    ASSERT_EQ(r.exit_status, 0) << r.err;
+    auto json = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(json.is_discarded()) << r.out;
+    ASSERT_GE(json["files"].size(), 9u);
+    for (const auto& file : json["files"]) {
+      EXPECT_EQ(file["ok"], true) << version << " " << file.dump();
+      EXPECT_TRUE(absl::StartsWith(file["found"].get<std::string>(), dir + "/")) << version << " " << file.dump();
+    }
+  }
+}
+
 TEST(FwCommandTest, UsageErrors) {
   EXPECT_EQ(RunBaregpu({"fw"}).exit_status, 2);
   EXPECT_EQ(RunBaregpu({"fw", "info"}).exit_status, 2);
