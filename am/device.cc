@@ -120,15 +120,18 @@ absl::Status Device::CreateBlocks(firmware::Store& firmware) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<firmware::RequiredFile>> Device::RequiredFirmware() const {
+absl::StatusOr<std::vector<firmware::RequiredFile>> RequiredFirmware(const Discovery& d) {
   // The file list is per ASIC, so it takes every versioned block.
-  const Discovery& d = discovery_.discovery;
   auto version = [&](uint16_t hw_id) {
     const std::optional<IpVersion> v = d.VersionOf(hw_id);
     return v ? firmware::IpVersion{v->major, v->minor, v->revision} : firmware::IpVersion{};
   };
   return firmware::RequiredFiles({version(regs::discovery::GC_HWID), version(regs::discovery::MP0_HWID),
                                   version(regs::discovery::MP1_HWID), version(regs::discovery::SDMA0_HWID)});
+}
+
+absl::StatusOr<std::vector<firmware::RequiredFile>> Device::RequiredFirmware() const {
+  return am::RequiredFirmware(discovery_.discovery);
 }
 
 Device::Device(std::unique_ptr<pci::Device> pci, DeviceDiscovery discovery)

@@ -62,6 +62,10 @@ struct BootStep {
   absl::Status status;
 };
 
+// The firmware files a device with these discovered IP versions needs (firmware::RequiredFiles over the GC, MP0,
+// MP1 and SDMA versions): for a device baregpu drives and for tools that only read its discovery table.
+absl::StatusOr<std::vector<firmware::RequiredFile>> RequiredFirmware(const Discovery& discovery);
+
 class Device {
  public:
   // SCRATCH_REG7 after a full boot by baregpu: the next open may boot partially. (tinygrad's AM keeps a similar

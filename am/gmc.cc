@@ -52,7 +52,7 @@ const char* HubName(Hub hub) { return hub == Hub::kGc ? "gfxhub" : "mmhub"; }
 std::string PermissionNames(uint32_t bits) {
   static constexpr const char* kNames[] = {"valid", "read", "write", "execute"};
   std::string names;
-  for (int i = 0; i < 4; ++i) {
+  for (size_t i = 0; i < std::size(kNames); ++i) {
     if (bits & (1u << i)) absl::StrAppend(&names, names.empty() ? "" : ", ", kNames[i]);
   }
   return names;

@@ -144,7 +144,7 @@ uint32_t RealImageVersion(const PspImageHeader& header, const RealImageIdentity&
 }
 
 RealImageVerdict ValidateRealImage(absl::string_view image, LoadPath load, uint32_t type) {
-  auto fail = [](std::string why) { return RealImageVerdict{std::move(why), 0}; };
+  auto fail = [](std::string why) { return RealImageVerdict{std::move(why)}; };
   const std::optional<RealImageIdentity> identity = FindRealImageIdentity(load, type);
   if (!identity) {
     return fail(absl::StrFormat("no real Navi31 firmware provides %s, so the virtual PSP cannot tell what it does",
@@ -183,7 +183,7 @@ RealImageVerdict ValidateRealImage(absl::string_view image, LoadPath load, uint3
     return fail(absl::StrFormat("%d bytes handed over after the image's end (rom_size %#x) are not zero padding",
                                 tail.size(), header->rom_size));
   }
-  return {"", RealImageVersion(*header, *identity)};
+  return {"", RealImageVersion(*header, *identity), identity->ucode_start};
 }
 
 }  // namespace firmware

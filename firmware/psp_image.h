@@ -73,6 +73,7 @@ uint32_t RealImageVersion(const PspImageHeader& header, const RealImageIdentity&
 struct RealImageVerdict {
   std::string error;  // empty when accepted
   uint32_t version = 0;
+  uint64_t ucode_start = 0;  // the identity's (RS64 CP ucode), else 0
   bool ok() const { return error.empty(); }
 };
 

@@ -67,17 +67,7 @@ absl::StatusOr<std::string> ReadFirmwareFile(const std::string& path) {
   return Decompress(path, std::move(raw), CompressionOf(path));
 }
 
-absl::StatusOr<LoadedFile> Store::Load(absl::string_view name) const {
-  Location location = Locate(name);
-  if (!location.path) {
-    return absl::NotFoundError(absl::StrCat("firmware amdgpu/", name, " not found; tried ",
-                                            absl::StrJoin(location.tried, ", "),
-                                            ". Install linux-firmware (Debian: firmware-amd-graphics) or point ",
-                                            kFirmwarePathEnv, " at a directory that holds amdgpu/", name));
-  }
-  BAREGPU_ASSIGN_OR_RETURN(std::string data, ReadFirmwareFile(*location.path));
-  return LoadedFile{std::string(name), *location.path, std::move(data)};
-}
+absl::StatusOr<LoadedFile> Store::Load(absl::string_view name) const { return Load(name, {}); }
 
 absl::StatusOr<LoadedFile> Store::Load(absl::string_view name, const std::vector<std::string>& fallbacks) const {
   std::vector<std::string> names = {std::string(name)};

@@ -776,8 +776,7 @@ PspModel::CheckedImage PspModel::CheckImage(uint64_t address, uint64_t size, Loa
   if (firmware::IsPspImage(image)) {
     const firmware::RealImageVerdict verdict = firmware::ValidateRealImage(image, load, type);
     if (!verdict.ok()) return {absl::StrCat("real firmware: ", verdict.error)};
-    const std::optional<firmware::RealImageIdentity> identity = firmware::FindRealImageIdentity(load, type);
-    return {"", verdict.version, identity ? identity->ucode_start : 0};
+    return {"", verdict.version, verdict.ucode_start};
   }
   const firmware::VirtualFirmwareVerdict verdict =
       firmware::ValidateVirtualFirmware(image, {profile_.name, ip, load, type});

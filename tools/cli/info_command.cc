@@ -7,14 +7,13 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "am/device.h"
 #include "am/discovery.h"
 #include "am/register_io.h"
-#include "am/regs/hw_id_constants.h"
 #include "am/regs/mp0.h"
 #include "am/regs/register_space.h"
 #include "base/status_macros.h"
 #include "firmware/container.h"
-#include "firmware/requirements.h"
 #include "firmware/store.h"
 #include "pci/enumerate.h"
 #include "pci/open.h"
@@ -49,14 +48,7 @@ absl::StatusOr<FirmwareState> ReadFirmwareState(pci::Device& device, const am::D
     state.sos_version = mp0.Read<am::regs::mp0::MP0_SMN_C2PMSG_58>().raw();
   }
   BAREGPU_RETURN_IF_ERROR(mp0.status());
-  auto version = [&](uint16_t hw_id) {
-    const std::optional<am::IpVersion> v = discovery.VersionOf(hw_id);
-    return v ? firmware::IpVersion{v->major, v->minor, v->revision} : firmware::IpVersion{};
-  };
-  namespace hw = am::regs::discovery;
-  BAREGPU_ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> required,
-                           firmware::RequiredFiles({version(hw::GC_HWID), version(hw::MP0_HWID), version(hw::MP1_HWID),
-                                                    version(hw::SDMA0_HWID)}));
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> required, am::RequiredFirmware(discovery));
   const firmware::Store store(firmware::DeviceSearchRoots(device.firmware_roots()));
   for (const firmware::RequiredFile& file : required) {
     FirmwareFile entry{file.name};
