@@ -72,6 +72,14 @@ TEST(Navi31Test, HasTheBoardIdentityAndResizableBarsOfARealCard) {
   // Extended space is read-only: a resize the model cannot honour does not show as done.
   ASSERT_TRUE((*device)->WriteConfig32(PCI_CFG_SPACE_SIZE + PCI_REBAR_CTRL, 0).ok());
   EXPECT_EQ(*(*device)->ReadConfig32(PCI_CFG_SPACE_SIZE + PCI_REBAR_CTRL), bar0_ctrl);
+  // Decision (docs/fidelity.md, B15): no I/O BAR4 and no audio function; neither amdgpu nor tinygrad's AM driver
+  // touches them, so their absence must read as absent, not as a half-modelled BAR.
+  EXPECT_EQ(*(*device)->ReadConfig32(PCI_BASE_ADDRESS_4), 0u);
+  EXPECT_FALSE((*device)->GetBarInfo(4)->present());
+  // Bit 7 of the header type marks a multi-function device (PCI_HEADER_TYPE_MFD in Linux 6.12's pci_regs.h; the
+  // Debian 12 UAPI headers predate the name).
+  constexpr uint8_t kHeaderTypeMultiFunction = 0x80;
+  EXPECT_EQ(*(*device)->ReadConfig8(PCI_HEADER_TYPE) & kHeaderTypeMultiFunction, 0);
 }
 
 TEST(Navi31Test, ConfigMemsizeReportsVramInMib) {
