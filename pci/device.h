@@ -25,6 +25,12 @@ namespace pci {
 inline constexpr int kBarCount = 6;
 inline constexpr uint32_t kConfigSpaceSize = 4096;  // PCIe extended configuration space
 
+// How DMA memory is allocated.
+struct DmaOptions {
+  // The pages can be mapped by another process too (HostMemoryOptions::shareable; DmaBuffer::shareable_fd()).
+  bool shareable = false;
+};
+
 struct BarInfo {
   int index = 0;
   uint64_t size = 0;  // 0: the BAR is not implemented
@@ -71,7 +77,8 @@ class Device {
   uint64_t dma_mask() const { return dma_mask_; }
   // Sets the addressing capability of the device in bits (12..64). New allocations honour it.
   absl::Status SetDmaMaskBits(unsigned bits);
-  virtual absl::StatusOr<std::unique_ptr<DmaBuffer>> AllocDma(size_t size) = 0;
+  absl::StatusOr<std::unique_ptr<DmaBuffer>> AllocDma(size_t size) { return AllocDma(size, DmaOptions{}); }
+  virtual absl::StatusOr<std::unique_ptr<DmaBuffer>> AllocDma(size_t size, const DmaOptions& options) = 0;
   // Peer-to-peer: makes `memory` (page-aligned; typically another device's BAR from MapMemory) reachable by this
   // device's DMA. Backends that cannot say so in an error naming themselves.
   virtual absl::StatusOr<std::unique_ptr<DmaMapping>> MapPeerMemory(std::span<uint8_t> memory);

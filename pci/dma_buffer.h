@@ -23,6 +23,8 @@ class DmaBuffer {
 
   uint8_t* cpu() const { return memory_.data(); }
   size_t size() const { return memory_.size(); }
+  // The memfd of a buffer allocated with DmaOptions::shareable (owned by the buffer), else -1.
+  int shareable_fd() const { return memory_.fd(); }
   // Device address of the byte at `offset` (< size()); pages are kPageSize, contiguous within a page.
   uint64_t device_address(size_t offset = 0) const { return pages_[offset / kPageSize] + offset % kPageSize; }
   std::span<const uint64_t> page_addresses() const { return pages_; }

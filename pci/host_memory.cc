@@ -1,7 +1,9 @@
 #include "pci/host_memory.h"
 
 #include <hwloc.h>
+#include <linux/memfd.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <utility>
@@ -9,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/bits.h"
+#include "base/fd.h"
 #include "base/file.h"
 
 namespace pci {
@@ -59,15 +62,24 @@ absl::StatusOr<HostMemory> HostMemory::Allocate(size_t size, const HostMemoryOpt
     return absl::InvalidArgumentError(absl::StrFormat("DMA memory of %d bytes requested; the limit is 64 TiB", size));
   }
   const size_t rounded = base::AlignUp(size, page);
-  int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+  base::ScopedFd memfd;
+  if (options.shareable) {
+    const unsigned memfd_flags = MFD_CLOEXEC | (options.hugepages ? MFD_HUGETLB | MFD_HUGE_2MB : 0u);
+    memfd = base::ScopedFd(::memfd_create("baregpu-dma", memfd_flags));
+    if (!memfd.valid()) return base::ErrnoError(errno, "memfd_create for shareable DMA memory");
+    if (::ftruncate(memfd.get(), static_cast<off_t>(rounded)) != 0) {
+      return base::ErrnoError(errno, absl::StrFormat("sizing shareable DMA memory to %d bytes", rounded));
+    }
+  }
+  int flags = options.shareable ? MAP_SHARED : MAP_PRIVATE | MAP_ANONYMOUS;
   // Hugepages are reserved at mmap time (no MAP_NORESERVE), so a shortage fails here with ENOMEM instead of later
   // as a SIGBUS or a misleading mlock failure.
-  if (options.hugepages) {
+  if (options.hugepages && !options.shareable) {
     flags |= MAP_HUGETLB | (21 << MAP_HUGE_SHIFT);  // 2^21: 2 MiB pages
-  } else {
+  } else if (!options.hugepages) {
     flags |= MAP_NORESERVE;
   }
-  void* data = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, flags, -1, 0);
+  void* data = ::mmap(nullptr, rounded, PROT_READ | PROT_WRITE, flags, memfd.valid() ? memfd.get() : -1, 0);
   if (data == MAP_FAILED) {
     int err = errno;
     std::string what =
@@ -83,6 +95,7 @@ absl::StatusOr<HostMemory> HostMemory::Allocate(size_t size, const HostMemoryOpt
   memory.data_ = static_cast<uint8_t*>(data);
   memory.size_ = rounded;
   memory.page_size_ = page;
+  memory.fd_ = memfd.Release();
   if (options.numa_node.has_value() && NumaNodeCount() > 1) {
     if (absl::Status s = BindToNode(data, rounded, *options.numa_node); !s.ok()) return s;
   }
@@ -101,7 +114,10 @@ absl::StatusOr<HostMemory> HostMemory::Allocate(size_t size, const HostMemoryOpt
 }
 
 HostMemory::HostMemory(HostMemory&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)), page_size_(other.page_size_) {}
+    : data_(std::exchange(other.data_, nullptr)),
+      size_(std::exchange(other.size_, 0)),
+      page_size_(other.page_size_),
+      fd_(std::exchange(other.fd_, -1)) {}
 
 HostMemory& HostMemory::operator=(HostMemory&& other) noexcept {
   if (this != &other) {
@@ -109,6 +125,7 @@ HostMemory& HostMemory::operator=(HostMemory&& other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
     page_size_ = other.page_size_;
+    fd_ = std::exchange(other.fd_, -1);
   }
   return *this;
 }
@@ -117,6 +134,8 @@ HostMemory::~HostMemory() { Release(); }
 
 void HostMemory::Release() {
   if (data_ != nullptr) ::munmap(data_, size_);
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
   data_ = nullptr;
   size_ = 0;
 }

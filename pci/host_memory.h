@@ -18,6 +18,9 @@ struct HostMemoryOptions {
   bool hugepages = false;        // MAP_HUGETLB with 2 MiB pages (physically contiguous per page)
   bool locked = false;           // mlock: the pages stay resident (pinned) while mapped
   std::optional<int> numa_node;  // bind to this node (hwloc) when the machine has more than one
+  // Backed by a memfd (MAP_SHARED) instead of an anonymous mapping, so another process can map the same pages
+  // (fd()): `baregpu serve` hands it to a client over a Unix socket (SCM_RIGHTS).
+  bool shareable = false;
 };
 
 class HostMemory {
@@ -35,12 +38,15 @@ class HostMemory {
   uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
   size_t page_size() const { return page_size_; }
+  // The memfd behind a shareable allocation (owned by this object; -1 otherwise).
+  int fd() const { return fd_; }
 
  private:
   void Release();
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
   size_t page_size_ = kPageSize;
+  int fd_ = -1;
 };
 
 // Number of NUMA nodes hwloc sees on this machine (1 on a machine without NUMA).

@@ -51,7 +51,8 @@ class SysfsDevice : public Device {
   absl::StatusOr<BarInfo> GetBarInfo(int bar) override;
   absl::StatusOr<Mmio> MapMmio(int bar) override;
   absl::StatusOr<std::span<uint8_t>> MapMemory(int bar) override;
-  absl::StatusOr<std::unique_ptr<DmaBuffer>> AllocDma(size_t size) override;
+  using Device::AllocDma;
+  absl::StatusOr<std::unique_ptr<DmaBuffer>> AllocDma(size_t size, const DmaOptions& options) override;
   absl::Status ResetFunction() override;
   absl::StatusOr<std::vector<int>> EnableInterrupts(int count) override;
   absl::Status DisableInterrupts() override { return absl::OkStatus(); }
@@ -169,10 +170,11 @@ absl::StatusOr<std::span<uint8_t>> SysfsDevice::MapMemory(int bar) {
   return std::span<uint8_t>(static_cast<uint8_t*>(m.host), m.size);
 }
 
-absl::StatusOr<std::unique_ptr<DmaBuffer>> SysfsDevice::AllocDma(size_t size) {
+absl::StatusOr<std::unique_ptr<DmaBuffer>> SysfsDevice::AllocDma(size_t size, const DmaOptions& dma_options) {
   HostMemoryOptions options;
-  options.hugepages = true;  // physically contiguous 2 MiB at a time, and never moved
-  options.locked = true;     // resident before pagemap is read, and stays where it is
+  options.shareable = dma_options.shareable;  // a hugetlbfs memfd: still 2 MiB physically contiguous pages
+  options.hugepages = true;                   // physically contiguous 2 MiB at a time, and never moved
+  options.locked = true;                      // resident before pagemap is read, and stays where it is
   options.numa_node = numa_node_;
   BAREGPU_ASSIGN_OR_RETURN(HostMemory memory, HostMemory::Allocate(size, options));
   const std::string pagemap = paths_.proc + "/self/pagemap";

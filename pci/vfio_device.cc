@@ -110,7 +110,8 @@ class VfioDevice : public Device {
   absl::StatusOr<BarInfo> GetBarInfo(int bar) override;
   absl::StatusOr<Mmio> MapMmio(int bar) override;
   absl::StatusOr<std::span<uint8_t>> MapMemory(int bar) override;
-  absl::StatusOr<std::unique_ptr<DmaBuffer>> AllocDma(size_t size) override;
+  using Device::AllocDma;
+  absl::StatusOr<std::unique_ptr<DmaBuffer>> AllocDma(size_t size, const DmaOptions& options) override;
   absl::StatusOr<std::unique_ptr<DmaMapping>> MapPeerMemory(std::span<uint8_t> memory) override;
   absl::Status ResetFunction() override;
   absl::StatusOr<std::vector<int>> EnableInterrupts(int count) override;
@@ -379,9 +380,10 @@ absl::StatusOr<std::span<uint8_t>> VfioDevice::MapMemory(int bar) {
   return std::span<uint8_t>(areas->front().host, info.size);
 }
 
-absl::StatusOr<std::unique_ptr<DmaBuffer>> VfioDevice::AllocDma(size_t size) {
+absl::StatusOr<std::unique_ptr<DmaBuffer>> VfioDevice::AllocDma(size_t size, const DmaOptions& dma_options) {
   HostMemoryOptions options;
   options.numa_node = numa_node_;  // VFIO pins the pages itself; no mlock needed
+  options.shareable = dma_options.shareable;
   BAREGPU_ASSIGN_OR_RETURN(HostMemory memory, HostMemory::Allocate(size, options));
   // Large buffers get 2 MiB-aligned IOVAs so the IOMMU (and GPU page tables above) can use large pages.
   const uint64_t alignment = memory.size() >= kHugePageSize ? kHugePageSize : kPageSize;

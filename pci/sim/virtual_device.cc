@@ -272,8 +272,8 @@ absl::StatusOr<std::span<uint8_t>> VirtualDevice::MapMemory(int bar) {
   return bars_[bar].memory;
 }
 
-absl::StatusOr<std::unique_ptr<DmaBuffer>> VirtualDevice::AllocDma(size_t size) {
-  BAREGPU_ASSIGN_OR_RETURN(HostMemory memory, HostMemory::Allocate(size));
+absl::StatusOr<std::unique_ptr<DmaBuffer>> VirtualDevice::AllocDma(size_t size, const DmaOptions& options) {
+  BAREGPU_ASSIGN_OR_RETURN(HostMemory memory, HostMemory::Allocate(size, {.shareable = options.shareable}));
   BAREGPU_ASSIGN_OR_RETURN(uint64_t iova, iova_->Allocate(memory.size(), kPageSize, dma_mask()));
   dma_->Map(iova, memory.data(), memory.size());
   std::vector<uint64_t> pages = Buffer::PageList(iova, memory.size());

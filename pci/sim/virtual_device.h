@@ -43,7 +43,8 @@ class VirtualDevice : public Device {
   absl::StatusOr<BarInfo> GetBarInfo(int bar) override;
   absl::StatusOr<Mmio> MapMmio(int bar) override;
   absl::StatusOr<std::span<uint8_t>> MapMemory(int bar) override;
-  absl::StatusOr<std::unique_ptr<DmaBuffer>> AllocDma(size_t size) override;
+  using Device::AllocDma;
+  absl::StatusOr<std::unique_ptr<DmaBuffer>> AllocDma(size_t size, const DmaOptions& options) override;
   absl::StatusOr<std::unique_ptr<DmaMapping>> MapPeerMemory(std::span<uint8_t> memory) override;
   absl::Status ResetFunction() override;
   absl::StatusOr<std::vector<int>> EnableInterrupts(int count) override;

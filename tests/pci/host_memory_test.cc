@@ -1,5 +1,7 @@
 #include "pci/host_memory.h"
 
+#include <sys/mman.h>
+
 #include <cstdint>
 
 #include "gtest/gtest.h"
@@ -51,6 +53,26 @@ TEST(HostMemoryTest, NumaBindingToNodeZeroWorksOnEveryMachine) {
   EXPECT_GE(NumaNodeCount(), 1);
   auto memory = HostMemory::Allocate(kPageSize, {.numa_node = 0});
   ASSERT_TRUE(memory.ok()) << memory.status();
+}
+
+TEST(HostMemoryTest, ShareableMemoryIsTheSamePagesThroughItsFd) {
+  auto memory = HostMemory::Allocate(3 * kPageSize, {.shareable = true});
+  ASSERT_TRUE(memory.ok()) << memory.status();
+  ASSERT_GE(memory->fd(), 0);
+  void* other = ::mmap(nullptr, memory->size(), PROT_READ | PROT_WRITE, MAP_SHARED, memory->fd(), 0);
+  ASSERT_NE(other, MAP_FAILED);
+  auto* bytes = static_cast<uint8_t*>(other);
+  memory->data()[kPageSize + 7] = 0x5a;
+  EXPECT_EQ(bytes[kPageSize + 7], 0x5a);
+  bytes[2 * kPageSize] = 0xc3;
+  EXPECT_EQ(memory->data()[2 * kPageSize], 0xc3);
+  ::munmap(other, memory->size());
+}
+
+TEST(HostMemoryTest, OnlyShareableMemoryHasAnFd) {
+  auto memory = HostMemory::Allocate(kPageSize);
+  ASSERT_TRUE(memory.ok());
+  EXPECT_EQ(memory->fd(), -1);
 }
 
 }  // namespace
