@@ -1,0 +1,73 @@
+// tinygrad's remote PCI protocol, as its client speaks it (tinygrad/runtime/support/system.py: RemoteCmd,
+// RemotePCIDevice._rpc, _bulk_write, alloc_sysmem; APLRemotePCIDevice.alloc_sysmem for MAP_SYSMEM_FD).
+//
+// Every request is a 33-byte little-endian header (struct '<BIIQQQ': command, device index, BAR or sysmem handle,
+// three arguments), followed by a payload for PROBE, MMIO_WRITE and SYSMEM_WRITE. Every request but the two
+// posted writes gets a 17-byte reply ('<BQQ': status, two values); status 0 may be followed by data (PROBE's
+// device list, MAP_SYSMEM's page addresses, the bytes of a read), any other status by an error text of the
+// first value's length. MAP_SYSMEM_FD's reply carries a memfd in SCM_RIGHTS (Unix sockets only).
+#ifndef BAREGPU_SERVE_PROTOCOL_H_
+#define BAREGPU_SERVE_PROTOCOL_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace serve {
+
+// RemoteCmd, in its order (the values are range(13)).
+enum class Command : uint8_t {
+  kProbe = 0,
+  kMapBar = 1,
+  kMapSysmemFd = 2,
+  kCfgRead = 3,
+  kCfgWrite = 4,
+  kReset = 5,
+  kMmioRead = 6,
+  kMmioWrite = 7,
+  kMapSysmem = 8,
+  kSysmemRead = 9,
+  kSysmemWrite = 10,
+  kResizeBar = 11,
+  kPing = 12,
+};
+inline constexpr int kCommandCount = 13;
+
+// "MMIO_READ", or nullopt for a byte that is no command.
+std::optional<absl::string_view> CommandName(uint8_t command);
+// Posted writes: the client sends them without waiting for a reply, so none is sent.
+bool IsPostedWrite(Command command);
+
+inline constexpr size_t kRequestHeaderSize = 1 + 4 + 4 + 8 + 8 + 8;  // '<BIIQQQ'
+inline constexpr size_t kReplyHeaderSize = 1 + 8 + 8;                // '<BQQ'
+// tinygrad's REMOTE default port (RemotePCIDevice.remote_list).
+inline constexpr uint16_t kDefaultPort = 6667;
+
+struct Request {
+  uint8_t command = 0;  // raw: an unknown value is answered with an error, not dropped
+  uint32_t device = 0;
+  uint32_t bar = 0;  // BAR index, or a sysmem handle for SYSMEM_READ/SYSMEM_WRITE
+  std::array<uint64_t, 3> args{};
+
+  static Request Decode(const std::array<uint8_t, kRequestHeaderSize>& bytes);
+  std::array<uint8_t, kRequestHeaderSize> Encode() const;
+};
+
+enum class ReplyStatus : uint8_t { kOk = 0, kError = 1 };
+
+struct Reply {
+  ReplyStatus status = ReplyStatus::kOk;
+  uint64_t value0 = 0;
+  uint64_t value1 = 0;
+
+  static Reply Decode(const std::array<uint8_t, kReplyHeaderSize>& bytes);
+  std::array<uint8_t, kReplyHeaderSize> Encode() const;
+};
+
+}  // namespace serve
+
+#endif  // BAREGPU_SERVE_PROTOCOL_H_
