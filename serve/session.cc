@@ -444,6 +444,7 @@ void Session::Run() {
   }
   log_(absl::StrFormat("%s: %s after %d requests (%d refused); %d system memory buffers freed, devices released",
                        label_, why, counters_.requests.load(), counters_.errors.load(), sysmem_.size()));
+  socket_.Reset();  // the client sees the end now, not when the server reaps this session
   sysmem_.clear();
   for (size_t i = 0; i < devices_.size(); ++i) {
     if (claimed_[i]) devices_[i]->Release(id_);
