@@ -131,9 +131,26 @@ absl::Status Server::Listen() {
   return absl::OkStatus();
 }
 
+namespace {
+constexpr absl::string_view kCursorUpAndEraseLine = "\033[1A\033[2K";
+}  // namespace
+
 void Server::Log(const std::string& line) {
   base::MutexLock lock(&log_mu_);
-  log_stream_ << "serve: " << line << '\n' << std::flush;
+  std::string text;
+  for (size_t i = 0; i < status_lines_.size(); ++i) absl::StrAppend(&text, kCursorUpAndEraseLine);
+  absl::StrAppend(&text, "serve: ", line, "\n");
+  for (const std::string& s : status_lines_) absl::StrAppend(&text, s, "\n");
+  log_stream_ << text << std::flush;
+}
+
+void Server::ShowStatus(std::vector<std::string> lines) {
+  base::MutexLock lock(&log_mu_);
+  std::string text;
+  for (size_t i = 0; i < status_lines_.size(); ++i) absl::StrAppend(&text, kCursorUpAndEraseLine);
+  for (const std::string& s : lines) absl::StrAppend(&text, s, "\n");
+  status_lines_ = std::move(lines);
+  log_stream_ << text << std::flush;
 }
 
 void Server::Stop() {

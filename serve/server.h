@@ -59,7 +59,10 @@ class Server {
   void Stop();
 
   std::vector<ClientSnapshot> Clients() const;
+  // One line to the log stream. Status lines (below) stay under the log: they are erased, and redrawn after it.
   void Log(const std::string& line);
+  // Replaces the status lines at the bottom of a terminal (ANSI cursor-up and erase-line; only for a TTY).
+  void ShowStatus(std::vector<std::string> lines);
 
  private:
   Server(std::vector<std::unique_ptr<ServedDevice>> devices, const ServerOptions& options, std::ostream& log);
@@ -77,6 +80,7 @@ class Server {
   ServerOptions options_;
   std::ostream& log_stream_;
   base::Mutex log_mu_;
+  std::vector<std::string> status_lines_ ABSL_GUARDED_BY(log_mu_);
   base::ScopedFd listener_;
   base::ScopedFd stop_event_;
   std::string address_;

@@ -38,24 +38,22 @@ class BlockedStopSignals {
   sigset_t previous_;
 };
 
-// One line per client with its request rate, redrawn in place.
-class ProgressDisplay {
+// One status line per client with its request rate over the last interval.
+class ProgressLines {
  public:
-  explicit ProgressDisplay(std::ostream& err) : err_(err) {}
-  void Draw(const std::vector<serve::ClientSnapshot>& clients) {
-    std::string text;
-    for (int i = 0; i < lines_; ++i) text += "\033[1A\033[2K";  // up one line, clear it
+  std::vector<std::string> Lines(const std::vector<serve::ClientSnapshot>& clients) {
+    std::vector<std::string> lines;
     std::map<uint64_t, uint64_t> requests;
     for (const serve::ClientSnapshot& c : clients) {
       const uint64_t before = last_requests_.count(c.id) ? last_requests_[c.id] : 0;
-      absl::StrAppendFormat(&text, "%s  %-14s %8d req/s  %10d requests  %d refused  in %s  out %s\n", c.label,
-                            c.devices.empty() ? "-" : c.devices, (c.requests - before) / kProgressIntervalSeconds,
-                            c.requests, c.errors, Bytes(c.bytes_received), Bytes(c.bytes_sent));
+      lines.push_back(absl::StrFormat("%s  %-14s %8d req/s  %10d requests  %d refused  in %s  out %s", c.label,
+                                      c.devices.empty() ? "-" : c.devices,
+                                      (c.requests - before) / kProgressIntervalSeconds, c.requests, c.errors,
+                                      Bytes(c.bytes_received), Bytes(c.bytes_sent)));
       requests[c.id] = c.requests;
     }
     last_requests_ = std::move(requests);
-    lines_ = static_cast<int>(clients.size());
-    err_ << text << std::flush;
+    return lines;
   }
 
  private:
@@ -64,8 +62,6 @@ class ProgressDisplay {
     if (n >= (uint64_t{1} << 20)) return absl::StrFormat("%.1f MiB", static_cast<double>(n) / (1 << 20));
     return absl::StrFormat("%d B", n);
   }
-  std::ostream& err_;
-  int lines_ = 0;
   std::map<uint64_t, uint64_t> last_requests_;
 };
 
@@ -113,13 +109,14 @@ absl::Status RunServe(Invocation& inv) {
 
   absl::Status run_status;
   std::thread runner([&] { run_status = server->Run(); });
-  ProgressDisplay progress(inv.err());
+  ProgressLines progress;
   while (true) {
     const timespec interval{kProgressIntervalSeconds, 0};
     const int signal = sigtimedwait(&signals.set(), nullptr, &interval);
     if (signal == SIGINT || signal == SIGTERM) break;
-    if (inv.interactive()) progress.Draw(server->Clients());
+    if (inv.interactive()) server->ShowStatus(progress.Lines(server->Clients()));
   }
+  if (inv.interactive()) server->ShowStatus({});
   server->Log("stopping: ending every client's session");
   server->Stop();
   runner.join();
