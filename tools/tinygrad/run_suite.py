@@ -85,7 +85,7 @@ def main():
   print("--- baregpu serve ---")
   print(server_log)
   if args.pytest:
-    summary = re.findall(r"=+ (.*(?:passed|failed|error).*) in [\d.]+s", output)
+    summary = re.findall(r"^=*\s*(\d+ (?:passed|failed|error).*?) in [\d.]+s", output, re.M)
     print(f"summary: {summary[-1] if summary else 'none'}")
   else:
     ran = re.search(r"Ran (\d+) tests?", output)

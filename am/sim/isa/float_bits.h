@@ -9,6 +9,11 @@
 
 namespace am::sim::isa {
 
+// IEEE 754 binary32: the sign is bit 31.
+inline constexpr uint32_t kF32SignBit = uint32_t{1} << 31;
+// binary16: bit 15.
+inline constexpr uint16_t kF16SignBit = uint16_t{1} << 15;
+
 inline float AsF32(uint32_t bits) { return std::bit_cast<float>(bits); }
 inline uint32_t Bits32(float value) { return std::bit_cast<uint32_t>(value); }
 inline double AsF64(uint64_t bits) { return std::bit_cast<double>(bits); }

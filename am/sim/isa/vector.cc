@@ -482,8 +482,15 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
   switch (op) {
     // VOP2 operations (VOP3 numbering 256..).
     case vop3::kVCndmaskB32: {
+      // In VOP3 the sources take abs/neg, applied to the bits as on floats (clear / flip bit 31): the ISA lists
+      // V_CNDMASK_B32 among the VOP3 opcodes with input modifiers, and LLVM folds c ? -x : x into one.
       const uint64_t sel = wave.mask_at(inst.src[2]);
-      set32([&](int l) { return ((sel >> l) & 1) ? b(l) : a(l); });
+      auto modified = [&](int i, uint32_t bits) {
+        if ((abs >> i) & 1) bits &= ~kF32SignBit;
+        if ((neg >> i) & 1) bits ^= kF32SignBit;
+        return bits;
+      };
+      set32([&](int l) { return ((sel >> l) & 1) ? modified(1, b(l)) : modified(0, a(l)); });
       break;
     }
     case vop3::kVAddF32:
@@ -1086,8 +1093,14 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
       });
       break;
     case vop3::kVCndmaskB16: {
+      // abs/neg as on halves (bit 15), as for V_CNDMASK_B32.
       const uint64_t sel = wave.mask_at(inst.src[2]);
-      set16([&](int l) { return ((sel >> l) & 1) ? u16(1, b(l)) : u16(0, a(l)); });
+      auto modified = [&](int i, uint16_t bits) {
+        if ((abs >> i) & 1) bits &= static_cast<uint16_t>(~kF16SignBit);
+        if ((neg >> i) & 1) bits ^= kF16SignBit;
+        return bits;
+      };
+      set16([&](int l) { return ((sel >> l) & 1) ? modified(1, u16(1, b(l))) : modified(0, u16(0, a(l))); });
       break;
     }
     case vop3::kVMadU64U32:

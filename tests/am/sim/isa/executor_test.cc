@@ -162,7 +162,7 @@ TEST_F(ExecutorTest, Mad64WritesBit64OfTheSumToItsScalarDestination) {
 }
 
 TEST_F(ExecutorTest, VectorFloat) {
-  std::span<uint32_t> out = Out(12 * 32);
+  std::span<uint32_t> out = Out(16 * 32);
   ASSERT_TRUE(Run("valu_float", Pointer(kOut)).ok());
   for (uint32_t l = 0; l < 32; ++l) {
     SCOPED_TRACE(l);
@@ -182,6 +182,11 @@ TEST_F(ExecutorTest, VectorFloat) {
     EXPECT_EQ(F(out[9 * 32 + l]), 0.25f);
     EXPECT_EQ(F(out[10 * 32 + l]), 1.0f / (f + 1));
     EXPECT_EQ(out[11 * 32 + l], 1u);
+    EXPECT_EQ(F(out[12 * 32 + l]), l > 10 ? -f : f);
+    EXPECT_EQ(F(out[13 * 32 + l]), l > 10 ? f : f + 1);
+    EXPECT_EQ(F(out[14 * 32 + l]), l > 10 ? -(f + 1) : f);
+    const _Float16 half = static_cast<_Float16>(l > 10 ? -(f + 0.5f) : f + 0.5f);
+    EXPECT_EQ(out[15 * 32 + l] & 0xffff, std::bit_cast<uint16_t>(half));
   }
 }
 

@@ -42,4 +42,18 @@
   v_cmp_class_f32 vcc_lo, v2, 0x100     // positive normal
   v_cndmask_b32 v2, 0, 1, vcc_lo        // row 11: 1
   global_store_b32 v10, v2, s[0:1] offset:1408
+  // VOP3 v_cndmask_b32 takes the float input modifiers as bit operations on the selected value: LLVM folds
+  // x * (c ? -1.0 : 1.0) into one (tinygrad's sin sign fix-up).
+  v_cmp_lt_f32 vcc_lo, 0x41200000, v1   // 10.0 < l
+  v_cndmask_b32_e64 v2, v1, -v1, vcc_lo // row 12: l > 10 ? -l : l
+  global_store_b32 v10, v2, s[0:1] offset:1536
+  v_add_f32 v16, 1.0, v1
+  v_xor_b32 v16, 0x80000000, v16        // -(l + 1)
+  v_cndmask_b32_e64 v2, |v16|, v1, vcc_lo  // row 13: l > 10 ? l : |-(l + 1)|
+  global_store_b32 v10, v2, s[0:1] offset:1664
+  v_cndmask_b32_e64 v2, v1, -|v16|, vcc_lo // row 14: l > 10 ? -(l + 1) : l
+  global_store_b32 v10, v2, s[0:1] offset:1792
+  v_mov_b32 v2, 0
+  v_cndmask_b16 v2, v3, -v3, vcc_lo     // row 15: l > 10 ? -(l + 0.5) : l + 0.5, as a half in the low 16 bits
+  global_store_b32 v10, v2, s[0:1] offset:1920
   s_endpgm
