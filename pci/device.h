@@ -85,6 +85,10 @@ class Device {
 
   // PCI_COMMAND_MASTER: without it the device may not start DMA or MSI writes.
   absl::Status SetBusMaster(bool enable);
+  // What the device itself has reported in words since the last call (a virtual GPU's models: "sq: illegal
+  // instruction at ..."), for logs such as `baregpu serve`'s; real devices have nothing to say here.
+  virtual std::vector<std::string> TakeDiagnostics() { return {}; }
+
   // Function-level reset (or the backend's closest equivalent).
   virtual absl::Status ResetFunction() = 0;
 

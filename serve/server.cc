@@ -217,8 +217,9 @@ absl::Status Server::Run() {
       base::MutexLock lock(&mu_);
       clients_.push_back(std::move(client));
     }
-    c->thread = std::thread([c] {
+    c->thread = std::thread([this, c] {
       c->session->Run();
+      LogDeviceDiagnostics();
       c->finished.store(true, std::memory_order_release);
     });
   }
@@ -233,6 +234,13 @@ absl::Status Server::Run() {
     if (c->thread.joinable()) c->thread.join();
   }
   return absl::OkStatus();
+}
+
+void Server::LogDeviceDiagnostics() {
+  base::MutexLock lock(&diagnostics_mu_);
+  for (ServedDevice* d : device_pointers_) {
+    for (const std::string& line : d->device().TakeDiagnostics()) Log(absl::StrCat(d->name(), ": ", line));
+  }
 }
 
 std::vector<ClientSnapshot> Server::Clients() const {

@@ -59,6 +59,9 @@ class Server {
   void Stop();
 
   std::vector<ClientSnapshot> Clients() const;
+  // Logs what each device reported since the last call (pci::Device::TakeDiagnostics): a GPU-side error, such as
+  // an illegal instruction or a page fault, in the device's words. Called periodically, and when a client leaves.
+  void LogDeviceDiagnostics();
   // One line to the log stream. Status lines (below) stay under the log: they are erased, and redrawn after it.
   void Log(const std::string& line);
   // Replaces the status lines at the bottom of a terminal (ANSI cursor-up and erase-line; only for a TTY).
@@ -80,6 +83,7 @@ class Server {
   ServerOptions options_;
   std::ostream& log_stream_;
   base::Mutex log_mu_;
+  base::Mutex diagnostics_mu_;  // one caller of TakeDiagnostics at a time
   std::vector<std::string> status_lines_ ABSL_GUARDED_BY(log_mu_);
   base::ScopedFd listener_;
   base::ScopedFd stop_event_;

@@ -27,6 +27,14 @@ class DeviceErrorLog {
     base::ReaderMutexLock lock(&mu_);
     return errors_;
   }
+  // The errors reported since `cursor` (an index into the log), advancing it.
+  std::vector<DeviceError> Since(size_t& cursor) const {
+    base::ReaderMutexLock lock(&mu_);
+    if (cursor > errors_.size()) cursor = 0;  // cleared since
+    std::vector<DeviceError> out(errors_.begin() + static_cast<std::ptrdiff_t>(cursor), errors_.end());
+    cursor = errors_.size();
+    return out;
+  }
   void Clear() {
     base::MutexLock lock(&mu_);
     errors_.clear();

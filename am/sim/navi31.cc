@@ -336,4 +336,10 @@ BAREGPU_REGISTER_VIRTUAL_DEVICE(
         // a real PSP).
         [] { return std::vector<std::string>{firmware::VirtualFirmwareDir()}; }});
 
+std::vector<std::string> Navi31::TakeDiagnostics() {
+  std::vector<std::string> out;
+  for (const DeviceError& e : errors_.Since(diagnostics_cursor_)) out.push_back(absl::StrCat(e.model, ": ", e.message));
+  return out;
+}
+
 }  // namespace am::sim

@@ -77,6 +77,7 @@ class Navi31 final : public pci::sim::VirtualDevice {
   DoorbellRouter& doorbells() { return doorbells_; }
   LoadedFirmware& firmware() { return firmware_; }
   DeviceErrorLog& errors() { return errors_; }
+  std::vector<std::string> TakeDiagnostics() override;
   const GpuClock& clock() const { return clock_; }
   // Fault injection: an uncorrectable-error interrupt, as the RAS hardware would post it.
   void InjectRasInterrupt(RasEvent event);
@@ -109,6 +110,7 @@ class Navi31 final : public pci::sim::VirtualDevice {
   DoorbellRouter sdma_doorbells_;
   LoadedFirmware firmware_;
   DeviceErrorLog errors_;
+  size_t diagnostics_cursor_ = 0;  // TakeDiagnostics' place in errors_ (one caller: the device's user)
   GmcModel gmc_;
   IhModel ih_;
   ModelContext context_;

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "am/sim/navi31.h"
 #include "gtest/gtest.h"
 #include "pci/sim/edu_device.h"
 #include "tests/serve/serve_client.h"
@@ -350,6 +351,24 @@ TEST_F(ServerTest, ProgressSnapshotsCountEachClientsRequests) {
   ASSERT_EQ(clients.size(), 1u);
   EXPECT_EQ(clients[0].requests, 4u);
   EXPECT_EQ(clients[0].devices, "sim:edu");
+}
+
+TEST(ServerDiagnosticsTest, WhatTheDeviceReportsReachesTheLogOnce) {
+  std::ostringstream log;
+  std::vector<std::unique_ptr<ServedDevice>> devices;
+  devices.push_back(std::move(*ServedDevice::Open("sim:navi31:serve-diagnostics")));
+  auto& navi31 = static_cast<am::sim::Navi31&>(devices[0]->device());
+  ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  auto server = Server::Create(std::move(devices), options, log);
+  ASSERT_TRUE(server.ok()) << server.status();
+  navi31.errors().Report("sq", "illegal instruction at PC 0x1000");
+  (*server)->LogDeviceDiagnostics();
+  (*server)->LogDeviceDiagnostics();  // nothing new
+  const std::string text = log.str();
+  const std::string line = "serve: sim:navi31:serve-diagnostics: sq: illegal instruction at PC 0x1000\n";
+  EXPECT_NE(text.find(line), std::string::npos) << text;
+  EXPECT_EQ(text.find(line), text.rfind(line)) << "logged twice: " << text;
 }
 
 class UnixServerTest : public ServerTest {

@@ -114,6 +114,7 @@ absl::Status RunServe(Invocation& inv) {
     const timespec interval{kProgressIntervalSeconds, 0};
     const int signal = sigtimedwait(&signals.set(), nullptr, &interval);
     if (signal == SIGINT || signal == SIGTERM) break;
+    server->LogDeviceDiagnostics();
     if (inv.interactive()) server->ShowStatus(progress.Lines(server->Clients()));
   }
   if (inv.interactive()) server->ShowStatus({});
