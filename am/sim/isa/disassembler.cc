@@ -384,14 +384,14 @@ std::string Valu(const Instruction& inst, uint32_t mask) {
   return text;
 }
 
-std::string Vop3p(const Instruction& inst) {
-  const OperandShape shape = ShapeOf(inst);
+std::string Vop3p(const Instruction& inst, bool wave64) {
+  const OperandShape shape = ShapeOf(inst, wave64);
   // v_fma_mix*: the sources are f32 or f16 one by one, so NEG_HI is each source's abs and the modifiers print on
   // the operands; op_sel_hi (f16 source) defaults to 0.
   const bool mix = absl::StartsWith(inst.name, "v_fma_mix");
-  std::vector<std::string> ops{Range('v', inst.vdst, 1)};
+  std::vector<std::string> ops{Range('v', inst.vdst, shape.dst_dwords)};  // WMMA's matrices span VGPR blocks
   for (int i = 0; i < shape.num_srcs; ++i) {
-    std::string source = Source(inst, inst.src[i], 1);
+    std::string source = Source(inst, inst.src[i], shape.src_dwords[i]);
     if (mix) source = WithModifiers(source, (inst.neg_hi >> i) & 1, (inst.neg >> i) & 1);
     ops.push_back(source);
   }
@@ -457,7 +457,7 @@ std::string Disassemble(const Instruction& inst, bool wave64) {
     case Encoding::kVop3:
       return Valu(inst, mask);
     case Encoding::kVop3p:
-      return Vop3p(inst);
+      return Vop3p(inst, wave64);
     case Encoding::kVopd:
       return absl::StrCat(VopdHalf(inst, inst.opx, inst.vdst, inst.src[0], inst.src[1]),
                           " :: ", VopdHalf(inst, inst.opy, inst.y_vdst, inst.y_src0, inst.y_vsrc1));

@@ -23,6 +23,23 @@ inline uint16_t F32ToF16(float value) { return std::bit_cast<uint16_t>(static_ca
 inline _Float16 AsF16(uint16_t bits) { return std::bit_cast<_Float16>(bits); }
 inline uint16_t Bits16(_Float16 value) { return std::bit_cast<uint16_t>(value); }
 
+// The half-precision encodings of the float inline constants (operand codes 240..248: 0.5, -0.5, 1, -1, 2, -2, 4,
+// -4, 1/(2 pi)), which 16-bit float operands take.
+inline constexpr uint16_t kInlineF16[] = {0x3800, 0xb800, 0x3c00, 0xbc00, 0x4000, 0xc000, 0x4400, 0xc400, 0x3118};
+
+// bfloat16: the high half of an f32 (sign, 8 exponent bits, 7 fraction bits). Widening is exact; narrowing rounds
+// to nearest even, and a NaN stays a NaN (quietened: a truncated NaN payload could otherwise read as infinity).
+inline constexpr int kBf16Shift = 16;
+inline float Bf16ToF32(uint16_t bits) { return std::bit_cast<float>(uint32_t{bits} << kBf16Shift); }
+inline uint16_t F32ToBf16(float value) {
+  constexpr uint32_t kQuietBit = 0x00400000u;  // the f32 fraction's top bit
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  if (std::isnan(value)) return static_cast<uint16_t>((bits | kQuietBit) >> kBf16Shift);
+  const uint32_t lsb = (bits >> kBf16Shift) & 1;  // ties go to the even neighbour
+  const uint32_t half_ulp_minus_one = (1u << (kBf16Shift - 1)) - 1;
+  return static_cast<uint16_t>((bits + half_ulp_minus_one + lsb) >> kBf16Shift);
+}
+
 // MODE.FP_DENORM (RDNA3 ISA, MODE register): bits [5:4] single precision, [7:6] double and half precision; 0 flushes
 // denormal inputs and outputs, 3 keeps both.
 inline bool FlushF32(uint32_t mode) { return ((mode >> 4) & 3) == 0; }

@@ -1,6 +1,9 @@
 #include "am/sim/isa/operand_shape.h"
 
+#include <optional>
+
 #include "absl/strings/string_view.h"
+#include "am/sim/isa/wmma.h"
 
 namespace am::sim::isa {
 namespace {
@@ -101,7 +104,7 @@ const char* EncodingName(Encoding encoding) {
   return "?";
 }
 
-OperandShape ShapeOf(const Instruction& inst) {
+OperandShape ShapeOf(const Instruction& inst, bool wave64) {
   const absl::string_view name = inst.name;
   const TypeSuffixes types = ParseTypes(name);
   OperandShape shape;
@@ -155,6 +158,10 @@ OperandShape ShapeOf(const Instruction& inst) {
           (Contains(name, "mad") || Contains(name, "fma") || Contains(name, "dot") || Contains(name, "wmma")) ? 3 : 2;
       for (uint8_t& s : shape.src_dwords) s = 1;
       shape.dst_dwords = 1;
+      if (const std::optional<WmmaFormat> wmma = WmmaFormatOf(inst.opcode); wmma.has_value()) {
+        shape.src_dwords[0] = shape.src_dwords[1] = static_cast<uint8_t>(wmma->input_dwords());
+        shape.src_dwords[2] = shape.dst_dwords = static_cast<uint8_t>(WmmaAccumulatorDwords(wave64 ? 64 : 32));
+      }
       break;
     default:
       break;

@@ -21,7 +21,8 @@ struct OperandShape {
   uint8_t result_float_bits = 0;  // the result's float width (the mnemonic's first type): 16, 32, 64 or 0
 };
 
-OperandShape ShapeOf(const Instruction& inst);
+// `wave64` matters only where a count depends on the wave size (WMMA's C and D: wmma.h).
+OperandShape ShapeOf(const Instruction& inst, bool wave64 = false);
 
 // VOP3 opcodes in the VOP3SD layout (a scalar carry-out or mask destination in bits 14:8).
 bool HasScalarDestination(uint16_t vop3_opcode);

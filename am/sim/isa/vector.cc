@@ -12,6 +12,7 @@
 #include "am/sim/isa/float_bits.h"
 #include "am/sim/isa/opcode_names.h"
 #include "am/sim/isa/opcodes.h"
+#include "am/sim/isa/wmma.h"
 #include "am/sim/isa/workgroup_runner.h"
 
 namespace am::sim::isa {
@@ -25,8 +26,6 @@ struct Src {
   uint32_t u32(int lane) const { return lo != nullptr ? lo[lane] : static_cast<uint32_t>(value); }
   uint64_t u64(int lane) const { return lo != nullptr ? (lo[lane] | uint64_t{hi[lane]} << 32) : value; }
 };
-
-constexpr uint16_t kInlineF16[] = {0x3800, 0xb800, 0x3c00, 0xbc00, 0x4000, 0xc000, 0x4400, 0xc400, 0x3118};
 
 // VOPC semantics by opcode, parsed once from the mnemonics (v_cmp[x]_<cond>_<type>).
 struct CompareOp {
@@ -1290,6 +1289,7 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
 }
 
 WorkgroupRunner::Flow WorkgroupRunner::Vop3p(Wave& wave, const Instruction& inst) {
+  if (WmmaFormatOf(inst.opcode).has_value()) return Wmma(wave, inst);  // matrices across the wave, not per lane
   const int n = wave.lanes;
   const uint64_t exec = wave.exec();
   Src src[3];

@@ -9,6 +9,7 @@
 #include "am/regs/sh_mem_constants.h"
 #include "am/sim/isa/decoder.h"
 #include "am/sim/isa/float_bits.h"
+#include "am/sim/isa/wmma.h"
 
 namespace am::sim::isa {
 namespace {
@@ -283,7 +284,10 @@ WorkgroupRunner::Flow WorkgroupRunner::Execute(Wave& wave, const Instruction& in
       if ((wave.mode & kModeFpRound) != 0) return DirectedRoundingValu(wave, inst);
       return Valu(wave, inst);
     case Encoding::kVop3p:
-      if ((wave.mode & kModeFpRound) != 0) return DirectedRoundingValu(wave, inst);
+      // WMMA rounds to nearest even under every MODE (wmma.cc), so it never runs under a switched host mode.
+      if ((wave.mode & kModeFpRound) != 0 && !WmmaFormatOf(inst.opcode).has_value()) {
+        return DirectedRoundingValu(wave, inst);
+      }
       return Vop3p(wave, inst);
     case Encoding::kVopd:
       if ((wave.mode & kModeFpRound) != 0) return DirectedRoundingValu(wave, inst);

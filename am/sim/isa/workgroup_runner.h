@@ -84,6 +84,9 @@ class WorkgroupRunner {
   // mode switched to the one MODE selects for the instruction's result precision.
   Flow DirectedRoundingValu(Wave& wave, const Instruction& inst);
   Flow Vop3p(Wave& wave, const Instruction& inst);
+  // V_WMMA_* (wmma.cc): the whole wave's 16x16x16 matrix multiply-accumulate, rounding to nearest even whatever
+  // MODE.FP_ROUND says.
+  Flow Wmma(Wave& wave, const Instruction& inst);
   Flow Vopd(Wave& wave, const Instruction& inst);
   Flow Global(Wave& wave, const Instruction& inst);
   Flow Scratch(Wave& wave, const Instruction& inst);

@@ -53,7 +53,7 @@ TEST(DecoderTest, SnippetsMatchObjdump) {
   for (const char* name : testing::kAsmSnippets) {
     if (std::string(name) == "illegal") continue;  // holds an undefined encoding on purpose
     SCOPED_TRACE(name);
-    EXPECT_GT(CompareListing(testing::AsmSnippetPath(name, ".dis"), false), 0);
+    EXPECT_GT(CompareListing(testing::AsmSnippetPath(name, ".dis"), absl::EndsWith(name, "_wave64")), 0);
   }
 }
 

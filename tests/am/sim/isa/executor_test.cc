@@ -1,8 +1,12 @@
 // Rdna3Executor driven directly: assembled snippets (tests/am/sim/isa/asm, llvm-mc-19) run on FlatMemory, and
 // each result is checked against a value worked out by hand from the RDNA3 ISA's operation descriptions.
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <vector>
 
@@ -14,6 +18,7 @@
 #include "am/regs/ih_constants.h"
 #include "am/regs/sh_mem_constants.h"
 #include "am/sim/isa/rdna3_executor.h"
+#include "am/sim/isa/wave.h"
 #include "gtest/gtest.h"
 #include "tests/am/sim/isa/asm_snippets.h"
 #include "tests/am/sim/model_fixture.h"
@@ -545,6 +550,393 @@ TEST_F(ExecutorTest, BadWorkgroupSizeIsRefused) {
   EXPECT_FALSE(executor_.Dispatch(state, fixture_.memory()).ok());
   state.num_thread = {2048, 1, 1};
   EXPECT_FALSE(executor_.Dispatch(state, fixture_.memory()).ok());
+}
+
+// V_WMMA_* (asm/wmma.s in wave32, asm/wmma_wave64.s). Every expected value comes from the matrices, by plain loops
+// over rows, columns and K; the tests put the matrices into VGPR images and read D back with their own encoding of
+// the layout that AMD's Matrix Instruction Calculator prints for gfx11 (matrix_calculator.py -a rdna3 -i <op> -d):
+//   A[i][k] and B[k][j]: bits (k * size) % 32 of VGPR k * size / 32 of lanes i (j), i + 16, ... (every 16th lane);
+//   C[i][j] and D[i][j]: VGPR i / (lanes / 16), lane (16 * i) % lanes + j; a 16-bit C/D in the half OPSEL[2] picks.
+// The matrices are not symmetric, so a transposed A or B, or C's rows in the wrong VGPRs, changes D.
+constexpr int kDim = 16;
+constexpr int kHalfBits = 16;
+constexpr int kBf16Shift = 16;  // a bf16 is the top half of an f32
+constexpr int kSlotVgprs = 4;   // the snippets move VGPRs four at a time (global_load/store_b128)
+using Matrix = std::array<std::array<double, kDim>, kDim>;
+using IntMatrix = std::array<std::array<int64_t, kDim>, kDim>;
+
+uint16_t F16Bits(double value) { return std::bit_cast<uint16_t>(static_cast<_Float16>(value)); }
+double FromF16(uint32_t bits) { return std::bit_cast<_Float16>(static_cast<uint16_t>(bits)); }
+// The matrices hold bf16 values already, so the encoding is the f32's top half.
+uint16_t Bf16Bits(double value) {
+  return static_cast<uint16_t>(std::bit_cast<uint32_t>(static_cast<float>(value)) >> kBf16Shift);
+}
+double FromBf16(uint32_t bits) { return std::bit_cast<float>(bits << kBf16Shift); }
+double RoundToF16(double value) { return FromF16(F16Bits(value)); }
+// To nearest even: add half a bf16 ulp less one, plus the kept lowest bit, then cut.
+double RoundToBf16(double value) {
+  const uint32_t bits = std::bit_cast<uint32_t>(static_cast<float>(value));
+  const uint32_t half_ulp = 1u << (kBf16Shift - 1);
+  return FromBf16((bits + half_ulp - 1 + ((bits >> kBf16Shift) & 1)) >> kBf16Shift);
+}
+
+// A wave's VGPRs as the snippets move them: slot s, lane l, dword j at memory[(s * lanes + l) * 4 + j].
+class VgprImages {
+ public:
+  explicit VgprImages(int lanes) : lanes_(lanes) {}
+  uint32_t& at(int vgpr, int lane) { return v_[vgpr][lane]; }
+  uint32_t at(int vgpr, int lane) const { return v_[vgpr][lane]; }
+  void ToSlots(const std::vector<int>& first_vgprs, std::span<uint32_t> memory) const {
+    for (size_t s = 0; s < first_vgprs.size(); ++s) {
+      for (int lane = 0; lane < lanes_; ++lane) {
+        for (int j = 0; j < kSlotVgprs; ++j) {
+          memory[(s * lanes_ + lane) * kSlotVgprs + j] = at(first_vgprs[s] + j, lane);
+        }
+      }
+    }
+  }
+  void FromSlots(const std::vector<int>& first_vgprs, std::span<const uint32_t> memory) {
+    for (size_t s = 0; s < first_vgprs.size(); ++s) {
+      for (int lane = 0; lane < lanes_; ++lane) {
+        for (int j = 0; j < kSlotVgprs; ++j) {
+          at(first_vgprs[s] + j, lane) = memory[(s * lanes_ + lane) * kSlotVgprs + j];
+        }
+      }
+    }
+  }
+
+  // A (element(i, k) = A[i][k]) or B (element(j, k) = B[k][j]), `bits` per element.
+  void PutInput(int first_vgpr, int bits, const std::function<uint32_t(int outer, int k)>& element) {
+    for (int lane = 0; lane < lanes_; ++lane) {
+      for (int k = 0; k < kDim; ++k) {
+        const uint32_t mask = (1u << bits) - 1;
+        at(first_vgpr + k * bits / 32, lane) |= (element(lane % kDim, k) & mask) << (k * bits % 32);
+      }
+    }
+  }
+  // C or D: the whole 32 bits, or the half `shift` selects of a 16-bit matrix.
+  int AccumulatorVgpr(int row) const { return row / (lanes_ / kDim); }
+  int AccumulatorLane(int row, int column) const { return (kDim * row) % lanes_ + column; }
+  void PutAccumulator(int first_vgpr, int shift, const std::function<uint32_t(int row, int column)>& element) {
+    for (int row = 0; row < kDim; ++row) {
+      for (int column = 0; column < kDim; ++column) {
+        at(first_vgpr + AccumulatorVgpr(row), AccumulatorLane(row, column)) |= element(row, column) << shift;
+      }
+    }
+  }
+  uint32_t Accumulator(int first_vgpr, int row, int column) const {
+    return at(first_vgpr + AccumulatorVgpr(row), AccumulatorLane(row, column));
+  }
+
+ private:
+  int lanes_;
+  std::array<std::array<uint32_t, kMaxLanes>, kVgprCount> v_{};
+};
+
+// The inputs of asm/wmma.s. Float matrices hold values their type represents exactly; a8/b8/a4/b4 hold raw bytes
+// and nibbles (the WMMA's NEG bits decide their signedness).
+struct WmmaInputs {
+  Matrix a16, b16, abf, bbf, c32, c16_lo, c16_hi, cbf_lo, cbf_hi;
+  IntMatrix a8, b8, a4, b4, c_i32;
+};
+
+// A fixed pseudo-random sequence (a 64-bit LCG, Knuth's MMIX constants).
+class Sequence {
+ public:
+  uint32_t Next() {
+    state_ = state_ * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<uint32_t>(state_ >> 33);
+  }
+  int Between(int low, int high) { return low + static_cast<int>(Next() % static_cast<uint32_t>(high - low + 1)); }
+
+ private:
+  uint64_t state_ = 0x5eed;
+};
+
+// Small integers: every product, sum and result is exact in every type (|D| < 128 for f16/bf16).
+// With `fractions`, the float matrices hold fractions of many magnitudes instead, so the sums round.
+WmmaInputs MakeInputs(bool fractions) {
+  Sequence random;
+  WmmaInputs in;
+  auto value = [&](int small, auto round) {
+    if (!fractions) return static_cast<double>(random.Between(-small, small));
+    return round(random.Between(-30000, 30000) / 7919.0 * std::ldexp(1.0, random.Between(-4, 2)));
+  };
+  auto f16 = [](double v) { return RoundToF16(v); };
+  auto bf16 = [](double v) { return RoundToBf16(v); };
+  auto f32 = [](double v) { return static_cast<double>(static_cast<float>(v)); };
+  for (int i = 0; i < kDim; ++i) {
+    for (int j = 0; j < kDim; ++j) {
+      in.a16[i][j] = value(3, f16);
+      in.b16[i][j] = value(2, f16);
+      in.abf[i][j] = value(3, bf16);
+      in.bbf[i][j] = value(2, bf16);
+      in.c32[i][j] = value(30, f32);
+      in.c16_lo[i][j] = value(15, f16);
+      in.c16_hi[i][j] = value(15, f16);
+      in.cbf_lo[i][j] = value(15, bf16);
+      in.cbf_hi[i][j] = value(15, bf16);
+      in.a8[i][j] = random.Between(0, 255);
+      in.b8[i][j] = random.Between(0, 255);
+      in.a4[i][j] = random.Between(0, 15);
+      in.b4[i][j] = random.Between(0, 15);
+      // Rows 0 and 1 sit next to INT32_MAX and INT32_MIN, so that sums there overflow (wrapping, or with CLAMP
+      // saturating).
+      in.c_i32[i][j] = i == 0 ? INT32_MAX - 40 + j : i == 1 ? INT32_MIN + 40 - j : random.Between(-100000, 100000);
+    }
+  }
+  return in;
+}
+
+double Dot(const Matrix& a, const Matrix& b, int i, int j, const std::function<double(int k, double)>& b_mod = {}) {
+  double sum = 0;
+  for (int k = 0; k < kDim; ++k) sum += a[i][k] * (b_mod ? b_mod(k, b[k][j]) : b[k][j]);
+  return sum;
+}
+double AbsDot(const Matrix& a, const Matrix& b, int i, int j) {
+  double sum = 0;
+  for (int k = 0; k < kDim; ++k) sum += std::fabs(a[i][k] * b[k][j]);
+  return sum;
+}
+int64_t IntDot(const IntMatrix& a, bool a_signed, const IntMatrix& b, bool b_signed, int bits, int i, int j) {
+  auto value = [bits](int64_t raw, bool is_signed) {
+    return is_signed && raw >= (1 << (bits - 1)) ? raw - (1 << bits) : raw;
+  };
+  int64_t sum = 0;
+  for (int k = 0; k < kDim; ++k) sum += value(a[i][k], a_signed) * value(b[k][j], b_signed);
+  return sum;
+}
+
+class WmmaTest : public ExecutorTest {
+ protected:
+  // asm/wmma.s's slots: inputs v8-v91 and v172-v179, results v68-v179.
+  static std::vector<int> InputSlots() {
+    std::vector<int> slots;
+    for (int v = 8; v < 92; v += kSlotVgprs) slots.push_back(v);
+    slots.push_back(172);
+    slots.push_back(176);
+    return slots;
+  }
+  static std::vector<int> OutputSlots() {
+    std::vector<int> slots;
+    for (int v = 68; v < 180; v += kSlotVgprs) slots.push_back(v);
+    return slots;
+  }
+  // What v[172:179] holds before the WMMA that writes their low halves.
+  static uint32_t Prior(int vgpr, int lane) { return 0xa5000000u | vgpr << 8 | lane; }
+
+  VgprImages Encode(const WmmaInputs& in) {
+    VgprImages v(32);
+    v.PutInput(8, 16, [&](int i, int k) { return F16Bits(in.a16[i][k]); });
+    v.PutInput(16, 16, [&](int j, int k) { return F16Bits(in.b16[k][j]); });
+    v.PutInput(24, 16, [&](int i, int k) { return Bf16Bits(in.abf[i][k]); });
+    v.PutInput(32, 16, [&](int j, int k) { return Bf16Bits(in.bbf[k][j]); });
+    v.PutInput(40, 8, [&](int i, int k) { return static_cast<uint32_t>(in.a8[i][k]); });
+    v.PutInput(44, 8, [&](int j, int k) { return static_cast<uint32_t>(in.b8[k][j]); });
+    v.PutInput(48, 4, [&](int i, int k) { return static_cast<uint32_t>(in.a4[i][k]); });
+    v.PutInput(50, 4, [&](int j, int k) { return static_cast<uint32_t>(in.b4[k][j]); });
+    v.PutAccumulator(52, 0, [&](int i, int j) { return std::bit_cast<uint32_t>(static_cast<float>(in.c32[i][j])); });
+    v.PutAccumulator(60, 0, [&](int i, int j) { return static_cast<uint32_t>(in.c_i32[i][j]); });
+    for (int c16 : {68, 84}) {
+      v.PutAccumulator(c16, 0, [&](int i, int j) { return uint32_t{F16Bits(in.c16_lo[i][j])}; });
+      v.PutAccumulator(c16, kHalfBits, [&](int i, int j) { return uint32_t{F16Bits(in.c16_hi[i][j])}; });
+    }
+    v.PutAccumulator(76, 0, [&](int i, int j) { return uint32_t{Bf16Bits(in.cbf_lo[i][j])}; });
+    v.PutAccumulator(76, kHalfBits, [&](int i, int j) { return uint32_t{Bf16Bits(in.cbf_hi[i][j])}; });
+    for (int r = 172; r < 180; ++r) {
+      for (int lane = 0; lane < 32; ++lane) v.at(r, lane) = Prior(r, lane);
+    }
+    return v;
+  }
+
+  // Runs asm/wmma.s on `images` with EXEC = `exec` during the WMMAs; the results replace v68-v179 of `images`.
+  absl::Status RunWmma(VgprImages& images, uint32_t exec = 0xffffffffu) {
+    const std::vector<int> inputs = InputSlots(), outputs = OutputSlots();
+    std::span<uint8_t> in_bytes = fixture_.memory().Place(kIn, inputs.size() * 32 * kSlotVgprs * 4);
+    images.ToSlots(inputs, {reinterpret_cast<uint32_t*>(in_bytes.data()), in_bytes.size() / 4});
+    out_ = Out(outputs.size() * 32 * kSlotVgprs);
+    std::fill(out_.begin(), out_.end(), kUntouched);
+    std::vector<uint32_t> user = Pointer(kOut);
+    for (uint32_t v : Pointer(kIn)) user.push_back(v);
+    user.push_back(exec);
+    absl::Status status = Run("wmma", user);
+    if (status.ok()) images.FromSlots(outputs, out_);
+    return status;
+  }
+
+  // Checks every result of asm/wmma.s against the matrices. `exact`: every float result must be the exact value;
+  // otherwise within the error of summing 17 terms in f32 (at most 16 roundings of 2^-24 of the running sum, so
+  // 16 * 2^-24 * the sum of the terms' magnitudes) plus the 16-bit result's own rounding.
+  void ExpectResults(const WmmaInputs& in, const VgprImages& v, bool exact) {
+    auto expect_float = [&](const char* what, double got, double want, double magnitude, double result_epsilon) {
+      const double tolerance = exact ? 0 : 16 * std::ldexp(magnitude, -24) + result_epsilon * std::fabs(want);
+      EXPECT_NEAR(got, want, tolerance) << what;
+    };
+    const double kF32 = 0, kF16 = std::ldexp(1.0, -11), kBf16 = std::ldexp(1.0, -8);  // half an ulp, relative
+    auto f32_at = [&](int first, int i, int j) { return static_cast<double>(F(v.Accumulator(first, i, j))); };
+    int saturated[2] = {0, 0};
+    for (int i = 0; i < kDim; ++i) {
+      for (int j = 0; j < kDim; ++j) {
+        SCOPED_TRACE(absl::StrFormat("row %d column %d", i, j));
+        const double ab = Dot(in.a16, in.b16, i, j), ab_mag = AbsDot(in.a16, in.b16, i, j);
+        const double bf = Dot(in.abf, in.bbf, i, j), bf_mag = AbsDot(in.abf, in.bbf, i, j);
+        const double c = in.c32[i][j];
+        expect_float("f32_f16", f32_at(92, i, j), ab + c, ab_mag + std::fabs(c), kF32);
+        expect_float("f32_bf16", f32_at(100, i, j), bf + c, bf_mag + std::fabs(c), kF32);
+        expect_float("f32_f16 C = 1.0", f32_at(148, i, j), ab + 1, ab_mag + 1, kF32);
+        expect_float("f32_f16 neg_lo:[1,0,1] neg_hi:[1,0,0]", f32_at(156, i, j), -ab - c, ab_mag + std::fabs(c), kF32);
+        const double b_even_negated = Dot(in.a16, in.b16, i, j, [](int k, double b) { return k % 2 == 0 ? -b : b; });
+        expect_float("f32_f16 neg_lo:[0,1,0] neg_hi:[0,0,1]", f32_at(164, i, j), b_even_negated + std::fabs(c),
+                     ab_mag + std::fabs(c), kF32);
+
+        // 16-bit results: the half OPSEL[2] picks is written, the other half keeps what was there.
+        const uint32_t low_written = v.Accumulator(68, i, j), high_written = v.Accumulator(84, i, j);
+        expect_float("f16 (low halves)", FromF16(low_written & 0xffff), ab + in.c16_lo[i][j],
+                     ab_mag + std::fabs(in.c16_lo[i][j]), kF16);
+        EXPECT_EQ(low_written >> kHalfBits, F16Bits(in.c16_hi[i][j])) << "f16 op_sel:[0,0,0] kept the high half";
+        expect_float("f16 op_sel:[0,0,1] (high halves)", FromF16(high_written >> kHalfBits), ab + in.c16_hi[i][j],
+                     ab_mag + std::fabs(in.c16_hi[i][j]), kF16);
+        EXPECT_EQ(high_written & 0xffff, F16Bits(in.c16_lo[i][j])) << "f16 op_sel:[0,0,1] kept the low half";
+        const uint32_t bf16_written = v.Accumulator(76, i, j);
+        expect_float("bf16 (low halves)", FromBf16(bf16_written & 0xffff), bf + in.cbf_lo[i][j],
+                     bf_mag + std::fabs(in.cbf_lo[i][j]), kBf16);
+        EXPECT_EQ(bf16_written >> kHalfBits, Bf16Bits(in.cbf_hi[i][j])) << "bf16 kept the high half";
+        const uint32_t constant_written = v.Accumulator(172, i, j);
+        expect_float("f16 C = -2.0", FromF16(constant_written & 0xffff), ab - 2, ab_mag + 2, kF16);
+        EXPECT_EQ(constant_written >> kHalfBits,
+                  Prior(172 + v.AccumulatorVgpr(i), v.AccumulatorLane(i, j)) >> kHalfBits);
+
+        // Integers: exact, wrapping at 32 bits, or saturating with CLAMP.
+        const int64_t ci = in.c_i32[i][j];
+        auto wrapped = [](int64_t sum) { return static_cast<uint32_t>(sum); };
+        auto clamped = [&](int64_t sum, int& count) {
+          if (sum > INT32_MAX || sum < INT32_MIN) ++count;
+          return static_cast<uint32_t>(std::clamp<int64_t>(sum, INT32_MIN, INT32_MAX));
+        };
+        EXPECT_EQ(v.Accumulator(108, i, j), wrapped(IntDot(in.a8, true, in.b8, true, 8, i, j) + ci)) << "iu8 signed";
+        EXPECT_EQ(v.Accumulator(116, i, j), wrapped(IntDot(in.a8, false, in.b8, false, 8, i, j) + ci))
+            << "iu8 unsigned";
+        EXPECT_EQ(v.Accumulator(124, i, j), clamped(IntDot(in.a8, true, in.b8, false, 8, i, j) + ci, saturated[0]))
+            << "iu8 signed A, unsigned B, clamp";
+        EXPECT_EQ(v.Accumulator(132, i, j), wrapped(IntDot(in.a4, true, in.b4, true, 4, i, j) + ci)) << "iu4 signed";
+        EXPECT_EQ(v.Accumulator(140, i, j), clamped(IntDot(in.a4, false, in.b4, true, 4, i, j) + ci, saturated[1]))
+            << "iu4 unsigned A, signed B, clamp";
+      }
+    }
+    EXPECT_GT(saturated[0], 0) << "no iu8 result exercised CLAMP";
+    EXPECT_GT(saturated[1], 0) << "no iu4 result exercised CLAMP";
+  }
+
+  static constexpr uint32_t kUntouched = 0xdeadbeef;
+  std::span<uint32_t> out_;  // asm/wmma.s's results in memory
+};
+
+TEST_F(WmmaTest, SmallIntegerMatricesMultiplyExactlyInEveryVariant) {
+  const WmmaInputs in = MakeInputs(/*fractions=*/false);
+  VgprImages v = Encode(in);
+  ASSERT_TRUE(RunWmma(v).ok());
+  ExpectResults(in, v, /*exact=*/true);
+}
+
+TEST_F(WmmaTest, FractionsSumInSinglePrecision) {
+  const WmmaInputs in = MakeInputs(/*fractions=*/true);
+  VgprImages v = Encode(in);
+  ASSERT_TRUE(RunWmma(v).ok());
+  ExpectResults(in, v, /*exact=*/false);
+}
+
+TEST_F(WmmaTest, AnF16ResultWithOpsel2WritesTheHighHalvesAndKeepsTheLowHalves) {
+  const WmmaInputs in = MakeInputs(/*fractions=*/false);
+  VgprImages v = Encode(in);
+  ASSERT_TRUE(RunWmma(v).ok());
+  for (int r = 84; r < 92; ++r) {
+    for (int lane = 0; lane < 32; ++lane) {
+      const int row = 2 * (r - 84) + lane / 16, column = lane % 16;
+      const double want = Dot(in.a16, in.b16, row, column) + in.c16_hi[row][column];
+      EXPECT_EQ(v.at(r, lane) >> kHalfBits, F16Bits(want)) << "v" << r << " lane " << lane;
+      EXPECT_EQ(v.at(r, lane) & 0xffff, F16Bits(in.c16_lo[row][column])) << "v" << r << " lane " << lane;
+    }
+  }
+}
+
+TEST_F(WmmaTest, ExecOtherThanAllOnesIsAnIllegalInstruction) {
+  VgprImages v = Encode(MakeInputs(false));
+  absl::Status status = RunWmma(v, /*exec=*/0x0000ffff);
+  ASSERT_FALSE(status.ok());
+  EXPECT_TRUE(absl::StrContains(status.message(), "v_wmma_f32_16x16x16_f16")) << status;
+  EXPECT_TRUE(absl::StrContains(status.message(), "WMMA")) << status;
+  EXPECT_TRUE(absl::StrContains(status.message(), "EXEC is 0xffff")) << status;
+  for (uint32_t word : out_) ASSERT_EQ(word, kUntouched) << "a store after the refused WMMA ran";
+  ASSERT_TRUE(fixture_.interrupts().WaitFor(1));
+  EXPECT_EQ((fixture_.interrupts().entries()[0].src_data[0] >> 21) & 0xf, 1u);  // SQ_INTERRUPT_ERROR_TYPE_ILLEGAL_INST
+}
+
+TEST_F(WmmaTest, LanesThatDoNotRepeatAAndBAreRefused) {
+  VgprImages v = Encode(MakeInputs(false));
+  v.at(9, 20) ^= 1;  // A's elements 2 and 3 of row 4, in lane 20's copy only
+  absl::Status status = RunWmma(v);
+  ASSERT_FALSE(status.ok());
+  EXPECT_TRUE(absl::StrContains(status.message(), "WMMA's A in lane 20 (VGPR 1 of its block) differs from lane 4's"))
+      << status;
+}
+
+// asm/wmma_wave64.s: in wave64 C and D take 4 VGPRs with 4 rows each; A and B keep their VGPRs, in 4 copies.
+TEST_F(WmmaTest, Wave64HoldsFourRowsPerAccumulatorVgpr) {
+  const WmmaInputs in = MakeInputs(/*fractions=*/false);
+  VgprImages v(64);
+  v.PutInput(8, 16, [&](int i, int k) { return F16Bits(in.a16[i][k]); });
+  v.PutInput(16, 16, [&](int j, int k) { return F16Bits(in.b16[k][j]); });
+  v.PutAccumulator(24, 0, [&](int i, int j) { return std::bit_cast<uint32_t>(static_cast<float>(in.c32[i][j])); });
+  v.PutAccumulator(28, 0, [&](int i, int j) { return uint32_t{F16Bits(in.c16_lo[i][j])}; });
+  v.PutAccumulator(28, kHalfBits, [&](int i, int j) { return uint32_t{F16Bits(in.c16_hi[i][j])}; });
+  v.PutInput(32, 8, [&](int i, int k) { return static_cast<uint32_t>(in.a8[i][k]); });
+  v.PutInput(36, 8, [&](int j, int k) { return static_cast<uint32_t>(in.b8[k][j]); });
+  v.PutAccumulator(40, 0, [&](int i, int j) { return static_cast<uint32_t>(in.c_i32[i][j]); });
+  const std::vector<int> inputs{8, 12, 16, 20, 24, 28, 32, 36, 40}, outputs{28, 32, 36, 40, 44, 48};
+  std::span<uint8_t> in_bytes = fixture_.memory().Place(kIn, inputs.size() * 64 * kSlotVgprs * 4);
+  v.ToSlots(inputs, {reinterpret_cast<uint32_t*>(in_bytes.data()), in_bytes.size() / 4});
+  std::span<uint32_t> out = Out(outputs.size() * 64 * kSlotVgprs);
+  std::vector<uint32_t> user = Pointer(kOut);
+  for (uint32_t word : Pointer(kIn)) user.push_back(word);
+  user.push_back(0xffffffffu);
+  user.push_back(0xffffffffu);
+  Load("wmma_wave64");
+  DispatchState state = State(user, 64);
+  state.dispatch_initiator = gc::COMPUTE_DISPATCH_INITIATOR{}.compute_shader_en(1).cs_w32_en(0).raw();
+  ASSERT_TRUE(executor_.Dispatch(state, fixture_.memory()).ok());
+  v.FromSlots(outputs, out);
+  for (int i = 0; i < kDim; ++i) {
+    for (int j = 0; j < kDim; ++j) {
+      SCOPED_TRACE(absl::StrFormat("row %d column %d", i, j));
+      const double ab = Dot(in.a16, in.b16, i, j);
+      EXPECT_EQ(F(v.Accumulator(44, i, j)), ab + in.c32[i][j]) << "f32_f16";
+      EXPECT_EQ(v.Accumulator(28, i, j),
+                uint32_t{F16Bits(ab + in.c16_hi[i][j])} << kHalfBits | F16Bits(in.c16_lo[i][j]))
+          << "f16 op_sel:[0,0,1]";
+      EXPECT_EQ(v.Accumulator(48, i, j),
+                static_cast<uint32_t>(IntDot(in.a8, true, in.b8, true, 8, i, j) + in.c_i32[i][j]))
+          << "iu8 signed";
+    }
+  }
+  // The layout itself: row 5 of D is in VGPR 1 (rows 4-7), lanes 16-31.
+  EXPECT_EQ(F(v.at(45, 16 + 3)), Dot(in.a16, in.b16, 5, 3) + in.c32[5][3]);
+}
+
+TEST_F(WmmaTest, Wave64NeedsAllSixtyFourLanes) {
+  Load("wmma_wave64");
+  std::vector<uint32_t> user = Pointer(kOut);
+  for (uint32_t word : Pointer(kIn)) user.push_back(word);
+  user.push_back(0xffffffffu);
+  user.push_back(0);  // the high half of EXEC off
+  fixture_.memory().Place(kIn, 9 * 64 * kSlotVgprs * 4);
+  Out(6 * 64 * kSlotVgprs);
+  DispatchState state = State(user, 64);
+  state.dispatch_initiator = gc::COMPUTE_DISPATCH_INITIATOR{}.compute_shader_en(1).cs_w32_en(0).raw();
+  absl::Status status = executor_.Dispatch(state, fixture_.memory());
+  ASSERT_FALSE(status.ok());
+  EXPECT_TRUE(
+      absl::StrContains(status.message(), "every lane of the wave64 enabled (EXEC all ones), but EXEC is 0xffffffff"))
+      << status;
 }
 
 }  // namespace
