@@ -189,16 +189,21 @@ absl::Status ServedDevice::WriteBar(uint32_t bar, uint64_t offset, std::span<con
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint64_t> ServedDevice::ReadConfig(uint64_t offset, uint64_t size) {
+absl::Status ServedDevice::CheckConfigAccess(absl::string_view what, uint64_t offset, uint64_t size) const {
   if (size != 1 && size != 2 && size != 4) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("%s: configuration read of %d bytes; the sizes are 1, 2 and 4", name(), size));
+        absl::StrFormat("%s: configuration %s of %d bytes; the sizes are 1, 2 and 4", name(), what, size));
   }
   if (offset >= pci::kConfigSpaceSize || offset % size != 0) {
     return absl::OutOfRangeError(absl::StrFormat(
-        "%s: configuration read of %d bytes at %#x: the offset must be below %#x and a multiple of the size", name(),
-        size, offset, pci::kConfigSpaceSize));
+        "%s: configuration %s of %d bytes at %#x: the offset must be below %#x and a multiple of the size", name(),
+        what, size, offset, pci::kConfigSpaceSize));
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> ServedDevice::ReadConfig(uint64_t offset, uint64_t size) {
+  BAREGPU_RETURN_IF_ERROR(CheckConfigAccess("read", offset, size));
   uint8_t bytes[4] = {};
   BAREGPU_RETURN_IF_ERROR(device_->ReadConfig(static_cast<uint32_t>(offset), std::span<uint8_t>(bytes, size)));
   uint64_t value = 0;
@@ -207,15 +212,7 @@ absl::StatusOr<uint64_t> ServedDevice::ReadConfig(uint64_t offset, uint64_t size
 }
 
 absl::Status ServedDevice::WriteConfig(uint64_t offset, uint64_t size, uint64_t value) {
-  if (size != 1 && size != 2 && size != 4) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: configuration write of %d bytes; the sizes are 1, 2 and 4", name(), size));
-  }
-  if (offset >= pci::kConfigSpaceSize || offset % size != 0) {
-    return absl::OutOfRangeError(absl::StrFormat(
-        "%s: configuration write of %d bytes at %#x: the offset must be below %#x and a multiple of the size", name(),
-        size, offset, pci::kConfigSpaceSize));
-  }
+  BAREGPU_RETURN_IF_ERROR(CheckConfigAccess("write", offset, size));
   if (size < 8 && (value >> (8 * size)) != 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: configuration write of %#x does not fit in %d bytes", name(), value, size));

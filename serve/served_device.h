@@ -14,6 +14,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "base/mutex.h"
 #include "pci/device.h"
 #include "pci/mmio.h"
@@ -67,6 +68,8 @@ class ServedDevice {
     uint64_t size = 0;
   };
   absl::StatusOr<Window*> OpenWindow(uint32_t bar);
+  // Sizes 1, 2, 4 at an offset inside configuration space, aligned to the size.
+  absl::Status CheckConfigAccess(absl::string_view what, uint64_t offset, uint64_t size) const;
 
   std::unique_ptr<pci::Device> device_;
   std::array<Window, pci::kBarCount> windows_;
