@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <thread>
 
@@ -351,6 +352,50 @@ TEST_F(ServerTest, ProgressSnapshotsCountEachClientsRequests) {
   ASSERT_EQ(clients.size(), 1u);
   EXPECT_EQ(clients[0].requests, 4u);
   EXPECT_EQ(clients[0].devices, "sim:edu");
+}
+
+// A deterministic fuzz of the request parser: streams of random headers (commands near and beyond the valid range,
+// random sizes and offsets) with random payloads, each on its own connection, against sim:edu. The server must
+// answer or drop each one and keep serving: a PING on a fresh connection gets its reply after every stream.
+TEST(ServerFuzzTest, RandomStreamsNeverStopTheServer) {
+  std::ostringstream log;
+  std::vector<std::unique_ptr<ServedDevice>> devices;
+  devices.push_back(std::move(*ServedDevice::Open("sim:edu")));
+  ServerOptions options;
+  options.listen = "127.0.0.1:0";
+  options.limits.max_sysmem_bytes = 1 << 20;
+  options.limits.request_timeout_ms = 200;
+  auto created = Server::Create(std::move(devices), options, log);
+  ASSERT_TRUE(created.ok()) << created.status();
+  Server& server = **created;
+  std::thread runner([&] { (void)server.Run(); });
+  std::mt19937_64 random(17);  // fixed seed: the same streams every run
+  auto pick = [&](std::initializer_list<uint64_t> values) { return *(values.begin() + random() % values.size()); };
+  constexpr int kStreams = 200;
+  for (int i = 0; i < kStreams; ++i) {
+    SCOPED_TRACE(i);
+    auto c = Client::ConnectTcp(server.address());
+    ASSERT_TRUE(c.has_value());
+    const int requests = 1 + static_cast<int>(random() % 4);
+    for (int r = 0; r < requests; ++r) {
+      Request request;
+      request.command = static_cast<uint8_t>(random() % (kCommandCount + 3));
+      request.device = static_cast<uint32_t>(pick({0, 0, 0, 1, 0xffffffff}));
+      request.bar = static_cast<uint32_t>(pick({0, 0, 1, 5, 0xffffffff}));
+      for (uint64_t& a : request.args) a = pick({0, 1, 4, 8, 4096, edu::kBarSize, random() % 0x100000, ~uint64_t{0}});
+      std::vector<uint8_t> payload(random() % 64);
+      for (uint8_t& b : payload) b = static_cast<uint8_t>(random());
+      if (!c->Send(request, payload)) break;  // the server may already have dropped the connection
+    }
+    c->Close();
+    auto ping = Client::ConnectTcp(server.address());
+    ASSERT_TRUE(ping.has_value());
+    auto reply = ping->Call(MakeRequest(Command::kPing));
+    ASSERT_TRUE(reply.has_value()) << log.str();
+    ASSERT_EQ(reply->reply.status, ReplyStatus::kOk);
+  }
+  server.Stop();
+  runner.join();
 }
 
 TEST(ServerDiagnosticsTest, WhatTheDeviceReportsReachesTheLogOnce) {
