@@ -114,6 +114,39 @@ class TinygradEndToEnd(unittest.TestCase):
     self.assertEqual(log.count("drives sim:navi31:tinygrad"), 2, log)
     self.assertIn("stopping", log)
 
+  def test_a_client_killed_mid_boot_leaves_a_gpu_the_next_one_boots(self):
+    if self.firmware != "virtual":
+      self.skipTest("firmware-independent")
+    server = Server(self.baregpu, ["sim:navi31:tinygrad-killed", "--listen", "127.0.0.1:0"], self.server_env)
+    try:
+      env = dict(tinygrad_env(self.firmware_dir, server.address), PYTHONUNBUFFERED="1")
+      client = subprocess.Popen([PYTHON, str(SOURCE_ROOT / "tests/serve/tinygrad_tensor_checks.py")], env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+      # Killed at a boot stage, not after a time: once tinygrad says the memory controller is up, the PSP and
+      # SMU bring-up that follows is cut short.
+      seen = []
+      deadline = time.monotonic() + CLIENT_TIMEOUT
+      while time.monotonic() < deadline:
+        line = client.stdout.readline()
+        if not line:
+          break
+        seen.append(line)
+        if "AM_GMC initialized" in line:
+          client.kill()
+          break
+      client.wait(timeout=60)
+      client.stdout.close()
+      self.assertTrue(any("AM_GMC initialized" in l for l in seen), "".join(seen))
+      # The next process finds a GPU that never finished booting, boots it fully and computes.
+      after = self.run_client(server.address)
+      self.assertIn("AM_PSP initialized", after)
+      self.assertIn("matmul: ok", after)
+    finally:
+      code, log = server.stop()
+    self.assertEqual(code, 0, log)
+    self.assertIn("client #1", log)
+    self.assertIn("devices released", log)
+
   def test_unix_socket_shares_system_memory_with_tinygrads_client(self):
     if self.firmware != "virtual":
       self.skipTest("firmware-independent")
