@@ -125,10 +125,10 @@ absl::Status Gmc::InitSw() {
     r.sem17 = address(vm + "INVALIDATE_ENG17_SEM");
     r.req17 = address(vm + "INVALIDATE_ENG17_REQ");
     r.ack17 = address(vm + "INVALIDATE_ENG17_ACK");
-    r.fault_status = address(vm + "L2_PROTECTION_FAULT_STATUS");
-    r.fault_addr_lo = address(vm + "L2_PROTECTION_FAULT_ADDR_LO32");
-    r.fault_addr_hi = address(vm + "L2_PROTECTION_FAULT_ADDR_HI32");
-    r.fault_cntl = address(vm + "L2_PROTECTION_FAULT_CNTL");
+    r.fault.status = address(vm + "L2_PROTECTION_FAULT_STATUS");
+    r.fault.address_lo = address(vm + "L2_PROTECTION_FAULT_ADDR_LO32");
+    r.fault.address_hi = address(vm + "L2_PROTECTION_FAULT_ADDR_HI32");
+    r.fault.cntl = address(vm + "L2_PROTECTION_FAULT_CNTL");
     r.fault_cntl2 = address(vm + "L2_PROTECTION_FAULT_CNTL2");
     r.fault_default_lo = address(vm + "L2_PROTECTION_FAULT_DEFAULT_ADDR_LO32");
     r.fault_default_hi = address(vm + "L2_PROTECTION_FAULT_DEFAULT_ADDR_HI32");
@@ -295,7 +295,7 @@ void Gmc::EnableFaults(Hub hub) {
     auto gc = device_.Regs<regs::Ip::kGc>();
     gc.Modify<gc::CP_DEBUG>([](auto& v) { v.cpg_utcl1_error_halt_disable(1); });
   }
-  auto cntl = gc::GCVM_L2_PROTECTION_FAULT_CNTL::FromRaw(io.ReadDword(r.fault_cntl))
+  auto cntl = gc::GCVM_L2_PROTECTION_FAULT_CNTL::FromRaw(io.ReadDword(r.fault.cntl))
                   .range_protection_fault_enable_default(redirect)
                   .pde0_protection_fault_enable_default(redirect)
                   .pde1_protection_fault_enable_default(redirect)
@@ -308,7 +308,7 @@ void Gmc::EnableFaults(Hub hub) {
                   .write_protection_fault_enable_default(redirect)
                   .execute_protection_fault_enable_default(redirect);
   if (!redirect) cntl.crash_on_no_retry_fault(1).crash_on_retry_fault(1);
-  io.WriteDword(r.fault_cntl, cntl.raw());
+  io.WriteDword(r.fault.cntl, cntl.raw());
   // amdgpu_gmc_set_vm_fault_masks (gmc_v11_0_vm_fault_interrupt_state): every context's fault interrupts, the
   // hub's vm_cntx_cntl_vm_fault set.
   for (int vmid = 0; vmid < kContexts; ++vmid) {
@@ -362,17 +362,28 @@ absl::Status Gmc::FlushHub(Hub hub, uint32_t vmid) {
   return acked;
 }
 
-absl::StatusOr<VmFault> Gmc::TakeFault(Hub hub) {
-  RegisterIo& io = device_.io();
-  const HubRegisters& r = regs(hub);
-  VmFault fault{hub, 0, io.ReadDword(r.fault_status), ""};
+absl::StatusOr<VmFault> Gmc::TakeFault(Hub hub) { return am::TakeFault(device_.io(), regs(hub).fault, hub); }
+
+absl::StatusOr<FaultLatch> ResolveFaultLatch(const regs::IpBases& bases, Hub hub) {
+  const regs::Ip ip = hub == Hub::kGc ? regs::Ip::kGc : regs::Ip::kMmhub;
+  const std::string vm = hub == Hub::kGc ? "GCVM_L2_PROTECTION_FAULT_" : "MMVM_L2_PROTECTION_FAULT_";
+  FaultLatch latch;
+  BAREGPU_ASSIGN_OR_RETURN(latch.status, regs::ResolveAddress(bases, vm + "STATUS", ip));
+  BAREGPU_ASSIGN_OR_RETURN(latch.address_lo, regs::ResolveAddress(bases, vm + "ADDR_LO32", ip));
+  BAREGPU_ASSIGN_OR_RETURN(latch.address_hi, regs::ResolveAddress(bases, vm + "ADDR_HI32", ip));
+  BAREGPU_ASSIGN_OR_RETURN(latch.cntl, regs::ResolveAddress(bases, vm + "CNTL", ip));
+  return latch;
+}
+
+absl::StatusOr<VmFault> TakeFault(RegisterIo& io, const FaultLatch& latch, Hub hub) {
+  VmFault fault{hub, 0, io.ReadDword(latch.status), ""};
   if (fault.status == 0) return absl::NotFoundError(absl::StrFormat("%s: no fault latched", HubName(hub)));
-  fault.address =
-      (uint64_t{io.ReadDword(r.fault_addr_lo)} << kPageShift) | (uint64_t{io.ReadDword(r.fault_addr_hi)} << kHighShift);
+  fault.address = (uint64_t{io.ReadDword(latch.address_lo)} << kPageShift) |
+                  (uint64_t{io.ReadDword(latch.address_hi)} << kHighShift);
   fault.description = DescribeFaultStatus(hub, fault.address, fault.status);
-  io.WriteDword(r.fault_cntl, gc::GCVM_L2_PROTECTION_FAULT_CNTL::FromRaw(io.ReadDword(r.fault_cntl))
-                                  .clear_protection_fault_status_addr(1)
-                                  .raw());
+  io.WriteDword(
+      latch.cntl,
+      gc::GCVM_L2_PROTECTION_FAULT_CNTL::FromRaw(io.ReadDword(latch.cntl)).clear_protection_fault_status_addr(1).raw());
   return fault;
 }
 

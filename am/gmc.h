@@ -18,6 +18,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "am/ip_block.h"
+#include "am/register_io.h"
+#include "am/regs/register_space.h"
 #include "pci/dma_buffer.h"
 
 namespace am {
@@ -38,6 +40,16 @@ struct VmFault {
 // ("gfxhub fault at 0x...: STATUS 0x00301031: VMID 3, CID 0x8, RW read, MORE_FAULTS 1, WALKER_ERROR 0,
 // PERMISSION_FAULTS 0x3 (valid, read), MAPPING_ERROR 0"). Shared by the driver's IH decoding and the CLI.
 std::string DescribeFaultStatus(Hub hub, uint64_t address, uint32_t status);
+
+// A hub's fault latch: the addresses of its L2_PROTECTION_FAULT_STATUS, _ADDR_LO32, _ADDR_HI32 and _CNTL.
+struct FaultLatch {
+  uint64_t status, address_lo, address_hi, cntl;
+};
+absl::StatusOr<FaultLatch> ResolveFaultLatch(const regs::IpBases& bases, Hub hub);
+// Reads, decodes and clears the latched fault (gmc_v11_0_process_interrupt: WREG32_P(vm_l2_pro_fault_cntl, 1, ~1),
+// so the next fault latches); NotFound when nothing is latched. Through any register path: the driver's Gmc and
+// `baregpu ih`, which reads a running device without owning it.
+absl::StatusOr<VmFault> TakeFault(RegisterIo& io, const FaultLatch& latch, Hub hub);
 
 class Gmc final : public IpBlock {
  public:
@@ -80,7 +92,8 @@ class Gmc final : public IpBlock {
     uint64_t base_lo0, base_hi0;
     std::array<uint64_t, kInvalidateEngines> range_lo, range_hi;
     uint64_t sem17, req17, ack17;
-    uint64_t fault_status, fault_addr_lo, fault_addr_hi, fault_cntl, fault_cntl2, fault_default_lo, fault_default_hi;
+    FaultLatch fault;
+    uint64_t fault_cntl2, fault_default_lo, fault_default_hi;
     uint64_t bank_select_reserved_cid2;
   };
   absl::Status InitHub(Hub hub);

@@ -89,6 +89,7 @@ absl::StatusOr<ServedDevice::Window*> ServedDevice::OpenWindow(uint32_t bar) {
           info->prefetchable ? device_->MapMemory(static_cast<int>(bar)) : absl::UnimplementedError("registers");
       if (memory.ok()) {
         w.memory = *memory;
+        w.mmio = pci::Mmio::Direct(w.memory.data(), w.memory.size());
       } else {
         absl::StatusOr<pci::Mmio> mmio = device_->MapMmio(static_cast<int>(bar));
         if (mmio.ok()) {
@@ -133,27 +134,18 @@ absl::Status ServedDevice::CheckBarAccess(uint32_t bar, uint64_t offset, uint64_
 absl::Status ServedDevice::ReadBar(uint32_t bar, uint64_t offset, std::span<uint8_t> out) {
   BAREGPU_RETURN_IF_ERROR(CheckBarAccess(bar, offset, out.size()));
   Window& w = windows_[bar];
-  if (!w.memory.empty()) {
-    // A dword or qword read stays one access, as a register or a signal would be read by a CPU.
-    if (out.size() == kQword && offset % kQword == 0) {
-      const uint64_t v = *reinterpret_cast<volatile const uint64_t*>(w.memory.data() + offset);
-      std::memcpy(out.data(), &v, sizeof(v));
-    } else if (out.size() == kDword && offset % kDword == 0) {
-      const uint32_t v = *reinterpret_cast<volatile const uint32_t*>(w.memory.data() + offset);
-      std::memcpy(out.data(), &v, sizeof(v));
-    } else {
-      std::memcpy(out.data(), w.memory.data() + offset, out.size());
-    }
-    return absl::OkStatus();
-  }
+  // An aligned dword or qword stays one access (a register, a 64-bit doorbell or signal); memory takes the rest
+  // as bytes, registers as dwords (CheckBarAccess made sure they are whole).
   if (out.size() == kQword && offset % kQword == 0) {
     const uint64_t v = w.mmio.Read64(offset);
     std::memcpy(out.data(), &v, sizeof(v));
-    return absl::OkStatus();
-  }
-  for (uint64_t i = 0; i < out.size(); i += kDword) {
-    const uint32_t v = w.mmio.Read32(offset + i);
-    std::memcpy(out.data() + i, &v, sizeof(v));
+  } else if (!w.memory.empty() && !(out.size() == kDword && offset % kDword == 0)) {
+    std::memcpy(out.data(), w.memory.data() + offset, out.size());
+  } else {
+    for (uint64_t i = 0; i < out.size(); i += kDword) {
+      const uint32_t v = w.mmio.Read32(offset + i);
+      std::memcpy(out.data() + i, &v, sizeof(v));
+    }
   }
   return absl::OkStatus();
 }
@@ -161,30 +153,18 @@ absl::Status ServedDevice::ReadBar(uint32_t bar, uint64_t offset, std::span<uint
 absl::Status ServedDevice::WriteBar(uint32_t bar, uint64_t offset, std::span<const uint8_t> data) {
   BAREGPU_RETURN_IF_ERROR(CheckBarAccess(bar, offset, data.size()));
   Window& w = windows_[bar];
-  if (!w.memory.empty()) {
-    if (data.size() == kQword && offset % kQword == 0) {
-      uint64_t v;
-      std::memcpy(&v, data.data(), sizeof(v));
-      *reinterpret_cast<volatile uint64_t*>(w.memory.data() + offset) = v;
-    } else if (data.size() == kDword && offset % kDword == 0) {
-      uint32_t v;
-      std::memcpy(&v, data.data(), sizeof(v));
-      *reinterpret_cast<volatile uint32_t*>(w.memory.data() + offset) = v;
-    } else {
-      std::memcpy(w.memory.data() + offset, data.data(), data.size());
-    }
-    return absl::OkStatus();
-  }
   if (data.size() == kQword && offset % kQword == 0) {
     uint64_t v;
     std::memcpy(&v, data.data(), sizeof(v));
     w.mmio.Write64(offset, v);
-    return absl::OkStatus();
-  }
-  for (uint64_t i = 0; i < data.size(); i += kDword) {
-    uint32_t v;
-    std::memcpy(&v, data.data() + i, sizeof(v));
-    w.mmio.Write32(offset + i, v);
+  } else if (!w.memory.empty() && !(data.size() == kDword && offset % kDword == 0)) {
+    std::memcpy(w.memory.data() + offset, data.data(), data.size());
+  } else {
+    for (uint64_t i = 0; i < data.size(); i += kDword) {
+      uint32_t v;
+      std::memcpy(&v, data.data() + i, sizeof(v));
+      w.mmio.Write32(offset + i, v);
+    }
   }
   return absl::OkStatus();
 }
@@ -213,7 +193,7 @@ absl::StatusOr<uint64_t> ServedDevice::ReadConfig(uint64_t offset, uint64_t size
 
 absl::Status ServedDevice::WriteConfig(uint64_t offset, uint64_t size, uint64_t value) {
   BAREGPU_RETURN_IF_ERROR(CheckConfigAccess("write", offset, size));
-  if (size < 8 && (value >> (8 * size)) != 0) {
+  if ((value >> (8 * size)) != 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: configuration write of %#x does not fit in %d bytes", name(), value, size));
   }

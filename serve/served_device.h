@@ -63,8 +63,8 @@ class ServedDevice {
   struct Window {
     bool opened = false;
     absl::Status error;         // why the BAR cannot be accessed
-    std::span<uint8_t> memory;  // prefetchable memory BARs (VRAM): any size, any alignment
-    pci::Mmio mmio;             // register BARs: dword (or aligned qword) accesses
+    std::span<uint8_t> memory;  // prefetchable memory BARs (VRAM): also any size, any alignment
+    pci::Mmio mmio;             // every BAR: dword and aligned qword accesses (over `memory` when it is memory)
     uint64_t size = 0;
   };
   absl::StatusOr<Window*> OpenWindow(uint32_t bar);

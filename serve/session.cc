@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/bits.h"
 #include "base/file.h"
 #include "base/status_macros.h"
 
@@ -19,7 +20,6 @@ namespace {
 
 // Bulk transfers move through one buffer of this size: a client's request size never sizes an allocation.
 constexpr size_t kChunkBytes = size_t{1} << 20;
-constexpr size_t kPageBytes = 4096;  // tinygrad's sysmem pages (alloc_sysmem: 0x1000)
 // PROBE's payload is (mask, device id) pairs of uint32; tinygrad sends one pair per device id it knows.
 constexpr uint64_t kMaxProbePayload = 64 * 1024;
 // A reply's error text is cut here: a status message is a line, not a document.
@@ -137,13 +137,13 @@ absl::Status Session::SendError(const absl::Status& error) {
                    std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
 }
 
-absl::StatusOr<ServedDevice*> Session::Device(const Request& request, bool claim) {
+absl::StatusOr<ServedDevice*> Session::Device(const Request& request) {
   if (request.device >= devices_.size()) {
     return absl::NotFoundError(absl::StrFormat("device %d does not exist: this server serves %d (PROBE lists them)",
                                                request.device, devices_.size()));
   }
   ServedDevice* device = devices_[request.device];
-  if (claim && !claimed_[request.device]) {
+  if (!claimed_[request.device]) {
     BAREGPU_RETURN_IF_ERROR(device->Claim(id_, label_));
     claimed_[request.device] = true;
     std::vector<std::string> names;
@@ -204,19 +204,26 @@ absl::Status Session::Probe(const Request& request) {
                    std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(list.data()), list.size()));
 }
 
-absl::StatusOr<pci::DmaBuffer*> Session::Sysmem(uint32_t handle) {
+absl::StatusOr<pci::DmaBuffer*> Session::Sysmem(const Request& request) {
+  const uint32_t handle = request.bar;
+  const uint64_t offset = request.args[0], size = request.args[1];
   if (handle >= sysmem_.size()) {
     return absl::NotFoundError(absl::StrFormat(
         "system memory handle %d does not exist: this client allocated %d (MAP_SYSMEM returns the handle)", handle,
         sysmem_.size()));
   }
-  return sysmem_[handle].get();
+  pci::DmaBuffer* buffer = sysmem_[handle].get();
+  if (offset > buffer->size() || size > buffer->size() - offset) {
+    return absl::OutOfRangeError(absl::StrFormat("%s of %d bytes at %#x is outside system memory %d (%#x bytes)",
+                                                 *CommandName(request.command), size, offset, handle, buffer->size()));
+  }
+  return buffer;
 }
 
 absl::Status Session::MapSysmem(const Request& request, bool as_fd) {
   const uint64_t size = request.args[0];
   const bool contiguous = request.args[1] != 0;
-  auto device = Device(request, /*claim=*/true);
+  auto device = Device(request);
   if (!device.ok()) return SendError(device.status());
   if (as_fd && !unix_socket_) {
     return SendError(absl::FailedPreconditionError(
@@ -244,10 +251,10 @@ absl::Status Session::MapSysmem(const Request& request, bool as_fd) {
     std::vector<uint64_t> runs;
     for (uint64_t page : b->page_addresses()) {
       if (!runs.empty() && runs[runs.size() - 2] + runs.back() == page) {
-        runs.back() += kPageBytes;
+        runs.back() += pci::kPageSize;
       } else {
         runs.push_back(page);
-        runs.push_back(kPageBytes);
+        runs.push_back(pci::kPageSize);
       }
     }
     runs.push_back(0);
@@ -256,7 +263,7 @@ absl::Status Session::MapSysmem(const Request& request, bool as_fd) {
     return SendReply(Reply{ReplyStatus::kOk, b->size(), handle}, {}, b->shareable_fd());
   }
   std::vector<uint64_t> pages(b->page_addresses().begin(), b->page_addresses().end());
-  pages.resize(size / kPageBytes + (size % kPageBytes != 0));  // the pages asked for, not the rounding
+  pages.resize(base::AlignUp(size, pci::kPageSize) / pci::kPageSize);  // the pages asked for, not the rounding
   return SendReply(
       Reply{ReplyStatus::kOk, pages.size() * sizeof(uint64_t), handle},
       std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(pages.data()), pages.size() * sizeof(uint64_t)));
@@ -266,18 +273,13 @@ absl::Status Session::BulkRead(const Request& request) {
   const bool sysmem = static_cast<Command>(request.command) == Command::kSysmemRead;
   const uint64_t offset = request.args[0];
   const uint64_t size = request.args[1];
-  auto device = Device(request, /*claim=*/true);
+  auto device = Device(request);
   if (!device.ok()) return SendError(device.status());
   pci::DmaBuffer* buffer = nullptr;
   if (sysmem) {
-    auto b = Sysmem(request.bar);
+    auto b = Sysmem(request);
     if (!b.ok()) return SendError(b.status());
     buffer = *b;
-    if (offset > buffer->size() || size > buffer->size() - offset) {
-      return SendError(absl::OutOfRangeError(
-          absl::StrFormat("SYSMEM_READ of %d bytes at %#x is outside system memory %d (%#x bytes)", size, offset,
-                          request.bar, buffer->size())));
-    }
   } else if (absl::Status s = (*device)->CheckBarAccess(request.bar, offset, size); !s.ok()) {
     return SendError(s);
   }
@@ -303,15 +305,13 @@ absl::Status Session::BulkWrite(const Request& request) {
   absl::Status refused;
   ServedDevice* device = nullptr;
   pci::DmaBuffer* buffer = nullptr;
-  if (auto d = Device(request, /*claim=*/true); !d.ok()) {
+  if (auto d = Device(request); !d.ok()) {
     refused = d.status();
   } else if (device = *d; sysmem) {
-    if (auto b = Sysmem(request.bar); !b.ok()) {
+    if (auto b = Sysmem(request); !b.ok()) {
       refused = b.status();
-    } else if (buffer = *b; offset > buffer->size() || size > buffer->size() - offset) {
-      refused = absl::OutOfRangeError(
-          absl::StrFormat("SYSMEM_WRITE of %d bytes at %#x is outside system memory %d (%#x bytes)", size, offset,
-                          request.bar, buffer->size()));
+    } else {
+      buffer = *b;
     }
   } else {
     refused = device->CheckBarAccess(request.bar, offset, size);
@@ -369,21 +369,21 @@ absl::Status Session::Handle(const Request& request) {
     case Command::kPing:
       return SendReply(Reply{});
     case Command::kMapBar: {
-      auto device = Device(request, /*claim=*/true);
+      auto device = Device(request);
       if (!device.ok()) return SendError(device.status());
       auto bar = (*device)->BarAddressAndSize(request.bar);
       if (!bar.ok()) return SendError(bar.status());
       return SendReply(Reply{ReplyStatus::kOk, bar->first, bar->second});
     }
     case Command::kCfgRead: {
-      auto device = Device(request, /*claim=*/true);
+      auto device = Device(request);
       if (!device.ok()) return SendError(device.status());
       auto value = (*device)->ReadConfig(request.args[0], request.args[1]);
       if (!value.ok()) return SendError(value.status());
       return SendReply(Reply{ReplyStatus::kOk, *value, 0});
     }
     case Command::kCfgWrite: {
-      auto device = Device(request, /*claim=*/true);
+      auto device = Device(request);
       if (!device.ok()) return SendError(device.status());
       if (absl::Status s = (*device)->WriteConfig(request.args[0], request.args[1], request.args[2]); !s.ok()) {
         return SendError(s);
@@ -391,14 +391,14 @@ absl::Status Session::Handle(const Request& request) {
       return SendReply(Reply{});
     }
     case Command::kReset: {
-      auto device = Device(request, /*claim=*/true);
+      auto device = Device(request);
       if (!device.ok()) return SendError(device.status());
       if (absl::Status s = (*device)->Reset(); !s.ok()) return SendError(s);
       log_(absl::StrFormat("%s: reset %s", label_, (*device)->name()));
       return SendReply(Reply{});
     }
     case Command::kResizeBar: {
-      auto device = Device(request, /*claim=*/true);
+      auto device = Device(request);
       if (!device.ok()) return SendError(device.status());
       if (absl::Status s = (*device)->ResizeBar(request.bar); !s.ok()) return SendError(s);
       return SendReply(Reply{});

@@ -66,14 +66,16 @@ class Session {
 
   // Runs one request whose header has been read; returns an error only when the connection must close.
   absl::Status Handle(const Request& request);
-  absl::StatusOr<ServedDevice*> Device(const Request& request, bool claim);
+  // The request's device, claimed for this client on first use (refused while another client holds it).
+  absl::StatusOr<ServedDevice*> Device(const Request& request);
   absl::Status Probe(const Request& request);
   absl::Status MapSysmem(const Request& request, bool as_fd);
   absl::Status BulkRead(const Request& request);
   absl::Status BulkWrite(const Request& request);
   // Reads and drops `size` payload bytes that cannot be used, so the next header is framed correctly.
   absl::Status DiscardPayload(uint64_t size);
-  absl::StatusOr<pci::DmaBuffer*> Sysmem(uint32_t handle);
+  // The system memory a SYSMEM_READ/WRITE names (its handle in the BAR field), with the range checked.
+  absl::StatusOr<pci::DmaBuffer*> Sysmem(const Request& request);
 
   const uint64_t id_;
   const std::string peer_;

@@ -54,6 +54,16 @@ uint64_t LoadQword(const std::vector<uint8_t>& data, size_t index = 0) {
   return v;
 }
 
+// A server for one device, not yet running.
+absl::StatusOr<std::unique_ptr<Server>> ServeOne(const std::string& device, const ServerOptions& options,
+                                                 std::ostream& log) {
+  auto served = ServedDevice::Open(device);
+  if (!served.ok()) return served.status();
+  std::vector<std::unique_ptr<ServedDevice>> devices;
+  devices.push_back(std::move(*served));
+  return Server::Create(std::move(devices), options, log);
+}
+
 class ServerTest : public ::testing::Test {
  protected:
   void Start(ServerOptions options) {
@@ -359,13 +369,11 @@ TEST_F(ServerTest, ProgressSnapshotsCountEachClientsRequests) {
 // answer or drop each one and keep serving: a PING on a fresh connection gets its reply after every stream.
 TEST(ServerFuzzTest, RandomStreamsNeverStopTheServer) {
   std::ostringstream log;
-  std::vector<std::unique_ptr<ServedDevice>> devices;
-  devices.push_back(std::move(*ServedDevice::Open("sim:edu")));
   ServerOptions options;
   options.listen = "127.0.0.1:0";
   options.limits.max_sysmem_bytes = 1 << 20;
   options.limits.request_timeout_ms = 200;
-  auto created = Server::Create(std::move(devices), options, log);
+  auto created = ServeOne("sim:edu", options, log);
   ASSERT_TRUE(created.ok()) << created.status();
   Server& server = **created;
   std::thread runner([&] { (void)server.Run(); });
@@ -462,29 +470,21 @@ TEST_F(UnixServerTest, MapSysmemFdSharesThePagesAndListsTheirAddresses) {
 
 TEST(ServerCreateTest, RefusesAddressesOtherMachinesReachUnlessAllowed) {
   std::ostringstream log;
-  std::vector<std::unique_ptr<ServedDevice>> devices;
-  devices.push_back(std::move(*ServedDevice::Open("sim:edu")));
   ServerOptions options;
   options.listen = "0.0.0.0:0";
-  auto server = Server::Create(std::move(devices), options, log);
+  auto server = ServeOne("sim:edu", options, log);
   ASSERT_FALSE(server.ok());
   EXPECT_EQ(server.status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_NE(server.status().message().find("--allow-remote"), std::string::npos) << server.status();
-  devices.clear();
-  devices.push_back(std::move(*ServedDevice::Open("sim:edu")));
   options.allow_remote = true;
-  server = Server::Create(std::move(devices), options, log);
+  server = ServeOne("sim:edu", options, log);
   ASSERT_TRUE(server.ok()) << server.status();
   EXPECT_TRUE((*server)->remote());
 }
 
 TEST(ServerCreateTest, RefusesBadAddressesAndPaths) {
   std::ostringstream log;
-  auto create = [&](ServerOptions options) {
-    std::vector<std::unique_ptr<ServedDevice>> devices;
-    devices.push_back(std::move(*ServedDevice::Open("sim:edu")));
-    return Server::Create(std::move(devices), options, log);
-  };
+  auto create = [&](const ServerOptions& options) { return ServeOne("sim:edu", options, log); };
   for (const char* bad : {"127.0.0.1", "127.0.0.1:99999", "nohost:80", ":x"}) {
     ServerOptions o;
     o.listen = bad;

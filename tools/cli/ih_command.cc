@@ -9,7 +9,6 @@
 #include "am/gmc.h"
 #include "am/ih.h"
 #include "am/register_io.h"
-#include "am/regs/gc.h"
 #include "am/regs/ih_constants.h"
 #include "am/regs/mmhub.h"
 #include "am/regs/osssys.h"
@@ -38,26 +37,13 @@ absl::Status RunIh(Invocation& inv) {
   BAREGPU_ASSIGN_OR_RETURN(auto oss, (am::regs::IpRegisters<am::regs::Ip::kOsssys, am::RegisterIo>::Create(io, bases)));
   BAREGPU_ASSIGN_OR_RETURN(auto mmhub,
                            (am::regs::IpRegisters<am::regs::Ip::kMmhub, am::RegisterIo>::Create(io, bases)));
-  BAREGPU_ASSIGN_OR_RETURN(auto gc, (am::regs::IpRegisters<am::regs::Ip::kGc, am::RegisterIo>::Create(io, bases)));
-  // A page fault's details are in its hub's L2_PROTECTION_FAULT_STATUS / _ADDR: read and cleared as
-  // gmc_v11_0_process_interrupt does (WREG32_P(vm_l2_pro_fault_cntl, 1, ~1)), so the next fault latches.
+  BAREGPU_ASSIGN_OR_RETURN(const am::FaultLatch gc_latch, am::ResolveFaultLatch(bases, am::Hub::kGc));
+  BAREGPU_ASSIGN_OR_RETURN(const am::FaultLatch mm_latch, am::ResolveFaultLatch(bases, am::Hub::kMm));
+  // A page fault's details are in its hub's fault latch, taken (and cleared) as the driver takes it.
   auto hub_status = [&](const am::IhEvent& e) -> std::string {
-    if (e.client_id == am::regs::ih::SOC21_IH_CLIENTID_VMC) {
-      namespace mm = am::regs::mmhub;
-      const uint32_t status = mmhub.Read<mm::MMVM_L2_PROTECTION_FAULT_STATUS>().raw();
-      if (status == 0) return "";
-      const uint64_t address = (uint64_t{mmhub.Read<mm::MMVM_L2_PROTECTION_FAULT_ADDR_LO32>().raw()} << 12) |
-                               (uint64_t{mmhub.Read<mm::MMVM_L2_PROTECTION_FAULT_ADDR_HI32>().raw()} << 44);
-      mmhub.Modify<mm::MMVM_L2_PROTECTION_FAULT_CNTL>([](auto& r) { r.clear_protection_fault_status_addr(1); });
-      return am::DescribeFaultStatus(am::Hub::kMm, address, status);
-    }
-    namespace g = am::regs::gc;
-    const uint32_t status = gc.Read<g::GCVM_L2_PROTECTION_FAULT_STATUS>().raw();
-    if (status == 0) return "";
-    const uint64_t address = (uint64_t{gc.Read<g::GCVM_L2_PROTECTION_FAULT_ADDR_LO32>().raw()} << 12) |
-                             (uint64_t{gc.Read<g::GCVM_L2_PROTECTION_FAULT_ADDR_HI32>().raw()} << 44);
-    gc.Modify<g::GCVM_L2_PROTECTION_FAULT_CNTL>([](auto& r) { r.clear_protection_fault_status_addr(1); });
-    return am::DescribeFaultStatus(am::Hub::kGc, address, status);
+    const bool mm = e.client_id == am::regs::ih::SOC21_IH_CLIENTID_VMC;
+    absl::StatusOr<am::VmFault> fault = am::TakeFault(io, mm ? mm_latch : gc_latch, mm ? am::Hub::kMm : am::Hub::kGc);
+    return fault.ok() ? fault->description : "";
   };
 
   const osssys::IH_RB_CNTL cntl = oss.Read<osssys::IH_RB_CNTL>();

@@ -41,11 +41,9 @@ constexpr int kLaneGroup = kWmmaDim;  // A/B rows repeat every 16 lanes; C/D row
 constexpr int kMaxBlockVgprs = WmmaAccumulatorDwords(/*lanes=*/32);
 using Block = std::array<const uint32_t*, kMaxBlockVgprs>;
 
-constexpr uint16_t kIntMinusSixteen = operand::kIntMinusOne + 15;  // the last integer inline constant's code
-
 bool IsFloatInlineConstant(uint16_t code) { return code >= operand::kFloatHalf && code <= operand::kInvTwoPi; }
 bool IsInlineConstant(uint16_t code) {
-  return (code >= operand::kIntZero && code <= kIntMinusSixteen) || IsFloatInlineConstant(code);
+  return (code >= operand::kIntZero && code <= operand::kIntMinusSixteen) || IsFloatInlineConstant(code);
 }
 
 // Element k (0..15) of one lane's A row or B column: bits [k * bits, (k + 1) * bits) of the lane's VGPR block.
