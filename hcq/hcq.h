@@ -43,6 +43,12 @@ typedef enum {
   HCQ_ERROR_INTERNAL = 8,
 } hcq_status;
 
+/* The API's version: the major changes when a function's meaning or a struct's layout changes incompatibly, the
+ * minor when functions or trailing struct fields are added. */
+#define HCQ_API_VERSION_MAJOR 1
+#define HCQ_API_VERSION_MINOR 1
+#define HCQ_API_VERSION ((HCQ_API_VERSION_MAJOR << 16) | HCQ_API_VERSION_MINOR)
+
 typedef struct hcq_device hcq_device;
 typedef struct hcq_buffer hcq_buffer;
 typedef struct hcq_signal hcq_signal;
@@ -51,11 +57,57 @@ typedef struct hcq_program hcq_program;
 
 /* This thread's message for its last failed call ("" when none failed). */
 const char* hcq_last_error(void);
+/* HCQ_API_VERSION of the library (a program built against another major must not use it). */
+uint32_t hcq_api_version(void);
+
+/* A command argument that is either a constant or a variable: variable `variable`'s value at submit (the values
+ * array of hcq_queue_submit) plus `value`. Build them with hcq_constant and hcq_variable. */
+typedef struct {
+  uint64_t value;    /* the constant; for a variable, an addend */
+  uint32_t variable; /* the variable's index, when is_variable */
+  uint32_t is_variable;
+} hcq_value;
+static inline hcq_value hcq_constant(uint64_t value) {
+  hcq_value v = {value, 0, 0};
+  return v;
+}
+static inline hcq_value hcq_variable(uint32_t index) {
+  hcq_value v = {0, index, 1};
+  return v;
+}
 
 /* Devices: "sim:navi31" or a PCI address. */
 hcq_status hcq_device_open(const char* name, hcq_device** device);
+/* Flags of hcq_device_open_flags. */
+#define HCQ_DEVICE_PROFILE 1u /* bracket every exec and copy with timestamps for hcq_device_profile_json */
+hcq_status hcq_device_open_flags(const char* name, uint32_t flags, hcq_device** device);
 void hcq_device_close(hcq_device* device);
 hcq_status hcq_device_synchronize(hcq_device* device);
+
+/* What a device is. IP versions are packed as amdgpu's IP_VERSION(major, minor, revision): (major << 16) |
+ * (minor << 8) | revision; 0 when the device has no such block. */
+typedef struct {
+  uint32_t struct_size;             /* the caller sets sizeof(hcq_device_properties); no field past it is written */
+  char name[64];                    /* as opened: "sim:navi31", "0000:03:00.0" */
+  char arch[16];                    /* the compiler's target: "gfx1100" */
+  uint32_t gfx_target_version;      /* major * 10000 + minor * 100 + stepping (KFD's gfx_target_version): 110000 */
+  uint32_t shader_engines;          /* gc_info num_se */
+  uint32_t shader_arrays_per_engine;
+  uint32_t compute_units;           /* all of them, active ones only */
+  uint32_t simds_per_cu;
+  uint32_t wave_size;               /* the wave size kernels default to */
+  uint32_t max_waves_per_simd;
+  uint32_t lds_bytes;               /* LDS a workgroup may use */
+  uint64_t vram_bytes;
+  uint64_t visible_vram_bytes;      /* the CPU-visible part (BAR0) */
+  uint32_t gc_version, sdma_version, mmhub_version, mp0_version, mp1_version, nbio_version, ih_version, hdp_version;
+} hcq_device_properties;
+/* The profiled spans so far (after a synchronize) as Chrome trace JSON (chrome://tracing, Perfetto), NUL-terminated
+ * into out[capacity]; *length gets its length without the NUL, also when it does not fit
+ * (HCQ_ERROR_RESOURCE_EXHAUSTED). Empty "traceEvents" without HCQ_DEVICE_PROFILE. */
+hcq_status hcq_device_profile_json(hcq_device* device, char* out, size_t capacity, size_t* length);
+/* Fills *properties up to properties->struct_size (which must be at least the size of API 1.1's struct). */
+hcq_status hcq_device_get_properties(hcq_device* device, hcq_device_properties* properties);
 /* The timeline: the signal, the next value to signal, and taking that value. */
 hcq_signal* hcq_device_timeline_signal(hcq_device* device);
 uint64_t hcq_device_timeline_value(const hcq_device* device);
@@ -69,6 +121,9 @@ uint64_t hcq_buffer_size(const hcq_buffer* buffer);
 void* hcq_buffer_cpu(const hcq_buffer* buffer); /* NULL when the CPU cannot map it */
 hcq_status hcq_buffer_copyin(hcq_buffer* buffer, const void* data, uint64_t size);
 hcq_status hcq_buffer_copyout(void* data, hcq_buffer* buffer, uint64_t size);
+/* A view of [offset, offset + size) of `buffer`: its own handle, at buffer's address + offset, freed with
+ * hcq_buffer_free. The memory lives until the buffer and all its views are freed. Out of range is an error. */
+hcq_status hcq_buffer_view(hcq_buffer* buffer, uint64_t offset, uint64_t size, hcq_buffer** view);
 /* Peer access: maps another device's buffer (VRAM or host memory) into `device` at the same address. */
 hcq_status hcq_buffer_map(hcq_device* device, const hcq_buffer* buffer);
 /* Lets `peer`'s queues wait on and write `device`'s signals (maps its signal pool into `peer`). */
@@ -98,6 +153,19 @@ void hcq_queue_copy(hcq_queue* queue, uint64_t destination, uint64_t source, uin
  * values, as arguments (the kernel's hidden arguments and dispatch packet are filled from global and local). */
 void hcq_queue_exec(hcq_queue* queue, const hcq_program* program, hcq_buffer* const* buffers, size_t buffer_count,
                     const uint32_t* values, size_t value_count, const uint32_t global[3], const uint32_t local[3]);
+/* The same commands by address, for signals the caller lays out itself (16-byte slots: the 32-bit value at +0, the
+ * 64-bit timestamp at +8, in memory the queue's device reaches) and for addresses known only at submit (variables).
+ * A signal address must be 4-byte aligned, a timestamp address 8-byte aligned. */
+void hcq_queue_wait_at(hcq_queue* queue, hcq_value address, hcq_value value);
+void hcq_queue_signal_at(hcq_queue* queue, hcq_value address, hcq_value value);
+void hcq_queue_timestamp_at(hcq_queue* queue, hcq_value address);
+void hcq_queue_copy_at(hcq_queue* queue, hcq_value destination, hcq_value source, uint64_t size); /* copy */
+/* Compute: runs the program with kernel arguments the caller wrote at offset `args_offset` of `args` (CPU-visible
+ * memory, hcq_program_args_size(program) bytes from there, 16-byte aligned; the buffers' addresses and values as
+ * the kernel's metadata lays them out). The queue writes the hidden arguments and dispatch packet behind them; the
+ * dimensions may be variables. The memory must stay untouched until the submission ran. */
+void hcq_queue_exec_at(hcq_queue* queue, const hcq_program* program, hcq_buffer* args, uint64_t args_offset,
+                       const hcq_value global[3], const hcq_value local[3]);
 hcq_status hcq_queue_bind(hcq_queue* queue);
 hcq_status hcq_queue_submit(hcq_queue* queue, const uint64_t* values, size_t value_count);
 
@@ -106,6 +174,14 @@ hcq_status hcq_program_load(hcq_device* device, const void* code_object, size_t 
                             hcq_program** program);
 void hcq_program_free(hcq_program* program);
 uint64_t hcq_program_kernarg_size(const hcq_program* program);
+/* Bytes of argument memory one hcq_queue_exec_at needs (the kernarg segment and the backend's dispatch packet). */
+uint64_t hcq_program_args_size(const hcq_program* program);
+/* What the code object's metadata says of the kernel's explicit arguments: their count, and each one's offset and
+ * size in the kernarg segment (arrays of `capacity`; *count is the total even when larger). 0 arguments when the
+ * code object has no metadata. reqd_work_group_size: 0,0,0 when the kernel does not require one. */
+hcq_status hcq_program_arguments(const hcq_program* program, uint32_t* offsets, uint32_t* sizes, size_t capacity,
+                                 size_t* count);
+hcq_status hcq_program_required_local(const hcq_program* program, uint32_t local[3]);
 /* Runs it ordered by the device's timeline; with wait != 0 waits and stores the kernel's time in *seconds. */
 hcq_status hcq_program_run(hcq_program* program, hcq_buffer* const* buffers, size_t buffer_count,
                            const uint32_t* values, size_t value_count, const uint32_t global[3],
