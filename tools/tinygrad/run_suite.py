@@ -1,9 +1,11 @@
 #!/usr/bin/python3
-"""Runs part of tinygrad's own test suite on a virtual (or real) GPU through `baregpu serve`, with tinygrad's
-unmodified AM driver, and prints the pass/fail counts.
+"""Runs part of tinygrad's own test suite on a virtual (or real) GPU and prints the pass/fail counts. Backends:
+  serve    tinygrad's unmodified AM driver through `baregpu serve` (DEV=PCI+AMD:LLVM, REMOTE=...)
+  baregpu  tinygrad on baregpu's own driver and HCQ: the baregpu Python package's backend (DEV=BAREGPU)
+  cpu      tinygrad's own CPU backend (DEV=CPU:LLVM), the reference the others are compared with
 
-  tools/tinygrad/run_suite.py [--baregpu build/tools/baregpu] [--device sim:navi31:suite] [--firmware DIR]
-                              [--pytest] TEST...
+  tools/tinygrad/run_suite.py [--backend serve|baregpu|cpu] [--build build] [--baregpu build/tools/baregpu]
+                              [--device sim:navi31:suite] [--firmware DIR] [--pytest] TEST...
 
 TEST is a tinygrad test module (test.test_tiny) run with unittest, or with --pytest a path or node id
 (test/backend/test_ops.py) run with Debian's pytest (tinygrad's conftest.py needs a newer pytest, so it is not
@@ -27,6 +29,8 @@ SKIP = 77
 
 def main():
   parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser.add_argument("--backend", choices=["serve", "baregpu", "cpu"], default="serve")
+  parser.add_argument("--build", default=str(ROOT / "build"), help="the build tree (its python/ for --backend baregpu)")
   parser.add_argument("--baregpu", default=str(ROOT / "build/tools/baregpu"))
   parser.add_argument("--device", default="sim:navi31:suite")
   parser.add_argument("--firmware", default=str(ROOT / "build/firmware/virtual"),
@@ -46,24 +50,36 @@ def main():
     return SKIP
 
   state = tempfile.TemporaryDirectory(prefix="baregpu-tinygrad-suite-")
-  server_env = dict(os.environ, BAREGPU_SIM_DIR=state.name)
-  if pathlib.Path(args.firmware).resolve() != (ROOT / "build/firmware/virtual").resolve():
-    server_env["BAREGPU_FIRMWARE_PATH"] = args.firmware
-  server = subprocess.Popen([args.baregpu, "serve", args.device, "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=server_env, text=True)
-  ready, _, _ = select.select([server.stdout], [], [], 60)
-  line = server.stdout.readline() if ready else ""
-  match = re.search(r" on (\S+)$", line.strip())
-  if not match:
-    server.kill()
-    print(f"baregpu serve did not start: {line!r} {server.stderr.read()}")
-    return 1
   env = dict(os.environ)
   for variable in ("LD_PRELOAD", "ASAN_OPTIONS", "TSAN_OPTIONS"):
     env.pop(variable, None)
-  env.update({"PYTHONPATH": f"{ROOT / 'tools/tinygrad'}:{tinygrad}", "BAREGPU_TINYGRAD_FIRMWARE": args.firmware,
-              "REMOTE": match.group(1), "DEV": "PCI+AMD:LLVM",
-              "CACHEDB": os.path.join(state.name, "tinygrad-cache.db")})
+  env["CACHEDB"] = os.path.join(state.name, "tinygrad-cache.db")
+  server = None
+  if args.backend == "serve":
+    server_env = dict(os.environ, BAREGPU_SIM_DIR=state.name)
+    if pathlib.Path(args.firmware).resolve() != (ROOT / "build/firmware/virtual").resolve():
+      server_env["BAREGPU_FIRMWARE_PATH"] = args.firmware
+    server = subprocess.Popen([args.baregpu, "serve", args.device, "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=server_env, text=True)
+    ready, _, _ = select.select([server.stdout], [], [], 60)
+    line = server.stdout.readline() if ready else ""
+    match = re.search(r" on (\S+)$", line.strip())
+    if not match:
+      server.kill()
+      print(f"baregpu serve did not start: {line!r} {server.stderr.read()}")
+      return 1
+    env.update({"PYTHONPATH": f"{ROOT / 'tools/tinygrad'}:{tinygrad}", "BAREGPU_TINYGRAD_FIRMWARE": args.firmware,
+                "REMOTE": match.group(1), "DEV": "PCI+AMD:LLVM"})
+  elif args.backend == "baregpu":
+    python_dir = pathlib.Path(args.build) / "python"
+    if not (python_dir / "baregpu").is_dir():
+      print(f"no baregpu package at {python_dir}: build first (ninja -C {args.build})")
+      return 1
+    # The build tree's python/ has the package and a sitecustomize.py that registers DEV=BAREGPU with tinygrad.
+    env.update({"PYTHONPATH": f"{python_dir}:{tinygrad}", "DEV": "BAREGPU", "BAREGPU_DEVICE": args.device,
+                "BAREGPU_SIM_DIR": state.name})
+  else:
+    env.update({"PYTHONPATH": str(tinygrad), "DEV": "CPU:LLVM"})
   if args.pytest:
     command = [PYTHON, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", "--noconftest", *args.tests]
   else:
@@ -75,15 +91,11 @@ def main():
     output = (e.stdout or b"").decode() + (e.stderr or b"").decode() + f"\nTIMEOUT after {args.timeout} s\n"
     result = None
   finally:
-    server.send_signal(signal.SIGINT)
-    try:
-      _, server_log = server.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-      server.kill()
-      _, server_log = server.communicate()
+    server_log = stop(server)
   print(output)
-  print("--- baregpu serve ---")
-  print(server_log)
+  if server is not None:
+    print("--- baregpu serve ---")
+    print(server_log)
   if args.pytest:
     summary = re.findall(r"^=*\s*(\d+ (?:passed|failed|error).*?) in [\d.]+s", output, re.M)
     print(f"summary: {summary[-1] if summary else 'none'}")
@@ -92,6 +104,18 @@ def main():
     tail = re.search(r"^(OK|FAILED)(.*)$", output, re.M)
     print(f"summary: ran {ran.group(1) if ran else '?'}: {tail.group(0) if tail else 'no result'}")
   return 0 if result is not None and result.returncode == 0 else 1
+
+
+def stop(server):
+  """Stops `baregpu serve` (None: there is none) and returns its log."""
+  if server is None:
+    return ""
+  server.send_signal(signal.SIGINT)
+  try:
+    return server.communicate(timeout=60)[1]
+  except subprocess.TimeoutExpired:
+    server.kill()
+    return server.communicate()[1]
 
 
 if __name__ == "__main__":
