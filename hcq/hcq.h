@@ -87,19 +87,19 @@ hcq_status hcq_device_synchronize(hcq_device* device);
 /* What a device is. IP versions are packed as amdgpu's IP_VERSION(major, minor, revision): (major << 16) |
  * (minor << 8) | revision; 0 when the device has no such block. */
 typedef struct {
-  uint32_t struct_size;             /* the caller sets sizeof(hcq_device_properties); no field past it is written */
-  char name[64];                    /* as opened: "sim:navi31", "0000:03:00.0" */
-  char arch[16];                    /* the compiler's target: "gfx1100" */
-  uint32_t gfx_target_version;      /* major * 10000 + minor * 100 + stepping (KFD's gfx_target_version): 110000 */
-  uint32_t shader_engines;          /* gc_info num_se */
+  uint32_t struct_size;        /* the caller sets sizeof(hcq_device_properties); no field past it is written */
+  char name[64];               /* as opened: "sim:navi31", "0000:03:00.0" */
+  char arch[16];               /* the compiler's target: "gfx1100" */
+  uint32_t gfx_target_version; /* major * 10000 + minor * 100 + stepping (KFD's gfx_target_version): 110000 */
+  uint32_t shader_engines;     /* gc_info num_se */
   uint32_t shader_arrays_per_engine;
-  uint32_t compute_units;           /* all of them, active ones only */
+  uint32_t compute_units; /* all of them, active ones only */
   uint32_t simds_per_cu;
-  uint32_t wave_size;               /* the wave size kernels default to */
+  uint32_t wave_size; /* the wave size kernels default to */
   uint32_t max_waves_per_simd;
-  uint32_t lds_bytes;               /* LDS a workgroup may use */
+  uint32_t lds_bytes; /* LDS a workgroup may use */
   uint64_t vram_bytes;
-  uint64_t visible_vram_bytes;      /* the CPU-visible part (BAR0) */
+  uint64_t visible_vram_bytes; /* the CPU-visible part (BAR0) */
   uint32_t gc_version, sdma_version, mmhub_version, mp0_version, mp1_version, nbio_version, ih_version, hdp_version;
 } hcq_device_properties;
 /* The profiled spans so far (after a synchronize) as Chrome trace JSON (chrome://tracing, Perfetto), NUL-terminated
