@@ -6,6 +6,7 @@
 #include <array>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -502,6 +503,28 @@ class Parser {
       if (segment_size != kernel->descriptor.kernarg_size) {
         return error(absl::StrFormat("(%s): .kernarg_segment_size is %d but the kernel descriptor's kernarg_size is %d",
                                      symbol, segment_size, kernel->descriptor.kernarg_size));
+      }
+      kernel->has_metadata = true;
+      if (const mp::Value* reqd = entry.Find(".reqd_workgroup_size"); reqd != nullptr) {
+        // AMDGPUUsage "Code Object V3 to V6 Metadata": a sequence of 3 integers, each a dimension's size.
+        if (reqd->kind != mp::Value::Kind::kArray || reqd->array.size() != kernel->required_workgroup_size.size()) {
+          return error(absl::StrFormat(
+              "(%s): .reqd_workgroup_size is %s, expected an array of 3 unsigned integers", symbol,
+              reqd->kind == mp::Value::Kind::kArray ? absl::StrFormat("an array of %d", reqd->array.size())
+                                                    : absl::StrCat("a ", mp::KindName(*reqd))));
+        }
+        for (size_t d = 0; d < reqd->array.size(); ++d) {
+          const std::optional<uint64_t> size = reqd->array[d].AsUnsigned();
+          // A workgroup holds at most 1024 work-items (AMDGPUUsage: .max_flat_workgroup_size's largest value), so
+          // a dimension outside 1..1024 is no size a kernel can require.
+          if (!size.has_value() || *size == 0 || *size > kMaxWorkgroupSize) {
+            return error(absl::StrFormat(
+                "(%s): .reqd_workgroup_size[%d] is %s, expected an unsigned integer in 1..%d", symbol, d,
+                size.has_value() ? absl::StrCat(*size) : absl::StrCat("a ", mp::KindName(reqd->array[d])),
+                kMaxWorkgroupSize));
+          }
+          kernel->required_workgroup_size[d] = static_cast<uint32_t>(*size);
+        }
       }
       const mp::Value* args = entry.Find(".args");
       if (args == nullptr) continue;  // a kernel without arguments

@@ -12,6 +12,7 @@
 #ifndef BAREGPU_AM_CODE_OBJECT_H_
 #define BAREGPU_AM_CODE_OBJECT_H_
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -88,6 +89,8 @@ static_assert(offsetof(KernelDescriptor, kernarg_preload) == 58);
 inline constexpr uint32_t LdsSizeGranules(uint32_t bytes) { return (bytes + 511) / 512; }
 // The most LDS one gfx11 workgroup can have.
 inline constexpr uint32_t kMaxLdsBytes = 64 << 10;
+// The most work-items one workgroup can have (AMDGPUUsage: .max_flat_workgroup_size defaults to and is at most 1024).
+inline constexpr uint32_t kMaxWorkgroupSize = 1024;
 
 class CodeObject {
  public:
@@ -105,6 +108,10 @@ class CodeObject {
       uint32_t size = 0;
     };
     std::vector<Argument> arguments;  // empty when the code object has no metadata for the kernel
+    bool has_metadata = false;        // amdhsa.kernels describes it
+    // The metadata's .reqd_workgroup_size (OpenCL's reqd_work_group_size: the only workgroup size the kernel runs
+    // correctly with); 0, 0, 0 when it has none.
+    std::array<uint32_t, 3> required_workgroup_size{};
 
     uint32_t kernarg_size() const { return descriptor.kernarg_size; }
     uint32_t lds_size() const { return descriptor.group_segment_fixed_size; }

@@ -9,6 +9,7 @@
 #ifndef BAREGPU_AM_MEMORY_MANAGER_H_
 #define BAREGPU_AM_MEMORY_MANAGER_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -50,6 +51,8 @@ class MemoryManager {
   ~MemoryManager();
 
   const VramLayout& layout() const { return layout_; }
+  // Bytes of VRAM the CPU reaches through BAR0 from offset 0 (all of it with a large BAR).
+  uint64_t cpu_visible_size() const { return std::min<uint64_t>(cpu_view_.size(), layout_.vram_size); }
   // Offsets of the regions in VRAM.
   uint64_t boot_base() const { return 0; }
   uint64_t general_base() const { return layout_.boot_size + layout_.page_table_size; }

@@ -21,7 +21,8 @@ class ArgsState {
  public:
   struct Slot {
     uint32_t variable;
-    uint32_t scale;  // the field holds the variable's value times this
+    uint32_t scale;   // the field holds (the variable's value + addend) times this
+    uint64_t addend;  // Value::addend()
     uint8_t* at;
     uint32_t bytes;  // 2 or 4
   };
@@ -37,10 +38,11 @@ class ArgsState {
   void set_buffer(uint32_t index, uint64_t address) { std::memcpy(cpu_ + 8 * index, &address, 8); }
   void set_buffer(uint32_t index, const Buffer& buffer) { set_buffer(index, buffer.va()); }
   void set_value(uint32_t index, Value value) { set_field(8 * buffers_ + 4 * index, 4, value); }
-  // A little-endian field of `bytes` (2 or 4) at `offset`: `value` times `scale`, truncated to the field.
+  // A little-endian field of `bytes` (2 or 4) at `offset`: `value` times `scale`, truncated to the field (a
+  // variable's value is var_vals[variable] + its addend).
   void set_field(uint64_t offset, uint32_t bytes, Value value, uint32_t scale = 1) {
     if (value.is_variable()) {
-      slots_.push_back({value.variable(), scale, cpu_ + offset, bytes});
+      slots_.push_back({value.variable(), scale, value.addend(), cpu_ + offset, bytes});
     } else {
       base::StoreField(cpu_ + offset, bytes, static_cast<uint32_t>(value.constant()) * scale);
     }
@@ -49,7 +51,7 @@ class ArgsState {
   bool Apply(VarVals var_vals) const {
     for (const Slot& slot : slots_) {
       if (slot.variable >= var_vals.size()) return false;
-      base::StoreField(slot.at, slot.bytes, static_cast<uint32_t>(var_vals[slot.variable]) * slot.scale);
+      base::StoreField(slot.at, slot.bytes, static_cast<uint32_t>(var_vals[slot.variable] + slot.addend) * slot.scale);
     }
     return true;
   }

@@ -1,5 +1,6 @@
 // The C API (hcq/hcq.h) over the C++ interface.
 #include <algorithm>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <memory>
@@ -10,6 +11,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_format.h"
 #include "base/mutex.h"
 #include "hcq/device.h"
 #include "hcq/hcq.h"
@@ -31,9 +33,13 @@ struct hcq_device {
   State state;
   std::unique_ptr<hcq_signal> timeline;
 };
+// A buffer handle: an allocation or a view into one (hcq_buffer_view). The allocation is shared by the handle that
+// allocated it and every view; the last of them to be freed frees it through the allocator. The shared_ptr's count
+// changes only under the device's lock (alloc, view and free take it), so use_count() is exact there.
 struct hcq_buffer {
   State state;
-  hcq::Buffer buffer;
+  hcq::Buffer buffer;                         // this handle's range
+  std::shared_ptr<const hcq::Buffer> memory;  // the whole allocation
 };
 struct hcq_signal {
   State state;
@@ -143,16 +149,36 @@ ABSL_NO_THREAD_SAFETY_ANALYSIS hcq_status WithTwoDevices(DeviceState& a, DeviceS
   return body(a.device.get(), b.device.get());
 }
 
+// An hcq_value as a command argument: a constant, or a variable plus its addend.
+hcq::Value ToValue(const hcq_value& v) {
+  return v.is_variable != 0 ? hcq::Value(hcq::Variable{v.variable}, v.value) : hcq::Value(v.value);
+}
+
+// The kernel-argument segment's alignment: AMDGPUUsage's kernarg segment is at least 16-byte aligned (HSA's
+// minimum for kernarg_segment_alignment), which the kernels' s_load of their arguments rely on.
+constexpr uint64_t kArgsAlignment = 16;
+
 }  // namespace
 
 extern "C" {
 
 const char* hcq_last_error(void) { return last_error.c_str(); }
 
-hcq_status hcq_device_open(const char* name, hcq_device** device) {
+uint32_t hcq_api_version(void) { return HCQ_API_VERSION; }
+
+hcq_status hcq_device_open(const char* name, hcq_device** device) { return hcq_device_open_flags(name, 0, device); }
+
+hcq_status hcq_device_open_flags(const char* name, uint32_t flags, hcq_device** device) {
   if (name == nullptr || device == nullptr) return Null("name or device");
+  constexpr uint32_t kKnownFlags = HCQ_DEVICE_PROFILE;
+  if ((flags & ~kKnownFlags) != 0) {
+    return Fail(absl::InvalidArgumentError(absl::StrFormat(
+        "hcq_device_open_flags(%s): unknown flag bits %#x (known: %#x)", name, flags & ~kKnownFlags, kKnownFlags)));
+  }
   return Guarded([&] {
-    auto opened = hcq::Device::Open(name);
+    hcq::DeviceOptions options;
+    options.profile = (flags & HCQ_DEVICE_PROFILE) != 0;
+    auto opened = hcq::Device::Open(name, options);
     if (!opened.ok()) return Fail(opened.status());
     auto state = std::make_shared<DeviceState>();
     hcq::Device& d = **opened;
@@ -196,6 +222,66 @@ hcq_status hcq_device_synchronize(hcq_device* device) {
   });
 }
 
+hcq_status hcq_device_get_properties(hcq_device* device, hcq_device_properties* properties) {
+  if (device == nullptr || properties == nullptr) return Null("device or properties");
+  if (properties->struct_size < sizeof(hcq_device_properties)) {
+    return Fail(absl::InvalidArgumentError(absl::StrFormat(
+        "hcq_device_get_properties: struct_size is %d, API %d.%d's hcq_device_properties has %d bytes (set "
+        "struct_size = sizeof(hcq_device_properties))",
+        properties->struct_size, HCQ_API_VERSION_MAJOR, HCQ_API_VERSION_MINOR, sizeof(hcq_device_properties))));
+  }
+  return Guarded([&] {
+    HCQ_LOCK_DEVICE(device->state, lock);
+    const hcq::Device& d = *device->state->device;
+    const hcq::DeviceProperties p = d.properties();
+    hcq_device_properties out{};
+    out.struct_size = properties->struct_size;
+    // NUL-terminated, truncated to the field (the memset above left the terminator).
+    std::memcpy(out.name, d.name().data(), std::min(d.name().size(), sizeof(out.name) - 1));
+    std::memcpy(out.arch, p.arch.data(), std::min(p.arch.size(), sizeof(out.arch) - 1));
+    out.gfx_target_version = p.gfx_target_version;
+    out.shader_engines = p.shader_engines;
+    out.shader_arrays_per_engine = p.shader_arrays_per_engine;
+    out.compute_units = p.compute_units;
+    out.simds_per_cu = p.simds_per_cu;
+    out.wave_size = p.wave_size;
+    out.max_waves_per_simd = p.max_waves_per_simd;
+    out.lds_bytes = p.lds_bytes;
+    out.vram_bytes = p.vram_bytes;
+    out.visible_vram_bytes = p.visible_vram_bytes;
+    out.gc_version = p.gc_version;
+    out.sdma_version = p.sdma_version;
+    out.mmhub_version = p.mmhub_version;
+    out.mp0_version = p.mp0_version;
+    out.mp1_version = p.mp1_version;
+    out.nbio_version = p.nbio_version;
+    out.ih_version = p.ih_version;
+    out.hdp_version = p.hdp_version;
+    // Only this API's struct: a caller built against a later minor keeps its newer fields as they were.
+    std::memcpy(properties, &out, sizeof(out));
+    return HCQ_OK;
+  });
+}
+
+hcq_status hcq_device_profile_json(hcq_device* device, char* out, size_t capacity, size_t* length) {
+  if (device == nullptr || length == nullptr || (out == nullptr && capacity != 0)) {
+    return Null("device, length or out (with a non-zero capacity)");
+  }
+  return Guarded([&] {
+    HCQ_LOCK_DEVICE(device->state, lock);
+    // The spans synchronize() collected (it reads them once the timeline says the work ran); spans of work not yet
+    // synchronized are not read here, since their timestamps may not have been written.
+    const std::string json = device->state->device->profiler().ChromeTraceJson();
+    *length = json.size();
+    if (capacity < json.size() + 1) {
+      return Fail(absl::ResourceExhaustedError(absl::StrFormat(
+          "hcq_device_profile_json: the trace has %d bytes (and a NUL), the capacity is %d", json.size(), capacity)));
+    }
+    std::memcpy(out, json.c_str(), json.size() + 1);
+    return HCQ_OK;
+  });
+}
+
 hcq_signal* hcq_device_timeline_signal(hcq_device* device) { return device ? device->timeline.get() : nullptr; }
 uint64_t hcq_device_timeline_value(const hcq_device* device) {
   if (device == nullptr) return 0;
@@ -215,7 +301,7 @@ hcq_status hcq_buffer_alloc(hcq_device* device, uint64_t size, int host, hcq_buf
     auto made = device->state->device->allocator().alloc(
         size, {.kind = host ? hcq::MemoryKind::kHost : hcq::MemoryKind::kVram});
     if (!made.ok()) return Fail(made.status());
-    *buffer = new hcq_buffer{device->state, *made};
+    *buffer = new hcq_buffer{device->state, *made, std::make_shared<const hcq::Buffer>(*made)};
     return HCQ_OK;
   });
 }
@@ -225,8 +311,12 @@ void hcq_buffer_free(hcq_buffer* buffer) {
   GuardedVoid([&] {
     {
       base::MutexLock lock(&buffer->state->mu);
-      // After the device closed its memory is gone with it: only the handle is left to release.
-      if (buffer->state->device != nullptr) (void)buffer->state->device->allocator().free(buffer->buffer);
+      // After the device closed its memory is gone with it: only the handle is left to release. Before, the last
+      // handle of the allocation (the buffer or one of its views) frees it.
+      if (buffer->state->device != nullptr && buffer->memory.use_count() == 1) {
+        (void)buffer->state->device->allocator().free(*buffer->memory);
+      }
+      buffer->memory.reset();
     }
     delete buffer;
   });
@@ -255,6 +345,22 @@ hcq_status hcq_buffer_copyout(void* data, hcq_buffer* buffer, uint64_t size) {
     HCQ_LOCK_DEVICE(buffer->state, lock);
     return Result(buffer->state->device->allocator().copyout(std::span<uint8_t>(static_cast<uint8_t*>(data), size),
                                                              buffer->buffer));
+  });
+}
+
+hcq_status hcq_buffer_view(hcq_buffer* buffer, uint64_t offset, uint64_t size, hcq_buffer** view) {
+  if (buffer == nullptr || view == nullptr) return Null("buffer or view");
+  return Guarded([&] {
+    HCQ_LOCK_DEVICE(buffer->state, lock);
+    const uint64_t have = buffer->buffer.size();
+    // Written so that offset + size cannot overflow.
+    if (size == 0 || offset > have || size > have - offset) {
+      return Fail(absl::InvalidArgumentError(
+          absl::StrFormat("hcq_buffer_view: [%d, %d + %d) is %s of the %d-byte buffer", offset, offset, size,
+                          size == 0 ? "an empty view" : "not inside", have)));
+    }
+    *view = new hcq_buffer{buffer->state, buffer->buffer.offset(offset, size), buffer->memory};
+    return HCQ_OK;
   });
 }
 
@@ -411,6 +517,43 @@ void hcq_queue_copy(hcq_queue* q, uint64_t destination, uint64_t source, uint64_
   });
 }
 
+void hcq_queue_wait_at(hcq_queue* q, hcq_value address, hcq_value value) {
+  QueueCommand(q, [&] {
+    if (q->compute) {
+      q->compute->wait_at(ToValue(address), ToValue(value));
+    } else {
+      q->copy->wait_at(ToValue(address), ToValue(value));
+    }
+  });
+}
+
+void hcq_queue_signal_at(hcq_queue* q, hcq_value address, hcq_value value) {
+  QueueCommand(q, [&] {
+    if (q->compute) {
+      q->compute->signal_at(ToValue(address), ToValue(value));
+    } else {
+      q->copy->signal_at(ToValue(address), ToValue(value));
+    }
+  });
+}
+
+void hcq_queue_timestamp_at(hcq_queue* q, hcq_value address) {
+  QueueCommand(q, [&] {
+    if (q->compute) {
+      q->compute->timestamp_at(ToValue(address));
+    } else {
+      q->copy->timestamp_at(ToValue(address));
+    }
+  });
+}
+
+void hcq_queue_copy_at(hcq_queue* q, hcq_value destination, hcq_value source, uint64_t size) {
+  QueueCommand(q, [&] {
+    if (!q->copy) return Record(q, absl::InvalidArgumentError("copy_at on a compute queue"));
+    q->copy->copy(ToValue(destination), ToValue(source), size);
+  });
+}
+
 // The buffers' addresses, or an error naming the first NULL element.
 static absl::Status CheckBuffers(hcq_buffer* const* buffers, size_t count) {
   for (size_t i = 0; i < count; ++i) {
@@ -432,6 +575,10 @@ void hcq_queue_exec(hcq_queue* q, const hcq_program* program, hcq_buffer* const*
       return Record(q, absl::InvalidArgumentError("exec of a program of another (or a closed) device"));
     }
     const hcq::Program& p = *program->program;
+    const hcq::Dims global_dims{uint64_t{global[0]}, uint64_t{global[1]}, uint64_t{global[2]}};
+    const hcq::Dims local_dims{uint64_t{local[0]}, uint64_t{local[1]}, uint64_t{local[2]}};
+    if (absl::Status ok = p.CheckArgumentLayout(buffer_count, value_count); !ok.ok()) return Record(q, ok);
+    if (absl::Status ok = p.CheckLocalSize(local_dims); !ok.ok()) return Record(q, ok);
     auto args = device.NewArgs(std::max<uint64_t>(p.args_size(), 8 * buffer_count + 4 * value_count),
                                static_cast<uint32_t>(buffer_count));
     if (!args.ok()) return Record(q, args.status());
@@ -439,8 +586,47 @@ void hcq_queue_exec(hcq_queue* q, const hcq_program* program, hcq_buffer* const*
     hcq::ArgsState& a = q->args.back();
     for (size_t i = 0; i < buffer_count; ++i) a.set_buffer(static_cast<uint32_t>(i), buffers[i]->buffer);
     for (size_t i = 0; i < value_count; ++i) a.set_value(static_cast<uint32_t>(i), uint64_t{values[i]});
-    q->compute->exec(p, a, {uint64_t{global[0]}, uint64_t{global[1]}, uint64_t{global[2]}},
-                     {uint64_t{local[0]}, uint64_t{local[1]}, uint64_t{local[2]}});
+    q->compute->exec(p, a, global_dims, local_dims);
+  });
+}
+
+void hcq_queue_exec_at(hcq_queue* q, const hcq_program* program, hcq_buffer* args, uint64_t args_offset,
+                       const hcq_value global[3], const hcq_value local[3]) {
+  QueueCommand(q, [&] {
+    if (!q->compute) return Record(q, absl::InvalidArgumentError("exec_at on a copy queue"));
+    if (program == nullptr || args == nullptr || global == nullptr || local == nullptr) {
+      return Record(q, absl::InvalidArgumentError("exec_at with a NULL program, argument buffer or dimension array"));
+    }
+    if (program->state != q->state || program->program == nullptr) {
+      return Record(q, absl::InvalidArgumentError("exec_at of a program of another (or a closed) device"));
+    }
+    const hcq::Program& p = *program->program;
+    if (args->state != q->state) {
+      return Record(q, absl::InvalidArgumentError(
+                           absl::StrFormat("exec_at of %s with an argument buffer of another device", p.name())));
+    }
+    const hcq::Buffer& memory = args->buffer;
+    // The queue writes the hidden arguments and the dispatch packet through the CPU.
+    if (memory.cpu() == nullptr) {
+      return Record(q, absl::InvalidArgumentError(absl::StrFormat(
+                           "exec_at of %s: the argument buffer at %#x is not CPU-visible", p.name(), memory.va())));
+    }
+    if (args_offset % kArgsAlignment != 0) {
+      return Record(q,
+                    absl::InvalidArgumentError(absl::StrFormat("exec_at of %s: args_offset %d is not %d-byte aligned",
+                                                               p.name(), args_offset, kArgsAlignment)));
+    }
+    if (args_offset > memory.size() || p.args_size() > memory.size() - args_offset) {
+      return Record(q, absl::InvalidArgumentError(absl::StrFormat(
+                           "exec_at of %s: %d bytes of arguments at offset %d run past the %d-byte argument buffer",
+                           p.name(), p.args_size(), args_offset, memory.size())));
+    }
+    const hcq::Dims global_dims{ToValue(global[0]), ToValue(global[1]), ToValue(global[2])};
+    const hcq::Dims local_dims{ToValue(local[0]), ToValue(local[1]), ToValue(local[2])};
+    if (absl::Status ok = p.CheckLocalSize(local_dims); !ok.ok()) return Record(q, ok);
+    // The queue owns the launch's argument state until it is reset (the caller owns the memory).
+    q->args.emplace_back(memory.cpu() + args_offset, memory.va() + args_offset, p.args_size(), 0);
+    q->compute->exec(p, q->args.back(), global_dims, local_dims);
   });
 }
 
@@ -496,6 +682,41 @@ uint64_t hcq_program_kernarg_size(const hcq_program* program) {
   return program->program ? program->program->kernarg_size() : 0;
 }
 
+uint64_t hcq_program_args_size(const hcq_program* program) {
+  if (program == nullptr) return 0;
+  base::MutexLock lock(&program->state->mu);
+  return program->program ? program->program->args_size() : 0;
+}
+
+hcq_status hcq_program_arguments(const hcq_program* program, uint32_t* offsets, uint32_t* sizes, size_t capacity,
+                                 size_t* count) {
+  if (program == nullptr || count == nullptr || (capacity != 0 && (offsets == nullptr || sizes == nullptr))) {
+    return Null("program, count, offsets or sizes (with a non-zero capacity)");
+  }
+  return Guarded([&] {
+    base::MutexLock lock(&program->state->mu);
+    if (program->program == nullptr) return Closed();
+    const std::vector<hcq::ProgramArgument>& arguments = program->program->metadata().arguments;
+    *count = arguments.size();
+    for (size_t i = 0; i < std::min(capacity, arguments.size()); ++i) {
+      offsets[i] = arguments[i].offset;
+      sizes[i] = arguments[i].size;
+    }
+    return HCQ_OK;
+  });
+}
+
+hcq_status hcq_program_required_local(const hcq_program* program, uint32_t local[3]) {
+  if (program == nullptr || local == nullptr) return Null("program or local");
+  return Guarded([&] {
+    base::MutexLock lock(&program->state->mu);
+    if (program->program == nullptr) return Closed();
+    const std::array<uint32_t, 3>& required = program->program->metadata().required_local;
+    std::copy(required.begin(), required.end(), local);
+    return HCQ_OK;
+  });
+}
+
 hcq_status hcq_program_run(hcq_program* program, hcq_buffer* const* buffers, size_t buffer_count,
                            const uint32_t* values, size_t value_count, const uint32_t global[3],
                            const uint32_t local[3], int wait, double* seconds) {
@@ -507,10 +728,14 @@ hcq_status hcq_program_run(hcq_program* program, hcq_buffer* const* buffers, siz
     if (absl::Status ok = CheckBuffers(buffers, buffer_count); !ok.ok()) return Fail(ok);
     HCQ_LOCK_DEVICE(program->state, lock);
     if (program->program == nullptr) return Closed();
+    const hcq::Program& p = *program->program;
+    const hcq::Dims global_dims{uint64_t{global[0]}, uint64_t{global[1]}, uint64_t{global[2]}};
+    const hcq::Dims local_dims{uint64_t{local[0]}, uint64_t{local[1]}, uint64_t{local[2]}};
+    if (absl::Status ok = p.CheckArgumentLayout(buffer_count, value_count); !ok.ok()) return Fail(ok);
+    if (absl::Status ok = p.CheckLocalSize(local_dims); !ok.ok()) return Fail(ok);
     std::vector<hcq::Buffer> list;
     for (size_t i = 0; i < buffer_count; ++i) list.push_back(buffers[i]->buffer);
-    auto time = (*program->program)(list, {uint64_t{global[0]}, uint64_t{global[1]}, uint64_t{global[2]}},
-                                    {uint64_t{local[0]}, uint64_t{local[1]}, uint64_t{local[2]}},
+    auto time = (*program->program)(list, global_dims, local_dims,
                                     std::span<const uint32_t>(values, values ? value_count : 0), wait != 0);
     if (!time.ok()) return Fail(time.status());
     if (seconds != nullptr) *seconds = *time;

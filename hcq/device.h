@@ -50,6 +50,24 @@ struct DeviceOptions {
   bool signals_in_vram = false;
 };
 
+// What a device is (hcq.h's hcq_device_properties, without the name: Device::name()). IP versions are packed as
+// amdgpu's IP_VERSION(major, minor, revision) = (major << 16) | (minor << 8) | revision, 0 for a block the device
+// lacks.
+struct DeviceProperties {
+  std::string arch;             // the compiler's target name: "gfx1100"
+  uint32_t gfx_target_version;  // KFD's major * 10000 + minor * 100 + stepping: 110000
+  uint32_t shader_engines;
+  uint32_t shader_arrays_per_engine;
+  uint32_t compute_units;  // active ones, all engines
+  uint32_t simds_per_cu;
+  uint32_t wave_size;
+  uint32_t max_waves_per_simd;
+  uint32_t lds_bytes;  // LDS one workgroup may use
+  uint64_t vram_bytes;
+  uint64_t visible_vram_bytes;  // the part the CPU reaches (BAR0)
+  uint32_t gc_version, sdma_version, mmhub_version, mp0_version, mp1_version, nbio_version, ih_version, hdp_version;
+};
+
 class Device {
  public:
   // "sim:navi31[:INSTANCE]" or a PCI address ("0000:03:00.0"): boots the GPU (a partial boot when the device was
@@ -63,6 +81,9 @@ class Device {
   const DeviceOptions& options() const { return options_; }
   Allocator& allocator() { return allocator_; }
   Profiler& profiler() { return profiler_; }
+
+  // What the backend learned of the device when it opened it.
+  virtual DeviceProperties properties() const = 0;
 
   virtual std::unique_ptr<ComputeQueue> NewComputeQueue() = 0;
   virtual std::unique_ptr<CopyQueue> NewCopyQueue() = 0;

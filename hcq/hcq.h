@@ -87,26 +87,29 @@ hcq_status hcq_device_synchronize(hcq_device* device);
 /* What a device is. IP versions are packed as amdgpu's IP_VERSION(major, minor, revision): (major << 16) |
  * (minor << 8) | revision; 0 when the device has no such block. */
 typedef struct {
-  uint32_t struct_size;             /* the caller sets sizeof(hcq_device_properties); no field past it is written */
-  char name[64];                    /* as opened: "sim:navi31", "0000:03:00.0" */
-  char arch[16];                    /* the compiler's target: "gfx1100" */
-  uint32_t gfx_target_version;      /* major * 10000 + minor * 100 + stepping (KFD's gfx_target_version): 110000 */
-  uint32_t shader_engines;          /* gc_info num_se */
+  uint32_t struct_size;        /* the caller sets sizeof(hcq_device_properties); no field past it is written */
+  char name[64];               /* as opened: "sim:navi31", "0000:03:00.0" */
+  char arch[16];               /* the compiler's target: "gfx1100" */
+  uint32_t gfx_target_version; /* major * 10000 + minor * 100 + stepping (KFD's gfx_target_version): 110000 */
+  uint32_t shader_engines;     /* gc_info num_se */
   uint32_t shader_arrays_per_engine;
-  uint32_t compute_units;           /* all of them, active ones only */
+  uint32_t compute_units; /* all of them, active ones only */
   uint32_t simds_per_cu;
-  uint32_t wave_size;               /* the wave size kernels default to */
+  uint32_t wave_size; /* the wave size kernels default to */
   uint32_t max_waves_per_simd;
-  uint32_t lds_bytes;               /* LDS a workgroup may use */
+  uint32_t lds_bytes; /* LDS a workgroup may use */
   uint64_t vram_bytes;
-  uint64_t visible_vram_bytes;      /* the CPU-visible part (BAR0) */
+  uint64_t visible_vram_bytes; /* the CPU-visible part (BAR0) */
   uint32_t gc_version, sdma_version, mmhub_version, mp0_version, mp1_version, nbio_version, ih_version, hdp_version;
 } hcq_device_properties;
 /* The profiled spans so far (after a synchronize) as Chrome trace JSON (chrome://tracing, Perfetto), NUL-terminated
  * into out[capacity]; *length gets its length without the NUL, also when it does not fit
- * (HCQ_ERROR_RESOURCE_EXHAUSTED). Empty "traceEvents" without HCQ_DEVICE_PROFILE. */
+ * (HCQ_ERROR_RESOURCE_EXHAUSTED; out is then left as it was, and may be NULL with capacity 0). Empty "traceEvents"
+ * without HCQ_DEVICE_PROFILE. Spans of work no hcq_device_synchronize has waited for yet are not included. */
 hcq_status hcq_device_profile_json(hcq_device* device, char* out, size_t capacity, size_t* length);
-/* Fills *properties up to properties->struct_size (which must be at least the size of API 1.1's struct). */
+/* Fills *properties up to properties->struct_size (which must be at least the size of API 1.1's struct; a larger
+ * struct keeps the fields past API 1.1's as they were, and struct_size as the caller set it). name and arch are
+ * NUL-terminated, truncated to their arrays. */
 hcq_status hcq_device_get_properties(hcq_device* device, hcq_device_properties* properties);
 /* The timeline: the signal, the next value to signal, and taking that value. */
 hcq_signal* hcq_device_timeline_signal(hcq_device* device);
@@ -121,8 +124,9 @@ uint64_t hcq_buffer_size(const hcq_buffer* buffer);
 void* hcq_buffer_cpu(const hcq_buffer* buffer); /* NULL when the CPU cannot map it */
 hcq_status hcq_buffer_copyin(hcq_buffer* buffer, const void* data, uint64_t size);
 hcq_status hcq_buffer_copyout(void* data, hcq_buffer* buffer, uint64_t size);
-/* A view of [offset, offset + size) of `buffer`: its own handle, at buffer's address + offset, freed with
- * hcq_buffer_free. The memory lives until the buffer and all its views are freed. Out of range is an error. */
+/* A view of [offset, offset + size) of `buffer` (itself a buffer or a view): its own handle, at buffer's address +
+ * offset, freed with hcq_buffer_free. The memory lives until the buffer and all its views are freed, in any order.
+ * Out of range and size 0 are HCQ_ERROR_INVALID_ARGUMENT. */
 hcq_status hcq_buffer_view(hcq_buffer* buffer, uint64_t offset, uint64_t size, hcq_buffer** view);
 /* Peer access: maps another device's buffer (VRAM or host memory) into `device` at the same address. */
 hcq_status hcq_buffer_map(hcq_device* device, const hcq_buffer* buffer);
@@ -150,12 +154,15 @@ void hcq_queue_timestamp(hcq_queue* queue, const hcq_signal* signal);
 void hcq_queue_memory_barrier(hcq_queue* queue);                                             /* compute */
 void hcq_queue_copy(hcq_queue* queue, uint64_t destination, uint64_t source, uint64_t size); /* copy */
 /* Compute: runs the program on global[] workgroups of local[] work-items, with the buffers' addresses, then the
- * values, as arguments (the kernel's hidden arguments and dispatch packet are filled from global and local). */
+ * values, as arguments (the kernel's hidden arguments and dispatch packet are filled from global and local). When
+ * the code object has metadata, the kernel's explicit arguments must be exactly buffer_count 8-byte pointers then
+ * value_count 4-byte values, and local[] its reqd_work_group_size if it has one (also for hcq_program_run). */
 void hcq_queue_exec(hcq_queue* queue, const hcq_program* program, hcq_buffer* const* buffers, size_t buffer_count,
                     const uint32_t* values, size_t value_count, const uint32_t global[3], const uint32_t local[3]);
 /* The same commands by address, for signals the caller lays out itself (16-byte slots: the 32-bit value at +0, the
  * 64-bit timestamp at +8, in memory the queue's device reaches) and for addresses known only at submit (variables).
- * A signal address must be 4-byte aligned, a timestamp address 8-byte aligned. */
+ * A signal address must be 4-byte aligned, a timestamp address 8-byte aligned: a misaligned constant fails the next
+ * bind or submit, a variable whose value (plus addend) is misaligned fails that submit. */
 void hcq_queue_wait_at(hcq_queue* queue, hcq_value address, hcq_value value);
 void hcq_queue_signal_at(hcq_queue* queue, hcq_value address, hcq_value value);
 void hcq_queue_timestamp_at(hcq_queue* queue, hcq_value address);
@@ -163,7 +170,8 @@ void hcq_queue_copy_at(hcq_queue* queue, hcq_value destination, hcq_value source
 /* Compute: runs the program with kernel arguments the caller wrote at offset `args_offset` of `args` (CPU-visible
  * memory, hcq_program_args_size(program) bytes from there, 16-byte aligned; the buffers' addresses and values as
  * the kernel's metadata lays them out). The queue writes the hidden arguments and dispatch packet behind them; the
- * dimensions may be variables. The memory must stay untouched until the submission ran. */
+ * dimensions may be variables (with addends), constant local sizes must equal the kernel's reqd_work_group_size.
+ * The memory must stay untouched until the submission ran. */
 void hcq_queue_exec_at(hcq_queue* queue, const hcq_program* program, hcq_buffer* args, uint64_t args_offset,
                        const hcq_value global[3], const hcq_value local[3]);
 hcq_status hcq_queue_bind(hcq_queue* queue);

@@ -43,10 +43,17 @@ uint32_t HwQueue::Emit(std::span<const uint32_t> dwords) {
 
 void HwQueue::Set(uint32_t offset, Value value) {
   if (value.is_variable()) {
-    patches_.push_back({value.variable(), offset});
+    patches_.push_back({.variable = value.variable(), .offset = offset, .addend = value.addend()});
   } else {
     commands_[offset] = static_cast<uint32_t>(value.constant());
   }
+}
+
+void HwQueue::PatchAddress(uint32_t lo, uint32_t hi, Value address, uint64_t alignment) {
+  if (!address.is_variable()) return;
+  patches_.push_back(
+      {.variable = address.variable(), .offset = lo, .addend = address.addend(), .align_mask = alignment - 1});
+  patches_.push_back({.variable = address.variable(), .offset = hi, .shift = 32, .addend = address.addend()});
 }
 
 void HwQueue::AddArgs(ArgsState* args) { args_.push_back(args); }
@@ -59,23 +66,44 @@ absl::Status CheckSignalValue(const char* command, const Value& value) {
                                                     value.constant(), Signal::kMaxValue));
 }
 
+absl::Status CheckAddress(const char* command, const Value& address, uint64_t alignment) {
+  if (address.is_variable() || address.constant() % alignment == 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat("%s at address %#x: the address must be %d-byte aligned", command,
+                                                    address.constant(), alignment));
+}
+
 }  // namespace
 
 void HwQueue::WaitCommand(const Signal& signal, Value value) {
   if (!signal.valid()) return Fail(absl::InvalidArgumentError("wait on an unallocated signal"));
-  if (absl::Status ok = CheckSignalValue("wait", value); !ok.ok()) return Fail(ok);
-  EmitWait(signal.value_address(), value);
+  WaitAtCommand(signal.value_address(), value);
 }
 
 void HwQueue::SignalCommand(const Signal& signal, Value value) {
   if (!signal.valid()) return Fail(absl::InvalidArgumentError("signal of an unallocated signal"));
-  if (absl::Status ok = CheckSignalValue("signal", value); !ok.ok()) return Fail(ok);
-  EmitSignal(signal.value_address(), value);
+  SignalAtCommand(signal.value_address(), value);
 }
 
 void HwQueue::TimestampCommand(const Signal& signal) {
   if (!signal.valid()) return Fail(absl::InvalidArgumentError("timestamp into an unallocated signal"));
-  EmitTimestamp(signal.timestamp_address());
+  TimestampAtCommand(signal.timestamp_address());
+}
+
+void HwQueue::WaitAtCommand(Value address, Value value) {
+  if (absl::Status ok = CheckSignalValue("wait", value); !ok.ok()) return Fail(ok);
+  if (absl::Status ok = CheckAddress("wait", address, kSignalAlignment); !ok.ok()) return Fail(ok);
+  EmitWait(address, value);
+}
+
+void HwQueue::SignalAtCommand(Value address, Value value) {
+  if (absl::Status ok = CheckSignalValue("signal", value); !ok.ok()) return Fail(ok);
+  if (absl::Status ok = CheckAddress("signal", address, kSignalAlignment); !ok.ok()) return Fail(ok);
+  EmitSignal(address, value);
+}
+
+void HwQueue::TimestampAtCommand(Value address) {
+  if (absl::Status ok = CheckAddress("timestamp", address, kTimestampAlignment); !ok.ok()) return Fail(ok);
+  EmitTimestamp(address);
 }
 
 absl::Status HwQueue::bind(Device& device) {
@@ -107,7 +135,13 @@ absl::Status HwQueue::submit(Device& device, VarVals var_vals) {
           absl::StrFormat("submit to %s: the queue uses variable %d but var_vals has %d values", device_.name(),
                           patch.variable, var_vals.size()));
     }
-    const uint32_t value = static_cast<uint32_t>(var_vals[patch.variable]);
+    const uint64_t full = var_vals[patch.variable] + patch.addend;
+    if ((full & patch.align_mask) != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "submit to %s: variable %d = %#x (+ %#x) gives address %#x, which is not %d-byte aligned", device_.name(),
+          patch.variable, var_vals[patch.variable], patch.addend, full, patch.align_mask + 1));
+    }
+    const uint32_t value = static_cast<uint32_t>(full >> patch.shift);
     commands_[patch.offset] = value;
     if (bound != nullptr) std::atomic_ref<uint32_t>(bound[patch.offset]).store(value, std::memory_order_relaxed);
   }

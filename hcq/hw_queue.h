@@ -45,6 +45,12 @@ class HwQueue {
   // their bound queues (a span's signals are read and recycled after one submission) and bracket each entry with
   // signals of their own instead.
   void set_profiling(bool on) { profiling_ = on; }
+
+  // What the engines need of an address given to wait_at/signal_at (a 32-bit value: WAIT_REG_MEM and RELEASE_MEM
+  // DATA_SEL 1 take a dword address, bits 1:0 being WAIT_REG_MEM's swap field; SDMA FENCE and POLL_REGMEM write and
+  // read a dword) and to timestamp_at (64 bits: RELEASE_MEM DATA_SEL 3, SDMA TIMESTAMP's write_addr_31_3).
+  static constexpr uint64_t kSignalAlignment = 4;
+  static constexpr uint64_t kTimestampAlignment = 8;
   std::span<const uint32_t> dwords() const { return commands_; }
   const std::vector<Patch>& patches() const { return patches_; }
   bool bound() const { return bound_.valid(); }
@@ -56,11 +62,17 @@ class HwQueue {
   void WaitCommand(const Signal& signal, Value value);
   void SignalCommand(const Signal& signal, Value value);
   void TimestampCommand(const Signal& signal);
+  // The same by address (a constant, or a variable patched at submit): a signal is its value's address, a timestamp
+  // the address of 64 bits. A constant address that is not aligned (kSignalAlignment, kTimestampAlignment) fails the
+  // next bind/submit; a variable one fails the submit whose value misaligns it.
+  void WaitAtCommand(Value address, Value value);
+  void SignalAtCommand(Value address, Value value);
+  void TimestampAtCommand(Value address);
 
-  // The backend's encodings.
-  virtual void EmitWait(uint64_t address, Value value) = 0;
-  virtual void EmitSignal(uint64_t address, Value value) = 0;
-  virtual void EmitTimestamp(uint64_t address) = 0;
+  // The backend's encodings. An address is a constant, or a variable the backend patches with PatchAddress.
+  virtual void EmitWait(Value address, Value value) = 0;
+  virtual void EmitSignal(Value address, Value value) = 0;
+  virtual void EmitTimestamp(Value address) = 0;
   // Writes `dwords` into the device's ring (unbound queues) or an indirect-buffer packet for `bound`.
   virtual absl::Status WriteRing(std::span<const uint32_t> dwords) = 0;
   virtual absl::Status WriteIndirect(uint64_t va, uint32_t dwords) = 0;
@@ -74,6 +86,9 @@ class HwQueue {
   uint32_t Emit(std::span<const uint32_t> dwords);
   // The dword at `offset` takes `value`: written now when constant, recorded when a variable.
   void Set(uint32_t offset, Value value);
+  // A 64-bit address in the dwords at `lo` and `hi`: nothing to do for a constant (the encoder wrote it), two patches
+  // (low and high half) for a variable; the low one checks `alignment` at submit.
+  void PatchAddress(uint32_t lo, uint32_t hi, Value address, uint64_t alignment);
   void Fail(absl::Status status) {
     if (error_.ok()) error_ = std::move(status);
   }
@@ -93,6 +108,11 @@ class ComputeQueue : public HwQueue {
   ComputeQueue& wait(const Signal& signal, Value value) { return WaitCommand(signal, value), *this; }
   ComputeQueue& signal(const Signal& signal, Value value) { return SignalCommand(signal, value), *this; }
   ComputeQueue& timestamp(const Signal& signal) { return TimestampCommand(signal), *this; }
+  // By address, for signal slots the caller lays out (hcq.h: the 32-bit value at +0, the timestamp at +8) and for
+  // addresses known only at submit.
+  ComputeQueue& wait_at(Value address, Value value) { return WaitAtCommand(address, value), *this; }
+  ComputeQueue& signal_at(Value address, Value value) { return SignalAtCommand(address, value), *this; }
+  ComputeQueue& timestamp_at(Value address) { return TimestampAtCommand(address), *this; }
   // Runs `program` over global (workgroups) x local (threads per workgroup) with `args` as kernel arguments.
   virtual ComputeQueue& exec(const Program& program, ArgsState& args, const Dims& global, const Dims& local) = 0;
   // Makes host writes visible to the GPU and GPU caches coherent before the next command.
@@ -107,8 +127,12 @@ class CopyQueue : public HwQueue {
   CopyQueue& wait(const Signal& signal, Value value) { return WaitCommand(signal, value), *this; }
   CopyQueue& signal(const Signal& signal, Value value) { return SignalCommand(signal, value), *this; }
   CopyQueue& timestamp(const Signal& signal) { return TimestampCommand(signal), *this; }
-  // Copies `size` bytes between device addresses, split into the engine's largest packets.
-  virtual CopyQueue& copy(uint64_t destination, uint64_t source, uint64_t size) = 0;
+  CopyQueue& wait_at(Value address, Value value) { return WaitAtCommand(address, value), *this; }
+  CopyQueue& signal_at(Value address, Value value) { return SignalAtCommand(address, value), *this; }
+  CopyQueue& timestamp_at(Value address) { return TimestampAtCommand(address), *this; }
+  // Copies `size` bytes between device addresses, split into the engine's largest packets. Either address may be a
+  // variable (each packet then patches it with the bytes copied before it as addend).
+  virtual CopyQueue& copy(Value destination, Value source, uint64_t size) = 0;
 
  protected:
   using HwQueue::HwQueue;

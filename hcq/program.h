@@ -4,9 +4,11 @@
 #ifndef BAREGPU_HCQ_PROGRAM_H_
 #define BAREGPU_HCQ_PROGRAM_H_
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "hcq/buffer.h"
@@ -15,6 +17,18 @@
 namespace hcq {
 
 class Device;
+
+// One explicit kernel argument as the code object's metadata places it in the kernarg segment.
+struct ProgramArgument {
+  uint32_t offset = 0, size = 0;
+};
+
+// What the code object's metadata says of a kernel's interface (nothing when it has no metadata).
+struct ProgramMetadata {
+  bool present = false;
+  std::vector<ProgramArgument> arguments;    // the explicit ones (.args whose .value_kind is not hidden_*), in order
+  std::array<uint32_t, 3> required_local{};  // .reqd_workgroup_size, or 0, 0, 0
+};
 
 class Program {
  public:
@@ -26,20 +40,34 @@ class Program {
   // Bytes of argument memory one launch needs (Device::NewArgs): the kernel arguments and whatever else the backend
   // places after them (an HSA dispatch packet for a kernel that reads one).
   uint64_t args_size() const { return args_size_; }
+  const ProgramMetadata& metadata() const { return metadata_; }
+
+  // Whether `buffers` 64-bit addresses followed by `values` 32-bit values (ArgsState's layout, what operator() and
+  // the C API's exec write) are the kernel's explicit arguments, when its metadata says what those are; the error
+  // names the kernel, what it expects and what was given.
+  absl::Status CheckArgumentLayout(size_t buffers, size_t values) const;
+  // Whether constant workgroup sizes equal the kernel's reqd_work_group_size, when it has one (a variable size is
+  // not known before submit).
+  absl::Status CheckLocalSize(const Dims& local) const;
 
   // Runs the kernel; with `wait`, waits for it and returns its execution time in seconds, else 0.
   absl::StatusOr<double> operator()(std::span<const Buffer> buffers, const Dims& global, const Dims& local,
                                     std::span<const uint32_t> values = {}, bool wait = false);
 
  protected:
-  Program(Device& device, std::string name, uint64_t kernarg_size, uint64_t args_size)
-      : device_(device), name_(std::move(name)), kernarg_size_(kernarg_size), args_size_(args_size) {}
+  Program(Device& device, std::string name, uint64_t kernarg_size, uint64_t args_size, ProgramMetadata metadata = {})
+      : device_(device),
+        name_(std::move(name)),
+        kernarg_size_(kernarg_size),
+        args_size_(args_size),
+        metadata_(std::move(metadata)) {}
 
  private:
   Device& device_;
   std::string name_;
   uint64_t kernarg_size_;
   uint64_t args_size_;
+  ProgramMetadata metadata_;
 };
 
 }  // namespace hcq

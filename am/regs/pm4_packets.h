@@ -26,6 +26,8 @@ constexpr uint32_t Hi32(uint64_t v) { return static_cast<uint32_t>(v >> 32); }
 // gfx_v11_0_wait_reg_mem on memory: wait until (*address & mask) compares true against `reference`.
 struct WaitMemory {
   static constexpr uint32_t kDwords = 7;
+  static constexpr uint32_t kAddressLoDword = 2;  // bits 1:0 are the swap field: the address is dword aligned
+  static constexpr uint32_t kAddressHiDword = 3;
   static constexpr uint32_t kReferenceDword = 4;
   static constexpr std::array<uint32_t, kDwords> Encode(uint64_t address, uint32_t reference,
                                                         Compare compare = Compare::kGreaterEqual,
@@ -66,6 +68,8 @@ enum class ReleaseInterrupt : uint32_t { kNone = 0, kAfterWriteConfirm = 2 };
 // (or the GPU clock) to `address`, optionally raising the EOP interrupt with `context` as its context id.
 struct ReleaseMem {
   static constexpr uint32_t kDwords = 8;
+  static constexpr uint32_t kAddressLoDword = 3;
+  static constexpr uint32_t kAddressHiDword = 4;
   static constexpr uint32_t kDataLoDword = 5;
   static constexpr uint32_t kDataHiDword = 6;
   static constexpr uint32_t kEvent =

@@ -159,7 +159,12 @@ constexpr std::array<uint32_t, sizeof(Packet) / 4> Dwords(const Packet& packet) 
 // SDMA_PKT_COPY_LINEAR's count holds bytes - 1 in 30 bits: a larger copy is split at this.
 inline constexpr uint64_t kMaxCopyLinearBytes = uint64_t{1} << 30;
 
-// sdma_v6_0_emit_copy_buffer: `bytes` (1 .. kMaxCopyLinearBytes) from `source` to `destination`.
+// sdma_v6_0_emit_copy_buffer: `bytes` (1 .. kMaxCopyLinearBytes) from `source` to `destination` (byte addresses,
+// any alignment).
+inline constexpr uint32_t kCopySourceLoDword = SDMA_PKT_COPY_LINEAR_SRC_ADDR_LO_src_addr_31_0_offset;
+inline constexpr uint32_t kCopySourceHiDword = SDMA_PKT_COPY_LINEAR_SRC_ADDR_HI_src_addr_63_32_offset;
+inline constexpr uint32_t kCopyDestinationLoDword = SDMA_PKT_COPY_LINEAR_DST_ADDR_LO_dst_addr_31_0_offset;
+inline constexpr uint32_t kCopyDestinationHiDword = SDMA_PKT_COPY_LINEAR_DST_ADDR_HI_dst_addr_63_32_offset;
 constexpr std::array<uint32_t, sizeof(CopyLinear) / 4> EncodeCopyLinear(uint64_t destination, uint64_t source,
                                                                         uint64_t bytes) {
   return Dwords(CopyLinear{.header = Header(SDMA_OP_COPY, SDMA_SUBOP_COPY_LINEAR),
@@ -173,6 +178,8 @@ constexpr std::array<uint32_t, sizeof(CopyLinear) / 4> EncodeCopyLinear(uint64_t
 
 // sdma_v6_0_ring_emit_fence: writes 32 bits of `data` to `address`.
 inline constexpr uint32_t kFenceDataDword = SDMA_PKT_FENCE_DATA_data_offset;
+inline constexpr uint32_t kFenceAddressLoDword = SDMA_PKT_FENCE_ADDR_LO_addr_31_0_offset;
+inline constexpr uint32_t kFenceAddressHiDword = SDMA_PKT_FENCE_ADDR_HI_addr_63_32_offset;
 constexpr std::array<uint32_t, sizeof(Fence) / 4> EncodeFence(uint64_t address, uint32_t data) {
   return Dwords(Fence{.header = Header(SDMA_OP_FENCE),
                       .addr_lo = static_cast<uint32_t>(address),
@@ -191,6 +198,8 @@ enum class PollCompare : uint32_t { kEqual = 3, kGreaterEqual = 5 };
 inline constexpr uint32_t kPollInterval = 4;
 inline constexpr uint32_t kPollRetryForever = SDMA_PKT_POLL_REGMEM_DW5_retry_count_mask;
 inline constexpr uint32_t kPollReferenceDword = SDMA_PKT_POLL_REGMEM_VALUE_value_offset;
+inline constexpr uint32_t kPollAddressLoDword = SDMA_PKT_POLL_REGMEM_ADDR_LO_addr_31_0_offset;
+inline constexpr uint32_t kPollAddressHiDword = SDMA_PKT_POLL_REGMEM_ADDR_HI_addr_63_32_offset;
 
 // sdma_v6_0_ring_emit_wait_reg_mem on memory: wait until (*address & mask) compares true against `reference`.
 constexpr std::array<uint32_t, sizeof(PollRegmem) / 4> EncodePollMemory(
@@ -207,7 +216,11 @@ constexpr std::array<uint32_t, sizeof(PollRegmem) / 4> EncodePollMemory(
                                    << SDMA_PKT_POLL_REGMEM_DW5_retry_count_shift)});
 }
 
-// TIMESTAMP GET_GLOBAL: the 100 MHz reference clock (64 bits) to `address`.
+// TIMESTAMP GET_GLOBAL: the 100 MHz reference clock (64 bits) to `address` (8-byte aligned: the packet holds
+// write_addr_31_3).
+inline constexpr uint32_t kTimestampAddressLoDword = SDMA_PKT_TIMESTAMP_GET_GLOBAL_WRITE_ADDR_LO_write_addr_31_3_offset;
+inline constexpr uint32_t kTimestampAddressHiDword =
+    SDMA_PKT_TIMESTAMP_GET_GLOBAL_WRITE_ADDR_HI_write_addr_63_32_offset;
 constexpr std::array<uint32_t, sizeof(TimestampGet) / 4> EncodeTimestampGlobal(uint64_t address) {
   return Dwords(TimestampGet{.header = Header(SDMA_OP_TIMESTAMP, SDMA_SUBOP_TIMESTAMP_GET_GLOBAL),
                              .write_addr_lo = static_cast<uint32_t>(address),

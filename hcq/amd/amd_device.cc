@@ -2,11 +2,13 @@
 
 #include <cstring>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "am/code_object.h"
 #include "am/kernel_dispatch.h"
 #include "am/page_table.h"
+#include "am/regs/hw_id_constants.h"
 #include "am/soc.h"
 #include "base/bits.h"
 #include "base/status_macros.h"
@@ -18,6 +20,16 @@ namespace hcq::amd {
 namespace {
 
 const bool kRegistered = RegisterBackend("amd", &AmdDevice::Open);
+
+// SIMDs per CU on RDNA: a CU is two SIMD32s (AMD's RDNA whitepaper; tinygrad's AM interface states simd_per_cu 2 for
+// gfx11, ../shared/vendor/tinygrad/tinygrad/runtime/ops_amd.py _compute_props, as KFD's topology does for Navi31).
+constexpr uint32_t kRdnaSimdsPerCu = 2;
+
+// amdgpu's IP_VERSION(major, minor, revision) packing (amdgpu.h), 0 for an absent block.
+uint32_t PackedVersion(const am::Discovery& discovery, uint16_t hw_id) {
+  const std::optional<am::IpVersion> v = discovery.VersionOf(hw_id);
+  return v ? (uint32_t{v->major} << 16) | (uint32_t{v->minor} << 8) | v->revision : 0;
+}
 
 }  // namespace
 
@@ -76,6 +88,38 @@ void AmdDevice::DropPeersOf(const AmdDevice& owner) {
 uint64_t AmdDevice::copy_packet_bytes() const {
   const uint64_t limit = options().max_copy_packet_bytes;
   return limit == 0 || limit > am::regs::sdma::kMaxCopyLinearBytes ? am::regs::sdma::kMaxCopyLinearBytes : limit;
+}
+
+DeviceProperties AmdDevice::properties() const {
+  namespace hw = am::regs::discovery;
+  const am::DeviceDiscovery& found = am_->discovery();
+  const am::Discovery& ips = found.discovery;
+  const am::GcInfo gc = ips.gc.value_or(am::GcInfo{});
+  const am::IpVersion gfx = ips.VersionOf(hw::GC_HWID).value_or(am::IpVersion{});
+  DeviceProperties p{};
+  // The compiler's target from the GC IP version, as tinygrad names it from KFD's gfx_target_version ("gfx%d%x%x":
+  // 11.0.0 is gfx1100, 9.0.10 gfx90a; ops_amd.py) and KFD computes that version (major * 10000 + minor * 100 +
+  // stepping, kfd_topology.c).
+  p.arch = absl::StrFormat("gfx%d%x%x", gfx.major, gfx.minor, gfx.revision);
+  p.gfx_target_version = uint32_t{gfx.major} * 10000 + uint32_t{gfx.minor} * 100 + gfx.revision;
+  p.shader_engines = gc.num_se;
+  p.shader_arrays_per_engine = gc.num_sa_per_se;
+  p.compute_units = gc.total_cus();
+  p.simds_per_cu = kRdnaSimdsPerCu;
+  p.wave_size = gc.wave_size;
+  p.max_waves_per_simd = gc.max_waves_per_simd;
+  p.lds_bytes = static_cast<uint32_t>(base::KiB(gc.lds_size_kib));
+  p.vram_bytes = found.vram_size;
+  p.visible_vram_bytes = am_->memory().cpu_visible_size();
+  p.gc_version = PackedVersion(ips, hw::GC_HWID);
+  p.sdma_version = PackedVersion(ips, hw::SDMA0_HWID);
+  p.mmhub_version = PackedVersion(ips, hw::MMHUB_HWID);
+  p.mp0_version = PackedVersion(ips, hw::MP0_HWID);
+  p.mp1_version = PackedVersion(ips, hw::MP1_HWID);
+  p.nbio_version = PackedVersion(ips, hw::NBIF_HWID);  // NBIO is discovered as NBIF (amdgpu_discovery.c)
+  p.ih_version = PackedVersion(ips, hw::OSSSYS_HWID);  // the IH is part of OSSSYS (osssys_v6_0 / ih_v6_0)
+  p.hdp_version = PackedVersion(ips, hw::HDP_HWID);
+  return p;
 }
 
 std::unique_ptr<ComputeQueue> AmdDevice::NewComputeQueue() { return std::make_unique<Pm4Queue>(*this); }
@@ -207,8 +251,13 @@ absl::StatusOr<std::unique_ptr<Program>> AmdDevice::LoadProgram(std::span<const 
     scratch = *allocated;
     dispatch->set_scratch(scratch.va());
   }
+  ProgramMetadata metadata{.present = k->has_metadata, .required_local = k->required_workgroup_size};
+  for (const am::CodeObject::Kernel::Argument& a : k->arguments) {
+    // AMDGPUUsage: every hidden argument's .value_kind starts with "hidden_"; the rest are the kernel's own.
+    if (!absl::StartsWith(a.value_kind, "hidden_")) metadata.arguments.push_back({a.offset, a.size});
+  }
   return std::unique_ptr<Program>(new AmdProgram(*this, std::string(kernel), k->kernarg_size(), *std::move(dispatch),
-                                                 std::move(image), std::move(scratch)));
+                                                 std::move(image), std::move(scratch), std::move(metadata)));
 }
 
 }  // namespace hcq::amd

@@ -33,6 +33,7 @@ class AmdDevice final : public Device {
   static absl::StatusOr<std::unique_ptr<Device>> Open(absl::string_view name, const DeviceOptions& options);
   ~AmdDevice() override;
 
+  DeviceProperties properties() const override;
   std::unique_ptr<ComputeQueue> NewComputeQueue() override;
   std::unique_ptr<CopyQueue> NewCopyQueue() override;
   absl::StatusOr<std::unique_ptr<Program>> LoadProgram(std::span<const uint8_t> code_object,

@@ -15,8 +15,8 @@ namespace hcq::amd {
 class AmdProgram final : public Program {
  public:
   AmdProgram(Device& device, std::string name, uint64_t kernarg_size, am::KernelDispatch dispatch, Buffer image,
-             Buffer scratch = Buffer())
-      : Program(device, std::move(name), kernarg_size, dispatch.implicit().size()),
+             Buffer scratch = Buffer(), ProgramMetadata metadata = {})
+      : Program(device, std::move(name), kernarg_size, dispatch.implicit().size(), std::move(metadata)),
         dispatch_(std::move(dispatch)),
         image_(std::move(image)),
         scratch_(std::move(scratch)) {}

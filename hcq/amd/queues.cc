@@ -18,23 +18,31 @@ namespace sdma = am::regs::sdma;
 
 // A constant's value now, a variable's placeholder (patched at submit).
 uint32_t Now(const Value& value) { return value.is_variable() ? 0 : static_cast<uint32_t>(value.constant()); }
+// An address now: a constant's, or 0 where a variable's halves are patched at submit.
+uint64_t AddressNow(const Value& address) { return address.is_variable() ? 0 : address.constant(); }
 
 }  // namespace
 
 Pm4Queue::Pm4Queue(AmdDevice& device) : ComputeQueue(device), amd_(device) {}
 
-void Pm4Queue::EmitWait(uint64_t address, Value value) {
-  const uint32_t at = Emit(pm4::WaitMemory::Encode(address, 0, pm4::Compare::kGreaterEqual));
+void Pm4Queue::EmitWait(Value address, Value value) {
+  const uint32_t at = Emit(pm4::WaitMemory::Encode(AddressNow(address), 0, pm4::Compare::kGreaterEqual));
   Set(at + pm4::WaitMemory::kReferenceDword, value);
+  PatchAddress(at + pm4::WaitMemory::kAddressLoDword, at + pm4::WaitMemory::kAddressHiDword, address, kSignalAlignment);
 }
 
-void Pm4Queue::ReleaseMem(uint64_t address, pm4::ReleaseData data_sel, Value value) {
-  const uint32_t at = Emit(pm4::ReleaseMem::Encode(address, data_sel));
+void Pm4Queue::ReleaseMem(Value address, pm4::ReleaseData data_sel, Value value, uint64_t alignment) {
+  const uint32_t at = Emit(pm4::ReleaseMem::Encode(AddressNow(address), data_sel));
   Set(at + pm4::ReleaseMem::kDataLoDword, value);
+  PatchAddress(at + pm4::ReleaseMem::kAddressLoDword, at + pm4::ReleaseMem::kAddressHiDword, address, alignment);
 }
 
-void Pm4Queue::EmitSignal(uint64_t address, Value value) { ReleaseMem(address, pm4::ReleaseData::kLow32, value); }
-void Pm4Queue::EmitTimestamp(uint64_t address) { ReleaseMem(address, pm4::ReleaseData::kGpuClock, 0); }
+void Pm4Queue::EmitSignal(Value address, Value value) {
+  ReleaseMem(address, pm4::ReleaseData::kLow32, value, kSignalAlignment);
+}
+void Pm4Queue::EmitTimestamp(Value address) {
+  ReleaseMem(address, pm4::ReleaseData::kGpuClock, 0, kTimestampAlignment);
+}
 
 ComputeQueue& Pm4Queue::memory_barrier() {
   Emit(amd_.am().gfx().HdpFlushPacket());
@@ -180,7 +188,7 @@ absl::Status Pm4Queue::WriteIndirect(uint64_t va, uint32_t dwords) {
 
 SdmaQueue::SdmaQueue(AmdDevice& device) : CopyQueue(device), amd_(device) {}
 
-CopyQueue& SdmaQueue::copy(uint64_t destination, uint64_t source, uint64_t size) {
+CopyQueue& SdmaQueue::copy(Value destination, Value source, uint64_t size) {
   const uint64_t largest = amd_.copy_packet_bytes();
   Signal profile_end;
   if (profiling_) {
@@ -195,24 +203,33 @@ CopyQueue& SdmaQueue::copy(uint64_t destination, uint64_t source, uint64_t size)
   }
   for (uint64_t done = 0; done < size;) {
     const uint64_t piece = std::min(largest, size - done);
-    Emit(sdma::EncodeCopyLinear(destination + done, source + done, piece));
+    const Value to = destination.plus(done), from = source.plus(done);
+    const uint32_t at = Emit(sdma::EncodeCopyLinear(AddressNow(to), AddressNow(from), piece));
+    // COPY_LINEAR copies bytes: any alignment.
+    PatchAddress(at + sdma::kCopyDestinationLoDword, at + sdma::kCopyDestinationHiDword, to, 1);
+    PatchAddress(at + sdma::kCopySourceLoDword, at + sdma::kCopySourceHiDword, from, 1);
     done += piece;
   }
   if (profile_end.valid()) timestamp(profile_end);
   return *this;
 }
 
-void SdmaQueue::EmitWait(uint64_t address, Value value) {
-  const uint32_t at = Emit(sdma::EncodePollMemory(address, 0, sdma::PollCompare::kGreaterEqual));
+void SdmaQueue::EmitWait(Value address, Value value) {
+  const uint32_t at = Emit(sdma::EncodePollMemory(AddressNow(address), 0, sdma::PollCompare::kGreaterEqual));
   Set(at + sdma::kPollReferenceDword, value);
+  PatchAddress(at + sdma::kPollAddressLoDword, at + sdma::kPollAddressHiDword, address, kSignalAlignment);
 }
 
-void SdmaQueue::EmitSignal(uint64_t address, Value value) {
-  const uint32_t at = Emit(sdma::EncodeFence(address, 0));
+void SdmaQueue::EmitSignal(Value address, Value value) {
+  const uint32_t at = Emit(sdma::EncodeFence(AddressNow(address), 0));
   Set(at + sdma::kFenceDataDword, value);
+  PatchAddress(at + sdma::kFenceAddressLoDword, at + sdma::kFenceAddressHiDword, address, kSignalAlignment);
 }
 
-void SdmaQueue::EmitTimestamp(uint64_t address) { Emit(sdma::EncodeTimestampGlobal(address)); }
+void SdmaQueue::EmitTimestamp(Value address) {
+  const uint32_t at = Emit(sdma::EncodeTimestampGlobal(AddressNow(address)));
+  PatchAddress(at + sdma::kTimestampAddressLoDword, at + sdma::kTimestampAddressHiDword, address, kTimestampAlignment);
+}
 
 absl::Status SdmaQueue::PrepareBind() {
   // sdma_v6_0_ring_pad_ib: an IB is a whole number of 8-dword blocks, padded with one-dword NOPs.

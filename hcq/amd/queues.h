@@ -22,13 +22,13 @@ class Pm4Queue final : public ComputeQueue {
   ComputeQueue& memory_barrier() override;
 
  private:
-  void EmitWait(uint64_t address, Value value) override;
-  void EmitSignal(uint64_t address, Value value) override;
-  void EmitTimestamp(uint64_t address) override;
+  void EmitWait(Value address, Value value) override;
+  void EmitSignal(Value address, Value value) override;
+  void EmitTimestamp(Value address) override;
   absl::Status WriteRing(std::span<const uint32_t> dwords) override;
   absl::Status WriteIndirect(uint64_t va, uint32_t dwords) override;
   absl::Status PrepareBind() override;
-  void ReleaseMem(uint64_t address, am::regs::pm4::ReleaseData data_sel, Value value);
+  void ReleaseMem(Value address, am::regs::pm4::ReleaseData data_sel, Value value, uint64_t alignment);
   // Fills the kernel's hidden arguments and dispatch packet for one launch; dimensions given by variables are
   // patched at submit, as the dispatch's own are.
   static absl::Status FillImplicitArguments(const am::ImplicitArguments& implicit, uint64_t descriptor, ArgsState& args,
@@ -47,12 +47,12 @@ class Pm4Queue final : public ComputeQueue {
 class SdmaQueue final : public CopyQueue {
  public:
   explicit SdmaQueue(AmdDevice& device);
-  CopyQueue& copy(uint64_t destination, uint64_t source, uint64_t size) override;
+  CopyQueue& copy(Value destination, Value source, uint64_t size) override;
 
  private:
-  void EmitWait(uint64_t address, Value value) override;
-  void EmitSignal(uint64_t address, Value value) override;
-  void EmitTimestamp(uint64_t address) override;
+  void EmitWait(Value address, Value value) override;
+  void EmitSignal(Value address, Value value) override;
+  void EmitTimestamp(Value address) override;
   absl::Status WriteRing(std::span<const uint32_t> dwords) override;
   absl::Status WriteIndirect(uint64_t va, uint32_t dwords) override;
   absl::Status PrepareBind() override;

@@ -6,6 +6,7 @@
 #include <elf.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <random>
 #include <string>
@@ -318,6 +319,64 @@ TEST(CodeObjectTest, DamagedMetadataIsRefusedWithAnErrorNamingIt) {
   EXPECT_TRUE(absl::StrContains(contradicts.status().message(),
                                 ".kernarg_segment_size is 29 but the kernel descriptor's kernarg_size is 28"))
       << contradicts.status();
+}
+
+// .reqd_workgroup_size as each source's reqd_work_group_size attribute states it (tests/am/sim/isa/kernels).
+TEST(CodeObjectTest, RequiredWorkgroupSizeComesFromTheMetadata) {
+  struct Expected {
+    const char* file;
+    const char* kernel;
+    std::array<uint32_t, 3> size;
+  };
+  const Expected kExpected[] = {
+      {"vector_add", "vector_add", {64, 1, 1}},
+      {"fill", "fill", {16, 8, 1}},
+      {"grid3d", "grid3d", {4, 4, 4}},
+      {"launch_dims", "launch_dims", {0, 0, 0}},  // none
+  };
+  for (const Expected& e : kExpected) {
+    for (const char* opt : {"O0", "O2"}) {
+      const std::string stem = std::string(e.file) + "-" + opt;
+      SCOPED_TRACE(stem);
+      absl::StatusOr<CodeObject> object =
+          CodeObject::Parse(ReadCorpusFile(std::string(kCorpusDir) + "/" + stem + ".co"), stem);
+      ASSERT_TRUE(object.ok()) << object.status();
+      const CodeObject::Kernel& kernel = **object->FindKernel(e.kernel);
+      EXPECT_TRUE(kernel.has_metadata);
+      EXPECT_EQ(kernel.required_workgroup_size, e.size);
+    }
+  }
+}
+
+// A .reqd_workgroup_size that is not 3 sizes in 1..1024 is refused, naming the kernel and the field.
+TEST(CodeObjectTest, DamagedRequiredWorkgroupSizeIsRefused) {
+  const std::vector<uint8_t> original = VectorAddO2();
+  ASSERT_FALSE(original.empty());
+  const std::string key = ".reqd_workgroup_size";
+  auto found = std::search(original.begin(), original.end(), key.begin(), key.end());
+  ASSERT_NE(found, original.end());
+  const size_t value_at = static_cast<size_t>(found - original.begin()) + key.size();
+  // MessagePack: a fixarray of 3 (0x93), then the positive fixints 64, 1, 1.
+  ASSERT_EQ(original[value_at], 0x93);
+  ASSERT_EQ(original[value_at + 1], 64);
+  struct Damage {
+    size_t at;
+    uint8_t byte;
+    const char* message;
+  };
+  const Damage kDamage[] = {
+      {value_at + 1, 0x00, ".reqd_workgroup_size[0] is 0, expected an unsigned integer in 1..1024"},
+      {value_at + 1, 0xc0, ".reqd_workgroup_size[0] is a nil, expected an unsigned integer in 1..1024"},
+      {value_at + 1, 0xe0, ".reqd_workgroup_size[0] is a negative integer"},  // fixint -32
+      {value_at, 0xa3, "(vector_add.kd): .reqd_workgroup_size is a string, expected an array of 3"},
+  };
+  for (const Damage& d : kDamage) {
+    std::vector<uint8_t> bytes = original;
+    bytes[d.at] = d.byte;
+    auto parsed = Parse(bytes);
+    ASSERT_FALSE(parsed.ok()) << d.message;
+    EXPECT_TRUE(absl::StrContains(parsed.status().message(), d.message)) << parsed.status();
+  }
 }
 
 TEST(CodeObjectTest, FindKernelNamesTheKernelsThere) {

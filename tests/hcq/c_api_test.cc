@@ -1,5 +1,6 @@
 // The C API: handles, error codes and the per-thread message, and the same semantics as the C++ interface.
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -8,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "am/sim/discovery_table.h"
+#include "am/sim/navi31.h"
 #include "am/sim/persistent_state.h"
 #include "gtest/gtest.h"
 #include "hcq/hcq.h"
@@ -259,6 +262,549 @@ TEST_F(CApiTest, SeveralThreadsShareADevice) {
   }
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(failures.load(), 0) << hcq_last_error();
+}
+
+// ---- API 1.1 (issue 18) ----
+
+// A corpus code object (tests/am/sim/isa/kernels), empty when it is not built.
+std::vector<char> ReadCodeObject(const std::string& stem) {
+  const char* build = std::getenv("BAREGPU_BUILD_ROOT");
+  std::ifstream file(std::string(build ? build : ".") + "/tests/am/sim/isa/kernels/" + stem + ".co", std::ios::binary);
+  return {std::istreambuf_iterator<char>(file), {}};
+}
+
+// Polls a 32-bit word the GPU writes until it is at least `value`; false after `timeout` (the test fails, not hangs).
+bool WaitForWord(const void* at, uint32_t value, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
+  std::atomic_ref<uint32_t> word(*static_cast<uint32_t*>(const_cast<void*>(at)));
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (word.load(std::memory_order_acquire) < value) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  return true;
+}
+
+void StoreWord(void* at, uint32_t value) {
+  std::atomic_ref<uint32_t>(*static_cast<uint32_t*>(at)).store(value, std::memory_order_release);
+}
+
+bool Contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+uint8_t* Bytes(hcq_buffer* buffer) { return static_cast<uint8_t*>(hcq_buffer_cpu(buffer)); }
+
+TEST(CApiVersionTest, TheLibraryIsTheHeadersVersion) {
+  EXPECT_EQ(hcq_api_version(), static_cast<uint32_t>(HCQ_API_VERSION));
+  EXPECT_EQ(hcq_api_version() >> 16, 1u);
+  EXPECT_EQ(hcq_api_version() & 0xffff, 1u);
+}
+
+// amdgpu's IP_VERSION packing, as hcq.h documents it.
+constexpr uint32_t IpVersion(uint32_t major, uint32_t minor, uint32_t revision) {
+  return (major << 16) | (minor << 8) | revision;
+}
+
+// The expected values come from the virtual Navi31's own configuration (its discovery table's sources) and from
+// Linux's IP versions of Navi31, not from the code under test.
+TEST_F(CApiTest, PropertiesAreWhatTheVirtualNavi31Is) {
+  hcq_device_properties p{};
+  p.struct_size = sizeof(p);
+  ASSERT_EQ(hcq_device_get_properties(dev_, &p), HCQ_OK) << hcq_last_error();
+  const am::sim::Navi31GcConfig gc;
+  const am::sim::Navi31Config board = am::sim::Navi31Config::FromEnvironment();
+  EXPECT_STREQ(p.name, "sim:navi31:capi");
+  EXPECT_STREQ(p.arch, "gfx1100");
+  EXPECT_EQ(p.gfx_target_version, 110000u);
+  EXPECT_EQ(p.shader_engines, gc.num_se);
+  EXPECT_EQ(p.shader_arrays_per_engine, gc.num_sa_per_se);
+  EXPECT_EQ(p.compute_units, 96u);  // an RX 7900 XTX (discovery_table.h cites LACT#533)
+  EXPECT_EQ(p.compute_units, gc.num_se * gc.num_sa_per_se * 2 * (gc.num_wgp0_per_sa + gc.num_wgp1_per_sa));
+  EXPECT_EQ(p.simds_per_cu, 2u);  // RDNA: two SIMD32 per CU
+  EXPECT_EQ(p.wave_size, 32u);
+  EXPECT_EQ(p.max_waves_per_simd, gc.max_waves_per_simd);
+  EXPECT_EQ(p.lds_bytes, gc.lds_size_kib * 1024);
+  EXPECT_EQ(p.vram_bytes, board.vram_size);
+  EXPECT_EQ(p.visible_vram_bytes, std::min(board.vram_size, board.bar0_size));
+  // Navi31's blocks (Linux amdgpu_discovery.c for GC 11.0.0: SDMA 6.0.0, MMHUB 3.0.0, MP0/MP1 13.0.0, NBIO 4.3.0,
+  // OSSSYS (IH) 6.0.0, HDP 6.0.0).
+  EXPECT_EQ(p.gc_version, IpVersion(11, 0, 0));
+  EXPECT_EQ(p.sdma_version, IpVersion(6, 0, 0));
+  EXPECT_EQ(p.mmhub_version, IpVersion(3, 0, 0));
+  EXPECT_EQ(p.mp0_version, IpVersion(13, 0, 0));
+  EXPECT_EQ(p.mp1_version, IpVersion(13, 0, 0));
+  EXPECT_EQ(p.nbio_version, IpVersion(4, 3, 0));
+  EXPECT_EQ(p.ih_version, IpVersion(6, 0, 0));
+  EXPECT_EQ(p.hdp_version, IpVersion(6, 0, 0));
+
+  // A caller built against a later minor has a larger struct: only this API's part is written.
+  struct Larger {
+    hcq_device_properties base;
+    uint32_t newer_field;
+  } larger{};
+  larger.base.struct_size = sizeof(larger);
+  larger.newer_field = 0xabcd;
+  ASSERT_EQ(hcq_device_get_properties(dev_, &larger.base), HCQ_OK) << hcq_last_error();
+  EXPECT_EQ(larger.base.compute_units, p.compute_units);
+  EXPECT_EQ(larger.newer_field, 0xabcdu);
+
+  hcq_device_properties small{};
+  small.struct_size = sizeof(small) - 4;
+  EXPECT_EQ(hcq_device_get_properties(dev_, &small), HCQ_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(hcq_last_error(), "struct_size is " + std::to_string(sizeof(small) - 4))) << hcq_last_error();
+  EXPECT_EQ(small.compute_units, 0u);
+  EXPECT_EQ(hcq_device_get_properties(dev_, nullptr), HCQ_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(CApiOpenTest, UnknownOpenFlagsAreRefusedByName) {
+  hcq_device* dev = nullptr;
+  EXPECT_EQ(hcq_device_open_flags("sim:navi31:capi-flags", HCQ_DEVICE_PROFILE | 0x80u, &dev),
+            HCQ_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(dev, nullptr);
+  EXPECT_TRUE(Contains(hcq_last_error(), "unknown flag bits 0x80")) << hcq_last_error();
+}
+
+// With HCQ_DEVICE_PROFILE every copy is bracketed by timestamps; after a synchronize the span is in the JSON.
+TEST(CApiOpenTest, AProfilingDeviceGivesChromeTraceJson) {
+  ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:capi-profile").ok());
+  hcq_device* dev = nullptr;
+  ASSERT_EQ(hcq_device_open_flags("sim:navi31:capi-profile", HCQ_DEVICE_PROFILE, &dev), HCQ_OK) << hcq_last_error();
+  size_t length = 0;
+  char empty[256];
+  ASSERT_EQ(hcq_device_profile_json(dev, empty, sizeof(empty), &length), HCQ_OK) << hcq_last_error();
+  EXPECT_EQ(std::strlen(empty), length);
+  EXPECT_FALSE(Contains(empty, "\"ph\":\"X\"")) << empty;  // no span yet
+
+  hcq_buffer *a = nullptr, *b = nullptr;
+  ASSERT_EQ(hcq_buffer_alloc(dev, 4096, 0, &a), HCQ_OK);
+  ASSERT_EQ(hcq_buffer_alloc(dev, 4096, 0, &b), HCQ_OK);
+  hcq_queue* copy = nullptr;
+  ASSERT_EQ(hcq_queue_new_copy(dev, &copy), HCQ_OK);
+  hcq_signal* timeline = hcq_device_timeline_signal(dev);
+  hcq_queue_wait(copy, timeline, hcq_device_timeline_value(dev) - 1);
+  hcq_queue_copy(copy, hcq_buffer_address(b), hcq_buffer_address(a), 4096);
+  hcq_queue_signal(copy, timeline, hcq_device_next_timeline(dev));
+  ASSERT_EQ(hcq_queue_submit(copy, nullptr, 0), HCQ_OK) << hcq_last_error();
+  ASSERT_EQ(hcq_device_synchronize(dev), HCQ_OK) << hcq_last_error();
+
+  // Too small: the length still comes back.
+  char tiny[8] = "unset";
+  EXPECT_EQ(hcq_device_profile_json(dev, tiny, sizeof(tiny), &length), HCQ_ERROR_RESOURCE_EXHAUSTED);
+  EXPECT_GT(length, sizeof(tiny));
+  EXPECT_TRUE(Contains(hcq_last_error(), std::to_string(length))) << hcq_last_error();
+  EXPECT_EQ(hcq_device_profile_json(dev, nullptr, 0, &length), HCQ_ERROR_RESOURCE_EXHAUSTED);
+  std::string json(length + 1, '\0');
+  size_t again = 0;
+  ASSERT_EQ(hcq_device_profile_json(dev, json.data(), json.size(), &again), HCQ_OK) << hcq_last_error();
+  EXPECT_EQ(again, length);
+  json.resize(length);
+  EXPECT_TRUE(Contains(json, "\"traceEvents\"")) << json;
+  EXPECT_TRUE(Contains(json, "\"ph\":\"X\",\"name\":\"copy 4096 bytes\"")) << json;
+  // Exactly fitting (length + NUL) is enough; one byte less is not.
+  EXPECT_EQ(hcq_device_profile_json(dev, json.data(), length, &again), HCQ_ERROR_RESOURCE_EXHAUSTED);
+
+  hcq_queue_free(copy);
+  hcq_buffer_free(a);
+  hcq_buffer_free(b);
+  hcq_device_close(dev);
+}
+
+TEST_F(CApiTest, ADeviceOpenedWithoutProfilingHasNoSpans) {
+  size_t length = 0;
+  char json[512];
+  ASSERT_EQ(hcq_device_profile_json(dev_, json, sizeof(json), &length), HCQ_OK) << hcq_last_error();
+  EXPECT_TRUE(Contains(json, "\"traceEvents\":[")) << json;
+  EXPECT_FALSE(Contains(json, "\"ph\":\"X\"")) << json;
+}
+
+// A view is its own handle over part of a buffer: its address, size, CPU view and copies reach those bytes.
+TEST_F(CApiTest, ABufferViewReachesItsPartOfTheBuffer) {
+  constexpr uint64_t kSize = 64 << 10, kOffset = 4096, kViewSize = 8192, kInner = 100;
+  for (int host : {0, 1}) {
+    hcq_buffer* base = nullptr;
+    ASSERT_EQ(hcq_buffer_alloc(dev_, kSize, host, &base), HCQ_OK) << hcq_last_error();
+    std::vector<uint8_t> zeros(kSize, 0);
+    ASSERT_EQ(hcq_buffer_copyin(base, zeros.data(), zeros.size()), HCQ_OK) << hcq_last_error();
+    hcq_buffer* view = nullptr;
+    ASSERT_EQ(hcq_buffer_view(base, kOffset, kViewSize, &view), HCQ_OK) << hcq_last_error();
+    EXPECT_EQ(hcq_buffer_address(view), hcq_buffer_address(base) + kOffset);
+    EXPECT_EQ(hcq_buffer_size(view), kViewSize);
+    EXPECT_EQ(Bytes(view), Bytes(base) + kOffset);
+
+    std::vector<uint8_t> data(kViewSize);
+    for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 13 + host);
+    ASSERT_EQ(hcq_buffer_copyin(view, data.data(), data.size()), HCQ_OK) << hcq_last_error();
+    std::vector<uint8_t> whole(kSize);
+    ASSERT_EQ(hcq_buffer_copyout(whole.data(), base, whole.size()), HCQ_OK) << hcq_last_error();
+    EXPECT_EQ(std::vector<uint8_t>(whole.begin() + kOffset, whole.begin() + kOffset + kViewSize), data);
+    EXPECT_EQ(whole[kOffset - 1], 0);
+    EXPECT_EQ(whole[kOffset + kViewSize], 0);
+    // More than the view holds is refused (the bytes after it belong to the base only).
+    std::vector<uint8_t> too_much(kViewSize + 1);
+    EXPECT_EQ(hcq_buffer_copyin(view, too_much.data(), too_much.size()), HCQ_ERROR_INVALID_ARGUMENT);
+
+    // A view of a view.
+    hcq_buffer* inner = nullptr;
+    ASSERT_EQ(hcq_buffer_view(view, kInner, 16, &inner), HCQ_OK) << hcq_last_error();
+    EXPECT_EQ(hcq_buffer_address(inner), hcq_buffer_address(base) + kOffset + kInner);
+    uint8_t back[16];
+    ASSERT_EQ(hcq_buffer_copyout(back, inner, sizeof(back)), HCQ_OK) << hcq_last_error();
+    EXPECT_EQ(std::memcmp(back, data.data() + kInner, sizeof(back)), 0);
+
+    hcq_buffer_free(inner);
+    hcq_buffer_free(view);
+    hcq_buffer_free(base);
+  }
+}
+
+TEST_F(CApiTest, ViewsOutOfRangeAreRefusedWithTheNumbers) {
+  hcq_buffer* base = nullptr;
+  ASSERT_EQ(hcq_buffer_alloc(dev_, 4096, 1, &base), HCQ_OK);
+  hcq_buffer* view = nullptr;
+  EXPECT_EQ(hcq_buffer_view(base, 4000, 97, &view), HCQ_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(hcq_last_error(), "[4000, 4000 + 97)")) << hcq_last_error();
+  EXPECT_TRUE(Contains(hcq_last_error(), "4096-byte")) << hcq_last_error();
+  EXPECT_EQ(hcq_buffer_view(base, 4097, 1, &view), HCQ_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hcq_buffer_view(base, 16, UINT64_MAX, &view), HCQ_ERROR_INVALID_ARGUMENT);  // offset + size overflows
+  EXPECT_EQ(hcq_buffer_view(base, UINT64_MAX, 2, &view), HCQ_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hcq_buffer_view(base, 0, 0, &view), HCQ_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(hcq_last_error(), "empty")) << hcq_last_error();
+  EXPECT_EQ(view, nullptr);
+  ASSERT_EQ(hcq_buffer_view(base, 4095, 1, &view), HCQ_OK) << hcq_last_error();  // the last byte
+  hcq_buffer* beyond = nullptr;
+  EXPECT_EQ(hcq_buffer_view(view, 0, 2, &beyond), HCQ_ERROR_INVALID_ARGUMENT);  // a view's own bounds
+  EXPECT_EQ(hcq_buffer_view(nullptr, 0, 1, &beyond), HCQ_ERROR_INVALID_ARGUMENT);
+  hcq_buffer_free(view);
+  hcq_buffer_free(base);
+}
+
+// The memory lives while any handle does: the base freed first leaves the view working (the GPU writes through it),
+// and either order frees the memory once (the ASan build checks both).
+TEST_F(CApiTest, TheBufferAndItsViewsMayBeFreedInAnyOrder) {
+  for (bool base_first : {true, false}) {
+    hcq_buffer *base = nullptr, *view = nullptr, *source = nullptr;
+    ASSERT_EQ(hcq_buffer_alloc(dev_, 8192, 0, &base), HCQ_OK);
+    ASSERT_EQ(hcq_buffer_alloc(dev_, 4096, 1, &source), HCQ_OK);
+    ASSERT_EQ(hcq_buffer_view(base, 4096, 4096, &view), HCQ_OK) << hcq_last_error();
+    std::memset(Bytes(source), base_first ? 0x5a : 0xa5, 4096);
+    if (base_first) hcq_buffer_free(base);
+    hcq_queue* copy = nullptr;
+    ASSERT_EQ(hcq_queue_new_copy(dev_, &copy), HCQ_OK);
+    hcq_signal* timeline = hcq_device_timeline_signal(dev_);
+    hcq_queue_wait(copy, timeline, hcq_device_timeline_value(dev_) - 1);
+    hcq_queue_copy(copy, hcq_buffer_address(view), hcq_buffer_address(source), 4096);
+    hcq_queue_signal(copy, timeline, hcq_device_next_timeline(dev_));
+    ASSERT_EQ(hcq_queue_submit(copy, nullptr, 0), HCQ_OK) << hcq_last_error();
+    ASSERT_EQ(hcq_device_synchronize(dev_), HCQ_OK) << hcq_last_error();
+    std::vector<uint8_t> back(4096);
+    ASSERT_EQ(hcq_buffer_copyout(back.data(), view, back.size()), HCQ_OK) << hcq_last_error();
+    EXPECT_EQ(back, std::vector<uint8_t>(4096, base_first ? 0x5a : 0xa5));
+    hcq_buffer_free(view);
+    if (!base_first) hcq_buffer_free(base);
+    hcq_queue_free(copy);
+    hcq_buffer_free(source);
+  }
+}
+
+// 16-byte signal slots the caller lays out in its own host buffer: the value at +0, the timestamp at +8.
+TEST_F(CApiTest, QueuesWaitAndSignalAtCallerLaidOutSlots) {
+  hcq_buffer* slots = nullptr;
+  ASSERT_EQ(hcq_buffer_alloc(dev_, 4096, 1, &slots), HCQ_OK);
+  std::memset(Bytes(slots), 0, 4096);
+  const uint64_t base = hcq_buffer_address(slots);
+  for (int compute : {1, 0}) {
+    const uint64_t gate = compute ? 64 : 128, done = gate + 16;
+    hcq_queue* queue = nullptr;
+    ASSERT_EQ(compute ? hcq_queue_new_compute(dev_, &queue) : hcq_queue_new_copy(dev_, &queue), HCQ_OK);
+    hcq_queue_wait_at(queue, hcq_constant(base + gate), hcq_constant(5));
+    hcq_queue_signal_at(queue, hcq_constant(base + done), hcq_constant(7));
+    ASSERT_EQ(hcq_queue_submit(queue, nullptr, 0), HCQ_OK) << hcq_last_error();
+    StoreWord(Bytes(slots) + gate, 4);  // not yet
+    EXPECT_FALSE(WaitForWord(Bytes(slots) + done, 7, std::chrono::milliseconds(50)));
+    StoreWord(Bytes(slots) + gate, 5);
+    EXPECT_TRUE(WaitForWord(Bytes(slots) + done, 7)) << (compute ? "compute" : "copy");
+    hcq_queue_free(queue);
+  }
+  hcq_buffer_free(slots);
+}
+
+// As a graph replays a bound queue: the signal's ADDRESS is a variable (with an addend), so is the wait's value;
+// two submits signal two different slots.
+TEST_F(CApiTest, ABoundQueueSignalsAVariableAddress) {
+  hcq_buffer* slots = nullptr;
+  ASSERT_EQ(hcq_buffer_alloc(dev_, 4096, 1, &slots), HCQ_OK);
+  std::memset(Bytes(slots), 0, 4096);
+  const uint64_t base = hcq_buffer_address(slots);
+  constexpr uint64_t kGate = 0, kSlotValueOffset = 16;
+  for (int compute : {1, 0}) {
+    hcq_queue* queue = nullptr;
+    ASSERT_EQ(compute ? hcq_queue_new_compute(dev_, &queue) : hcq_queue_new_copy(dev_, &queue), HCQ_OK);
+    hcq_value address = hcq_variable(0);
+    address.value = kSlotValueOffset;  // variable 0 + 16
+    hcq_queue_wait_at(queue, hcq_constant(base + kGate), hcq_variable(1));
+    hcq_queue_signal_at(queue, address, hcq_constant(9));
+    ASSERT_EQ(hcq_queue_bind(queue), HCQ_OK) << hcq_last_error();
+    for (uint64_t round = 1; round <= 2; ++round) {
+      const uint64_t slot = 256 * round + 512 * static_cast<uint64_t>(compute);
+      const uint64_t gate_value = 10 * static_cast<uint64_t>(compute) + round;
+      const uint64_t values[2] = {base + slot, gate_value};
+      ASSERT_EQ(hcq_queue_submit(queue, values, 2), HCQ_OK) << hcq_last_error();
+      StoreWord(Bytes(slots) + kGate, static_cast<uint32_t>(gate_value));
+      EXPECT_TRUE(WaitForWord(Bytes(slots) + slot + kSlotValueOffset, 9)) << "round " << round;
+    }
+    // Each round wrote its own slot, nothing else.
+    for (uint64_t round = 1; round <= 2; ++round) {
+      const uint64_t slot = 256 * round + 512 * static_cast<uint64_t>(compute);
+      EXPECT_EQ(Bytes(slots)[slot], 0);
+      EXPECT_EQ(Bytes(slots)[slot + kSlotValueOffset], 9);
+    }
+    // A value that misaligns the address fails the submit, naming it.
+    const uint64_t misaligned[2] = {base + 2, 0};
+    EXPECT_EQ(hcq_queue_submit(queue, misaligned, 2), HCQ_ERROR_INVALID_ARGUMENT);
+    EXPECT_TRUE(Contains(hcq_last_error(), "not 4-byte aligned")) << hcq_last_error();
+    hcq_queue_free(queue);
+  }
+  hcq_buffer_free(slots);
+}
+
+TEST_F(CApiTest, TimestampAtWritesTheClock) {
+  hcq_buffer* slots = nullptr;
+  ASSERT_EQ(hcq_buffer_alloc(dev_, 4096, 1, &slots), HCQ_OK);
+  std::memset(Bytes(slots), 0, 4096);
+  const uint64_t base = hcq_buffer_address(slots);
+  for (int compute : {1, 0}) {
+    const uint64_t slot = compute ? 0 : 64;
+    hcq_queue* queue = nullptr;
+    ASSERT_EQ(compute ? hcq_queue_new_compute(dev_, &queue) : hcq_queue_new_copy(dev_, &queue), HCQ_OK);
+    hcq_queue_timestamp_at(queue, hcq_constant(base + slot + 8));
+    hcq_queue_signal_at(queue, hcq_constant(base + slot), hcq_constant(1));
+    ASSERT_EQ(hcq_queue_submit(queue, nullptr, 0), HCQ_OK) << hcq_last_error();
+    ASSERT_TRUE(WaitForWord(Bytes(slots) + slot, 1));
+    uint64_t ticks = 0;
+    std::memcpy(&ticks, Bytes(slots) + slot + 8, sizeof(ticks));
+    EXPECT_NE(ticks, 0u) << (compute ? "compute" : "copy");
+    hcq_queue_free(queue);
+  }
+  hcq_buffer_free(slots);
+}
+
+TEST_F(CApiTest, MisalignedConstantAddressesFailTheSubmit) {
+  hcq_buffer* slots = nullptr;
+  ASSERT_EQ(hcq_buffer_alloc(dev_, 4096, 1, &slots), HCQ_OK);
+  const uint64_t base = hcq_buffer_address(slots);
+  hcq_queue* queue = nullptr;
+  ASSERT_EQ(hcq_queue_new_compute(dev_, &queue), HCQ_OK);
+  hcq_queue_signal_at(queue, hcq_constant(base + 2), hcq_constant(1));
+  EXPECT_EQ(hcq_queue_bind(queue), HCQ_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(hcq_last_error(), "must be 4-byte aligned")) << hcq_last_error();
+  hcq_queue_reset(queue);
+  hcq_queue_wait_at(queue, hcq_constant(base + 1), hcq_constant(1));
+  EXPECT_EQ(hcq_queue_submit(queue, nullptr, 0), HCQ_ERROR_INVALID_ARGUMENT);
+  hcq_queue_reset(queue);
+  hcq_queue_timestamp_at(queue, hcq_constant(base + 4));  // 4-byte aligned is not enough for 64 bits
+  EXPECT_EQ(hcq_queue_submit(queue, nullptr, 0), HCQ_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(hcq_last_error(), "must be 8-byte aligned")) << hcq_last_error();
+  hcq_queue_reset(queue);
+  hcq_queue_signal_at(queue, hcq_constant(base), hcq_constant(uint64_t{1} << 32));  // values are 32 bits
+  EXPECT_EQ(hcq_queue_submit(queue, nullptr, 0), HCQ_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(hcq_last_error(), "32 bits")) << hcq_last_error();
+  hcq_queue_reset(queue);
+  hcq_queue_copy_at(queue, hcq_constant(base), hcq_constant(base + 64), 16);  // a copy queue's command
+  EXPECT_EQ(hcq_queue_submit(queue, nullptr, 0), HCQ_ERROR_INVALID_ARGUMENT);
+  hcq_queue_free(queue);
+  hcq_buffer_free(slots);
+}
+
+// Both addresses variables with addends; a second submit copies between other buffers.
+TEST_F(CApiTest, CopyAtTakesVariableAddressesWithAddends) {
+  constexpr uint64_t kBytes = 4096, kFrom = 128, kTo = 256;
+  hcq_buffer *source = nullptr, *first = nullptr, *second = nullptr;
+  ASSERT_EQ(hcq_buffer_alloc(dev_, kFrom + kBytes, 1, &source), HCQ_OK);
+  ASSERT_EQ(hcq_buffer_alloc(dev_, kTo + kBytes, 1, &first), HCQ_OK);
+  ASSERT_EQ(hcq_buffer_alloc(dev_, kTo + kBytes, 1, &second), HCQ_OK);
+  for (uint64_t i = 0; i < kFrom + kBytes; ++i) Bytes(source)[i] = static_cast<uint8_t>(i * 7 + 1);
+  std::memset(Bytes(first), 0, kTo + kBytes);
+  std::memset(Bytes(second), 0, kTo + kBytes);
+  hcq_signal* done = nullptr;
+  ASSERT_EQ(hcq_signal_new(dev_, 0, &done), HCQ_OK);
+  hcq_queue* copy = nullptr;
+  ASSERT_EQ(hcq_queue_new_copy(dev_, &copy), HCQ_OK);
+  hcq_value to = hcq_variable(0), from = hcq_variable(1);
+  to.value = kTo;
+  from.value = kFrom;
+  hcq_queue_copy_at(copy, to, from, kBytes);
+  hcq_queue_signal_var(copy, done, 2);
+  ASSERT_EQ(hcq_queue_bind(copy), HCQ_OK) << hcq_last_error();
+  hcq_buffer* targets[2] = {first, second};
+  for (uint64_t round = 1; round <= 2; ++round) {
+    const uint64_t values[3] = {hcq_buffer_address(targets[round - 1]), hcq_buffer_address(source), round};
+    ASSERT_EQ(hcq_queue_submit(copy, values, 3), HCQ_OK) << hcq_last_error();
+    ASSERT_EQ(hcq_signal_wait(done, round, 10000), HCQ_OK) << hcq_last_error();
+    EXPECT_EQ(std::memcmp(Bytes(targets[round - 1]) + kTo, Bytes(source) + kFrom, kBytes), 0) << "round " << round;
+    EXPECT_EQ(Bytes(targets[round - 1])[kTo - 1], 0);
+  }
+  hcq_queue_free(copy);
+  hcq_signal_free(done);
+  hcq_buffer_free(source);
+  hcq_buffer_free(first);
+  hcq_buffer_free(second);
+}
+
+// vector_add(a, b, c, n) as its source (tests/am/sim/isa/kernels/vector_add.cl) declares it: three pointers and a
+// uint, with reqd_work_group_size(64, 1, 1).
+TEST_F(CApiTest, ProgramsDescribeTheirArgumentsAndWorkgroupSize) {
+  const std::vector<char> code = ReadCodeObject("vector_add-O2");
+  if (code.empty()) GTEST_SKIP() << "vector_add-O2.co is not built";
+  hcq_program* program = nullptr;
+  ASSERT_EQ(hcq_program_load(dev_, code.data(), code.size(), "vector_add", &program), HCQ_OK) << hcq_last_error();
+  uint32_t offsets[8] = {}, sizes[8] = {};
+  size_t count = 0;
+  ASSERT_EQ(hcq_program_arguments(program, offsets, sizes, 8, &count), HCQ_OK) << hcq_last_error();
+  ASSERT_EQ(count, 4u);
+  EXPECT_EQ(std::vector<uint32_t>(offsets, offsets + 4), (std::vector<uint32_t>{0, 8, 16, 24}));
+  EXPECT_EQ(std::vector<uint32_t>(sizes, sizes + 4), (std::vector<uint32_t>{8, 8, 8, 4}));
+  // A smaller capacity still gives the count.
+  uint32_t one_offset = 99, one_size = 99;
+  ASSERT_EQ(hcq_program_arguments(program, &one_offset, &one_size, 1, &count), HCQ_OK);
+  EXPECT_EQ(count, 4u);
+  EXPECT_EQ(one_offset, 0u);
+  EXPECT_EQ(one_size, 8u);
+  ASSERT_EQ(hcq_program_arguments(program, nullptr, nullptr, 0, &count), HCQ_OK);
+  EXPECT_EQ(count, 4u);
+  uint32_t local[3] = {};
+  ASSERT_EQ(hcq_program_required_local(program, local), HCQ_OK);
+  EXPECT_EQ(std::vector<uint32_t>(local, local + 3), (std::vector<uint32_t>{64, 1, 1}));
+  EXPECT_GE(hcq_program_args_size(program), hcq_program_kernarg_size(program));
+  hcq_program_free(program);
+
+  // launch_dims has no reqd_work_group_size.
+  const std::vector<char> dims = ReadCodeObject("launch_dims-O2");
+  if (dims.empty()) GTEST_SKIP() << "launch_dims-O2.co is not built";
+  ASSERT_EQ(hcq_program_load(dev_, dims.data(), dims.size(), "launch_dims", &program), HCQ_OK) << hcq_last_error();
+  ASSERT_EQ(hcq_program_required_local(program, local), HCQ_OK);
+  EXPECT_EQ(std::vector<uint32_t>(local, local + 3), (std::vector<uint32_t>{0, 0, 0}));
+  ASSERT_EQ(hcq_program_arguments(program, offsets, sizes, 8, &count), HCQ_OK);
+  EXPECT_EQ(count, 2u);  // out, salt
+  hcq_program_free(program);
+}
+
+// Launches the metadata does not allow are refused, naming the kernel, what it expects and what was given.
+TEST_F(CApiTest, ExecChecksArgumentsAndWorkgroupSizeAgainstTheMetadata) {
+  const std::vector<char> code = ReadCodeObject("vector_add-O2");
+  if (code.empty()) GTEST_SKIP() << "vector_add-O2.co is not built";
+  hcq_program* program = nullptr;
+  ASSERT_EQ(hcq_program_load(dev_, code.data(), code.size(), "vector_add", &program), HCQ_OK) << hcq_last_error();
+  hcq_buffer* buffer = nullptr;
+  ASSERT_EQ(hcq_buffer_alloc(dev_, 4096, 0, &buffer), HCQ_OK);
+  hcq_buffer* const buffers[] = {buffer, buffer, buffer};
+  const uint32_t n = 16, groups[3] = {1, 1, 1}, right[3] = {64, 1, 1}, wrong[3] = {32, 1, 1};
+  EXPECT_EQ(hcq_program_run(program, buffers, 3, &n, 1, groups, wrong, 1, nullptr), HCQ_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(hcq_last_error(), "vector_add requires workgroups of 64 x 1 x 1")) << hcq_last_error();
+  EXPECT_TRUE(Contains(hcq_last_error(), "given 32 x 1 x 1")) << hcq_last_error();
+  EXPECT_EQ(hcq_program_run(program, buffers, 3, nullptr, 0, groups, right, 1, nullptr), HCQ_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(hcq_last_error(), "vector_add takes 4 explicit arguments")) << hcq_last_error();
+  EXPECT_TRUE(Contains(hcq_last_error(), "given 3 buffers and 0 values")) << hcq_last_error();
+  // Four arguments, but the last pointer given as a value: the layout differs.
+  const uint32_t two[2] = {0, 16};
+  EXPECT_EQ(hcq_program_run(program, buffers, 2, two, 2, groups, right, 1, nullptr), HCQ_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(hcq_last_error(), "argument 2 is 8 bytes at offset 16")) << hcq_last_error();
+  hcq_queue* queue = nullptr;
+  ASSERT_EQ(hcq_queue_new_compute(dev_, &queue), HCQ_OK);
+  hcq_queue_exec(queue, program, buffers, 3, &n, 1, groups, wrong);
+  EXPECT_EQ(hcq_queue_submit(queue, nullptr, 0), HCQ_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(hcq_last_error(), "requires workgroups of 64 x 1 x 1")) << hcq_last_error();
+  hcq_queue_free(queue);
+  hcq_buffer_free(buffer);
+  hcq_program_free(program);
+}
+
+// exec_at: the caller writes vector_add's arguments itself (a, b, c, n at the offsets its metadata gives) and the
+// queue adds the hidden ones; global sizes as constants and as a variable with an addend.
+TEST_F(CApiTest, ExecAtRunsWithArgumentsTheCallerWrote) {
+  const std::vector<char> code = ReadCodeObject("vector_add-O2");
+  if (code.empty()) GTEST_SKIP() << "vector_add-O2.co is not built";
+  hcq_program* program = nullptr;
+  ASSERT_EQ(hcq_program_load(dev_, code.data(), code.size(), "vector_add", &program), HCQ_OK) << hcq_last_error();
+  constexpr uint32_t kN = 256, kGroup = 64;
+  std::vector<float> a(kN), b(kN), zero(kN, 0.0f);
+  for (uint32_t i = 0; i < kN; ++i) a[i] = static_cast<float>(i), b[i] = static_cast<float>(1000 + 2 * i);
+  hcq_buffer *da = nullptr, *db = nullptr, *dc = nullptr, *args = nullptr;
+  for (hcq_buffer** d : {&da, &db, &dc}) ASSERT_EQ(hcq_buffer_alloc(dev_, kN * sizeof(float), 0, d), HCQ_OK);
+  ASSERT_EQ(hcq_buffer_copyin(da, a.data(), kN * sizeof(float)), HCQ_OK);
+  ASSERT_EQ(hcq_buffer_copyin(db, b.data(), kN * sizeof(float)), HCQ_OK);
+  const uint64_t args_size = hcq_program_args_size(program);
+  ASSERT_GT(args_size, 0u);
+  const uint64_t second = (args_size + 255) / 256 * 256;  // the second launch's arguments, 16-byte aligned
+  ASSERT_EQ(hcq_buffer_alloc(dev_, 2 * second, 1, &args), HCQ_OK);
+  for (uint64_t at : {uint64_t{0}, second}) {
+    uint8_t* p = Bytes(args) + at;
+    const uint64_t pointers[3] = {hcq_buffer_address(da), hcq_buffer_address(db), hcq_buffer_address(dc)};
+    std::memcpy(p, pointers, sizeof(pointers));
+    std::memcpy(p + 24, &kN, sizeof(kN));
+  }
+  hcq_signal* timeline = hcq_device_timeline_signal(dev_);
+  const hcq_value local[3] = {hcq_constant(kGroup), hcq_constant(1), hcq_constant(1)};
+
+  // Constant dimensions.
+  ASSERT_EQ(hcq_buffer_copyin(dc, zero.data(), kN * sizeof(float)), HCQ_OK);
+  hcq_queue* queue = nullptr;
+  ASSERT_EQ(hcq_queue_new_compute(dev_, &queue), HCQ_OK);
+  const hcq_value groups[3] = {hcq_constant(kN / kGroup), hcq_constant(1), hcq_constant(1)};
+  hcq_queue_wait(queue, timeline, hcq_device_timeline_value(dev_) - 1);
+  hcq_queue_memory_barrier(queue);
+  hcq_queue_exec_at(queue, program, args, 0, groups, local);
+  hcq_queue_signal(queue, timeline, hcq_device_next_timeline(dev_));
+  ASSERT_EQ(hcq_queue_submit(queue, nullptr, 0), HCQ_OK) << hcq_last_error();
+  ASSERT_EQ(hcq_device_synchronize(dev_), HCQ_OK) << hcq_last_error();
+  std::vector<float> c(kN);
+  ASSERT_EQ(hcq_buffer_copyout(c.data(), dc, kN * sizeof(float)), HCQ_OK);
+  for (uint32_t i = 0; i < kN; ++i) ASSERT_EQ(c[i], a[i] + b[i]) << "element " << i;
+
+  // The workgroup count as variable 0 + 1, a bound queue submitted with 1 (2 groups) and 3 (4 groups).
+  hcq_queue_reset(queue);
+  hcq_value count = hcq_variable(0);
+  count.value = 1;
+  const hcq_value variable_groups[3] = {count, hcq_constant(1), hcq_constant(1)};
+  hcq_queue_wait_var(queue, timeline, 1);
+  hcq_queue_memory_barrier(queue);
+  hcq_queue_exec_at(queue, program, args, second, variable_groups, local);
+  hcq_queue_signal_var(queue, timeline, 2);
+  ASSERT_EQ(hcq_queue_bind(queue), HCQ_OK) << hcq_last_error();
+  for (uint64_t submitted_groups : {uint64_t{2}, uint64_t{4}}) {
+    ASSERT_EQ(hcq_buffer_copyin(dc, zero.data(), kN * sizeof(float)), HCQ_OK);
+    const uint64_t wait = hcq_device_timeline_value(dev_) - 1;
+    const uint64_t values[3] = {submitted_groups - 1, wait, hcq_device_next_timeline(dev_)};
+    ASSERT_EQ(hcq_queue_submit(queue, values, 3), HCQ_OK) << hcq_last_error();
+    ASSERT_EQ(hcq_device_synchronize(dev_), HCQ_OK) << hcq_last_error();
+    ASSERT_EQ(hcq_buffer_copyout(c.data(), dc, kN * sizeof(float)), HCQ_OK);
+    const uint32_t ran = static_cast<uint32_t>(submitted_groups) * kGroup;
+    for (uint32_t i = 0; i < kN; ++i) {
+      ASSERT_EQ(c[i], i < ran ? a[i] + b[i] : 0.0f) << "element " << i << " with " << submitted_groups << " groups";
+    }
+  }
+  hcq_queue_free(queue);
+
+  // Refusals, each naming the numbers.
+  auto refused = [&](uint64_t offset, const hcq_value* sizes, const std::string& message) {
+    hcq_queue* q = nullptr;
+    ASSERT_EQ(hcq_queue_new_compute(dev_, &q), HCQ_OK);
+    hcq_queue_exec_at(q, program, args, offset, groups, sizes);
+    EXPECT_EQ(hcq_queue_submit(q, nullptr, 0), HCQ_ERROR_INVALID_ARGUMENT) << message;
+    EXPECT_TRUE(Contains(hcq_last_error(), message)) << hcq_last_error();
+    hcq_queue_free(q);
+  };
+  refused(8, local, "args_offset 8 is not 16-byte aligned");
+  refused(2 * second - 16, local,
+          std::to_string(args_size) + " bytes of arguments at offset " + std::to_string(2 * second - 16) +
+              " run past the " + std::to_string(2 * second) + "-byte argument buffer");
+  const hcq_value wrong_local[3] = {hcq_constant(32), hcq_constant(1), hcq_constant(1)};
+  refused(0, wrong_local, "vector_add requires workgroups of 64 x 1 x 1");
+  hcq_queue* copy = nullptr;
+  ASSERT_EQ(hcq_queue_new_copy(dev_, &copy), HCQ_OK);
+  hcq_queue_exec_at(copy, program, args, 0, groups, local);
+  EXPECT_EQ(hcq_queue_submit(copy, nullptr, 0), HCQ_ERROR_INVALID_ARGUMENT);
+  hcq_queue_free(copy);
+
+  for (hcq_buffer* d : {da, db, dc, args}) hcq_buffer_free(d);
+  hcq_program_free(program);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // its rollover, memory barriers.
 #include "hcq/hw_queue.h"
 
+#include <cstring>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -159,6 +160,46 @@ TEST_F(HwQueueTest, QueueTooBigForTheRingMustBeBound) {
   ASSERT_TRUE(queue->bind(*dev_).ok());
   ASSERT_TRUE(queue->submit(*dev_).ok());
   EXPECT_TRUE(signal->wait(2999, absl::Seconds(10)).ok());
+}
+
+// A copy with variable addresses split into several packets: each packet's addresses are the variables plus the
+// bytes copied before it (and the caller's addend), patched at submit as a low and a high dword.
+class SmallCopyPacketTest : public testing::HcqTest {
+ protected:
+  DeviceOptions Options() override { return {.max_copy_packet_bytes = kPacket}; }
+  static constexpr uint64_t kPacket = 1000;  // not a power of two: pieces end mid-word
+};
+
+TEST_F(SmallCopyPacketTest, VariableAddressesSplitIntoPacketsWithAddends) {
+  constexpr uint64_t kBytes = 3500, kFrom = 24, kTo = 40;  // 4 packets: 1000, 1000, 1000, 500
+  auto source = dev_->allocator().alloc(kFrom + kBytes, {.kind = MemoryKind::kHost});
+  auto destination = dev_->allocator().alloc(kTo + kBytes, {.kind = MemoryKind::kHost});
+  auto done = dev_->NewSignal(0);
+  ASSERT_TRUE(source.ok() && destination.ok() && done.ok());
+  for (uint64_t i = 0; i < kFrom + kBytes; ++i) source->cpu()[i] = static_cast<uint8_t>(i * 31 + 3);
+  std::memset(destination->cpu(), 0, kTo + kBytes);
+  auto queue = dev_->NewCopyQueue();
+  queue->copy(Value(Variable{0}, kTo), Value(Variable{1}, kFrom), kBytes).signal(*done, 1);
+  EXPECT_EQ(queue->patches().size(), 4u * 4u);  // per packet: destination lo/hi, source lo/hi
+  ASSERT_TRUE(queue->bind(*dev_).ok());
+  const uint64_t vals[] = {destination->va(), source->va()};
+  ASSERT_TRUE(queue->submit(*dev_, vals).ok());
+  ASSERT_TRUE(done->wait(1, absl::Seconds(10)).ok());
+  EXPECT_EQ(std::memcmp(destination->cpu() + kTo, source->cpu() + kFrom, kBytes), 0);
+  EXPECT_EQ(destination->cpu()[kTo - 1], 0);
+}
+
+TEST_F(HwQueueTest, AVariableAddressIsTwoPatchesAndTheLowOneChecksAlignment) {
+  auto queue = dev_->NewComputeQueue();
+  queue->signal_at(Value(Variable{3}, 0x10), 1);
+  ASSERT_EQ(queue->patches().size(), 2u);
+  EXPECT_EQ(queue->patches()[0].variable, 3u);
+  EXPECT_EQ(queue->patches()[0].shift, 0u);
+  EXPECT_EQ(queue->patches()[0].addend, 0x10u);
+  EXPECT_EQ(queue->patches()[0].align_mask, HwQueue::kSignalAlignment - 1);
+  EXPECT_EQ(queue->patches()[1].shift, 32u);
+  EXPECT_EQ(queue->patches()[1].offset, queue->patches()[0].offset + 1);  // RELEASE_MEM: address lo, then hi
+  EXPECT_EQ(queue->patches()[1].align_mask, 0u);
 }
 
 }  // namespace
