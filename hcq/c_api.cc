@@ -257,6 +257,7 @@ hcq_status hcq_device_get_properties(hcq_device* device, hcq_device_properties* 
     out.nbio_version = p.nbio_version;
     out.ih_version = p.ih_version;
     out.hdp_version = p.hdp_version;
+    out.timestamp_hz = p.timestamp_hz;
     // Only this API's struct: a caller built against a later minor keeps its newer fields as they were.
     std::memcpy(properties, &out, sizeof(out));
     return HCQ_OK;
@@ -361,6 +362,32 @@ hcq_status hcq_buffer_view(hcq_buffer* buffer, uint64_t offset, uint64_t size, h
     }
     *view = new hcq_buffer{buffer->state, buffer->buffer.offset(offset, size), buffer->memory};
     return HCQ_OK;
+  });
+}
+
+hcq_status hcq_buffer_wait(hcq_buffer* buffer, uint64_t offset, uint64_t value, uint64_t timeout_ms) {
+  if (buffer == nullptr) return Null("buffer");
+  return Guarded([&] {
+    // Shared, as hcq_signal_wait: other calls on the device go on while this thread waits.
+    base::ReaderMutexLock lock(&buffer->state->mu);
+    if (buffer->state->device == nullptr) return Closed();
+    const hcq::Buffer& b = buffer->buffer;
+    if (offset % sizeof(uint32_t) != 0 || offset > b.size() || b.size() - offset < sizeof(uint32_t)) {
+      return Fail(absl::InvalidArgumentError(
+          absl::StrFormat("hcq_buffer_wait: offset %d is not a 4-byte aligned signal value inside the %d-byte buffer",
+                          offset, b.size())));
+    }
+    if (value > hcq::Signal::kMaxValue) {
+      return Fail(absl::InvalidArgumentError(absl::StrFormat(
+          "hcq_buffer_wait for %d: signal values are 32 bits (at most %d)", value, hcq::Signal::kMaxValue)));
+    }
+    if (b.cpu() == nullptr) {
+      return Fail(absl::FailedPreconditionError("hcq_buffer_wait: the CPU cannot map the buffer"));
+    }
+    const hcq::Signal signal(buffer->state->device.get(), b.va() + offset, b.cpu() + offset,
+                             b.base()->spec.kind == hcq::MemoryKind::kVram);
+    return Result(timeout_ms == 0 ? signal.wait(value)
+                                  : signal.wait(value, absl::Milliseconds(static_cast<int64_t>(timeout_ms))));
   });
 }
 

@@ -66,6 +66,7 @@ struct DeviceProperties {
   uint64_t vram_bytes;
   uint64_t visible_vram_bytes;  // the part the CPU reaches (BAR0)
   uint32_t gc_version, sdma_version, mmhub_version, mp0_version, mp1_version, nbio_version, ih_version, hdp_version;
+  uint64_t timestamp_hz;  // the clock timestamp commands write (Signal::kTicksPerMicrosecond per microsecond)
 };
 
 class Device {

@@ -101,6 +101,7 @@ typedef struct {
   uint64_t vram_bytes;
   uint64_t visible_vram_bytes; /* the CPU-visible part (BAR0) */
   uint32_t gc_version, sdma_version, mmhub_version, mp0_version, mp1_version, nbio_version, ih_version, hdp_version;
+  uint64_t timestamp_hz; /* the clock signal timestamps count (their raw 64-bit value / timestamp_hz = seconds) */
 } hcq_device_properties;
 /* The profiled spans so far (after a synchronize) as Chrome trace JSON (chrome://tracing, Perfetto), NUL-terminated
  * into out[capacity]; *length gets its length without the NUL, also when it does not fit
@@ -128,6 +129,11 @@ hcq_status hcq_buffer_copyout(void* data, hcq_buffer* buffer, uint64_t size);
  * offset, freed with hcq_buffer_free. The memory lives until the buffer and all its views are freed, in any order.
  * Out of range and size 0 are HCQ_ERROR_INVALID_ARGUMENT. */
 hcq_status hcq_buffer_view(hcq_buffer* buffer, uint64_t offset, uint64_t size, hcq_buffer** view);
+/* Waits until the 32-bit signal value at `offset` of `buffer` (a signal slot the caller laid out, as the *_at
+ * commands use) is >= value, as hcq_signal_wait does: spinning briefly, then sleeping in growing steps, without
+ * holding the device; on timeout the error names the device's queues and where each stands. timeout_ms 0 = the
+ * default. The offset must be 4-byte aligned and inside the buffer, whose memory the CPU must map. */
+hcq_status hcq_buffer_wait(hcq_buffer* buffer, uint64_t offset, uint64_t value, uint64_t timeout_ms);
 /* Peer access: maps another device's buffer (VRAM or host memory) into `device` at the same address. */
 hcq_status hcq_buffer_map(hcq_device* device, const hcq_buffer* buffer);
 /* Lets `peer`'s queues wait on and write `device`'s signals (maps its signal pool into `peer`). */

@@ -119,6 +119,7 @@ DeviceProperties AmdDevice::properties() const {
   p.nbio_version = PackedVersion(ips, hw::NBIF_HWID);  // NBIO is discovered as NBIF (amdgpu_discovery.c)
   p.ih_version = PackedVersion(ips, hw::OSSSYS_HWID);  // the IH is part of OSSSYS (osssys_v6_0 / ih_v6_0)
   p.hdp_version = PackedVersion(ips, hw::HDP_HWID);
+  p.timestamp_hz = Signal::kTicksPerMicrosecond * 1'000'000;  // RELEASE_MEM/SDMA timestamps: RLC_REFCLK
   return p;
 }
 

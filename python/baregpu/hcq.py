@@ -101,32 +101,31 @@ class _Handle:
             self.close()
 
 
-@dataclasses.dataclass(frozen=True)
-class DeviceProperties:
-    """hcq_device_properties: what a device is (IP versions as (major, minor, revision))."""
-    name: str
-    arch: str
-    gfx_target_version: int
-    shader_engines: int
-    shader_arrays_per_engine: int
-    compute_units: int
-    simds_per_cu: int
-    wave_size: int
-    max_waves_per_simd: int
-    lds_bytes: int
-    vram_bytes: int
-    visible_vram_bytes: int
-    ip_versions: dict
+def _is_ip_version(field: str) -> bool:
+    return field.endswith("_version") and field != "gfx_target_version"
 
-    @staticmethod
-    def _from_c(p: _hcq.hcq_device_properties) -> "DeviceProperties":
-        # IP_VERSION(major, minor, revision) = (major << 16) | (minor << 8) | revision, as hcq.h says.
-        ips = {name[:-len("_version")]: ((v >> 16) & 0xff, (v >> 8) & 0xff, v & 0xff)
-               for name, _ in p._fields_ if name.endswith("_version") and name != "gfx_target_version"
-               for v in [getattr(p, name)]}
-        plain = {f.name: getattr(p, f.name) for f in dataclasses.fields(DeviceProperties)
-                 if f.name not in ("name", "arch", "ip_versions")}
-        return DeviceProperties(name=p.name.decode(), arch=p.arch.decode(), ip_versions=ips, **plain)
+
+# hcq_device_properties as a frozen dataclass, its fields taken from the generated struct (none kept by hand):
+# strings decoded, the *_version IP fields gathered into ip_versions {"gc": (11, 0, 0), ...}.
+DeviceProperties = dataclasses.make_dataclass(
+    "DeviceProperties",
+    [(f, str if t._type_ is ctypes.c_char else int) if hasattr(t, "_length_") else (f, int)
+     for f, t in _hcq.hcq_device_properties._fields_ if f != "struct_size" and not _is_ip_version(f)] +
+    [("ip_versions", dict)],
+    frozen=True)
+DeviceProperties.__doc__ = "hcq_device_properties: what a device is (IP versions as (major, minor, revision))."
+
+
+def _properties_from_c(p: _hcq.hcq_device_properties) -> DeviceProperties:
+    values, ips = {}, {}
+    for field, _ in p._fields_:
+        v = getattr(p, field)
+        if _is_ip_version(field):
+            # IP_VERSION(major, minor, revision) = (major << 16) | (minor << 8) | revision, as hcq.h says.
+            ips[field[:-len("_version")]] = ((v >> 16) & 0xff, (v >> 8) & 0xff, v & 0xff)
+        elif field != "struct_size":
+            values[field] = v.decode(errors="replace") if isinstance(v, bytes) else v
+    return DeviceProperties(ip_versions=ips, **values)
 
 
 class Device(_Handle):
@@ -153,7 +152,7 @@ class Device(_Handle):
         p = _hcq.hcq_device_properties()
         p.struct_size = ctypes.sizeof(p)
         _check(lib.hcq_device_get_properties(self.handle, ctypes.byref(p)), "properties")
-        return DeviceProperties._from_c(p)
+        return _properties_from_c(p)
 
     def synchronize(self) -> None:
         """Waits until everything submitted so far finished (HcqError TIMEOUT names the stuck queue)."""

@@ -9,8 +9,9 @@ submitted by the C API, with tinygrad's symbolic values passed as C API variable
 own AMD LLVM renderer and compiler for the device's arch. tinygrad's HCQGraph runs unchanged on these queues.
 
 Device names: BAREGPU opens BAREGPU_DEVICE (default "sim:navi31", the virtual RX 7900 XTX); BAREGPU:N opens the
-N-th entry of BAREGPU_DEVICE when it lists several, comma-separated, else "<BAREGPU_DEVICE>:N" for a virtual GPU
-(another, independent virtual device) — a PCI address has no N-th variant and must be listed.
+N-th entry of BAREGPU_DEVICE when it lists several, comma-separated, else another, independent virtual GPU of the
+same kind ("sim:navi31" -> "sim:navi31:N", "sim:navi31:x" -> "sim:navi31:x-N"); a PCI address has no N-th variant and
+must be listed.
 """
 from __future__ import annotations
 
@@ -52,7 +53,8 @@ def device_name(tinygrad_device: str) -> str:
     if not names[0].startswith("sim:"):
         raise RuntimeError(f"{tinygrad_device}: BAREGPU_DEVICE={names[0]} is one PCI device; list the others "
                            f"comma-separated to open index {index}")
-    return f"{names[0]}:{index}"
+    # Another virtual GPU of the same kind: sim:KIND -> sim:KIND:N, sim:KIND:INSTANCE -> sim:KIND:INSTANCE-N.
+    return f"{names[0]}{'-' if names[0].count(':') == 2 else ':'}{index}"
 
 
 def _value(queue: HWQueue, v) -> _hcq.hcq_value:
@@ -68,6 +70,18 @@ class BaregpuSignal(HCQSignal):
         # tinygrad divides a signal's raw timestamp by this to get microseconds: the device's timestamp clock in MHz.
         divider = owner.props.timestamp_hz // 1_000_000
         super().__init__(*args, owner=owner, **{**kwargs, "timestamp_divider": divider})
+
+    def wait(self, value: int, timeout: int | None = None):
+        # The C API's wait (hcq_buffer_wait): it sleeps instead of spinning the interpreter, leaves the GIL to other
+        # threads, and on timeout names the device's queues and where each stands.
+        buf = self.base_buf
+        slot = buf.base.meta
+        offset = buf.va_addr - buf.base.va_addr
+        status = lib.hcq_buffer_wait(slot.handle, offset, value, timeout or 0)
+        if status == _hcq.HCQ_ERROR_TIMEOUT:
+            raise RuntimeError(f"Wait timeout: the signal is not set to {value}, but {self.value}: "
+                               f"{lib.hcq_last_error().decode(errors='replace')}")
+        _check(status, f"wait for {value}")
 
 
 class _Queue(HWQueue):
@@ -135,10 +149,18 @@ class BaregpuCopyQueue(_Queue):
         return self
 
 
+def _TMP_LINK(blob):
+    import subprocess, tempfile
+    with tempfile.TemporaryDirectory() as d:
+        open(f"{d}/k.o", "wb").write(blob)
+        subprocess.run(["ld.lld-19", "-shared", "-o", f"{d}/k.co", f"{d}/k.o"], check=True)
+        return open(f"{d}/k.co", "rb").read()
+
+
 class BaregpuProgram(HCQProgram):
     def __init__(self, dev: "BaregpuDevice", obj):
         self.dev, self.name, self.lib = dev, obj.name, obj.lib
-        self.program = dev.hdev.load_program(obj.lib, obj.name)
+        self.program = dev.hdev.load_program(_TMP_LINK(obj.lib), obj.name)
         super().__init__(CLikeArgsState, dev, obj, kernargs_alloc_size=self.program.args_size)
 
     def fill_kernargs(self, bufs, vals=(), kernargs=None):
