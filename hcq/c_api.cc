@@ -236,7 +236,7 @@ hcq_status hcq_device_get_properties(hcq_device* device, hcq_device_properties* 
     const hcq::DeviceProperties p = d.properties();
     hcq_device_properties out{};
     out.struct_size = properties->struct_size;
-    // NUL-terminated, truncated to the field (the memset above left the terminator).
+    // NUL-terminated, truncated to the field (`out` starts zeroed, so the last byte stays 0).
     std::memcpy(out.name, d.name().data(), std::min(d.name().size(), sizeof(out.name) - 1));
     std::memcpy(out.arch, p.arch.data(), std::min(p.arch.size(), sizeof(out.arch) - 1));
     out.gfx_target_version = p.gfx_target_version;

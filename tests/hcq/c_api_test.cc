@@ -504,6 +504,36 @@ TEST_F(CApiTest, TheBufferAndItsViewsMayBeFreedInAnyOrder) {
   }
 }
 
+// Mapping a view into a peer maps its allocation: the peer reaches the view's bytes at the view's address.
+TEST_F(CApiTest, MappingAViewMapsItsAllocation) {
+  ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:capi-view-peer").ok());
+  hcq_device* peer = nullptr;
+  ASSERT_EQ(hcq_device_open("sim:navi31:capi-view-peer", &peer), HCQ_OK) << hcq_last_error();
+  constexpr uint64_t kOffset = 4096, kBytes = 256;
+  hcq_buffer *source = nullptr, *view = nullptr, *destination = nullptr;
+  ASSERT_EQ(hcq_buffer_alloc(dev_, 2 * kOffset, 1, &source), HCQ_OK);
+  for (uint64_t i = 0; i < 2 * kOffset; ++i) Bytes(source)[i] = static_cast<uint8_t>(i * 5 + 2);
+  ASSERT_EQ(hcq_buffer_view(source, kOffset, kBytes, &view), HCQ_OK) << hcq_last_error();
+  ASSERT_EQ(hcq_buffer_alloc(peer, kBytes, 1, &destination), HCQ_OK);
+  std::memset(Bytes(destination), 0, kBytes);
+  ASSERT_EQ(hcq_buffer_map(peer, view), HCQ_OK) << hcq_last_error();
+  hcq_signal* done = nullptr;
+  ASSERT_EQ(hcq_signal_new(peer, 0, &done), HCQ_OK);
+  hcq_queue* copy = nullptr;
+  ASSERT_EQ(hcq_queue_new_copy(peer, &copy), HCQ_OK);
+  hcq_queue_copy(copy, hcq_buffer_address(destination), hcq_buffer_address(view), kBytes);
+  hcq_queue_signal(copy, done, 1);
+  ASSERT_EQ(hcq_queue_submit(copy, nullptr, 0), HCQ_OK) << hcq_last_error();
+  ASSERT_EQ(hcq_signal_wait(done, 1, 10000), HCQ_OK) << hcq_last_error();
+  EXPECT_EQ(std::memcmp(Bytes(destination), Bytes(source) + kOffset, kBytes), 0);
+  hcq_queue_free(copy);
+  hcq_signal_free(done);
+  hcq_buffer_free(destination);
+  hcq_buffer_free(view);
+  hcq_buffer_free(source);
+  hcq_device_close(peer);
+}
+
 // 16-byte signal slots the caller lays out in its own host buffer: the value at +0, the timestamp at +8.
 TEST_F(CApiTest, QueuesWaitAndSignalAtCallerLaidOutSlots) {
   hcq_buffer* slots = nullptr;
