@@ -148,6 +148,78 @@ struct GenPtePde {
   uint32_t count;  // entries - 1
 };
 
+// SDMA_PKT_PTEPDE_COPY (SDMA_OP_PTEPDE, SDMA_SUBOP_PTEPDE_COPY): count + 1 page-table entries from src to dst.
+struct PtepdeCopy {
+  uint32_t header;  // tmz, cpv, ptepde_op
+  uint32_t src_addr_lo;
+  uint32_t src_addr_hi;
+  uint32_t dst_addr_lo;
+  uint32_t dst_addr_hi;
+  uint32_t mask_dw0;
+  uint32_t mask_dw1;
+  uint32_t count;  // count (entries - 1), dst/src cache policies
+};
+
+// SDMA_PKT_PTEPDE_COPY_BACKWARDS (SDMA_OP_PTEPDE, SDMA_SUBOP_PTEPDE_COPY_BACKWARDS).
+struct PtepdeCopyBackwards {
+  uint32_t header;  // pte_size, direction, ptepde_op
+  uint32_t src_addr_lo;
+  uint32_t src_addr_hi;
+  uint32_t dst_addr_lo;
+  uint32_t dst_addr_hi;
+  uint32_t mask_bit_for_dw;    // mask_first_xfer, mask_last_xfer
+  uint32_t count_in_32b_xfer;  // count
+};
+
+// SDMA_PKT_PTEPDE_RMW (SDMA_OP_PTEPDE, SDMA_SUBOP_PTEPDE_RMW): read-modify-write of 64-bit entries at addr.
+struct PtepdeRmw {
+  uint32_t header;  // mtype, gcc, sys, snp, gpa, l2_policy, llc_policy, cpv
+  uint32_t addr_lo;
+  uint32_t addr_hi;
+  uint32_t mask_lo;
+  uint32_t mask_hi;
+  uint32_t value_lo;
+  uint32_t value_hi;
+  uint32_t count;  // num_of_pte
+};
+
+// SDMA_PKT_SEMAPHORE (SDMA_OP_SEM): header write_one, signal, mailbox.
+struct Semaphore {
+  uint32_t header;
+  uint32_t addr_lo;
+  uint32_t addr_hi;
+};
+
+// SDMA_PKT_PRE_EXE (SDMA_OP_PRE_EXE): header dev_sel; the next exec_count dwords are what it governs.
+struct PreExe {
+  uint32_t header;
+  uint32_t exec_count;
+};
+
+// SDMA_PKT_DUMMY_TRAP (SDMA_OP_DUMMY_TRAP).
+struct DummyTrap {
+  uint32_t header;
+  uint32_t int_context;
+};
+
+// SDMA_PKT_GPUVM_INV (SDMA_OP_GPUVM_INV): the fields of a VM_INVALIDATE_ENG*_REQ plus a page address.
+struct GpuvmInv {
+  uint32_t header;
+  uint32_t payload1;  // per_vmid_inv_req, flush_type, l2_ptes, l2_pde0-2, l1_ptes, clr_protection_fault_status_addr,
+                      // log_request, four_kilobytes
+  uint32_t payload2;  // s, page_va_42_12
+  uint32_t payload3;  // page_va_47_43
+};
+
+// SDMA_PKT_VM_INVALIDATION (SDMA_OP_POLL_REGMEM, SDMA_SUBOP_VM_INVALIDATION): a TLB invalidation through a GC hub
+// and/or an MM hub invalidation engine (header gfx_eng_id / mm_eng_id, 0x1f for none), waiting for the ack.
+struct VmInvalidation {
+  uint32_t header;
+  uint32_t invalidatereq;   // the engine's VM_INVALIDATE_ENG*_REQ value
+  uint32_t addressrangelo;  // address range (0xffffffff with addressrangehi 0x1f: everything)
+  uint32_t addressrangehi;  // invalidateack (the ack bits waited for), addressrangehi
+};
+
 // Encoders: one per packet baregpu sends, each filling the packet's structure above (so a dword's position is the
 // one layouts_test checks against sdma_v6_0_0_pkt_open.h) and returning its dwords. The driver (am::Sdma), HCQ
 // (hcq/amd) and the tests all encode here. *Dword constants say where a value patched later sits.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <utility>
 #include <vector>
 
@@ -64,11 +65,14 @@ constexpr uint32_t DoorbellOffsetField(uint32_t dword) { return (dword >> 2) & 0
 
 // amdgpu's enum amdgpu_unmap_queues_action.
 constexpr uint32_t kPreemptQueues = 0, kResetQueues = 1, kPreemptQueuesNoUnmap = 3;
-// QUERY_STATUS's COMMAND (dword 1 bits 31:30, nvd.h PACKET3_QUERY_STATUS_COMMAND; values from amdkfd's
-// kfd_pm4_headers_ai.h mes_query_status_command_enum): 1 and 2 write the 64-bit fence (at once / after the write
-// acknowledgement, the same thing for the model); 0 and 3 also raise an interrupt, which the model does not.
-constexpr uint32_t kQueryStatusCommandShift = 30, kQueryStatusCommandMask = 0x3;
-constexpr uint32_t kQueryStatusFenceImmediate = 1, kQueryStatusFenceAfterWriteAck = 2;
+// QUERY_STATUS's control dword (nvd.h PACKET3_QUERY_STATUS_CONTEXT_ID / _INTERRUPT_SEL / _COMMAND: bits 27:0,
+// 29:28, 31:30; widths from amdkfd's kfd_pm4_headers_ai.h pm4_mes_query_status). COMMAND values from its
+// mes_query_status_command_enum: 0 interrupt only, 1 and 2 the 64-bit fence (at once / after the write
+// acknowledgement, the same thing for the model), 3 the fence after the acknowledgement, then the interrupt.
+constexpr uint32_t kQueryStatusCommandShift = std::countr_zero(pm4::PACKET3_QUERY_STATUS_COMMAND(1));
+constexpr uint32_t kQueryStatusCommandMask = 0x3;
+constexpr uint32_t kQueryStatusContextIdMask = pm4::PACKET3_QUERY_STATUS_INTERRUPT_SEL(1) - 1;
+constexpr uint32_t kQueryStatusInterruptOnly = 0, kQueryStatusFenceThenInterrupt = 3;
 
 }  // namespace
 
@@ -600,12 +604,16 @@ Pm4Engine::Status GfxModel::ExecuteKiqPacket(std::span<const uint32_t> packet, P
   if (opcode == pm4::PACKET3_QUERY_STATUS) {
     // gfx11_kiq_query_status: control (context id, interrupt select, command), doorbell offset and engine, the fence
     // address and the 64-bit sequence number. Every earlier packet of every queue has run (the model runs them in
-    // order), so the status is "done": the fence is written.
+    // order), so the status is "done": the fence is written. The interrupt (commands 0 and 3) is the IH source
+    // CP_COMPUTE_QUERY_STATUS (irqsrcs_gfx_11_0_0.h) gated by the KIQ pipe's CMP_QUERY_STATUS_INT_ENABLE; its
+    // src_data[0] carries CONTEXT_ID, as the EOP interrupt's carries RELEASE_MEM's (decision: no public consumer
+    // decodes the entry). INTERRUPT_SEL (completion, process or queue status) does not change it: every status is
+    // "done" in the model.
     if (packet.size() != 7) return malformed(absl::StrFormat("QUERY_STATUS of %d dwords; it takes 7", packet.size()));
     const uint32_t command = (packet[1] >> kQueryStatusCommandShift) & kQueryStatusCommandMask;
-    if (command != kQueryStatusFenceImmediate && command != kQueryStatusFenceAfterWriteAck) {
-      return malformed(absl::StrFormat(
-          "QUERY_STATUS command %d: the model writes fences (commands 1 and 2) and raises no interrupt", command));
+    if (command == kQueryStatusInterruptOnly) {
+      engine.PostQueryStatusInterrupt(packet[1] & kQueryStatusContextIdMask);
+      return Pm4Engine::Status::kDone;
     }
     const uint64_t address = packet[3] | (uint64_t{packet[4]} << 32);
     const uint64_t sequence = packet[5] | (uint64_t{packet[6]} << 32);
@@ -615,6 +623,8 @@ Pm4Engine::Status GfxModel::ExecuteKiqPacket(std::span<const uint32_t> packet, P
       return engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
                           absl::StrFormat("QUERY_STATUS fence: %s", written.message()));
     }
+    if (command == kQueryStatusFenceThenInterrupt)
+      engine.PostQueryStatusInterrupt(packet[1] & kQueryStatusContextIdMask);
     return Pm4Engine::Status::kDone;
   }
   return malformed(absl::StrFormat("%#x on the KIQ is not modelled", opcode));

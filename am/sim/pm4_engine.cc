@@ -268,6 +268,12 @@ Pm4Engine::Status Pm4Engine::ReleaseMem(std::span<const uint32_t> packet) {
   return Status::kDone;
 }
 
+void Pm4Engine::PostQueryStatusInterrupt(uint32_t context_id) {
+  if (PipeInterruptEnabled(gc::CP_ME1_PIPE0_INT_CNTL{}.cmp_query_status_int_enable(1).raw())) {
+    PostInterrupt(regs::ih::GFX_11_0_0__SRCID__CP_COMPUTE_QUERY_STATUS, context_id);
+  }
+}
+
 bool Pm4Engine::PipeInterruptEnabled(uint32_t mask) const {
   return (context_.registers.Peek(pipe_int_cntl_) & mask) != 0;
 }
@@ -407,8 +413,8 @@ Pm4Engine::Status Pm4Engine::CopyData(std::span<const uint32_t> packet) {
 // are nvd.h's: SRC_SEL 0 / 3 the source address (through SAS / through L2), 1 GDS, 2 DATA (a fill); DST_SEL 0 / 3
 // the destination address, 1 GDS. BYTE_COUNT is the 26 bits below the command bits.
 constexpr uint32_t kDmaDataSelMask = 0x3;
-constexpr uint32_t kDmaDataSrcAddress = 0, kDmaDataSrcData = 2, kDmaDataSrcAddressL2 = 3;
-constexpr uint32_t kDmaDataDstAddress = 0, kDmaDataDstAddressL2 = 3;
+constexpr uint32_t kDmaDataSrcAddress = 0, kDmaDataSrcGds = 1, kDmaDataSrcData = 2, kDmaDataSrcAddressL2 = 3;
+constexpr uint32_t kDmaDataDstAddress = 0, kDmaDataDstGds = 1, kDmaDataDstAddressL2 = 3;
 constexpr uint32_t kDmaDataByteCountMask = pm4::PACKET3_DMA_DATA_CMD_SAS - 1;
 
 Pm4Engine::Status Pm4Engine::DmaData(std::span<const uint32_t> packet) {
@@ -420,16 +426,27 @@ Pm4Engine::Status Pm4Engine::DmaData(std::span<const uint32_t> packet) {
   const uint64_t source = packet[2] | (uint64_t{packet[3]} << 32);
   const uint64_t destination = packet[4] | (uint64_t{packet[5]} << 32);
   const bool fill = src_sel == kDmaDataSrcData;
-  // Register addressing (SAS/DAS) and non-incrementing addresses (SAIC/DAIC) are not modelled, nor GDS.
-  const uint32_t unmodelled_commands = pm4::PACKET3_DMA_DATA_CMD_SAS | pm4::PACKET3_DMA_DATA_CMD_DAS |
-                                       pm4::PACKET3_DMA_DATA_CMD_SAIC | pm4::PACKET3_DMA_DATA_CMD_DAIC;
-  if ((src_sel != kDmaDataSrcAddress && src_sel != kDmaDataSrcAddressL2 && !fill) ||
-      (dst_sel != kDmaDataDstAddress && dst_sel != kDmaDataDstAddressL2) ||
-      (command & unmodelled_commands & ~(fill ? pm4::PACKET3_DMA_DATA_CMD_SAIC : 0)) != 0) {
+  // GDS (SRC_SEL/DST_SEL 1) is refused: the model keeps no GDS storage (gfx_v11_0_set_gds_init's 4 KiB), and
+  // amdgpu's only DMA_DATA to GDS is gfx_v9_0's EDC workaround. Register addressing (SAS/DAS) and non-incrementing
+  // addresses (SAIC/DAIC) are refused too: no driver emits them and nvd.h does not say in what unit a register
+  // address is given. Each refusal names the field, so a driver author sees which one the model lacks.
+  const char* refused = nullptr;
+  if (src_sel == kDmaDataSrcGds || dst_sel == kDmaDataDstGds) {
+    refused = "GDS as source or destination (SRC_SEL/DST_SEL 1): the model has no GDS";
+  } else if (src_sel != kDmaDataSrcAddress && src_sel != kDmaDataSrcAddressL2 && !fill) {
+    refused = "a reserved SRC_SEL";
+  } else if (dst_sel != kDmaDataDstAddress && dst_sel != kDmaDataDstAddressL2) {
+    refused = "a reserved DST_SEL";
+  } else if ((command & (pm4::PACKET3_DMA_DATA_CMD_SAS | pm4::PACKET3_DMA_DATA_CMD_DAS)) != 0) {
+    refused = "a register as source or destination (SAS/DAS 1)";
+  } else if ((command & (pm4::PACKET3_DMA_DATA_CMD_DAIC | (fill ? 0 : pm4::PACKET3_DMA_DATA_CMD_SAIC))) != 0) {
+    refused = "a non-incrementing address (SAIC/DAIC 1)";
+  }
+  if (refused != nullptr) {
     return Fault(regs::ih::GFX_11_0_0__SRCID__CP_PM4_PKT_RSVD_BIT_ERROR,
-                 absl::StrFormat("DMA_DATA control %#010x command %#010x: the MEC model copies and fills memory to "
-                                 "memory only (SRC_SEL 0, 2, 3; DST_SEL 0, 3; no SAS, DAS, DAIC)",
-                                 control, command));
+                 absl::StrFormat("DMA_DATA control %#010x command %#010x: %s is not modelled; the MEC model copies and "
+                                 "fills memory to memory only (SRC_SEL 0, 2, 3; DST_SEL 0, 3; no SAS, DAS, DAIC)",
+                                 control, command, refused));
   }
   if (fill && (destination % 4 != 0 || bytes % 4 != 0)) {
     return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,

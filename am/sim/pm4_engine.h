@@ -87,6 +87,10 @@ class Pm4Engine {
   // Logs a device error for this queue, posts a CP error interrupt with `source_id`, and returns kFault.
   Status Fault(uint32_t source_id, const std::string& message);
 
+  // Posts CP_COMPUTE_QUERY_STATUS with `context_id` in src_data[0] when this queue's pipe has
+  // CP_ME1_PIPEn_INT_CNTL.CMP_QUERY_STATUS_INT_ENABLE set (the KIQ's QUERY_STATUS commands 0 and 3).
+  void PostQueryStatusInterrupt(uint32_t context_id);
+
   // The SH register at absolute dword address `address` (0 outside the SH range), as SET_SH_REG left it.
   uint32_t ShRegister(uint64_t address) const;
 

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "absl/strings/str_format.h"
+#include "am/regs/database.h"
 #include "am/regs/gc.h"
 #include "am/regs/gfx_srcid_constants.h"
 #include "am/regs/ih_constants.h"
@@ -28,6 +29,11 @@ constexpr uint64_t Dwords() {
 }
 // The fixed part of the longest packet the model decodes (ATOMIC); WRITE's data and NOP's padding follow.
 constexpr uint64_t kMaxFixedDwords = std::max(Dwords<sdma::Atomic>(), Dwords<sdma::GenPtePde>());
+// VM_INVALIDATION's engine fields are 5 bits wide; the all-ones value names no engine (Linux's SDMA VM flush
+// patches pass 0x1f for the hub they do not invalidate: sdma_v6_0 "single packet invalidation", amd-gfx 2023-04).
+constexpr uint32_t kNoInvalidateEngine = sdma::SDMA_PKT_VM_INVALIDATION_HEADER_gfx_eng_id_mask;
+// Each hub has 18 invalidation engines (VM_INVALIDATE_ENG0..17_REQ in the GC and MMHUB register headers).
+constexpr uint32_t kInvalidateEngines = 18;
 // SDMA_PKT_GCR_REQ: header and four payload dwords (sdma_v6_0_ring_emit_mem_sync writes five).
 constexpr uint64_t kGcrReqDwords = 5;
 // POLL_REGMEM's RETRY_COUNT of 0xfff (the field's maximum), which Linux (sdma_v6_0_ring_emit_hdp_flush,
@@ -192,7 +198,7 @@ absl::StatusOr<uint64_t> SdmaPacketExecutor::Execute(const CommandStream& stream
       dwords = Dwords<sdma::Trap>();
       break;
     case sdma::SDMA_OP_POLL_REGMEM:
-      dwords = Dwords<sdma::PollRegmem>();
+      dwords = sub_op == sdma::SDMA_SUBOP_VM_INVALIDATION ? Dwords<sdma::VmInvalidation>() : Dwords<sdma::PollRegmem>();
       break;
     case sdma::SDMA_OP_ATOMIC:
       dwords = Dwords<sdma::Atomic>();
@@ -213,20 +219,30 @@ absl::StatusOr<uint64_t> SdmaPacketExecutor::Execute(const CommandStream& stream
       dwords = Dwords<sdma::CondExe>();
       break;
     case sdma::SDMA_OP_PTEPDE:
-      if (sub_op != sdma::SDMA_SUBOP_PTEPDE_GEN) {
-        return absl::UnimplementedError(absl::StrFormat(
-            "PTEPDE sub-op %#x (header %#010x): only PTEPDE_GEN is modelled by the virtual Navi31", sub_op, header));
+      if (sub_op == sdma::SDMA_SUBOP_PTEPDE_GEN) {
+        dwords = Dwords<sdma::GenPtePde>();
+      } else if (sub_op == sdma::SDMA_SUBOP_PTEPDE_COPY) {
+        dwords = Dwords<sdma::PtepdeCopy>();
+      } else if (sub_op == sdma::SDMA_SUBOP_PTEPDE_RMW) {
+        dwords = Dwords<sdma::PtepdeRmw>();
+      } else if (sub_op == sdma::SDMA_SUBOP_PTEPDE_COPY_BACKWARDS) {
+        dwords = Dwords<sdma::PtepdeCopyBackwards>();
+      } else {
+        return Malformed("PTEPDE sub-op %#x (header %#010x) is not GEN, COPY, RMW or COPY_BACKWARDS", sub_op, header);
       }
-      dwords = Dwords<sdma::GenPtePde>();
       break;
     case sdma::SDMA_OP_SEM:
+      dwords = Dwords<sdma::Semaphore>();
+      break;
     case sdma::SDMA_OP_PRE_EXE:
+      dwords = Dwords<sdma::PreExe>();
+      break;
     case sdma::SDMA_OP_GPUVM_INV:
+      dwords = Dwords<sdma::GpuvmInv>();
+      break;
     case sdma::SDMA_OP_DUMMY_TRAP:
-      return absl::UnimplementedError(
-          absl::StrFormat("SDMA opcode %#x (%s, header %#010x) is not modelled by the virtual "
-                          "Navi31",
-                          op, sdma::PacketName(header), header));
+      dwords = Dwords<sdma::DummyTrap>();
+      break;
     default:
       return Malformed("unknown SDMA opcode %#x (header %#010x)", op, header);
   }
@@ -269,6 +285,10 @@ absl::StatusOr<uint64_t> SdmaPacketExecutor::Execute(const CommandStream& stream
       SrbmWrite(packet);
       break;
     case sdma::SDMA_OP_POLL_REGMEM:
+      if (sub_op == sdma::SDMA_SUBOP_VM_INVALIDATION) {
+        BAREGPU_RETURN_IF_ERROR(VmInvalidation(packet));
+        break;
+      }
       if (sub_op != 0) {
         return absl::UnimplementedError(absl::StrFormat(
             "POLL_REGMEM sub-op %#x (header %#010x) is not modelled by the virtual Navi31", sub_op, header));
@@ -300,7 +320,24 @@ absl::StatusOr<uint64_t> SdmaPacketExecutor::Execute(const CommandStream& stream
       break;
     }
     case sdma::SDMA_OP_PTEPDE:
-      BAREGPU_RETURN_IF_ERROR(GenPtePde(client, packet));
+      if (sub_op == sdma::SDMA_SUBOP_PTEPDE_GEN) {
+        BAREGPU_RETURN_IF_ERROR(GenPtePde(client, packet));
+      } else if (sub_op == sdma::SDMA_SUBOP_PTEPDE_COPY) {
+        BAREGPU_RETURN_IF_ERROR(PtepdeCopy(client, packet));
+      } else if (sub_op == sdma::SDMA_SUBOP_PTEPDE_RMW) {
+        BAREGPU_RETURN_IF_ERROR(PtepdeRmw(client, packet));
+      } else {
+        return PtepdeCopyBackwards(packet);
+      }
+      break;
+    case sdma::SDMA_OP_SEM:
+      return Semaphore(packet);
+    case sdma::SDMA_OP_PRE_EXE:
+      return PreExe(packet);
+    case sdma::SDMA_OP_GPUVM_INV:
+      return GpuvmInv(packet);
+    case sdma::SDMA_OP_DUMMY_TRAP:
+      DummyTrap(packet);
       break;
   }
   return bytes;
@@ -534,6 +571,167 @@ absl::Status SdmaPacketExecutor::GenPtePde(const MemoryClient& client, const uin
         Fault(WriteMemory(context_.memory, client, destination, {reinterpret_cast<const uint8_t*>(entries), n * 8})));
     destination += n * 8;
     remaining -= n;
+  }
+  return absl::OkStatus();
+}
+
+// PTEPDE_COPY: count + 1 entries from src to dst, each with MASK ORed in. Decision (no public user; gem5 panics
+// on it): MASK is read as in PTEPDE_GEN, where sdma_v6_0_vm_set_pte_pde puts the PTE flags into the same-named
+// dwords, and COUNT as every other SDMA count (entries - 1). PTEPDE_OP and TMZ have no public meaning: refused.
+absl::Status SdmaPacketExecutor::PtepdeCopy(const MemoryClient& client, const uint32_t* p) {
+  const auto& packet = *reinterpret_cast<const sdma::PtepdeCopy*>(p);
+  if (PKT_FIELD(packet.header, PTEPDE_COPY_HEADER_ptepde_op) != 0 || PKT_FIELD(packet.header, PTEPDE_COPY_HEADER_tmz)) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "PTEPDE_COPY with PTEPDE_OP or TMZ (header %#010x) is not modelled by the virtual Navi31", packet.header));
+  }
+  uint64_t source = Address(packet.src_addr_lo, packet.src_addr_hi);
+  uint64_t destination = Address(packet.dst_addr_lo, packet.dst_addr_hi);
+  if (source % 8 != 0 || destination % 8 != 0) {
+    return Malformed("PTEPDE_COPY source %#x or destination %#x is not 8-byte aligned", source, destination);
+  }
+  const uint64_t flags = Address(packet.mask_dw0, packet.mask_dw1);
+  uint64_t remaining = uint64_t{PKT_FIELD(packet.count, PTEPDE_COPY_COUNT_count)} + 1;
+  uint64_t entries[256];
+  while (remaining > 0) {
+    const uint64_t n = std::min<uint64_t>(remaining, std::size(entries));
+    std::span<uint8_t> bytes{reinterpret_cast<uint8_t*>(entries), n * 8};
+    BAREGPU_RETURN_IF_ERROR(Fault(ReadMemory(context_.memory, client, source, bytes)));
+    for (uint64_t i = 0; i < n; ++i) entries[i] |= flags;
+    BAREGPU_RETURN_IF_ERROR(Fault(WriteMemory(context_.memory, client, destination, bytes)));
+    source += n * 8;
+    destination += n * 8;
+    remaining -= n;
+  }
+  return absl::OkStatus();
+}
+
+// PTEPDE_RMW: each of the entries at ADDR becomes (entry & ~MASK) | (VALUE & MASK). Decisions (no public user):
+// MASK selects the bits VALUE replaces, as the header's other masks select what takes part (POLL_REGMEM's MASK,
+// SRBM_WRITE's BYTE_EN); NUM_OF_PTE counts entries - 1, as every other SDMA count. GPA (a guest physical address)
+// is refused; the cache and snoop attributes have no effect on the model's coherent memory.
+absl::Status SdmaPacketExecutor::PtepdeRmw(const MemoryClient& client, const uint32_t* p) {
+  const auto& packet = *reinterpret_cast<const sdma::PtepdeRmw*>(p);
+  if (PKT_FIELD(packet.header, PTEPDE_RMW_HEADER_gpa) != 0) {
+    return absl::UnimplementedError(
+        absl::StrFormat("PTEPDE_RMW with GPA (header %#010x) is not modelled by the virtual Navi31", packet.header));
+  }
+  uint64_t address = Address(packet.addr_lo, packet.addr_hi);
+  if (address % 8 != 0) return Malformed("PTEPDE_RMW address %#x is not 8-byte aligned", address);
+  const uint64_t mask = Address(packet.mask_lo, packet.mask_hi);
+  const uint64_t value = Address(packet.value_lo, packet.value_hi);
+  const uint64_t count = uint64_t{PKT_FIELD(packet.count, PTEPDE_RMW_COUNT_num_of_pte)} + 1;
+  for (uint64_t i = 0; i < count; ++i, address += 8) {
+    if (i % 256 == 0 && !control_.Checkpoint()) return absl::CancelledError("queue stopped during PTEPDE_RMW");
+    BAREGPU_ASSIGN_OR_RETURN(uint64_t * entry, Fault(MapQword(context_.memory, client, address, Access::kWrite)));
+    std::atomic_ref<uint64_t> target(*entry);
+    uint64_t old = target.load(std::memory_order_acquire);
+    while (!target.compare_exchange_weak(old, (old & ~mask) | (value & mask), std::memory_order_acq_rel)) {
+    }
+  }
+  return absl::OkStatus();
+}
+
+// PTEPDE_COPY_BACKWARDS is decoded but not run: the header gives PTE_SIZE, DIRECTION, per-dword masks of the first
+// and last 32-byte transfer and a count of transfers, but no public source says which end the addresses name,
+// what PTE_SIZE's values mean or whether the count is of transfers - 1 (no driver emits the packet; gem5 panics).
+absl::Status SdmaPacketExecutor::PtepdeCopyBackwards(const uint32_t* p) {
+  const auto& packet = *reinterpret_cast<const sdma::PtepdeCopyBackwards*>(p);
+  return absl::UnimplementedError(absl::StrFormat(
+      "PTEPDE_COPY_BACKWARDS is not modelled: src %#x, dst %#x, PTE_SIZE %d, DIRECTION %d, PTEPDE_OP %d, "
+      "first/last transfer dword masks %#04x/%#04x, COUNT %d 32-byte transfers; no public source defines where the "
+      "copy starts or what PTE_SIZE selects",
+      Address(packet.src_addr_lo, packet.src_addr_hi), Address(packet.dst_addr_lo, packet.dst_addr_hi),
+      PKT_FIELD(packet.header, PTEPDE_COPY_BACKWARDS_HEADER_pte_size),
+      PKT_FIELD(packet.header, PTEPDE_COPY_BACKWARDS_HEADER_direction),
+      PKT_FIELD(packet.header, PTEPDE_COPY_BACKWARDS_HEADER_ptepde_op),
+      PKT_FIELD(packet.mask_bit_for_dw, PTEPDE_COPY_BACKWARDS_MASK_BIT_FOR_DW_mask_first_xfer),
+      PKT_FIELD(packet.mask_bit_for_dw, PTEPDE_COPY_BACKWARDS_MASK_BIT_FOR_DW_mask_last_xfer),
+      PKT_FIELD(packet.count_in_32b_xfer, PTEPDE_COPY_BACKWARDS_COUNT_IN_32B_XFER_count)));
+}
+
+// SEM is decoded but not run: sdma_v6_0_0_pkt_open.h gives only WRITE_ONE, SIGNAL, MAILBOX and the address; the
+// only public meaning (amdgpu cikd.h, SDMA 2.0: SIGNAL 0 wait / 1 signal, WRITE_ONE 0 increment / 1 write 1) does
+// not say what a wait waits for or does to the semaphore, and no driver emits the packet for SDMA 4.0 or later.
+absl::Status SdmaPacketExecutor::Semaphore(const uint32_t* p) {
+  const auto& packet = *reinterpret_cast<const sdma::Semaphore*>(p);
+  const bool signal = PKT_FIELD(packet.header, SEMAPHORE_HEADER_signal) != 0;
+  return absl::UnimplementedError(absl::StrFormat(
+      "SEM is not modelled: %s on the semaphore at %#x (WRITE_ONE %d, MAILBOX %d); what a wait waits for is not "
+      "public",
+      signal ? "signal" : "wait", Address(packet.addr_lo, packet.addr_hi),
+      PKT_FIELD(packet.header, SEMAPHORE_HEADER_write_one), PKT_FIELD(packet.header, SEMAPHORE_HEADER_mailbox)));
+}
+
+// PRE_EXE is decoded but not run: the header gives DEV_SEL and EXEC_COUNT only; what DEV_SEL is compared with is
+// not public and no driver emits the packet.
+absl::Status SdmaPacketExecutor::PreExe(const uint32_t* p) {
+  const auto& packet = *reinterpret_cast<const sdma::PreExe*>(p);
+  return absl::UnimplementedError(absl::StrFormat(
+      "PRE_EXE is not modelled: DEV_SEL %#x guarding %d dwords; what DEV_SEL selects is not public",
+      PKT_FIELD(packet.header, PRE_EXE_HEADER_dev_sel), PKT_FIELD(packet.exec_count, PRE_EXE_EXEC_COUNT_exec_count)));
+}
+
+// GPUVM_INV is decoded but not run: its payload has a VM_INVALIDATE_ENG*_REQ's fields but names no hub and no
+// invalidation engine, so the model cannot tell whose translations it drops or where its ack goes. Linux flushes
+// from SDMA with SRBM_WRITE + POLL_REGMEM (6.12) or POLL_REGMEM's VM_INVALIDATION sub-op (later patches), both
+// modelled.
+absl::Status SdmaPacketExecutor::GpuvmInv(const uint32_t* p) {
+  const auto& packet = *reinterpret_cast<const sdma::GpuvmInv*>(p);
+  return absl::UnimplementedError(absl::StrFormat(
+      "GPUVM_INV is not modelled: PER_VMID_INV_REQ %#06x, FLUSH_TYPE %d, page %#x; the packet names no hub or "
+      "invalidation engine (use POLL_REGMEM's VM_INVALIDATION or SRBM_WRITE to an engine's REQ)",
+      PKT_FIELD(packet.payload1, GPUVM_INV_PAYLOAD1_per_vmid_inv_req),
+      PKT_FIELD(packet.payload1, GPUVM_INV_PAYLOAD1_flush_type),
+      (uint64_t{PKT_FIELD(packet.payload3, GPUVM_INV_PAYLOAD3_page_va_47_43)} << 43) |
+          (uint64_t{PKT_FIELD(packet.payload2, GPUVM_INV_PAYLOAD2_page_va_42_12)} << 12)));
+}
+
+// DUMMY_TRAP: a TRAP's interrupt without a TRAP's ordering. Decision (no public user): its INT_CONTEXT field is
+// TRAP's, so it raises SDMA_TRAP with that context, gated by SDMAn_CNTL.TRAP_ENABLE like TRAP.
+void SdmaPacketExecutor::DummyTrap(const uint32_t* p) {
+  const auto& packet = *reinterpret_cast<const sdma::DummyTrap*>(p);
+  if (regs::gc::SDMA0_CNTL::FromRaw(context_.registers.Peek(engine_.cntl)).trap_enable() == 0) return;
+  PostInterrupt(regs::ih::GFX_11_0_0__SRCID__SDMA_TRAP,
+                PKT_FIELD(packet.int_context, DUMMY_TRAP_INT_CONTEXT_int_context));
+}
+
+// POLL_REGMEM's VM_INVALIDATION sub-op: the single-packet TLB flush of amdgpu's SDMA patches (sdma_v6_0 "single
+// packet invalidation", amd-gfx 2023-04; sdma_v*_emit_tlb_inv): "the same result as" writing INVALIDATEREQ to the
+// engine's VM_INVALIDATE_ENGn_REQ and waiting for INVALIDATEACK in its _ACK, done here through the engines'
+// registers so the GMC model's invalidation runs. GFX_ENG_ID names a GC hub engine, MM_ENG_ID an MMHUB one, 0x1f
+// neither. The address range (Linux: everything) is not modelled: the model's engines drop whole VMIDs.
+absl::Status SdmaPacketExecutor::VmInvalidation(const uint32_t* p) {
+  const auto& packet = *reinterpret_cast<const sdma::VmInvalidation*>(p);
+  const uint32_t engines[] = {PKT_FIELD(packet.header, VM_INVALIDATION_HEADER_gfx_eng_id),
+                              PKT_FIELD(packet.header, VM_INVALIDATION_HEADER_mm_eng_id)};
+  const char* const hubs[] = {"GCVM", "MMVM"};
+  const regs::Ip ips[] = {regs::Ip::kGc, regs::Ip::kMmhub};
+  const uint32_t ack_bits = PKT_FIELD(packet.addressrangehi, VM_INVALIDATION_ADDRESSRANGEHI_invalidateack);
+  for (int hub = 0; hub < 2; ++hub) {
+    if (engines[hub] != kNoInvalidateEngine && engines[hub] >= kInvalidateEngines) {
+      return Malformed("VM_INVALIDATION %s engine %d: the hub has engines 0-%d (0x1f for none)", hubs[hub],
+                       engines[hub], kInvalidateEngines - 1);
+    }
+  }
+  if (engines[0] == kNoInvalidateEngine && engines[1] == kNoInvalidateEngine) {
+    return Malformed("VM_INVALIDATION names no engine (GFX_ENG_ID and MM_ENG_ID both 0x1f)");
+  }
+  for (int hub = 0; hub < 2; ++hub) {
+    if (engines[hub] == kNoInvalidateEngine) continue;
+    auto address = [&](const char* what) {
+      return regs::ResolveAddress(context_.bases,
+                                  absl::StrFormat("%s_INVALIDATE_ENG%d_%s", hubs[hub], engines[hub], what), ips[hub]);
+    };
+    absl::StatusOr<uint64_t> req = address("REQ"), ack = address("ACK");
+    if (!req.ok() || !ack.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrFormat("VM_INVALIDATION: %s engine %d has no register address", hubs[hub], engines[hub]));
+    }
+    context_.registers.WriteDword(*req, packet.invalidatereq);
+    std::chrono::nanoseconds delay = kFirstBackOff;
+    while ((context_.registers.ReadDword(*ack) & ack_bits) != ack_bits) {
+      if (!BackOff(delay)) return absl::CancelledError("queue stopped waiting for a VM_INVALIDATION ack");
+    }
   }
   return absl::OkStatus();
 }

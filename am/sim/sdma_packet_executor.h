@@ -70,6 +70,15 @@ class SdmaPacketExecutor {
   // Whether COND_EXE's guarded dwords run: the dword at its address equals its reference.
   absl::StatusOr<bool> CondExe(const MemoryClient& client, const uint32_t* packet);
   absl::Status GenPtePde(const MemoryClient& client, const uint32_t* packet);
+  absl::Status PtepdeCopy(const MemoryClient& client, const uint32_t* packet);
+  absl::Status PtepdeRmw(const MemoryClient& client, const uint32_t* packet);
+  // The packets the model decodes but does not run: each returns kUnimplemented naming the packet's fields.
+  absl::Status PtepdeCopyBackwards(const uint32_t* packet);
+  absl::Status Semaphore(const uint32_t* packet);
+  absl::Status PreExe(const uint32_t* packet);
+  absl::Status GpuvmInv(const uint32_t* packet);
+  void DummyTrap(const uint32_t* packet);
+  absl::Status VmInvalidation(const uint32_t* packet);
   absl::Status Write(const CommandStream& stream, uint64_t offset, const uint32_t* packet);
   absl::Status Indirect(const CommandStream& stream, const uint32_t* packet);
   absl::Status Fence(const MemoryClient& client, const uint32_t* packet);

@@ -50,7 +50,9 @@ CONSTANTS = [
 
 # The SDMA packets the driver and the virtual GPU use (sdma_v6_0_0_pkt_open.h names each SDMA_PKT_<NAME>_...).
 SDMA_PACKETS = ["COPY_LINEAR", "WRITE_UNTILED", "FENCE", "TRAP", "POLL_REGMEM", "TIMESTAMP_SET", "TIMESTAMP_GET",
-                "TIMESTAMP_GET_GLOBAL", "INDIRECT", "NOP", "ATOMIC", "CONSTANT_FILL", "SRBM_WRITE", "COND_EXE"]
+                "TIMESTAMP_GET_GLOBAL", "INDIRECT", "NOP", "ATOMIC", "CONSTANT_FILL", "SRBM_WRITE", "COND_EXE",
+                "PTEPDE_COPY", "PTEPDE_COPY_BACKWARDS", "PTEPDE_RMW", "SEMAPHORE", "PRE_EXE", "DUMMY_TRAP", "GPUVM_INV",
+                "VM_INVALIDATION"]
 
 # Kernel structures whose layout is recorded: (C type as the probe names it, header).
 LAYOUTS = [

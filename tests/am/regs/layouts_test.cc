@@ -1055,6 +1055,33 @@ TEST(SdmaPacketLayoutTest, MembersSitAtTheHeadersDwordOffsets) {
   EXPECT_EQ(sizeof(CondExe), 4 * (SDMA_PKT_COND_EXE_EXEC_COUNT_exec_count_offset + 1));
   // GEN_PTEPDE has no definition in sdma_v6_0_0_pkt_open.h: sdma_v6_0_vm_set_pte_pde writes ten dwords.
   EXPECT_EQ(sizeof(GenPtePde), 4 * 10u);
+  EXPECT_EQ(offsetof(PtepdeCopy, src_addr_lo), 4 * SDMA_PKT_PTEPDE_COPY_SRC_ADDR_LO_src_addr_31_0_offset);
+  EXPECT_EQ(offsetof(PtepdeCopy, dst_addr_hi), 4 * SDMA_PKT_PTEPDE_COPY_DST_ADDR_HI_dst_addr_63_32_offset);
+  EXPECT_EQ(offsetof(PtepdeCopy, mask_dw0), 4 * SDMA_PKT_PTEPDE_COPY_MASK_DW0_mask_dw0_offset);
+  EXPECT_EQ(offsetof(PtepdeCopy, mask_dw1), 4 * SDMA_PKT_PTEPDE_COPY_MASK_DW1_mask_dw1_offset);
+  EXPECT_EQ(offsetof(PtepdeCopy, count), 4 * SDMA_PKT_PTEPDE_COPY_COUNT_count_offset);
+  EXPECT_EQ(sizeof(PtepdeCopy), 4 * (SDMA_PKT_PTEPDE_COPY_COUNT_count_offset + 1));
+  EXPECT_EQ(offsetof(PtepdeCopyBackwards, dst_addr_lo),
+            4 * SDMA_PKT_PTEPDE_COPY_BACKWARDS_DST_ADDR_LO_dst_addr_31_0_offset);
+  EXPECT_EQ(offsetof(PtepdeCopyBackwards, mask_bit_for_dw),
+            4 * SDMA_PKT_PTEPDE_COPY_BACKWARDS_MASK_BIT_FOR_DW_mask_first_xfer_offset);
+  EXPECT_EQ(sizeof(PtepdeCopyBackwards), 4 * (SDMA_PKT_PTEPDE_COPY_BACKWARDS_COUNT_IN_32B_XFER_count_offset + 1));
+  EXPECT_EQ(offsetof(PtepdeRmw, addr_lo), 4 * SDMA_PKT_PTEPDE_RMW_ADDR_LO_addr_31_0_offset);
+  EXPECT_EQ(offsetof(PtepdeRmw, mask_lo), 4 * SDMA_PKT_PTEPDE_RMW_MASK_LO_mask_31_0_offset);
+  EXPECT_EQ(offsetof(PtepdeRmw, mask_hi), 4 * SDMA_PKT_PTEPDE_RMW_MASK_HI_mask_63_32_offset);
+  EXPECT_EQ(offsetof(PtepdeRmw, value_lo), 4 * SDMA_PKT_PTEPDE_RMW_VALUE_LO_value_31_0_offset);
+  EXPECT_EQ(offsetof(PtepdeRmw, value_hi), 4 * SDMA_PKT_PTEPDE_RMW_VALUE_HI_value_63_32_offset);
+  EXPECT_EQ(sizeof(PtepdeRmw), 4 * (SDMA_PKT_PTEPDE_RMW_COUNT_num_of_pte_offset + 1));
+  EXPECT_EQ(offsetof(Semaphore, addr_hi), 4 * SDMA_PKT_SEMAPHORE_ADDR_HI_addr_63_32_offset);
+  EXPECT_EQ(sizeof(Semaphore), 4 * (SDMA_PKT_SEMAPHORE_ADDR_HI_addr_63_32_offset + 1));
+  EXPECT_EQ(sizeof(PreExe), 4 * (SDMA_PKT_PRE_EXE_EXEC_COUNT_exec_count_offset + 1));
+  EXPECT_EQ(sizeof(DummyTrap), 4 * (SDMA_PKT_DUMMY_TRAP_INT_CONTEXT_int_context_offset + 1));
+  EXPECT_EQ(offsetof(GpuvmInv, payload2), 4 * SDMA_PKT_GPUVM_INV_PAYLOAD2_s_offset);
+  EXPECT_EQ(sizeof(GpuvmInv), 4 * (SDMA_PKT_GPUVM_INV_PAYLOAD3_page_va_47_43_offset + 1));
+  EXPECT_EQ(offsetof(VmInvalidation, invalidatereq), 4 * SDMA_PKT_VM_INVALIDATION_INVALIDATEREQ_invalidatereq_offset);
+  EXPECT_EQ(offsetof(VmInvalidation, addressrangelo),
+            4 * SDMA_PKT_VM_INVALIDATION_ADDRESSRANGELO_addressrangelo_offset);
+  EXPECT_EQ(sizeof(VmInvalidation), 4 * (SDMA_PKT_VM_INVALIDATION_ADDRESSRANGEHI_invalidateack_offset + 1));
   EXPECT_EQ(offsetof(Trap, int_context), 4 * SDMA_PKT_TRAP_INT_CONTEXT_int_context_offset);
   EXPECT_EQ(offsetof(PollRegmem, addr_lo), 4 * SDMA_PKT_POLL_REGMEM_ADDR_LO_addr_31_0_offset);
   EXPECT_EQ(offsetof(PollRegmem, value), 4 * SDMA_PKT_POLL_REGMEM_VALUE_value_offset);

@@ -493,8 +493,8 @@ TEST(GfxModelTest, KiqRefusesQueuesTheMecDoesNotHave) {
 }
 
 // gfx11_kiq_query_status (COMMAND 2, no interrupt): the 64-bit sequence number lands at the fence address once
-// everything before it ran. Before issue 16 the KIQ model refused QUERY_STATUS; commands that raise an interrupt
-// still are.
+// everything before it ran. Before issue 16 the KIQ model refused QUERY_STATUS; commands 0 and 3 (with an interrupt)
+// were refused until session 9 (KiqQueryStatusCanRaiseItsInterrupt).
 TEST(GfxModelTest, KiqQueryStatusWritesItsFence) {
   MecFixture mec;
   mec.Boot();
@@ -515,9 +515,54 @@ TEST(GfxModelTest, KiqQueryStatusWritesItsFence) {
   ASSERT_TRUE(mec.WaitIdle(kiq)) << mec.Errors();
   EXPECT_EQ(mec.Data(20), 0x89abcdefu);
   EXPECT_EQ(mec.Data(21), 0x01234567u);
-  mec.Submit(kiq, query(3));
+  EXPECT_TRUE(mec.fixture().interrupts().entries().empty());
+}
+
+// QUERY_STATUS commands 0 (interrupt only) and 3 (fence, then interrupt): CP_COMPUTE_QUERY_STATUS with the context
+// id in src_data[0], from the KIQ's me/pipe/queue, when the KIQ pipe's CMP_QUERY_STATUS_INT_ENABLE is set; without
+// it the fence alone. Before: "QUERY_STATUS command 3: the model writes fences ... and raises no interrupt".
+TEST(GfxModelTest, KiqQueryStatusCanRaiseItsInterrupt) {
+  MecFixture mec;
+  mec.Boot();
+  mec.gc().Write(gc::RLC_CP_SCHEDULERS{}.scheduler0(0x80 | (1 << 5) | (3 << 3) | 0));
+  TestQueue kiq = mec.CreateQueue(3, 0);
+  const uint64_t fence = MecFixture::DataAddress(20);
+  auto query = [&](uint32_t command, uint32_t context, uint32_t sequence) {
+    return std::vector<uint32_t>{pm4::Packet3(pm4::PACKET3_QUERY_STATUS, 5),
+                                 pm4::PACKET3_QUERY_STATUS_CONTEXT_ID(context) |
+                                     pm4::PACKET3_QUERY_STATUS_INTERRUPT_SEL(0) |
+                                     pm4::PACKET3_QUERY_STATUS_COMMAND(command),
+                                 pm4::PACKET3_QUERY_STATUS_DOORBELL_OFFSET(0x10) | pm4::PACKET3_QUERY_STATUS_ENG_SEL(0),
+                                 static_cast<uint32_t>(fence),
+                                 static_cast<uint32_t>(fence >> 32),
+                                 sequence,
+                                 0};
+  };
+  const uint64_t int_cntl = RegisterAddress<gc::CP_ME1_PIPE0_INT_CNTL>(mec.fixture().bases()) + 3;
+  // Disabled: the fence is written, no interrupt.
+  mec.fixture().registers().WriteDword(int_cntl, 0);
+  mec.Submit(kiq, query(3, 0x0badcafe, 1));
+  ASSERT_TRUE(mec.WaitIdle(kiq)) << mec.Errors();
+  EXPECT_EQ(mec.Data(20), 1u);
+  EXPECT_TRUE(mec.fixture().interrupts().entries().empty());
+  // Enabled: command 3 writes the fence and then interrupts; command 0 interrupts without touching the fence.
+  mec.fixture().registers().WriteDword(int_cntl, gc::CP_ME1_PIPE0_INT_CNTL{}.cmp_query_status_int_enable(1).raw());
+  mec.Submit(kiq, query(3, 0x0badcafe, 2));
   ASSERT_TRUE(mec.fixture().interrupts().WaitFor(1));
-  EXPECT_TRUE(mec.ErrorLogged("mec", "QUERY_STATUS command 3")) << mec.Errors();
+  EXPECT_EQ(mec.Data(20), 2u);
+  mec.Submit(kiq, query(0, 0x0000042, 3));
+  ASSERT_TRUE(mec.fixture().interrupts().WaitFor(2));
+  ASSERT_TRUE(mec.WaitIdle(kiq)) << mec.Errors();
+  EXPECT_EQ(mec.Data(20), 2u);
+  const std::vector<InterruptEntry> entries = mec.fixture().interrupts().entries();
+  ASSERT_EQ(entries.size(), 2u);
+  for (const InterruptEntry& entry : entries) {
+    EXPECT_EQ(entry.client_id, regs::ih::SOC21_IH_CLIENTID_GRBM_CP);
+    EXPECT_EQ(entry.source_id, regs::ih::GFX_11_0_0__SRCID__CP_COMPUTE_QUERY_STATUS);
+  }
+  EXPECT_EQ(entries[0].src_data[0], 0x0badcafeu);
+  EXPECT_EQ(entries[1].src_data[0], 0x42u);
+  EXPECT_TRUE(mec.fixture().errors().errors().empty()) << mec.Errors();
 }
 
 TEST(GfxModelTest, UnmapQueuesOfAnUnknownDoorbellIsRefused) {

@@ -146,7 +146,20 @@ TEST_F(Pm4EngineTest, DmaDataCopiesAndFillsMemory) {
   EXPECT_EQ(mec_.Data(53), 0u);
   EXPECT_TRUE(mec_.fixture().errors().errors().empty()) << mec_.Errors();
   mec_.Submit(q_, dma(0, from, to, pm4::PACKET3_DMA_DATA_CMD_DAS | 4));
-  ExpectFault("the MEC model copies and fills memory to memory only", ih::GFX_11_0_0__SRCID__CP_PM4_PKT_RSVD_BIT_ERROR);
+  ExpectFault("a register as source or destination (SAS/DAS 1) is not modelled",
+              ih::GFX_11_0_0__SRCID__CP_PM4_PKT_RSVD_BIT_ERROR);
+}
+
+// DMA_DATA to or from GDS (SRC_SEL/DST_SEL 1) is refused with a decoded error naming GDS: the model keeps no GDS
+// (docs/fidelity.md). The memory it would have copied to stays untouched.
+TEST_F(Pm4EngineTest, DmaDataWithGdsIsRefusedNamingGds) {
+  const uint64_t to = MecFixture::DataAddress(40);
+  mec_.Submit(
+      q_, {pm4::Packet3(pm4::PACKET3_DMA_DATA, 5), pm4::PACKET3_DMA_DATA_SRC_SEL(1) | pm4::PACKET3_DMA_DATA_DST_SEL(0),
+           0, 0, static_cast<uint32_t>(to), static_cast<uint32_t>(to >> 32), 16});
+  ExpectFault("GDS as source or destination (SRC_SEL/DST_SEL 1): the model has no GDS is not modelled",
+              ih::GFX_11_0_0__SRCID__CP_PM4_PKT_RSVD_BIT_ERROR);
+  EXPECT_EQ(mec_.Data(40), 0u);
 }
 
 struct CompareCase {
