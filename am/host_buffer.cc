@@ -5,9 +5,12 @@
 
 namespace am {
 
-absl::StatusOr<std::unique_ptr<HostBuffer>> HostBuffer::Create(Device& device, uint64_t size, bool snooped) {
+absl::StatusOr<std::unique_ptr<HostBuffer>> HostBuffer::Create(Device& device, uint64_t size, bool snooped,
+                                                               bool at_cpu_address) {
   BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::DmaBuffer> buffer, device.pci().AllocDma(size));
-  BAREGPU_ASSIGN_OR_RETURN(uint64_t va, device.memory().MapSystem(*buffer, {.system = true, .snooped = snooped}));
+  const am::PageFlags flags{.system = true, .snooped = snooped};
+  BAREGPU_ASSIGN_OR_RETURN(uint64_t va, at_cpu_address ? device.memory().MapSystemAtCpuAddress(*buffer, flags)
+                                                       : device.memory().MapSystem(*buffer, flags));
   return std::unique_ptr<HostBuffer>(new HostBuffer(device, std::move(buffer), va));
 }
 

@@ -17,8 +17,10 @@ class Device;
 
 class HostBuffer {
  public:
-  // `size` bytes (a multiple of the 4 KiB page).
-  static absl::StatusOr<std::unique_ptr<HostBuffer>> Create(Device& device, uint64_t size, bool snooped);
+  // `size` bytes (a multiple of the 4 KiB page). `at_cpu_address`: at the GPU address equal to its CPU address
+  // (MemoryManager::MapSystemAtCpuAddress) instead of one from the VA allocator.
+  static absl::StatusOr<std::unique_ptr<HostBuffer>> Create(Device& device, uint64_t size, bool snooped,
+                                                            bool at_cpu_address = false);
   ~HostBuffer();
   HostBuffer(const HostBuffer&) = delete;
   HostBuffer& operator=(const HostBuffer&) = delete;

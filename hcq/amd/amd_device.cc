@@ -157,7 +157,8 @@ absl::StatusOr<std::shared_ptr<Allocation>> AmdDevice::AllocMemory(uint64_t size
           absl::StrFormat("%s: executable host memory is not supported; code goes to VRAM", name()));
     }
     BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<am::HostBuffer> buffer,
-                             am::HostBuffer::Create(*am_, rounded, /*snooped=*/!spec.uncached));
+                             am::HostBuffer::Create(*am_, rounded, /*snooped=*/!spec.uncached,
+                                                    /*at_cpu_address=*/true));
     allocation->va = buffer->va();
     allocation->cpu = buffer->cpu();
     host_[allocation->va] = std::move(buffer);
