@@ -99,28 +99,50 @@ absl::StatusOr<uint64_t> MemoryManager::MapSystem(const pci::DmaBuffer& buffer, 
   return va;
 }
 
-absl::StatusOr<uint64_t> MemoryManager::MapSystemAtCpuAddress(const pci::DmaBuffer& buffer, PageFlags flags) {
+namespace {
+
+// Whether [va, va + size) may be given to a buffer at its CPU address (MapSystemAtCpuAddress).
+absl::Status CheckCpuAddressRange(uint64_t va, uint64_t size) {
   // amdgpu_gmc.h AMDGPU_GMC_HOLE_START: the lower half of the 48-bit space ends at 2^47; what the CPU gives a process
   // (x86-64 user space, 47 bits with 4-level paging) lies below it.
   constexpr uint64_t kHoleStart = PageTable::kAddressSpace / 2;
-  const uint64_t va = reinterpret_cast<uintptr_t>(buffer.cpu());
-  const uint64_t size = buffer.page_addresses().size() * PageTable::kPageSize;
   if (va % PageTable::kPageSize != 0 || va + size > kHoleStart || va + size < va) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("host buffer at CPU address %#x (%d bytes) is not page-aligned below the GPU's address-space "
-                        "hole at %#x: it cannot sit at the same GPU address",
+        absl::StrFormat("CPU address %#x (%d bytes) is not page-aligned below the GPU's address-space hole at %#x: "
+                        "the buffer cannot sit at the same GPU address",
                         va, size, kHoleStart));
   }
   if (va < VaAllocator::kEnd && va + size > VaAllocator::kStart) {
     return absl::FailedPreconditionError(
-        absl::StrFormat("host buffer at CPU address %#x (%d bytes) overlaps the GPU VA allocator's range [%#x, %#x)",
-                        va, size, VaAllocator::kStart, VaAllocator::kEnd));
+        absl::StrFormat("CPU address %#x (%d bytes) overlaps the GPU VA allocator's range [%#x, %#x)", va, size,
+                        VaAllocator::kStart, VaAllocator::kEnd));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> MemoryManager::MapSystemAtCpuAddress(const pci::DmaBuffer& buffer, PageFlags flags) {
+  const uint64_t va = reinterpret_cast<uintptr_t>(buffer.cpu());
+  const uint64_t size = buffer.page_addresses().size() * PageTable::kPageSize;
+  BAREGPU_RETURN_IF_ERROR(CheckCpuAddressRange(va, size));
   flags.system = true;
   base::MutexLock lock(&mu_);
   if (mappings_.contains(va)) return absl::AlreadyExistsError(absl::StrFormat("%#x is mapped already", va));
   BAREGPU_RETURN_IF_ERROR(page_table_->MapPages(va, buffer.page_addresses(), flags));
   mappings_[va] = {size, false};
+  return va;
+}
+
+absl::StatusOr<uint64_t> MemoryManager::MapVramAtCpuAddress(uint64_t address, uint64_t size, const PageFlags& flags) {
+  const uint64_t rounded = (size + PageTable::kPageSize - 1) & ~(PageTable::kPageSize - 1);
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> view, CpuView(address, rounded));
+  const uint64_t va = reinterpret_cast<uintptr_t>(view.data());
+  BAREGPU_RETURN_IF_ERROR(CheckCpuAddressRange(va, rounded));
+  base::MutexLock lock(&mu_);
+  if (mappings_.contains(va)) return absl::AlreadyExistsError(absl::StrFormat("%#x is mapped already", va));
+  BAREGPU_RETURN_IF_ERROR(page_table_->Map(va, rounded, address, flags));
+  mappings_[va] = {rounded, false};
   return va;
 }
 

@@ -68,12 +68,13 @@ class MemoryManager {
   // Maps VRAM / a DMA buffer at a new address of the process-wide VA space; Unmap removes it and frees the VA.
   absl::StatusOr<uint64_t> MapVram(uint64_t address, uint64_t size, const PageFlags& flags = {});
   absl::StatusOr<uint64_t> MapSystem(const pci::DmaBuffer& buffer, PageFlags flags = {.system = true, .snooped = true});
-  // Maps a DMA buffer at the address the CPU sees it at, so that one pointer means the same memory to the CPU and
-  // the GPU (tinygrad's HCQ host buffers, KFD's userptr). Refused where that address is not the GPU's to give: inside
-  // the VA allocator's range, or at or above gfx11's address-space hole (AMDGPU_GMC_HOLE_START, amdgpu_gmc.h).
-  // Unmap leaves the VA (the CPU's mapping owns it).
+  // Map a DMA buffer, or CPU-visible VRAM (through the BAR), at the address the CPU sees it at, so that one pointer
+  // means the same memory to the CPU and the GPU (tinygrad's HCQ, as KFD maps buffers). Refused where that address
+  // is not the GPU's to give: inside the VA allocator's range, or at or above gfx11's address-space hole
+  // (AMDGPU_GMC_HOLE_START, amdgpu_gmc.h). Unmap leaves the VA (the CPU's mapping owns it).
   absl::StatusOr<uint64_t> MapSystemAtCpuAddress(const pci::DmaBuffer& buffer,
                                                  PageFlags flags = {.system = true, .snooped = true});
+  absl::StatusOr<uint64_t> MapVramAtCpuAddress(uint64_t address, uint64_t size, const PageFlags& flags = {});
   // Maps at an address allocated elsewhere (another device's buffer, for peer access); Unmap leaves the VA.
   absl::Status MapAt(uint64_t va, uint64_t size, uint64_t address, const PageFlags& flags);
   absl::Status Unmap(uint64_t va);

@@ -117,8 +117,9 @@ hcq_signal* hcq_device_timeline_signal(hcq_device* device);
 uint64_t hcq_device_timeline_value(const hcq_device* device);
 uint64_t hcq_device_next_timeline(hcq_device* device);
 
-/* Buffers: VRAM (host = 0) or host DMA memory (host = 1). A host buffer sits at its CPU address: hcq_buffer_address
- * equals hcq_buffer_cpu, on every device it is mapped to (the unified address space tinygrad's HCQ assumes). */
+/* Buffers: VRAM (host = 0) or host DMA memory (host = 1). A buffer the CPU maps sits at its CPU address:
+ * hcq_buffer_address equals hcq_buffer_cpu, on every device it is mapped to (the unified address space tinygrad's
+ * HCQ assumes, as KFD gives it). */
 hcq_status hcq_buffer_alloc(hcq_device* device, uint64_t size, int host, hcq_buffer** buffer);
 void hcq_buffer_free(hcq_buffer* buffer);
 uint64_t hcq_buffer_address(const hcq_buffer* buffer);

@@ -140,7 +140,10 @@ absl::StatusOr<std::shared_ptr<Allocation>> AmdDevice::AllocMemory(uint64_t size
   if (spec.kind == MemoryKind::kVram) {
     BAREGPU_ASSIGN_OR_RETURN(uint64_t offset,
                              memory.AllocVram(rounded, rounded >= (uint64_t{2} << 20) ? uint64_t{2} << 20 : 4096));
-    absl::StatusOr<uint64_t> va = memory.MapVram(offset, rounded, {.executable = spec.executable});
+    // CPU-visible VRAM sits at its CPU address, as host memory does: one pointer for both (tinygrad's HCQ, KFD).
+    absl::StatusOr<uint64_t> va = spec.cpu_access && memory.CpuView(offset, rounded).ok()
+                                      ? memory.MapVramAtCpuAddress(offset, rounded, {.executable = spec.executable})
+                                      : memory.MapVram(offset, rounded, {.executable = spec.executable});
     if (!va.ok()) {
       (void)memory.FreeVram(offset);
       return va.status();
