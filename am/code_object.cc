@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -37,6 +38,67 @@ constexpr std::array<std::pair<uint32_t, absl::string_view>, 49> kMachNames{{
     {0x055, "gfx1152"},
 }};
 
+// AMDGPU.def's relocation names (see kRAmdgpuNone in code_object.h for the source); 12 is unassigned.
+constexpr std::array<std::pair<uint32_t, absl::string_view>, 14> kRelocationNames{{
+    {kRAmdgpuNone, "R_AMDGPU_NONE"},
+    {kRAmdgpuAbs32Lo, "R_AMDGPU_ABS32_LO"},
+    {kRAmdgpuAbs32Hi, "R_AMDGPU_ABS32_HI"},
+    {kRAmdgpuAbs64, "R_AMDGPU_ABS64"},
+    {kRAmdgpuRel32, "R_AMDGPU_REL32"},
+    {kRAmdgpuRel64, "R_AMDGPU_REL64"},
+    {kRAmdgpuAbs32, "R_AMDGPU_ABS32"},
+    {kRAmdgpuGotPcRel, "R_AMDGPU_GOTPCREL"},
+    {kRAmdgpuGotPcRel32Lo, "R_AMDGPU_GOTPCREL32_LO"},
+    {kRAmdgpuGotPcRel32Hi, "R_AMDGPU_GOTPCREL32_HI"},
+    {kRAmdgpuRel32Lo, "R_AMDGPU_REL32_LO"},
+    {kRAmdgpuRel32Hi, "R_AMDGPU_REL32_HI"},
+    {kRAmdgpuRelative64, "R_AMDGPU_RELATIVE64"},
+    {kRAmdgpuRel16, "R_AMDGPU_REL16"},
+}};
+
+// The bytes a supported relocation type writes (0 for R_AMDGPU_NONE), or nullopt for a type it cannot apply.
+std::optional<uint64_t> RelocationWidth(uint32_t type) {
+  switch (type) {
+    case kRAmdgpuNone:
+      return 0;
+    case kRAmdgpuAbs32Lo:
+    case kRAmdgpuAbs32Hi:
+    case kRAmdgpuRel32:
+    case kRAmdgpuRel32Lo:
+    case kRAmdgpuRel32Hi:
+      return 4;
+    case kRAmdgpuAbs64:
+    case kRAmdgpuRel64:
+      return 8;
+    default:
+      return std::nullopt;
+  }
+}
+
+// Writes the `width` low bytes of `value`, little-endian, at image[offset] (the caller checked the range).
+void Store(std::vector<uint8_t>& image, uint64_t offset, uint64_t value, uint64_t width) {
+  if (width == 8) {
+    std::memcpy(image.data() + offset, &value, 8);
+  } else {
+    const uint32_t word = static_cast<uint32_t>(value);
+    std::memcpy(image.data() + offset, &word, 4);
+  }
+}
+
+// What an absolute relocation writes for a symbol value S + A (relative to the image) when the image is loaded at
+// `load_address`, and how many bytes.
+std::pair<uint64_t, uint64_t> AbsoluteValue(uint32_t type, uint64_t load_address, uint64_t value) {
+  const uint64_t address = load_address + value;
+  switch (type) {
+    case kRAmdgpuAbs32Lo:
+      return {address & 0xffffffff, 4};
+    case kRAmdgpuAbs32Hi:
+      return {address >> 32, 4};
+    default:  // kRAmdgpuAbs64
+      return {address, 8};
+  }
+}
+
 // An image larger than this is refused rather than allocated: real code objects are kilobytes to a few MiB, and a
 // forged p_memsz must not make the parser allocate gigabytes.
 constexpr uint64_t kMaxImageBytes = uint64_t{256} << 20;
@@ -69,16 +131,21 @@ class Parser {
   Parser(std::span<const uint8_t> elf, absl::string_view source) : elf_(elf), source_(source) {}
 
   absl::Status Run(std::vector<uint8_t>& image, uint64_t& alignment, uint32_t& mach, uint8_t& abi_version,
-                   std::vector<CodeObject::Kernel>& kernels) {
+                   std::vector<CodeObject::Kernel>& kernels, std::vector<CodeObject::AbsoluteRelocation>& absolute,
+                   bool& relocatable) {
     BAREGPU_RETURN_IF_ERROR(ReadHeader());
-    BAREGPU_RETURN_IF_ERROR(ReadSegments());
+    relocatable_ = ehdr_.e_type == ET_REL;
+    // A relocatable object has no program headers: its sections are laid out instead (ReadSections).
+    if (!relocatable_) BAREGPU_RETURN_IF_ERROR(ReadSegments());
     BAREGPU_RETURN_IF_ERROR(ReadSections());
     BAREGPU_RETURN_IF_ERROR(BuildImage(image));
+    if (relocatable_) BAREGPU_RETURN_IF_ERROR(ApplyRelocations(image, absolute));
     BAREGPU_RETURN_IF_ERROR(FindKernels(image, kernels));
     BAREGPU_RETURN_IF_ERROR(ReadNotes(kernels));
     alignment = alignment_;
     mach = ehdr_.e_flags & kEfAmdgpuMachMask;
     abi_version = ehdr_.e_ident[EI_ABIVERSION];
+    relocatable = relocatable_;
     return absl::OkStatus();
   }
 
@@ -122,11 +189,11 @@ class Parser {
           "-mcode-object-version=4..6)",
           EI_ABIVERSION, abi, abi + 2, kElfAbiVersionAmdgpuHsaV4, kElfAbiVersionAmdgpuHsaV6);
     }
-    if (ehdr_.e_type != ET_DYN) {
-      return Error("e_type at offset %d is %d%s, expected %d (ET_DYN): %s", offsetof(Elf64_Ehdr, e_type), ehdr_.e_type,
-                   ehdr_.e_type == ET_REL ? " (ET_REL)" : "", ET_DYN,
-                   ehdr_.e_type == ET_REL ? "a relocatable object must be linked first (ld.lld-19 -shared)"
-                                          : "a loadable code object is a shared object");
+    if (ehdr_.e_type != ET_DYN && ehdr_.e_type != ET_REL) {
+      return Error(
+          "e_type at offset %d is %d, expected %d (ET_DYN, a linked code object) or %d (ET_REL, a relocatable object "
+          "as LLVM writes it)",
+          offsetof(Elf64_Ehdr, e_type), ehdr_.e_type, ET_DYN, ET_REL);
     }
     if (ehdr_.e_machine != EM_AMDGPU) {
       return Error("e_machine at offset %d is %d, expected %d (EM_AMDGPU)", offsetof(Elf64_Ehdr, e_machine),
@@ -203,7 +270,8 @@ class Parser {
     return absl::OkStatus();
   }
 
-  // Section headers carry the symbol tables that name the kernels (and any relocation sections, refused here).
+  // Section headers carry the symbol tables that name the kernels, the sections a relocatable object loads and
+  // its relocations (a linked object's dynamic relocations are refused here).
   absl::Status ReadSections() {
     if (ehdr_.e_shnum == 0) return Error("e_shnum is 0: no section headers, so no symbol table to find kernels in");
     if (ehdr_.e_shentsize != sizeof(Elf64_Shdr)) {
@@ -223,6 +291,7 @@ class Parser {
                    ehdr_.e_shstrndx, ehdr_.e_shnum);
     }
     BAREGPU_ASSIGN_OR_RETURN(section_names_, StringTable(ehdr_.e_shstrndx, "e_shstrndx"));
+    if (relocatable_) BAREGPU_RETURN_IF_ERROR(LayOutSections());
     for (uint32_t i = 0; i < sections_.size(); ++i) {
       const Elf64_Shdr& shdr = sections_[i];
       if ((shdr.sh_type == SHT_RELA || shdr.sh_type == SHT_REL) && (shdr.sh_flags & SHF_ALLOC) && shdr.sh_size != 0) {
@@ -296,13 +365,199 @@ class Parser {
         return Error("symbol %d of %s (at offset %#x): st_name %#x is past the end of its string table (%d bytes)", n,
                      table_name, at, sym.st_name, names.size());
       }
-      if (sym.st_shndx == SHN_UNDEF) continue;
+      if (sym.st_shndx == SHN_UNDEF) continue;  // resolved only if a relocation uses it (ApplyRelocations)
       const std::string name(StringAt(names, sym.st_name));
-      Symbol symbol{sym.st_value, sym.st_size, static_cast<uint8_t>(ELF64_ST_TYPE(sym.st_info)), table_name};
+      uint64_t value = sym.st_value;
+      if (relocatable_) {
+        // A symbol of a section that is not loaded (debug information) has no address in the image.
+        if (sym.st_shndx < sections_.size() && !section_address_[sym.st_shndx].has_value()) continue;
+        BAREGPU_ASSIGN_OR_RETURN(value, RelocatableSymbolAddress(sym, name, n, table_name));
+      }
+      Symbol symbol{value, sym.st_size, static_cast<uint8_t>(ELF64_ST_TYPE(sym.st_info)), table_name};
       auto [it, inserted] = symbols_.emplace(name, symbol);
       if (!inserted && (it->second.value != symbol.value || it->second.size != symbol.size)) {
         return Error("symbol %s is %#x (%d bytes) in %s but %#x (%d bytes) in %s", name, it->second.value,
                      it->second.size, it->second.table, symbol.value, symbol.size, table_name);
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // "section 3 (.rodata)", for messages.
+  std::string SectionLabel(uint32_t index) const {
+    return absl::StrFormat("section %d (%s)", index, SectionName(index));
+  }
+
+  // A relocatable object's image (tinygrad's elf_loader lays it out the same way): the SHF_ALLOC sections in
+  // section order, each at the next multiple of its sh_addralign. ET_REL sections have no addresses of their own
+  // (sh_addr is 0 in LLVM's output and ignored). Each becomes a Segment, executable if SHF_EXECINSTR, so the
+  // kernel checks are the ones of a linked object.
+  absl::Status LayOutSections() {
+    section_address_.assign(sections_.size(), std::nullopt);
+    uint64_t end = 0;
+    for (uint32_t i = 0; i < sections_.size(); ++i) {
+      const Elf64_Shdr& shdr = sections_[i];
+      if (shdr.sh_type == SHT_NULL || (shdr.sh_flags & SHF_ALLOC) == 0) continue;
+      const uint64_t header_at = ehdr_.e_shoff + uint64_t{i} * sizeof(Elf64_Shdr);
+      const uint64_t align = std::max<uint64_t>(shdr.sh_addralign, 1);
+      if ((align & (align - 1)) != 0 || align > kMaxImageBytes) {
+        return Error("%s (header at offset %#x): sh_addralign %#x is not a power of two up to %#x", SectionLabel(i),
+                     header_at, shdr.sh_addralign, kMaxImageBytes);
+      }
+      const bool in_file = shdr.sh_type != SHT_NOBITS;
+      if (in_file && !Within(shdr.sh_offset, shdr.sh_size, elf_.size())) {
+        return Error("%s (header at offset %#x): sh_offset %#x + sh_size %#x runs past the end of the file (%d bytes)",
+                     SectionLabel(i), header_at, shdr.sh_offset, shdr.sh_size, elf_.size());
+      }
+      const uint64_t address = (end + align - 1) & ~(align - 1);  // end and align are at most 256 MiB
+      if (!Within(address, shdr.sh_size, kMaxImageBytes)) {
+        return Error(
+            "%s (header at offset %#x): placed at image offset %#x, its sh_size %#x ends beyond the %d MiB a "
+            "code object image may span",
+            SectionLabel(i), header_at, address, shdr.sh_size, kMaxImageBytes >> 20);
+      }
+      section_address_[i] = address;
+      end = address + shdr.sh_size;
+      alignment_ = std::max(alignment_, align);
+      segments_.push_back(
+          {shdr.sh_offset, address, in_file ? shdr.sh_size : 0, shdr.sh_size, (shdr.sh_flags & SHF_EXECINSTR) != 0});
+    }
+    if (segments_.empty()) return Error("no SHF_ALLOC section among %d: nothing to load", sections_.size());
+    return absl::OkStatus();
+  }
+
+  // The image address of symbol `n` (`name`) of a relocatable object's symbol table `table`: its section's
+  // address plus st_value, or st_value itself for SHN_ABS. An undefined symbol is an error: nothing is linked in.
+  absl::StatusOr<uint64_t> RelocatableSymbolAddress(const Elf64_Sym& sym, absl::string_view name, uint64_t n,
+                                                    absl::string_view table) const {
+    const std::string what = absl::StrFormat("symbol %d (%s) of %s", n, name.empty() ? "unnamed" : name, table);
+    if (sym.st_shndx == SHN_UNDEF) {
+      return Error(
+          "%s is undefined (SHN_UNDEF): a relocatable code object is loaded without linking, so nothing defines it; "
+          "link the object with what does (ld.lld-19 -shared)",
+          what);
+    }
+    if (sym.st_shndx == SHN_ABS) return sym.st_value;
+    if (sym.st_shndx >= sections_.size()) {
+      return Error("%s: st_shndx %#x names no section (there are %d; SHN_COMMON and SHN_XINDEX are not supported)",
+                   what, sym.st_shndx, sections_.size());
+    }
+    const std::optional<uint64_t>& base = section_address_[sym.st_shndx];
+    if (!base.has_value()) {
+      return Error("%s is in %s, which is not loaded (no SHF_ALLOC)", what, SectionLabel(sym.st_shndx));
+    }
+    if (sym.st_value > sections_[sym.st_shndx].sh_size) {
+      return Error("%s: st_value %#x is past the end of %s (%d bytes)", what, sym.st_value, SectionLabel(sym.st_shndx),
+                   sections_[sym.st_shndx].sh_size);
+    }
+    return *base + sym.st_value;
+  }
+
+  // The SHT_RELA sections of a relocatable object that relocate a loaded section, applied to the image (the
+  // arithmetic of each type: AMDGPUUsage "Relocation Records"). Absolute ones are applied as if the image were
+  // loaded at address 0 and listed in `absolute` for CodeObject::ImageAt.
+  absl::Status ApplyRelocations(std::vector<uint8_t>& image,
+                                std::vector<CodeObject::AbsoluteRelocation>& absolute) const {
+    for (uint32_t i = 0; i < sections_.size(); ++i) {
+      const Elf64_Shdr& shdr = sections_[i];
+      if (shdr.sh_type != SHT_RELA && shdr.sh_type != SHT_REL) continue;
+      if (shdr.sh_info >= sections_.size()) {
+        return Error("relocation %s: sh_info %d names no section to relocate (there are %d)", SectionLabel(i),
+                     shdr.sh_info, sections_.size());
+      }
+      const uint32_t target = shdr.sh_info;
+      // Relocations of sections that are not loaded (debug information) do not change the image.
+      if (!section_address_[target].has_value() || shdr.sh_size == 0) continue;
+      if (shdr.sh_type == SHT_REL) {
+        return Error(
+            "relocation %s for %s is SHT_REL (relocations without addends): only SHT_RELA, which LLVM's AMDGPU "
+            "backend writes, is supported",
+            SectionLabel(i), SectionLabel(target));
+      }
+      if (shdr.sh_entsize != sizeof(Elf64_Rela)) {
+        return Error("relocation %s: sh_entsize is %d, expected %d (Elf64_Rela)", SectionLabel(i), shdr.sh_entsize,
+                     sizeof(Elf64_Rela));
+      }
+      if (!Within(shdr.sh_offset, shdr.sh_size, elf_.size()) || shdr.sh_size % sizeof(Elf64_Rela) != 0) {
+        return Error("relocation %s: sh_offset %#x + sh_size %#x is not whole relocations inside the file (%d bytes)",
+                     SectionLabel(i), shdr.sh_offset, shdr.sh_size, elf_.size());
+      }
+      if (shdr.sh_link >= sections_.size() || sections_[shdr.sh_link].sh_type != SHT_SYMTAB) {
+        return Error("relocation %s: sh_link %d is not a symbol table section (SHT_SYMTAB)", SectionLabel(i),
+                     shdr.sh_link);
+      }
+      // ReadSymbols checked the table, its size and its string table.
+      const Elf64_Shdr& symtab = sections_[shdr.sh_link];
+      const std::string symtab_name = SectionName(shdr.sh_link);
+      BAREGPU_ASSIGN_OR_RETURN(std::span<const uint8_t> names, StringTable(symtab.sh_link, symtab_name + "'s sh_link"));
+      const uint64_t symbol_count = symtab.sh_size / sizeof(Elf64_Sym);
+      const Elf64_Shdr& section = sections_[target];
+      for (uint64_t n = 0; n < shdr.sh_size / sizeof(Elf64_Rela); ++n) {
+        const uint64_t at = shdr.sh_offset + n * sizeof(Elf64_Rela);
+        const auto rela = Load<Elf64_Rela>(elf_, at);
+        const uint32_t type = ELF64_R_TYPE(rela.r_info);
+        const uint64_t symbol_index = ELF64_R_SYM(rela.r_info);
+        const std::string where = absl::StrFormat("relocation %d of %s (file offset %#x), at offset %#x of %s", n,
+                                                  SectionLabel(i), at, rela.r_offset, SectionLabel(target));
+        const std::optional<uint64_t> width = RelocationWidth(type);
+        if (!width.has_value()) {
+          const absl::string_view name = AmdgpuRelocationName(type);
+          return Error(
+              "%s: relocation type %d (%s) is not supported; supported are R_AMDGPU_ABS32_LO/HI, R_AMDGPU_ABS64, "
+              "R_AMDGPU_REL32, R_AMDGPU_REL32_LO/HI and R_AMDGPU_REL64",
+              where, type, name.empty() ? "not an AMDGPU relocation type" : name);
+        }
+        if (*width == 0) continue;  // R_AMDGPU_NONE
+        if (!Within(rela.r_offset, *width, section.sh_size)) {
+          return Error("%s: the %d bytes of %s run past the end of the section (%d bytes)", where, *width,
+                       AmdgpuRelocationName(type), section.sh_size);
+        }
+        uint64_t s = 0;  // symbol index 0 (STN_UNDEF) means S = 0
+        if (symbol_index != 0) {
+          if (symbol_index >= symbol_count) {
+            return Error("%s: symbol index %d is past the end of %s (%d symbols)", where, symbol_index, symtab_name,
+                         symbol_count);
+          }
+          const auto sym = Load<Elf64_Sym>(elf_, symtab.sh_offset + symbol_index * sizeof(Elf64_Sym));
+          std::string name;
+          if (sym.st_name != 0 && sym.st_name < names.size()) {
+            name = std::string(StringAt(names, sym.st_name));
+          } else if (ELF64_ST_TYPE(sym.st_info) == STT_SECTION && sym.st_shndx < sections_.size()) {
+            name = SectionName(sym.st_shndx);
+          }
+          absl::StatusOr<uint64_t> address = RelocatableSymbolAddress(sym, name, symbol_index, symtab_name);
+          if (!address.ok()) {
+            return absl::Status(address.status().code(), absl::StrCat(address.status().message(), " (", where, ")"));
+          }
+          s = *address;
+        }
+        const uint64_t a = static_cast<uint64_t>(rela.r_addend);
+        const uint64_t p = *section_address_[target] + rela.r_offset;
+        const uint64_t pc_relative = s + a - p;  // modulo 2^64, as the relocation's arithmetic is
+        switch (type) {
+          case kRAmdgpuRel64:
+          case kRAmdgpuRel32Lo:
+            Store(image, p, pc_relative, *width);
+            break;
+          case kRAmdgpuRel32Hi:
+            Store(image, p, pc_relative >> 32, *width);
+            break;
+          case kRAmdgpuRel32: {
+            const auto value = static_cast<int64_t>(pc_relative);
+            if (value < INT32_MIN || value > INT32_MAX) {
+              return Error("%s: R_AMDGPU_REL32 value %d (S %#x + A %d - P %#x) does not fit in 32 bits", where, value,
+                           s, rela.r_addend, p);
+            }
+            Store(image, p, pc_relative, *width);
+            break;
+          }
+          default: {  // kRAmdgpuAbs64, kRAmdgpuAbs32Lo, kRAmdgpuAbs32Hi
+            const auto [value, bytes] = AbsoluteValue(type, /*load_address=*/0, s + a);
+            Store(image, p, value, bytes);
+            absolute.push_back({p, type, s + a});
+            break;
+          }
+        }
       }
     }
     return absl::OkStatus();
@@ -317,6 +572,9 @@ class Parser {
     }
     return absl::OkStatus();
   }
+
+  // What the image is made of, for messages.
+  absl::string_view RegionKind() const { return relocatable_ ? "SHF_ALLOC section" : "PT_LOAD segment"; }
 
   // The segment whose file-backed bytes hold [vaddr, vaddr + size), or null.
   const Segment* FileBacked(uint64_t vaddr, uint64_t size) const {
@@ -347,8 +605,8 @@ class Parser {
     }
     const Segment* segment = FileBacked(kd.value, sizeof(KernelDescriptor));
     if (segment == nullptr) {
-      return Error("kernel descriptor %s at %#x (%d bytes) is not inside the file bytes of any PT_LOAD segment",
-                   kd_name, kd.value, sizeof(KernelDescriptor));
+      return Error("kernel descriptor %s at %#x (%d bytes) is not inside the file bytes of any %s", kd_name, kd.value,
+                   sizeof(KernelDescriptor), RegionKind());
     }
     if (kd.value % kDescriptorAlignment != 0) {
       return Error("kernel descriptor %s at %#x is not %d-byte aligned (the CP requires it)", kd_name, kd.value,
@@ -395,7 +653,7 @@ class Parser {
     if (code == nullptr || !code->executable) {
       return field_error(
           "kernel_code_entry_byte_offset", offsetof(KernelDescriptor, kernel_code_entry_byte_offset),
-          absl::StrFormat("is %d: the entry %#x is not inside an executable PT_LOAD segment", offset, entry));
+          absl::StrFormat("is %d: the entry %#x is not inside an executable %s", offset, entry, RegionKind()));
     }
     if (entry % kEntryAlignment != 0) {
       return field_error(
@@ -562,9 +820,18 @@ class Parser {
   std::vector<Elf64_Shdr> sections_;
   std::span<const uint8_t> section_names_;
   std::map<std::string, Symbol> symbols_;
+  bool relocatable_ = false;                              // ET_REL
+  std::vector<std::optional<uint64_t>> section_address_;  // ET_REL: each loaded section's image offset
 };
 
 }  // namespace
+
+absl::string_view AmdgpuRelocationName(uint32_t type) {
+  for (const auto& [value, name] : kRelocationNames) {
+    if (value == type) return name;
+  }
+  return "";
+}
 
 absl::string_view AmdgpuMachName(uint32_t mach) {
   for (const auto& [value, name] : kMachNames) {
@@ -593,9 +860,18 @@ absl::StatusOr<CodeObject> CodeObject::Parse(std::span<const uint8_t> elf, absl:
   CodeObject object;
   object.source_ = std::string(source);
   Parser parser(elf, object.source_);
-  BAREGPU_RETURN_IF_ERROR(
-      parser.Run(object.image_, object.alignment_, object.mach_, object.abi_version_, object.kernels_));
+  BAREGPU_RETURN_IF_ERROR(parser.Run(object.image_, object.alignment_, object.mach_, object.abi_version_,
+                                     object.kernels_, object.absolute_relocations_, object.relocatable_));
   return object;
+}
+
+std::vector<uint8_t> CodeObject::ImageAt(uint64_t load_address) const {
+  std::vector<uint8_t> image = image_;
+  for (const AbsoluteRelocation& r : absolute_relocations_) {
+    const auto [value, bytes] = AbsoluteValue(r.type, load_address, r.value);
+    Store(image, r.offset, value, bytes);
+  }
+  return image;
 }
 
 absl::StatusOr<const CodeObject::Kernel*> CodeObject::FindKernel(absl::string_view name) const {

@@ -1,8 +1,9 @@
-// An AMDGPU HSA code object (the ELF shared object ld.lld links from LLVM's AMDGPU output) for gfx1100: the
-// loadable image, each kernel's 64-byte kernel descriptor and entry point, and its arguments as the metadata note
-// lists them (the hidden ones a launcher fills included). The file is untrusted input: every
-// header, table, string and symbol is bounds-checked, and a malformed or foreign code object is an error that
-// names the field, its file offset, the value found and what was expected.
+// An AMDGPU HSA code object for gfx1100 (the ELF shared object ld.lld links from LLVM's AMDGPU output, or LLVM's
+// relocatable object itself, as tinygrad's compiler hands it over, laid out and relocated here): the loadable image,
+// each kernel's 64-byte kernel descriptor and entry point, and its arguments as the metadata note lists them (the
+// hidden ones a launcher fills included). The file is untrusted input: every header, table, string and symbol is
+// bounds-checked, and a malformed or foreign code object is an error that names the field, its file offset, the value
+// found and what was expected.
 //
 // Sources: the ELF layout is the System V gABI's (/usr/include/elf.h); everything AMDGPU-specific (e_machine,
 // OS ABI and ABI versions, EF_AMDGPU_MACH values, the kernel descriptor and its bits) is from LLVM 19's
@@ -33,6 +34,27 @@ inline constexpr uint32_t kEfAmdgpuMachAmdgcnGfx1100 = 0x041;  // EF_AMDGPU_MACH
 // AMDGPUUsage "AMDGPU Code Object V3 and Above Supported Note Records": owner "AMDGPU", a MessagePack map.
 inline constexpr uint32_t kNtAmdgpuMetadata = 32;  // NT_AMDGPU_METADATA
 inline constexpr absl::string_view kNoteOwnerAmdgpu = "AMDGPU";
+// AMDGPU relocation types: AMDGPUUsage "Relocation Records" (the calculation of each), numbered as in LLVM's
+// llvm/BinaryFormat/ELFRelocs/AMDGPU.def (unchanged from LLVM 14, whose copy Debian installs as
+// /usr/include/llvm-14/llvm/BinaryFormat/ELFRelocs/AMDGPU.def, to LLVM 19); glibc's elf.h has none. S is the
+// symbol's address, A the addend, P the address of the relocated bytes; addresses are relative to the image.
+inline constexpr uint32_t kRAmdgpuNone = 0;      // R_AMDGPU_NONE: nothing
+inline constexpr uint32_t kRAmdgpuAbs32Lo = 1;   // R_AMDGPU_ABS32_LO, word32: (S + A) & 0xffffffff
+inline constexpr uint32_t kRAmdgpuAbs32Hi = 2;   // R_AMDGPU_ABS32_HI, word32: (S + A) >> 32
+inline constexpr uint32_t kRAmdgpuAbs64 = 3;     // R_AMDGPU_ABS64, word64: S + A
+inline constexpr uint32_t kRAmdgpuRel32 = 4;     // R_AMDGPU_REL32, word32: S + A - P
+inline constexpr uint32_t kRAmdgpuRel64 = 5;     // R_AMDGPU_REL64, word64: S + A - P (descriptor -> kernel code)
+inline constexpr uint32_t kRAmdgpuRel32Lo = 10;  // R_AMDGPU_REL32_LO, word32: (S + A - P) & 0xffffffff
+inline constexpr uint32_t kRAmdgpuRel32Hi = 11;  // R_AMDGPU_REL32_HI, word32: (S + A - P) >> 32
+// The other types AMDGPU.def defines (refused: a kernel object's loadable sections do not use them).
+inline constexpr uint32_t kRAmdgpuAbs32 = 6;         // R_AMDGPU_ABS32
+inline constexpr uint32_t kRAmdgpuGotPcRel = 7;      // R_AMDGPU_GOTPCREL (needs a GOT: a linker's job)
+inline constexpr uint32_t kRAmdgpuGotPcRel32Lo = 8;  // R_AMDGPU_GOTPCREL32_LO
+inline constexpr uint32_t kRAmdgpuGotPcRel32Hi = 9;  // R_AMDGPU_GOTPCREL32_HI
+inline constexpr uint32_t kRAmdgpuRelative64 = 13;   // R_AMDGPU_RELATIVE64 (a dynamic relocation)
+inline constexpr uint32_t kRAmdgpuRel16 = 14;        // R_AMDGPU_REL16
+// The name of an AMDGPU relocation type ("R_AMDGPU_REL64"), or "" for a number AMDGPU.def does not define.
+absl::string_view AmdgpuRelocationName(uint32_t type);
 // The processor name of an EF_AMDGPU_MACH value ("gfx1030"), or "" when the value is not an amdgcn processor.
 absl::string_view AmdgpuMachName(uint32_t mach);
 
@@ -120,13 +142,30 @@ class CodeObject {
     uint32_t wave_size() const { return wave32() ? 32 : 64; }
   };
 
+  // A relocation whose value depends on where the image is loaded (R_AMDGPU_ABS64, _ABS32_LO, _ABS32_HI of a
+  // relocatable object): ImageAt writes `type`'s bytes of load address + `value` at image offset `offset`.
+  struct AbsoluteRelocation {
+    uint64_t offset = 0;
+    uint32_t type = 0;
+    uint64_t value = 0;  // S + A, relative to the image
+  };
+
   // Parses and checks `elf`. `source` names it in error messages (a path, or "code object").
   static absl::StatusOr<CodeObject> Parse(std::span<const uint8_t> elf, absl::string_view source = "code object");
 
-  // The PT_LOAD segments laid out at their virtual addresses from address 0 (the space between and after the
-  // file bytes zeroed). Load it at an address aligned to image_alignment(); kernel offsets are relative to it.
+  // The loadable image from address 0, the space between and after the file bytes zeroed. A shared object (ET_DYN):
+  // its PT_LOAD segments at their virtual addresses. A relocatable object (ET_REL): its SHF_ALLOC sections in
+  // section order, each at the next multiple of its sh_addralign (SHT_NOBITS ones zero-filled), with the
+  // relocations of SHT_RELA sections applied (absolute ones as if loaded at address 0). Load it at an address
+  // aligned to image_alignment(); kernel offsets are relative to it.
   const std::vector<uint8_t>& image() const { return image_; }
   uint64_t image_alignment() const { return alignment_; }
+  // The image as it must be at `load_address`: image() with absolute_relocations() resolved against the address
+  // (image() itself when there are none, which is the case for every linked code object and for LLVM's kernels).
+  std::vector<uint8_t> ImageAt(uint64_t load_address) const;
+  const std::vector<AbsoluteRelocation>& absolute_relocations() const { return absolute_relocations_; }
+  // Whether the file was a relocatable object (ET_REL) rather than a linked shared object (ET_DYN).
+  bool relocatable() const { return relocatable_; }
   // The target, from e_flags: "gfx1100".
   absl::string_view target() const { return AmdgpuMachName(mach_); }
   uint8_t abi_version() const { return abi_version_; }  // ELFABIVERSION_AMDGPU_HSA_V4..V6
@@ -140,6 +179,8 @@ class CodeObject {
   std::string source_;
   std::vector<uint8_t> image_;
   uint64_t alignment_ = 1;
+  std::vector<AbsoluteRelocation> absolute_relocations_;
+  bool relocatable_ = false;
   uint32_t mach_ = 0;
   uint8_t abi_version_ = 0;
   std::vector<Kernel> kernels_;

@@ -88,7 +88,7 @@ class Device {
 
   virtual std::unique_ptr<ComputeQueue> NewComputeQueue() = 0;
   virtual std::unique_ptr<CopyQueue> NewCopyQueue() = 0;
-  // Loads kernel `kernel` of a code object (ELF) into device memory.
+  // Loads kernel `kernel` of a code object (ELF: linked, or LLVM's relocatable object) into device memory.
   virtual absl::StatusOr<std::unique_ptr<Program>> LoadProgram(std::span<const uint8_t> code_object,
                                                                absl::string_view kernel) = 0;
 

@@ -185,7 +185,8 @@ void hcq_queue_exec_at(hcq_queue* queue, const hcq_program* program, hcq_buffer*
 hcq_status hcq_queue_bind(hcq_queue* queue);
 hcq_status hcq_queue_submit(hcq_queue* queue, const uint64_t* values, size_t value_count);
 
-/* Programs: kernel `kernel` of a gfx1100 code object (ELF bytes). */
+/* Programs: kernel `kernel` of a gfx1100 code object (ELF bytes): linked (ET_DYN), or the relocatable object (ET_REL)
+ * LLVM writes, as tinygrad's compiler hands it over, laid out and relocated by the loader. */
 hcq_status hcq_program_load(hcq_device* device, const void* code_object, size_t size, const char* kernel,
                             hcq_program** program);
 void hcq_program_free(hcq_program* program);

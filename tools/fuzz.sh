@@ -12,7 +12,8 @@
 # BAREGPU_FUZZ_DIR moves build-fuzz/ elsewhere (the meson test uses BUILD/fuzz).
 #   tools/fuzz.sh code_object build|seeds|run|smoke   the same for the AMDGPU code-object parser
 #                                    (tools/fuzz/code_object_fuzzer.cc); seeds: the gfx1100 corpus of build/
-#                                    (or of $BAREGPU_CORPUS_DIR, the directory holding the *.co files)
+#                                    (or of $BAREGPU_CORPUS_DIR, the directory holding the *.co files), linked
+#                                    (*.co) and relocatable (*.o, *.elf)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${BAREGPU_FUZZ_DIR:-$root/build-fuzz}
@@ -67,7 +68,9 @@ seeds() {
     mkdir -p "$seeds_dir"
     rm -f "$seeds_dir"/*
     local corpus=${BAREGPU_CORPUS_DIR:-$root/build/tests/am/sim/isa/kernels}
-    if [ -d "$corpus" ]; then cp "$corpus"/*.co "$seeds_dir"/ 2>/dev/null || true; fi
+    # The linked code objects (*.co), the relocatable objects they were linked from (*.o, ET_REL) and
+    # relocations.elf (ET_REL with REL32_LO/HI and ABS64 relocations).
+    if [ -d "$corpus" ]; then cp "$corpus"/*.co "$corpus"/*.o "$corpus"/*.elf "$seeds_dir"/ 2>/dev/null || true; fi
     echo "fuzz: $(ls "$seeds_dir" | wc -l) seeds in $seeds_dir"
     return 0
   fi
@@ -135,7 +138,7 @@ case "${1:-}" in
     "$binary" -seed=1 -runs=5000 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$out/" "$seeds_dir"
     ;;
   *)
-    sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

@@ -237,7 +237,8 @@ absl::StatusOr<std::unique_ptr<Program>> AmdDevice::LoadProgram(std::span<const 
   // Executable pages, with the instruction prefetcher's guard mapped after the image (docs/fidelity.md, B10).
   BAREGPU_ASSIGN_OR_RETURN(
       Buffer image, allocator().alloc(am::CodeBytesWithPrefetchGuard(object.image().size()), {.executable = true}));
-  if (absl::Status copied = allocator().copyin(image, object.image()); !copied.ok()) {
+  // A relocatable object's absolute relocations (if any) are resolved against the address it lands at.
+  if (absl::Status copied = allocator().copyin(image, object.ImageAt(image.va())); !copied.ok()) {
     (void)allocator().free(image);
     return copied;
   }

@@ -213,6 +213,37 @@ TEST_F(ProgramTest, ScratchKernelGetsPrivateMemory) {
   }
 }
 
+// tinygrad's compiler hands LLVM's relocatable object (ET_REL) over unlinked: vector_add's .o files, laid out and
+// relocated by am::CodeObject (the descriptor's R_AMDGPU_REL64 to the code), run as the linked code object does.
+TEST_F(ProgramTest, VectorAddFromItsRelocatableObject) {
+  for (const char* file : {"vector_add-O2.o", "vector_add-O0.o"}) {
+    std::vector<uint8_t> code = ReadCorpus(file);
+    ASSERT_FALSE(code.empty()) << file;
+    auto program = dev_->LoadProgram(code, "vector_add");
+    ASSERT_TRUE(program.ok()) << file << ": " << program.status();
+    std::fill_n(reinterpret_cast<float*>(c_.cpu()), kN, -1.0f);
+    const uint32_t n[] = {kN};
+    auto time = (**program)(std::vector<Buffer>{a_, b_, c_}, {(kN + 63) / 64, 1, 1}, {64, 1, 1}, n, true);
+    ASSERT_TRUE(time.ok()) << file << ": " << time.status();
+    for (uint32_t i = 0; i < kN; ++i) ASSERT_EQ(C(i), static_cast<float>(4 * i + 1)) << file << " element " << i;
+  }
+}
+
+// relocations.elf (tests/am/sim/isa/kernels/relocations.ll through llc-19, unlinked): the code finds @table through
+// R_AMDGPU_REL32_LO/HI, and @table holds @values' absolute address (R_AMDGPU_ABS64), which only the loader knows:
+// out[i] = values[i] = 11, 22, 33, 44 only if it was resolved against the address the image landed at.
+TEST_F(ProgramTest, RelocatableObjectWithAnAbsoluteAddressRuns) {
+  std::vector<uint8_t> code = ReadCorpus("relocations.elf");
+  ASSERT_FALSE(code.empty()) << "relocations.elf is not built (tests/am/sim/isa/kernels)";
+  auto program = dev_->LoadProgram(code, "indirect");
+  ASSERT_TRUE(program.ok()) << program.status();
+  uint32_t* out = reinterpret_cast<uint32_t*>(c_.cpu());
+  std::fill_n(out, 8, 0u);
+  auto time = (**program)(std::vector<Buffer>{c_}, {1, 1, 1}, {4, 1, 1}, {}, true);
+  ASSERT_TRUE(time.ok()) << time.status();
+  EXPECT_EQ(std::vector<uint32_t>(out, out + 5), (std::vector<uint32_t>{11, 22, 33, 44, 0}));
+}
+
 // launch_dims.cl: each workgroup's work-item 0 records the launch's shape as the kernel reads it, from the code
 // object V5 hidden arguments and the HSA dispatch packet.
 class LaunchDimsTest : public ProgramTest {

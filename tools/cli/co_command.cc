@@ -188,7 +188,8 @@ BAREGPU_REGISTER_COMMAND(
     Command{"co",
             "inspect a gfx1100 code object: kernels, descriptors, arguments, disassembly",
             "baregpu co FILE [--kernel=NAME] [--disassemble] [--json]",
-            "Parses an AMDGPU HSA code object (clang -target amdgcn-amd-amdhsa -mcpu=gfx1100, linked with ld.lld) as\n"
+            "Parses an AMDGPU HSA code object (clang -target amdgcn-amd-amdhsa -mcpu=gfx1100, linked with ld.lld, or\n"
+            "the unlinked relocatable object, as tinygrad's compiler writes it) as\n"
             "hcq loads it: each kernel's descriptor, the user SGPRs it expects, LDS and scratch, its arguments from\n"
             "the metadata note with what fills each one (the caller, the launch: hidden block counts, group sizes,\n"
             "grid dimensions; or zero), and the argument memory a launch needs. A malformed or foreign file is an\n"

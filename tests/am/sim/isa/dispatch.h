@@ -81,7 +81,8 @@ class KernelLauncher {
       return absl::InternalError(
           absl::StrFormat("image VA %#x is not %#x-aligned", image.va, object.image_alignment()));
     }
-    std::memcpy(image.cpu.data(), object.image().data(), object.image().size());
+    const std::vector<uint8_t> bytes = object.ImageAt(image.va);  // absolute relocations resolved
+    std::memcpy(image.cpu.data(), bytes.data(), bytes.size());
     return image.va;
   }
 
