@@ -149,18 +149,11 @@ class BaregpuCopyQueue(_Queue):
         return self
 
 
-def _TMP_LINK(blob):
-    import subprocess, tempfile
-    with tempfile.TemporaryDirectory() as d:
-        open(f"{d}/k.o", "wb").write(blob)
-        subprocess.run(["ld.lld-19", "-shared", "-o", f"{d}/k.co", f"{d}/k.o"], check=True)
-        return open(f"{d}/k.co", "rb").read()
-
-
 class BaregpuProgram(HCQProgram):
     def __init__(self, dev: "BaregpuDevice", obj):
         self.dev, self.name, self.lib = dev, obj.name, obj.lib
-        self.program = dev.hdev.load_program(_TMP_LINK(obj.lib), obj.name)
+        # tinygrad's compiler output is a relocatable object (ET_REL); baregpu lays it out and relocates it itself.
+        self.program = dev.hdev.load_program(obj.lib, obj.name)
         super().__init__(CLikeArgsState, dev, obj, kernargs_alloc_size=self.program.args_size)
 
     def fill_kernargs(self, bufs, vals=(), kernargs=None):
