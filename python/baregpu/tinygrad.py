@@ -66,10 +66,13 @@ def _value(queue: HWQueue, v) -> _hcq.hcq_value:
 
 
 class BaregpuSignal(HCQSignal):
-    def __init__(self, *args, owner: "BaregpuDevice", **kwargs):
-        # tinygrad divides a signal's raw timestamp by this to get microseconds: the device's timestamp clock in MHz.
-        divider = owner.props.timestamp_hz // 1_000_000
-        super().__init__(*args, owner=owner, **{**kwargs, "timestamp_divider": divider})
+    # Raw timestamp ticks per microsecond, tinygrad's timestamp_divider: the device's timestamp clock in MHz (set when
+    # a device opens; a signal of a graph with a symbolic address has no owner to ask).
+    ticks_per_microsecond: int | None = None
+
+    def __init__(self, *args, owner: "BaregpuDevice | None" = None, **kwargs):
+        divider = owner.props.timestamp_hz // 1_000_000 if owner is not None else BaregpuSignal.ticks_per_microsecond
+        super().__init__(*args, owner=owner, **{**kwargs, "timestamp_divider": divider or 1})
 
     def wait(self, value: int, timeout: int | None = None):
         # The C API's wait (hcq_buffer_wait): it sleeps instead of spinning the interpreter, leaves the GIL to other
@@ -185,13 +188,19 @@ class BaregpuAllocator(HCQAllocator):
         opaque.meta.close()
 
     def _do_map(self, buf: HCQBuffer):
-        buf.meta.map_to(self.dev.hdev)
+        if not isinstance(buf.base.meta, _api.Buffer):
+            # Mapping another runtime's memory (tinygrad's CPU device: plain process memory) needs the C API to pin and
+            # map foreign host pages, which it cannot do yet.
+            raise RuntimeError(f"{self.dev.device}: cannot map a {type(buf.owner).__name__} buffer: only baregpu's own "
+                               f"buffers can be mapped into a baregpu device")
+        buf.base.meta.map_to(self.dev.hdev)
 
 
 class BaregpuDevice(HCQCompiled):
     def __init__(self, device: str = ""):
         self.hdev = _api.Device(device_name(device))
         self.props = self.hdev.properties
+        BaregpuSignal.ticks_per_microsecond = self.props.timestamp_hz // 1_000_000
         super().__init__(device, BaregpuAllocator(self), [AMDLLVMRenderer], BaregpuProgram, BaregpuSignal,
                          functools.partial(BaregpuComputeQueue, self), functools.partial(BaregpuCopyQueue, self),
                          arch=self.props.arch)

@@ -39,6 +39,8 @@ def main():
                                                            str(ROOT.parent / "shared/vendor/tinygrad")))
   parser.add_argument("--pytest", action="store_true", help="run TESTs with pytest instead of unittest")
   parser.add_argument("--timeout", type=int, default=3600, help="seconds for the whole run")
+  parser.add_argument("--report-all", action="store_true", help="with --pytest: a PASSED/FAILED/... line per test")
+  parser.add_argument("-k", dest="select", help="with --pytest: run only the tests this pytest -k expression selects")
   parser.add_argument("tests", nargs="+")
   args = parser.parse_args()
   tinygrad = pathlib.Path(args.tinygrad)
@@ -81,7 +83,8 @@ def main():
   else:
     env.update({"PYTHONPATH": str(tinygrad), "DEV": "CPU:LLVM"})
   if args.pytest:
-    command = [PYTHON, "-m", "pytest", "-q", "-rfE", "-p", "no:cacheprovider", "--noconftest", *args.tests]
+    command = [PYTHON, "-m", "pytest", "-q", "-rA" if args.report_all else "-rfE", "-p", "no:cacheprovider", "--noconftest",
+               *(["-k", args.select] if args.select else []), *args.tests]
   else:
     command = [PYTHON, "-m", "unittest", "-v", *args.tests]
   try:
@@ -97,7 +100,7 @@ def main():
     print("--- baregpu serve ---")
     print(server_log)
   if args.pytest:
-    summary = re.findall(r"^=*\s*(\d+ (?:passed|failed|error).*?) in [\d.]+s", output, re.M)
+    summary = re.findall(r"^=*\s*(\d+ (?:passed|failed|error|skipped|deselected).*?) in [\d.]+s", output, re.M)
     print(f"summary: {summary[-1] if summary else 'none'}")
   else:
     ran = re.search(r"Ran (\d+) tests?", output)
