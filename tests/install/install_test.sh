@@ -8,7 +8,9 @@
 #   4. a C++ program (hcq/device.h) built with `pkg-config --cflags --libs baregpu-cpp` does the same through the
 #      copy queue, and checks that the libraries it loaded are the installed ones;
 #   5. the C program fails, naming the installed path, when an installed virtual firmware file is missing: the
-#      device really boots from the installed tree's files.
+#      device really boots from the installed tree's files;
+#   6. the installed Python package (site-packages of Meson's Python) imports, names the installed library, moves
+#      bytes through VRAM, and its .pth file maps tinygrad's runtime module name to it.
 # Usage: install_test.sh BUILD_ROOT SOURCE_ROOT
 set -euo pipefail
 build=$1
@@ -116,4 +118,27 @@ grep -qF "$firmware/psp_13_0_0_sos.bin" "$tmp/nofw.log" ||
   fail "without the installed psp_13_0_0_sos.bin, the error does not name it in the installed tree:
 $(cat "$tmp/nofw.log")"
 mv "$tmp/psp_13_0_0_sos.bin" "$firmware/psp_13_0_0_sos.bin"
+# 6. Python: the package's files and the .pth are installed; with the installed library (BAREGPU_LIBRARY: the
+#    package names PREFIX/LIBDIR, which under --destdir is not there) it runs on the virtual GPU.
+pth=$(find "$root" -name baregpu-tinygrad.pth -print -quit)
+[ -n "$pth" ] || fail "meson install installed no baregpu-tinygrad.pth"
+site=$(dirname "$pth")
+for f in baregpu/__init__.py baregpu/hcq.py baregpu/_hcq.py baregpu/_config.py baregpu/tinygrad.py _baregpu_tinygrad.py; do
+  [ -f "$site/$f" ] || fail "no $f in the installed site-packages ($site)"
+done
+grep -q "libbaregpu.so" "$site/baregpu/_config.py" || fail "the installed _config.py names no libbaregpu.so"
+grep -q "$build" "$site/baregpu/_config.py" && fail "the installed _config.py names the build tree"
+lib=$(ls "$libdir"/libbaregpu.so.* | head -1)
+PYTHONPATH=$site BAREGPU_LIBRARY=$lib LD_LIBRARY_PATH=$libdir python3 -c '
+import sys, baregpu
+assert baregpu.api_version()[0] >= 1
+with baregpu.Device("sim:navi31:install-py") as dev:
+    buf = dev.alloc(4096)
+    buf.copyin(b"installed")
+    assert bytes(buf.copyout(size=9)) == b"installed", "bytes lost"
+import _baregpu_tinygrad
+finders = [f for f in sys.meta_path if isinstance(f, _baregpu_tinygrad._Finder)]
+assert len(finders) == 1 and finders[0].find_spec("tinygrad.runtime.ops_baregpu") is not None, "no finder"
+assert finders[0].find_spec("tinygrad.runtime.ops_amd") is None, "the finder claims other modules"
+print("python: the installed package works")' || fail "the installed Python package does not work"
 echo "install test passed"
