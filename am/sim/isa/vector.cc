@@ -166,6 +166,15 @@ float MaxF(float a, float b) {
   if (std::isnan(b)) return a;
   return std::fmax(a, b);
 }
+// V_MED3_F16 as the ISA's pseudocode has it: with a NaN operand the result is v_min3 (which skips NaNs);
+// otherwise the larger of the two operands that are not the maximum.
+float Med3F(float a, float b, float c) {
+  if (std::isnan(a) || std::isnan(b) || std::isnan(c)) return MinF(MinF(a, b), c);
+  const float max3 = MaxF(MaxF(a, b), c);
+  if (max3 == a) return MaxF(b, c);
+  if (max3 == b) return MaxF(a, c);
+  return MaxF(a, b);
+}
 
 // V_DIV_SCALE: the prescaling of the division sequence. Inputs in the normal range need none (D = S0, VCC = 0);
 // the extreme cases scale by 2^+-64 (single) or 2^+-128 (double) as the ISA pseudocode describes.
@@ -362,6 +371,7 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
   auto u16 = [&](int i, uint32_t bits) {
     return static_cast<uint16_t>(vop3 && ((inst.opsel >> i) & 1) ? bits >> 16 : bits);
   };
+  auto i16 = [&](int i, uint32_t bits) { return static_cast<int16_t>(u16(i, bits)); };
 
   uint32_t* d = wave.v(inst.vdst);
   uint32_t* d_hi = wave.v(inst.vdst + 1);
@@ -961,6 +971,35 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
       break;
     case vop3::kVMed3U32:
       set32([&](int l) { return Median3(a(l), b(l), c(l)); });
+      break;
+    // 16-bit three-operand forms (what clang emits for byte and half reductions): op_sel picks each source's
+    // half and the destination's, like the other VOP3 16-bit operations.
+    case vop3::kVMin3U16:
+      set16([&](int l) { return std::min({u16(0, a(l)), u16(1, b(l)), u16(2, c(l))}); });
+      break;
+    case vop3::kVMax3U16:
+      set16([&](int l) { return std::max({u16(0, a(l)), u16(1, b(l)), u16(2, c(l))}); });
+      break;
+    case vop3::kVMed3U16:
+      set16([&](int l) { return Median3(u16(0, a(l)), u16(1, b(l)), u16(2, c(l))); });
+      break;
+    case vop3::kVMin3I16:
+      set16([&](int l) { return std::min({i16(0, a(l)), i16(1, b(l)), i16(2, c(l))}); });
+      break;
+    case vop3::kVMax3I16:
+      set16([&](int l) { return std::max({i16(0, a(l)), i16(1, b(l)), i16(2, c(l))}); });
+      break;
+    case vop3::kVMed3I16:
+      set16([&](int l) { return Median3(i16(0, a(l)), i16(1, b(l)), i16(2, c(l))); });
+      break;
+    case vop3::kVMin3F16:
+      setf16([&](int l) { return MinF(MinF(ha(l), hb(l)), hc(l)); });
+      break;
+    case vop3::kVMax3F16:
+      setf16([&](int l) { return MaxF(MaxF(ha(l), hb(l)), hc(l)); });
+      break;
+    case vop3::kVMed3F16:
+      setf16([&](int l) { return Med3F(ha(l), hb(l), hc(l)); });
       break;
     case vop3::kVMaxminF32:
       setf32([&](int l) { return MinF(MaxF(fa(l), fb(l)), fc(l)); });

@@ -516,6 +516,26 @@ TEST_F(ExecutorTest, TrigPreopReturnsSegmentsOfTwoOverPi) {
   }
 }
 
+// tinygrad's uint8 min of six values compiles to v_min_u16 and two v_min3_u16; the dispatch hung while the
+// interpreter did not know the 16-bit three-operand forms. Expected values from the ISA's pseudocode for each.
+TEST_F(ExecutorTest, SixteenBitMinMaxAndMedianOfThree) {
+  std::span<uint32_t> out = Out(12);
+  absl::Status status = Run("three_way_16bit", Pointer(kOut), 1);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(out[0], 0xaaaa0005u);  // v_min3_u16: 0x8000 is the largest unsigned; the other half is kept
+  EXPECT_EQ(out[1], 0xaaaa8000u);  // v_max3_u16
+  EXPECT_EQ(out[2], 0xaaaa8000u);  // v_min3_i16: 0x8000 is -32768
+  EXPECT_EQ(out[3], 0xaaaa0007u);  // v_max3_i16
+  EXPECT_EQ(out[4], 0xaaaa0007u);  // v_med3_u16
+  EXPECT_EQ(out[5], 0xaaaa0005u);  // v_med3_i16
+  EXPECT_EQ(out[6], 0x0003bbbbu);  // op_sel: src0's high half in, the result to the high half
+  EXPECT_EQ(out[7], 0xc000u);      // v_min3_f16 skips the NaN: -2.0
+  EXPECT_EQ(out[8], 0x3c00u);      // v_max3_f16: 1.0
+  EXPECT_EQ(out[9], 0x3800u);      // v_med3_f16 (1.0, -2.0, 0.5): 0.5
+  EXPECT_EQ(out[10], 0xc000u);     // v_med3_f16 with a NaN is v_min3_f16: -2.0
+  EXPECT_EQ(out[11], 0x3c00u);     // v_med3_f16 (2.0, 1.0, -1.0), inline constants: 1.0
+}
+
 TEST_F(ExecutorTest, STrapWithoutATrapHandlerStopsTheDispatchAndDebugtrapContinues) {
   std::span<uint32_t> out = Out(3);
   out[2] = 0xdeadbeef;
