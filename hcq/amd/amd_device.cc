@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "am/code_object.h"
 #include "am/kernel_dispatch.h"
 #include "am/page_table.h"
@@ -129,7 +130,12 @@ std::unique_ptr<CopyQueue> AmdDevice::NewCopyQueue() { return std::make_unique<S
 void AmdDevice::FlushHostWrites() { am_->soc().FlushHdp(); }
 
 std::string AmdDevice::DescribeQueues() {
-  return absl::StrCat(compute_ring().Describe(), "; ", copy_ring().Describe());
+  std::string described = absl::StrCat(compute_ring().Describe(), "; ", copy_ring().Describe());
+  // What the device itself reported meanwhile (a virtual GPU's model errors: an illegal instruction that stopped a
+  // wave, a packet it refused) is usually why the queue stands still.
+  const std::vector<std::string> diagnostics = am_->pci().TakeDiagnostics();
+  if (!diagnostics.empty()) absl::StrAppend(&described, "; the device reported: ", absl::StrJoin(diagnostics, "; "));
+  return described;
 }
 
 absl::StatusOr<std::shared_ptr<Allocation>> AmdDevice::AllocMemory(uint64_t size, const BufferSpec& spec) {
