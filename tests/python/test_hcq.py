@@ -243,3 +243,47 @@ def test_threads_each_with_their_own_queue(device):
         t.join(60)
     assert not any(t.is_alive() for t in threads)
     assert errors == []
+
+
+def test_buffer_wait_on_a_slot_the_caller_lays_out(device):
+    from baregpu.hcq import lib  # the raw binding: the package's tinygrad backend waits this way
+    with device.alloc(4096, host=True) as slots:
+        device.compute_queue().signal(slots.address + 32, 9).submit()
+        assert lib.hcq_buffer_wait(slots.handle, 32, 9, 10000) == _hcq.HCQ_OK
+        assert lib.hcq_buffer_wait(slots.handle, 32, 10, 50) == _hcq.HCQ_ERROR_TIMEOUT
+        assert "still 9" in lib.hcq_last_error().decode()
+        assert lib.hcq_buffer_wait(slots.handle, 30, 1, 50) == _hcq.HCQ_ERROR_INVALID_ARGUMENT  # misaligned
+        assert lib.hcq_buffer_wait(slots.handle, 4096, 1, 50) == _hcq.HCQ_ERROR_INVALID_ARGUMENT  # outside
+
+
+def test_cpu_visible_buffers_sit_at_their_cpu_address(device):
+    # tinygrad's HCQ (as KFD gives it) writes buffers through their GPU address.
+    for host in (True, False):
+        with device.alloc(8192, host=host) as buf:
+            assert buf.address == buf.cpu_address
+            ctypes.memset(buf.address, 0x5A, 8192)
+            assert bytes(buf.copyout(size=4)) == b"\x5a" * 4
+
+
+def test_required_local_size_and_a_wrong_local_size():
+    code = code_object("vector_add-O2")
+    with baregpu.Device("sim:navi31:python-reqd") as dev:
+        program = dev.load_program(code, "vector_add")
+        assert program.required_local_size == (64, 1, 1)  # the corpus kernel's reqd_work_group_size
+        bufs = [dev.alloc(256) for _ in range(3)]
+        with pytest.raises(baregpu.HcqError) as e:
+            program(*bufs, values=[64], global_size=(1, 1, 1), local_size=(32, 1, 1))
+        assert "64" in str(e.value) and "32" in str(e.value)
+
+
+def test_two_devices_share_buffers_and_signals():
+    with baregpu.Device("sim:navi31:python-peer-a") as a, baregpu.Device("sim:navi31:python-peer-b") as b:
+        src = a.alloc(4096)
+        src.copyin(bytes(range(256)) * 16)
+        dst = b.alloc(4096)
+        dst.map_to(a)  # a's copy engine writes b's VRAM at the same address
+        done = b.new_signal()
+        b.share_signals_with(a)  # and signals b's signal
+        a.copy_queue().copy(dst, src, 4096).signal(done, 1).submit()
+        done.wait(1)
+        assert bytes(dst.copyout()) == bytes(range(256)) * 16
