@@ -29,7 +29,7 @@ from tinygrad.runtime.support.hcq import (CLikeArgsState, HCQAllocator, HCQBuffe
 from tinygrad.uop.ops import UOp
 
 from . import _hcq
-from .hcq import HcqError, _check
+from .hcq import _check
 from ._library import lib
 from . import hcq as _api
 

@@ -1,7 +1,6 @@
 """The baregpu package's bindings of the C API, on the virtual Navi31 (sim:navi31)."""
 import array
 import ctypes
-import re
 import struct
 import threading
 
