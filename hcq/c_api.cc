@@ -13,7 +13,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
 #include "base/mutex.h"
+#include "base/status_macros.h"
 #include "hcq/device.h"
+#include "hcq/graph.h"
 #include "hcq/hcq.h"
 #include "hcq/program.h"
 
@@ -26,6 +28,9 @@ struct DeviceState {
   std::unique_ptr<hcq::Device> device ABSL_GUARDED_BY(mu);
   absl::flat_hash_set<hcq_queue*> queues ABSL_GUARDED_BY(mu);
   absl::flat_hash_set<hcq_program*> programs ABSL_GUARDED_BY(mu);
+  // Graphs recording on this device: closing it releases their device resources first (they reach every device
+  // of the graph, so close locks those too).
+  absl::flat_hash_set<std::shared_ptr<struct GraphCore>> graphs ABSL_GUARDED_BY(mu);
 };
 using State = std::shared_ptr<DeviceState>;
 
@@ -54,6 +59,16 @@ struct hcq_queue {
   absl::Status error;
   bool alive() const { return compute || copy; }
   hcq::HwQueue& queue() { return compute ? static_cast<hcq::HwQueue&>(*compute) : *copy; }
+};
+// What a graph handle and its devices share: the C++ graph, reset (by free or by a device's close) under the locks of
+// every device it records on.
+struct GraphCore {
+  std::unique_ptr<hcq::Graph> graph;
+  std::vector<std::shared_ptr<DeviceState>> states;  // the devices it records on, in address order
+  absl::Status error;                                // the first bad entry, returned by finalize
+};
+struct hcq_graph {
+  std::shared_ptr<GraphCore> core;
 };
 struct hcq_program {
   State state;
@@ -158,6 +173,73 @@ hcq::Value ToValue(const hcq_value& v) {
 // minimum for kernarg_segment_alignment), which the kernels' s_load of their arguments rely on.
 constexpr uint64_t kArgsAlignment = 16;
 
+// Locks every state of a graph in address order (GraphCore::states is sorted) and runs body(), unlocking after. The
+// analysis cannot follow a run-time set of locks, hence the opt-out.
+template <typename Body>
+ABSL_NO_THREAD_SAFETY_ANALYSIS auto WithGraphDevices(const GraphCore& core, Body body) {
+  for (const State& s : core.states) s->mu.Lock();
+  struct Unlock {
+    const GraphCore& core;
+    ~Unlock() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      for (auto it = core.states.rbegin(); it != core.states.rend(); ++it) (*it)->mu.Unlock();
+    }
+  } unlock{core};
+  return body();
+}
+
+// Adds `state` to the graph's devices (kept sorted by address, for the lock order).
+void AddGraphDevice(GraphCore& core, const State& state) {
+  auto at = std::lower_bound(core.states.begin(), core.states.end(), state,
+                             [](const State& a, const State& b) { return a.get() < b.get(); });
+  if (at == core.states.end() || *at != state) core.states.insert(at, state);
+}
+
+// Releases the graph's device resources (its bound queues and kernel-argument memory) and forgets it on every
+// device; the caller holds every device of the graph. The devices must still be open: a device's close runs this
+// before it destroys the device.
+ABSL_NO_THREAD_SAFETY_ANALYSIS void ReleaseGraph(const std::shared_ptr<GraphCore>& core) {
+  core->graph.reset();
+  for (const State& s : core->states) s->graphs.erase(core);
+}
+
+// Records into the graph under the lock of the device it records on (added to the graph's devices); a recording
+// that cannot be made is kept for finalize.
+template <typename Body>
+void RecordGraph(hcq_graph* graph, const State& state, Body body) {
+  if (graph == nullptr) return;
+  GuardedVoid([&] {
+    GraphCore& core = *graph->core;
+    base::MutexLock lock(&state->mu);
+    if (state->device == nullptr || core.graph == nullptr) {
+      if (core.error.ok()) core.error = absl::FailedPreconditionError("the graph's (or the entry's) device was closed");
+      return;
+    }
+    if (absl::Status recorded = body(*core.graph); !recorded.ok()) {
+      if (core.error.ok()) core.error = recorded;
+      return;
+    }
+    if (!std::binary_search(core.states.begin(), core.states.end(), state,
+                            [](const State& a, const State& b) { return a.get() < b.get(); })) {
+      AddGraphDevice(core, state);
+      state->graphs.insert(graph->core);
+    }
+  });
+}
+
+// Finalize, run and wait: every device of the graph locked and open.
+template <typename Body>
+hcq_status OnGraph(hcq_graph* graph, Body body) {
+  if (graph == nullptr) return Null("graph");
+  return Guarded([&] {
+    return WithGraphDevices(*graph->core, [&]() -> hcq_status {
+      GraphCore& core = *graph->core;
+      if (core.graph == nullptr) return Closed();
+      if (!core.error.ok()) return Fail(core.error);
+      return Result(body(*core.graph));
+    });
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -194,6 +276,13 @@ hcq_status hcq_device_open_flags(const char* name, uint32_t flags, hcq_device** 
 void hcq_device_close(hcq_device* device) {
   if (device == nullptr) return;
   GuardedVoid([&] {
+    // Graphs first, under the locks of all their devices (taken in address order, so not under this one's).
+    std::vector<std::shared_ptr<GraphCore>> graphs;
+    {
+      base::MutexLock lock(&device->state->mu);
+      graphs.assign(device->state->graphs.begin(), device->state->graphs.end());
+    }
+    for (const std::shared_ptr<GraphCore>& core : graphs) WithGraphDevices(*core, [&] { ReleaseGraph(core); });
     {
       base::MutexLock lock(&device->state->mu);
       // What references the device goes first: queues (their bound buffers), programs (their images).
@@ -673,6 +762,76 @@ hcq_status hcq_queue_submit(hcq_queue* q, const uint64_t* values, size_t value_c
     if (!q->error.ok()) return Fail(q->error);
     return Result(q->queue().submit(*q->state->device, hcq::VarVals(values, values ? value_count : 0)));
   });
+}
+
+hcq_status hcq_graph_new(uint32_t variables, hcq_graph** graph) {
+  if (graph == nullptr) return Null("graph");
+  return Guarded([&] {
+    auto core = std::make_shared<GraphCore>();
+    core->graph = std::make_unique<hcq::Graph>(variables);
+    *graph = new hcq_graph{std::move(core)};
+    return HCQ_OK;
+  });
+}
+
+void hcq_graph_free(hcq_graph* graph) {
+  if (graph == nullptr) return;
+  GuardedVoid([&] {
+    WithGraphDevices(*graph->core, [&] { ReleaseGraph(graph->core); });
+    delete graph;
+  });
+}
+
+void hcq_graph_add_kernel(hcq_graph* graph, const hcq_program* program, hcq_buffer* const* buffers, size_t buffer_count,
+                          const hcq_value* values, size_t value_count, const hcq_value global[3],
+                          const hcq_value local[3]) {
+  if (graph == nullptr) return;
+  if (program == nullptr || global == nullptr || local == nullptr || (buffer_count && !buffers) ||
+      (value_count && !values)) {
+    if (graph->core->error.ok()) {
+      graph->core->error = absl::InvalidArgumentError("add_kernel with a NULL program, dimension or argument array");
+    }
+    return;
+  }
+  RecordGraph(graph, program->state, [&](hcq::Graph& g) {
+    BAREGPU_RETURN_IF_ERROR(CheckBuffers(buffers, buffer_count));
+    if (program->program == nullptr) return absl::FailedPreconditionError("add_kernel of a freed program");
+    const hcq::Dims local_dims{ToValue(local[0]), ToValue(local[1]), ToValue(local[2])};
+    BAREGPU_RETURN_IF_ERROR(program->program->CheckArgumentLayout(buffer_count, value_count));
+    BAREGPU_RETURN_IF_ERROR(program->program->CheckLocalSize(local_dims));
+    std::vector<hcq::Buffer> list;
+    for (size_t i = 0; i < buffer_count; ++i) list.push_back(buffers[i]->buffer);
+    std::vector<hcq::Value> vals;
+    for (size_t i = 0; i < value_count; ++i) vals.push_back(ToValue(values[i]));
+    g.AddKernel(*program->program, list, vals, {ToValue(global[0]), ToValue(global[1]), ToValue(global[2])},
+                local_dims);
+    return absl::OkStatus();
+  });
+}
+
+void hcq_graph_add_copy(hcq_graph* graph, hcq_device* device, uint64_t destination, uint64_t source, uint64_t size) {
+  if (graph == nullptr) return;
+  if (device == nullptr) {
+    if (graph->core->error.ok()) graph->core->error = absl::InvalidArgumentError("add_copy with a NULL device");
+    return;
+  }
+  RecordGraph(graph, device->state, [&](hcq::Graph& g) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    g.AddCopy(*device->state->device, destination, source, size);
+    return absl::OkStatus();
+  });
+}
+
+hcq_status hcq_graph_finalize(hcq_graph* graph) {
+  return OnGraph(graph, [](hcq::Graph& g) { return g.Finalize(); });
+}
+
+hcq_status hcq_graph_run(hcq_graph* graph, const uint64_t* values, size_t value_count) {
+  if (values == nullptr && value_count != 0) return Null("values");
+  return OnGraph(graph, [&](hcq::Graph& g) { return g.Run(hcq::VarVals(values, values ? value_count : 0)); });
+}
+
+hcq_status hcq_graph_wait(hcq_graph* graph) {
+  return OnGraph(graph, [](hcq::Graph& g) { return g.Wait(); });
 }
 
 hcq_status hcq_program_load(hcq_device* device, const void* code_object, size_t size, const char* kernel,

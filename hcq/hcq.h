@@ -46,7 +46,7 @@ typedef enum {
 /* The API's version: the major changes when a function's meaning or a struct's layout changes incompatibly, the
  * minor when functions or trailing struct fields are added. */
 #define HCQ_API_VERSION_MAJOR 1
-#define HCQ_API_VERSION_MINOR 1
+#define HCQ_API_VERSION_MINOR 2
 #define HCQ_API_VERSION ((HCQ_API_VERSION_MAJOR << 16) | HCQ_API_VERSION_MINOR)
 
 typedef struct hcq_device hcq_device;
@@ -54,6 +54,7 @@ typedef struct hcq_buffer hcq_buffer;
 typedef struct hcq_signal hcq_signal;
 typedef struct hcq_queue hcq_queue;
 typedef struct hcq_program hcq_program;
+typedef struct hcq_graph hcq_graph;
 
 /* This thread's message for its last failed call ("" when none failed). */
 const char* hcq_last_error(void);
@@ -125,6 +126,10 @@ void hcq_buffer_free(hcq_buffer* buffer);
 uint64_t hcq_buffer_address(const hcq_buffer* buffer);
 uint64_t hcq_buffer_size(const hcq_buffer* buffer);
 void* hcq_buffer_cpu(const hcq_buffer* buffer); /* NULL when the CPU cannot map it */
+/* Copies through the device's copy engine, ordered by its timeline: copyin returns once `data` may be reused, before
+ * the copy has landed, so a queue that reads the buffer waits for the timeline's last value first
+ * (hcq_device_timeline_value - 1), as HCQ queues do; copyout returns with the bytes, after everything submitted
+ * before it. */
 hcq_status hcq_buffer_copyin(hcq_buffer* buffer, const void* data, uint64_t size);
 hcq_status hcq_buffer_copyout(void* data, hcq_buffer* buffer, uint64_t size);
 /* A view of [offset, offset + size) of `buffer` (itself a buffer or a view): its own handle, at buffer's address +
@@ -203,6 +208,27 @@ hcq_status hcq_program_required_local(const hcq_program* program, uint32_t local
 hcq_status hcq_program_run(hcq_program* program, hcq_buffer* const* buffers, size_t buffer_count,
                            const uint32_t* values, size_t value_count, const uint32_t global[3],
                            const uint32_t local[3], int wait, double* seconds);
+
+/* Graphs (hcq::Graph, tinygrad's HCQGraph): kernels and copies, on one device or several, recorded once into bound
+ * queues and replayed with new variable values; a replay patches what depends on variables and submits each queue
+ * by reference. `variables`: how many values hcq_graph_run takes (the variables the recorded values use). Entries
+ * on one device run in recorded order; across devices an entry runs after earlier entries of other devices whose
+ * memory it shares (their signals must be shared: hcq_device_share_signals). Recording never fails on the spot: a
+ * bad entry makes hcq_graph_finalize fail. Finalize, run and wait hold every device of the graph while they work
+ * (wait: until the last run finished). Closing one of its devices releases the graph's device resources; its other
+ * calls then fail with HCQ_ERROR_FAILED_PRECONDITION, and hcq_graph_free stays safe. Do not free a graph while
+ * another thread uses it. */
+hcq_status hcq_graph_new(uint32_t variables, hcq_graph** graph);
+void hcq_graph_free(hcq_graph* graph);
+/* A kernel launch: the buffers' addresses, then the 32-bit values (constants or variables), as arguments. */
+void hcq_graph_add_kernel(hcq_graph* graph, const hcq_program* program, hcq_buffer* const* buffers, size_t buffer_count,
+                          const hcq_value* values, size_t value_count, const hcq_value global[3],
+                          const hcq_value local[3]);
+/* A copy of `size` bytes between device addresses, on `device`'s copy engine. */
+void hcq_graph_add_copy(hcq_graph* graph, hcq_device* device, uint64_t destination, uint64_t source, uint64_t size);
+hcq_status hcq_graph_finalize(hcq_graph* graph);
+hcq_status hcq_graph_run(hcq_graph* graph, const uint64_t* values, size_t value_count);
+hcq_status hcq_graph_wait(hcq_graph* graph);
 
 #ifdef __cplusplus
 }

@@ -8,8 +8,8 @@
 baregpu.tinygrad is a tinygrad backend (DEV=BAREGPU) over the same API.
 """
 from ._config import VERSION as __version__
-from .hcq import (Buffer, ComputeQueue, CopyQueue, Device, DeviceProperties, HcqError, Program, Queue, Signal,
-                  Variable, api_version)
+from .hcq import (Buffer, ComputeQueue, CopyQueue, Device, DeviceProperties, Graph, HcqError, Program, Queue,
+                  Signal, Variable, api_version)
 
-__all__ = ["Buffer", "ComputeQueue", "CopyQueue", "Device", "DeviceProperties", "HcqError", "Program", "Queue",
+__all__ = ["Buffer", "ComputeQueue", "CopyQueue", "Device", "DeviceProperties", "Graph", "HcqError", "Program", "Queue",
            "Signal", "Variable", "api_version", "__version__"]

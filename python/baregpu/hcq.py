@@ -18,7 +18,7 @@ from . import _hcq
 from ._library import lib
 
 __all__ = ["HcqError", "Variable", "Device", "DeviceProperties", "Buffer", "Signal", "Queue", "ComputeQueue",
-           "CopyQueue", "Program", "api_version"]
+           "CopyQueue", "Program", "Graph", "api_version"]
 
 
 class HcqError(RuntimeError):
@@ -241,7 +241,10 @@ class Buffer(_Handle):
         return memoryview((ctypes.c_char * self.size).from_address(address)).cast("B")
 
     def copyin(self, data) -> None:
-        """Copies any contiguous buffer-protocol object (bytes, bytearray, numpy array, memoryview) to the start."""
+        """Copies any contiguous buffer-protocol object (bytes, bytearray, numpy array, memoryview) to the start.
+
+        Ordered by the device's timeline: it returns before the copy landed, so a queue that reads the buffer waits
+        for (device.timeline_signal, device.timeline_value - 1) first."""
         with _buffers.exported(data) as (address, size):
             _check(lib.hcq_buffer_copyin(self.handle, address, size), "copyin")
 
@@ -448,3 +451,50 @@ class Program(_Handle):
                                    (ctypes.c_uint32 * 3)(*global_size), (ctypes.c_uint32 * 3)(*local_size),
                                    1 if wait else 0, ctypes.byref(seconds)), f"run {self.name}")
         return seconds.value if wait else None
+
+
+class Graph(_Handle):
+    """Kernels and copies recorded once (on one device or several) and replayed with new variable values.
+
+    g = Graph(variables=1)
+    g.add_kernel(program, [a, b, c], values=[Variable(0)], global_size=(4, 1, 1), local_size=(64, 1, 1))
+    g.finalize()
+    g.run([256]); g.wait()
+
+    Recording never fails on the spot: a bad entry makes finalize() raise."""
+    _free = staticmethod(lib.hcq_graph_free)
+
+    def __init__(self, variables: int = 0):
+        handle = ctypes.c_void_p()
+        _check(lib.hcq_graph_new(variables, ctypes.byref(handle)), "graph")
+        super().__init__(handle.value)
+        self._keep: list = []
+
+    def add_kernel(self, program: Program, buffers: Sequence[Buffer] = (), values: Sequence[Value] = (),
+                   global_size: Sequence[Value] = (1, 1, 1), local_size: Sequence[Value] = (1, 1, 1)) -> "Graph":
+        handles = (ctypes.c_void_p * len(buffers))(*(b.handle for b in buffers))
+        vals = (_hcq.hcq_value * len(values))(*(_value(v) for v in values))
+        lib.hcq_graph_add_kernel(self.handle, program.handle, handles, len(buffers), vals, len(values),
+                                 _dims(global_size, "global_size"), _dims(local_size, "local_size"))
+        self._keep += [program, *buffers]
+        return self
+
+    def add_copy(self, device: Device, destination: Union[Buffer, int], source: Union[Buffer, int],
+                 size: int) -> "Graph":
+        dst = destination.address if isinstance(destination, Buffer) else destination
+        src = source.address if isinstance(source, Buffer) else source
+        lib.hcq_graph_add_copy(self.handle, device.handle, dst, src, size)
+        self._keep += [device] + [b for b in (destination, source) if isinstance(b, Buffer)]
+        return self
+
+    def finalize(self) -> "Graph":
+        _check(lib.hcq_graph_finalize(self.handle), "graph finalize")
+        return self
+
+    def run(self, values: Sequence[int] = ()) -> "Graph":
+        array = (ctypes.c_uint64 * len(values))(*values) if values else None
+        _check(lib.hcq_graph_run(self.handle, array, len(values)), "graph run")
+        return self
+
+    def wait(self) -> None:
+        _check(lib.hcq_graph_wait(self.handle), "graph wait")

@@ -838,3 +838,83 @@ TEST_F(CApiTest, ExecAtRunsWithArgumentsTheCallerWrote) {
 }
 
 }  // namespace
+
+namespace {
+
+// vector_add(a, b, c, n) over n floats; reads c back.
+std::vector<float> ReadFloats(hcq_buffer* buffer, size_t n) {
+  std::vector<float> out(n);
+  EXPECT_EQ(hcq_buffer_copyout(out.data(), buffer, n * sizeof(float)), HCQ_OK) << hcq_last_error();
+  return out;
+}
+
+}  // namespace
+
+// A graph (hcq::Graph through the C API): a kernel whose element count and workgroup count are variables, then a
+// copy of its output, replayed with other values.
+TEST_F(CApiTest, AGraphReplaysKernelsAndCopiesWithNewValues) {
+  const std::vector<char> code = ReadCodeObject("vector_add-O2");
+  if (code.empty()) GTEST_SKIP() << "vector_add-O2.co is not built";
+  hcq_program* program = nullptr;
+  ASSERT_EQ(hcq_program_load(dev_, code.data(), code.size(), "vector_add", &program), HCQ_OK) << hcq_last_error();
+  constexpr size_t kMax = 256;
+  hcq_buffer* b[4] = {};
+  for (hcq_buffer*& buffer : b) ASSERT_EQ(hcq_buffer_alloc(dev_, kMax * sizeof(float), 0, &buffer), HCQ_OK);
+  std::vector<float> ones(kMax, 1.0f), twos(kMax, 2.0f), zeros(kMax, 0.0f);
+  ASSERT_EQ(hcq_buffer_copyin(b[0], ones.data(), kMax * sizeof(float)), HCQ_OK);
+  ASSERT_EQ(hcq_buffer_copyin(b[1], twos.data(), kMax * sizeof(float)), HCQ_OK);
+
+  hcq_graph* graph = nullptr;
+  ASSERT_EQ(hcq_graph_new(2, &graph), HCQ_OK);
+  const hcq_value n = hcq_variable(0);
+  const hcq_value global[3] = {hcq_variable(1), hcq_constant(1), hcq_constant(1)};
+  const hcq_value local[3] = {hcq_constant(64), hcq_constant(1), hcq_constant(1)};
+  hcq_graph_add_kernel(graph, program, b, 3, &n, 1, global, local);
+  hcq_graph_add_copy(graph, dev_, hcq_buffer_address(b[3]), hcq_buffer_address(b[2]), kMax * sizeof(float));
+  ASSERT_EQ(hcq_graph_finalize(graph), HCQ_OK) << hcq_last_error();
+  for (uint64_t count : {64u, 200u}) {
+    ASSERT_EQ(hcq_buffer_copyin(b[2], zeros.data(), kMax * sizeof(float)), HCQ_OK);
+    const uint64_t values[2] = {count, (count + 63) / 64};
+    ASSERT_EQ(hcq_graph_run(graph, values, 2), HCQ_OK) << hcq_last_error();
+    ASSERT_EQ(hcq_graph_wait(graph), HCQ_OK) << hcq_last_error();
+    const std::vector<float> copied = ReadFloats(b[3], kMax);
+    for (size_t i = 0; i < kMax; ++i) ASSERT_EQ(copied[i], i < count ? 3.0f : 0.0f) << "element " << i << " of " << count;
+  }
+  EXPECT_NE(hcq_graph_run(graph, nullptr, 0), HCQ_OK);  // both variables missing
+  hcq_graph_free(graph);
+  for (hcq_buffer* buffer : b) hcq_buffer_free(buffer);
+  hcq_program_free(program);
+}
+
+TEST_F(CApiTest, ABadGraphEntryFailsTheFinalize) {
+  hcq_graph* graph = nullptr;
+  ASSERT_EQ(hcq_graph_new(0, &graph), HCQ_OK);
+  const hcq_value dims[3] = {hcq_constant(1), hcq_constant(1), hcq_constant(1)};
+  hcq_graph_add_kernel(graph, nullptr, nullptr, 0, nullptr, 0, dims, dims);
+  EXPECT_EQ(hcq_graph_finalize(graph), HCQ_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(Contains(hcq_last_error(), "NULL program")) << hcq_last_error();
+  hcq_graph_free(graph);
+  EXPECT_EQ(hcq_graph_new(0, nullptr), HCQ_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(hcq_graph_run(nullptr, nullptr, 0), HCQ_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(CApiCloseTest, ClosingADeviceReleasesItsGraphs) {
+  ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:capi-graph").ok());
+  hcq_device* dev = nullptr;
+  ASSERT_EQ(hcq_device_open("sim:navi31:capi-graph", &dev), HCQ_OK) << hcq_last_error();
+  hcq_buffer* a = nullptr;
+  hcq_buffer* c = nullptr;
+  ASSERT_EQ(hcq_buffer_alloc(dev, 4096, 0, &a), HCQ_OK);
+  ASSERT_EQ(hcq_buffer_alloc(dev, 4096, 0, &c), HCQ_OK);
+  hcq_graph* graph = nullptr;
+  ASSERT_EQ(hcq_graph_new(0, &graph), HCQ_OK);
+  hcq_graph_add_copy(graph, dev, hcq_buffer_address(c), hcq_buffer_address(a), 4096);
+  ASSERT_EQ(hcq_graph_finalize(graph), HCQ_OK) << hcq_last_error();
+  ASSERT_EQ(hcq_graph_run(graph, nullptr, 0), HCQ_OK) << hcq_last_error();
+  hcq_device_close(dev);  // with the graph alive: its queues go first
+  EXPECT_EQ(hcq_graph_run(graph, nullptr, 0), HCQ_ERROR_FAILED_PRECONDITION);
+  EXPECT_EQ(hcq_graph_wait(graph), HCQ_ERROR_FAILED_PRECONDITION);
+  hcq_graph_free(graph);
+  hcq_buffer_free(a);
+  hcq_buffer_free(c);
+}

@@ -180,8 +180,9 @@ def test_exec_at_with_caller_written_arguments_and_variable_grid():
         layout = struct.pack("<QQQi", bufs[0].address, bufs[1].address, bufs[2].address, n)
         args.cpu_view()[offset:offset + len(layout)] = layout
         done = dev.new_signal()
-        q = dev.compute_queue().memory_barrier().exec_at(program, args, offset, (baregpu.Variable(0), 1, 1),
-                                                         (64, 1, 1)).signal(done, 1)
+        # copyin is ordered by the device's timeline (it returns before its copy ran): wait for it, as HCQ queues do.
+        q = dev.compute_queue().wait(dev.timeline_signal, dev.timeline_value - 1).memory_barrier()
+        q.exec_at(program, args, offset, (baregpu.Variable(0), 1, 1), (64, 1, 1)).signal(done, 1)
         q.submit([n // 64])
         done.wait(1)
         out = np.zeros(n, dtype=np.float32)
@@ -286,3 +287,26 @@ def test_two_devices_share_buffers_and_signals():
         a.copy_queue().copy(dst, src, 4096).signal(done, 1).submit()
         done.wait(1)
         assert bytes(dst.copyout()) == bytes(range(256)) * 16
+
+
+def test_a_graph_replays_a_kernel_and_a_copy_with_new_values():
+    code = code_object("vector_add-O2")
+    with baregpu.Device("sim:navi31:python-graph") as dev:
+        program = dev.load_program(code, "vector_add")
+        n_max = 256
+        a, b, c, copy = (dev.alloc(4 * n_max) for _ in range(4))
+        a.copyin(np.full(n_max, 1.0, dtype=np.float32))
+        b.copyin(np.full(n_max, 2.5, dtype=np.float32))
+        graph = baregpu.Graph(variables=2)
+        graph.add_kernel(program, [a, b, c], values=[baregpu.Variable(0)], global_size=(baregpu.Variable(1), 1, 1),
+                         local_size=(64, 1, 1))
+        graph.add_copy(dev, copy, c, 4 * n_max).finalize()
+        for n in (64, 192):
+            c.copyin(np.zeros(n_max, dtype=np.float32))
+            graph.run([n, (n + 63) // 64]).wait()
+            out = np.zeros(n_max, dtype=np.float32)
+            copy.copyout(out)
+            assert (out[:n] == 3.5).all() and (out[n:] == 0).all(), n
+        bad = baregpu.Graph(0).add_kernel(program, [a, b], values=[1], global_size=(1, 1, 1), local_size=(64, 1, 1))
+        with pytest.raises(baregpu.HcqError):
+            bad.finalize()  # one buffer short of vector_add's arguments
