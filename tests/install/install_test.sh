@@ -129,7 +129,12 @@ done
 grep -q "libbaregpu.so" "$site/baregpu/_config.py" || fail "the installed _config.py names no libbaregpu.so"
 grep -q "$build" "$site/baregpu/_config.py" && fail "the installed _config.py names the build tree"
 lib=$(ls "$libdir"/libbaregpu.so.* | head -1)
-PYTHONPATH=$site BAREGPU_LIBRARY=$lib LD_LIBRARY_PATH=$libdir python3 -c '
+python=${BAREGPU_PYTHON:-python3}
+preload=()
+if [ -n "${BAREGPU_SANITIZER_RUNTIME:-}" ]; then
+  preload=(LD_PRELOAD="$BAREGPU_SANITIZER_RUNTIME" ASAN_OPTIONS=detect_leaks=0)
+fi
+env "${preload[@]}" PYTHONPATH="$site" BAREGPU_LIBRARY="$lib" LD_LIBRARY_PATH="$libdir" "$python" -c '
 import sys, baregpu
 assert baregpu.api_version()[0] >= 1
 with baregpu.Device("sim:navi31:install-py") as dev:
