@@ -64,6 +64,16 @@ def _value(v: Value) -> _hcq.hcq_value:
     return _hcq.hcq_value(v, 0, 0)
 
 
+def _u64s(values: Sequence[int]):
+    """A uint64_t array of the values for the C API (NULL when there are none)."""
+    return (ctypes.c_uint64 * len(values))(*values) if values else None
+
+
+def _address(target) -> Value:
+    """A Buffer's address, or the address (or Variable) as given."""
+    return target.address if isinstance(target, Buffer) else target
+
+
 def _dims(dims: Sequence[Value], what: str):
     if len(dims) != 3:
         raise ValueError(f"{what} must have 3 dimensions, not {len(dims)}")
@@ -355,8 +365,7 @@ class Queue(_Handle):
         return self
 
     def submit(self, values: Sequence[int] = ()) -> "Queue":
-        array = (ctypes.c_uint64 * len(values))(*values) if values else None
-        _check(lib.hcq_queue_submit(self.handle, array, len(values)), "submit")
+        _check(lib.hcq_queue_submit(self.handle, _u64s(values), len(values)), "submit")
         return self
 
     def reset(self) -> "Queue":
@@ -398,9 +407,7 @@ class CopyQueue(Queue):
 
     def copy(self, destination: Union[Buffer, Value], source: Union[Buffer, Value], size: int) -> "CopyQueue":
         """Copies size bytes between device addresses (Buffers, addresses, or Variables)."""
-        dst = destination.address if isinstance(destination, Buffer) else destination
-        src = source.address if isinstance(source, Buffer) else source
-        lib.hcq_queue_copy_at(self.handle, _value(dst), _value(src), size)
+        lib.hcq_queue_copy_at(self.handle, _value(_address(destination)), _value(_address(source)), size)
         self._keep += [b for b in (destination, source) if isinstance(b, Buffer)]
         return self
 
@@ -481,9 +488,7 @@ class Graph(_Handle):
 
     def add_copy(self, device: Device, destination: Union[Buffer, int], source: Union[Buffer, int],
                  size: int) -> "Graph":
-        dst = destination.address if isinstance(destination, Buffer) else destination
-        src = source.address if isinstance(source, Buffer) else source
-        lib.hcq_graph_add_copy(self.handle, device.handle, dst, src, size)
+        lib.hcq_graph_add_copy(self.handle, device.handle, _address(destination), _address(source), size)
         self._keep += [device] + [b for b in (destination, source) if isinstance(b, Buffer)]
         return self
 
@@ -492,8 +497,7 @@ class Graph(_Handle):
         return self
 
     def run(self, values: Sequence[int] = ()) -> "Graph":
-        array = (ctypes.c_uint64 * len(values))(*values) if values else None
-        _check(lib.hcq_graph_run(self.handle, array, len(values)), "graph run")
+        _check(lib.hcq_graph_run(self.handle, _u64s(values), len(values)), "graph run")
         return self
 
     def wait(self) -> None:
