@@ -310,3 +310,27 @@ def test_a_graph_replays_a_kernel_and_a_copy_with_new_values():
         bad = baregpu.Graph(0).add_kernel(program, [a, b], values=[1], global_size=(1, 1, 1), local_size=(64, 1, 1))
         with pytest.raises(baregpu.HcqError):
             bad.finalize()  # one buffer short of vector_add's arguments
+
+
+def test_a_stuck_queue_names_what_the_device_reported():
+    # vector_add with its first instruction replaced by an encoding gfx1100 does not have: the wave stops with the SQ's
+    # illegal-instruction error, the dispatch never ends, and the wait that times out says why.
+    code = bytearray(code_object("vector_add-O2"))
+    section_headers, = struct.unpack_from("<Q", code, 0x28)  # Elf64_Ehdr e_shoff (elf.h)
+    entry_size, count, names_index = struct.unpack_from("<HHH", code, 0x3A)  # e_shentsize, e_shnum, e_shstrndx
+
+    def section(i):  # Elf64_Shdr: sh_name, sh_type, sh_flags, sh_addr, sh_offset, ...
+        return struct.unpack_from("<IIQQQ", code, section_headers + i * entry_size)
+
+    names = section(names_index)[4]
+    text = next(section(i)[4] for i in range(count)
+                if code[names + section(i)[0]:].split(b"\0", 1)[0] == b".text")
+    code[text:text + 4] = b"\xff\xff\xff\xff"
+    with baregpu.Device("sim:navi31:python-illegal") as dev:
+        program = dev.load_program(bytes(code), "vector_add")
+        bufs = [dev.alloc(256) for _ in range(3)]
+        program(*bufs, values=[64], global_size=(1, 1, 1), local_size=(64, 1, 1), wait=False)
+        with pytest.raises(baregpu.HcqError) as e:
+            dev.timeline_signal.wait(dev.timeline_value - 1, timeout_ms=300)
+        assert e.value.status == _hcq.HCQ_ERROR_TIMEOUT
+        assert "the device reported" in str(e.value) and "illegal instruction" in str(e.value), str(e.value)
