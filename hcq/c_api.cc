@@ -152,6 +152,12 @@ void QueueCommand(hcq_queue* q, Body body) {
   });
 }
 
+// A command both kinds of queue have (wait, signal, timestamp): body(queue) on the compute or the copy queue.
+template <typename Body>
+void OnEitherQueue(hcq_queue* q, Body body) {
+  QueueCommand(q, [&] { q->compute ? body(*q->compute) : body(*q->copy); });
+}
+
 // Locks two devices' states in address order (no lock-order inversion when two threads pair the same devices both
 // ways) and runs body(a's device, b's device), null for a closed one. The analysis cannot follow a lock order chosen
 // at run time, hence the opt-out.
@@ -591,13 +597,9 @@ void hcq_queue_reset(hcq_queue* queue) {
 }
 
 static void WaitOrSignal(hcq_queue* q, const hcq_signal* s, hcq::Value value, bool wait) {
-  QueueCommand(q, [&] {
+  OnEitherQueue(q, [&](auto& queue) {
     if (s == nullptr) return Record(q, absl::InvalidArgumentError("signal is NULL"));
-    if (q->compute) {
-      wait ? q->compute->wait(s->signal, value) : q->compute->signal(s->signal, value);
-    } else {
-      wait ? q->copy->wait(s->signal, value) : q->copy->signal(s->signal, value);
-    }
+    wait ? queue.wait(s->signal, value) : queue.signal(s->signal, value);
   });
 }
 
@@ -609,13 +611,9 @@ void hcq_queue_signal_var(hcq_queue* q, const hcq_signal* s, uint32_t v) {
 }
 
 void hcq_queue_timestamp(hcq_queue* q, const hcq_signal* s) {
-  QueueCommand(q, [&] {
+  OnEitherQueue(q, [&](auto& queue) {
     if (s == nullptr) return Record(q, absl::InvalidArgumentError("signal is NULL"));
-    if (q->compute) {
-      q->compute->timestamp(s->signal);
-    } else {
-      q->copy->timestamp(s->signal);
-    }
+    queue.timestamp(s->signal);
   });
 }
 
@@ -634,33 +632,15 @@ void hcq_queue_copy(hcq_queue* q, uint64_t destination, uint64_t source, uint64_
 }
 
 void hcq_queue_wait_at(hcq_queue* q, hcq_value address, hcq_value value) {
-  QueueCommand(q, [&] {
-    if (q->compute) {
-      q->compute->wait_at(ToValue(address), ToValue(value));
-    } else {
-      q->copy->wait_at(ToValue(address), ToValue(value));
-    }
-  });
+  OnEitherQueue(q, [&](auto& queue) { queue.wait_at(ToValue(address), ToValue(value)); });
 }
 
 void hcq_queue_signal_at(hcq_queue* q, hcq_value address, hcq_value value) {
-  QueueCommand(q, [&] {
-    if (q->compute) {
-      q->compute->signal_at(ToValue(address), ToValue(value));
-    } else {
-      q->copy->signal_at(ToValue(address), ToValue(value));
-    }
-  });
+  OnEitherQueue(q, [&](auto& queue) { queue.signal_at(ToValue(address), ToValue(value)); });
 }
 
 void hcq_queue_timestamp_at(hcq_queue* q, hcq_value address) {
-  QueueCommand(q, [&] {
-    if (q->compute) {
-      q->compute->timestamp_at(ToValue(address));
-    } else {
-      q->copy->timestamp_at(ToValue(address));
-    }
-  });
+  OnEitherQueue(q, [&](auto& queue) { queue.timestamp_at(ToValue(address)); });
 }
 
 void hcq_queue_copy_at(hcq_queue* q, hcq_value destination, hcq_value source, uint64_t size) {

@@ -209,9 +209,6 @@ class BaregpuDevice(HCQCompiled):
         return {"name": self.props.name, "arch": self.props.arch, "compute_units": self.props.compute_units,
                 "wave_size": self.props.wave_size, "vram_bytes": self.props.vram_bytes}
 
-    def finalize(self):
-        super().finalize()
-
 
 # tinygrad loads tinygrad.runtime.ops_<name>; this module is that runtime for BAREGPU.
 sys.modules.setdefault("tinygrad.runtime.ops_baregpu", sys.modules[__name__])
