@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "base/mutex.h"
 #include "base/status_macros.h"
+#include "hcq/args_pool.h"
 #include "hcq/device.h"
 #include "hcq/graph.h"
 #include "hcq/hcq.h"
@@ -31,6 +32,8 @@ struct DeviceState {
   // Graphs recording on this device: closing it releases their device resources first (they reach every device
   // of the graph, so close locks those too).
   absl::flat_hash_set<std::shared_ptr<struct GraphCore>> graphs ABSL_GUARDED_BY(mu);
+  // hcq_queue_exec's kernel arguments, reclaimed as each queue's submissions complete (hcq/args_pool.h).
+  std::unique_ptr<hcq::ArgsPool> args_pool ABSL_GUARDED_BY(mu);
 };
 using State = std::shared_ptr<DeviceState>;
 
@@ -55,7 +58,8 @@ struct hcq_queue {
   State state;
   std::unique_ptr<hcq::ComputeQueue> compute;
   std::unique_ptr<hcq::CopyQueue> copy;
-  std::deque<hcq::ArgsState> args;  // stable addresses until the queue is reset
+  std::deque<hcq::ArgsState> args;    // stable addresses until the queue is reset
+  hcq::ArgsPool::Holder args_chunks;  // hcq_queue_exec's argument memory, from the device's pool
   absl::Status error;
   bool alive() const { return compute || copy; }
   hcq::HwQueue& queue() { return compute ? static_cast<hcq::HwQueue&>(*compute) : *copy; }
@@ -144,7 +148,9 @@ void QueueCommand(hcq_queue* q, Body body) {
     if (!q->alive() || q->state->device == nullptr) {
       return Record(q, absl::FailedPreconditionError("the queue's device was closed"));
     }
-    if constexpr (std::is_invocable_v<Body, hcq::Device&>) {
+    if constexpr (std::is_invocable_v<Body, hcq::Device&, hcq::ArgsPool&>) {
+      body(*q->state->device, *q->state->args_pool);
+    } else if constexpr (std::is_invocable_v<Body, hcq::Device&>) {
       body(*q->state->device);
     } else {
       body();
@@ -273,6 +279,7 @@ hcq_status hcq_device_open_flags(const char* name, uint32_t flags, hcq_device** 
     {
       base::MutexLock lock(&state->mu);
       state->device = std::move(*opened);
+      state->args_pool = std::make_unique<hcq::ArgsPool>(*state->device);
     }
     *device = new hcq_device{state, std::make_unique<hcq_signal>(hcq_signal{state, d.timeline_signal(), false})};
     return HCQ_OK;
@@ -292,8 +299,11 @@ void hcq_device_close(hcq_device* device) {
     {
       base::MutexLock lock(&device->state->mu);
       // What references the device goes first: queues (their bound buffers), programs (their images).
-      for (hcq_queue* q : device->state->queues) q->compute.reset(), q->copy.reset(), q->args.clear();
+      for (hcq_queue* q : device->state->queues) {
+        q->compute.reset(), q->copy.reset(), q->args.clear(), q->args_chunks.chunks.clear();
+      }
       for (hcq_program* p : device->state->programs) p->program.reset();
+      device->state->args_pool.reset();  // its memory goes with the device's, after the engines stopped
       device->state->queues.clear();
       device->state->programs.clear();
       device->state->device.reset();
@@ -562,11 +572,9 @@ static hcq_status NewQueue(hcq_device* device, hcq_queue** queue, bool compute) 
   return Guarded([&] {
     HCQ_LOCK_DEVICE(device->state, lock);
     hcq::Device& d = *device->state->device;
-    auto* q = new hcq_queue{device->state,
-                            compute ? d.NewComputeQueue() : nullptr,
-                            compute ? nullptr : d.NewCopyQueue(),
-                            {},
-                            absl::OkStatus()};
+    auto* q = new hcq_queue{
+        device->state,   compute ? d.NewComputeQueue() : nullptr, compute ? nullptr : d.NewCopyQueue(), {}, {},
+        absl::OkStatus()};
     device->state->queues.insert(q);
     *queue = q;
     return HCQ_OK;
@@ -583,15 +591,17 @@ void hcq_queue_free(hcq_queue* queue) {
       queue->state->queues.erase(queue);
       queue->compute.reset();
       queue->copy.reset();
+      if (queue->state->args_pool) queue->state->args_pool->Release(queue->args_chunks);
     }
     delete queue;
   });
 }
 
 void hcq_queue_reset(hcq_queue* queue) {
-  QueueCommand(queue, [&] {
+  QueueCommand(queue, [&](hcq::Device&, hcq::ArgsPool& pool) {
     queue->queue().reset();
     queue->args.clear();
+    pool.Release(queue->args_chunks);
   });
   if (queue != nullptr) queue->error = absl::OkStatus();
 }
@@ -660,7 +670,7 @@ static absl::Status CheckBuffers(hcq_buffer* const* buffers, size_t count) {
 
 void hcq_queue_exec(hcq_queue* q, const hcq_program* program, hcq_buffer* const* buffers, size_t buffer_count,
                     const uint32_t* values, size_t value_count, const uint32_t global[3], const uint32_t local[3]) {
-  QueueCommand(q, [&](hcq::Device& device) {
+  QueueCommand(q, [&](hcq::Device&, hcq::ArgsPool& pool) {
     if (!q->compute) return Record(q, absl::InvalidArgumentError("exec on a copy queue"));
     if (program == nullptr || global == nullptr || local == nullptr || (buffer_count && !buffers) ||
         (value_count && !values)) {
@@ -675,8 +685,8 @@ void hcq_queue_exec(hcq_queue* q, const hcq_program* program, hcq_buffer* const*
     const hcq::Dims local_dims{uint64_t{local[0]}, uint64_t{local[1]}, uint64_t{local[2]}};
     if (absl::Status ok = p.CheckArgumentLayout(buffer_count, value_count); !ok.ok()) return Record(q, ok);
     if (absl::Status ok = p.CheckLocalSize(local_dims); !ok.ok()) return Record(q, ok);
-    auto args = device.NewArgs(std::max<uint64_t>(p.args_size(), 8 * buffer_count + 4 * value_count),
-                               static_cast<uint32_t>(buffer_count));
+    auto args = pool.Take(q->args_chunks, std::max<uint64_t>(p.args_size(), 8 * buffer_count + 4 * value_count),
+                          static_cast<uint32_t>(buffer_count));
     if (!args.ok()) return Record(q, args.status());
     q->args.push_back(*args);
     hcq::ArgsState& a = q->args.back();
@@ -740,7 +750,10 @@ hcq_status hcq_queue_submit(hcq_queue* q, const uint64_t* values, size_t value_c
   return Guarded([&] {
     HCQ_LOCK_DEVICE(q->state, lock);
     if (!q->error.ok()) return Fail(q->error);
-    return Result(q->queue().submit(*q->state->device, hcq::VarVals(values, values ? value_count : 0)));
+    absl::Status submitted = q->queue().submit(*q->state->device, hcq::VarVals(values, values ? value_count : 0));
+    if (!submitted.ok()) return Fail(submitted);
+    // The launches' arguments stay the queue's until a fence behind this submission lands.
+    return Result(q->state->args_pool->Submitted(q->args_chunks));
   });
 }
 

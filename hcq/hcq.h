@@ -169,7 +169,10 @@ void hcq_queue_copy(hcq_queue* queue, uint64_t destination, uint64_t source, uin
 /* Compute: runs the program on global[] workgroups of local[] work-items, with the buffers' addresses, then the
  * values, as arguments (the kernel's hidden arguments and dispatch packet are filled from global and local). When
  * the code object has metadata, the kernel's explicit arguments must be exactly buffer_count 8-byte pointers then
- * value_count 4-byte values, and local[] its reqd_work_group_size if it has one (also for hcq_program_run). */
+ * value_count 4-byte values, and local[] its reqd_work_group_size if it has one (also for hcq_program_run). The
+ * arguments are the queue's until it is reset or freed and its last submission has finished (a bound queue may be
+ * submitted again and again); no signal of the caller's, nor the device's timeline, needs to be signalled for them
+ * to be reclaimed. */
 void hcq_queue_exec(hcq_queue* queue, const hcq_program* program, hcq_buffer* const* buffers, size_t buffer_count,
                     const uint32_t* values, size_t value_count, const uint32_t global[3], const uint32_t local[3]);
 /* The same commands by address, for signals the caller lays out itself (16-byte slots: the 32-bit value at +0, the
