@@ -25,6 +25,12 @@
 // only releases its handle. Calls on one device are serialised by its mutex, except signal reads, writes and waits
 // (atomic on the signal's memory, and a wait must not block other calls).
 struct DeviceState {
+  // Signal reads, writes and waits hold `wait_mu` shared instead of `mu`: a thread waiting for its work must not
+  // hold up other threads' submits (with `mu` shared, every submit queued behind a waiting thread until its wait
+  // ended: issue 23, defect 1). Close holds it exclusively, taken before `mu`, while it tears the device down, so it
+  // waits for the waits in progress.
+  base::Mutex wait_mu;
+  hcq::Device* waitable ABSL_GUARDED_BY(wait_mu) = nullptr;  // the device while it is open
   base::Mutex mu;
   std::unique_ptr<hcq::Device> device ABSL_GUARDED_BY(mu);
   absl::flat_hash_set<hcq_queue*> queues ABSL_GUARDED_BY(mu);
@@ -281,6 +287,10 @@ hcq_status hcq_device_open_flags(const char* name, uint32_t flags, hcq_device** 
       state->device = std::move(*opened);
       state->args_pool = std::make_unique<hcq::ArgsPool>(*state->device);
     }
+    {
+      base::MutexLock lock(&state->wait_mu);
+      state->waitable = &d;
+    }
     *device = new hcq_device{state, std::make_unique<hcq_signal>(hcq_signal{state, d.timeline_signal(), false})};
     return HCQ_OK;
   });
@@ -297,6 +307,8 @@ void hcq_device_close(hcq_device* device) {
     }
     for (const std::shared_ptr<GraphCore>& core : graphs) WithGraphDevices(*core, [&] { ReleaseGraph(core); });
     {
+      base::MutexLock wait_lock(&device->state->wait_mu);  // after the waits in progress
+      device->state->waitable = nullptr;
       base::MutexLock lock(&device->state->mu);
       // What references the device goes first: queues (their bound buffers), programs (their images).
       for (hcq_queue* q : device->state->queues) {
@@ -473,9 +485,9 @@ hcq_status hcq_buffer_view(hcq_buffer* buffer, uint64_t offset, uint64_t size, h
 hcq_status hcq_buffer_wait(hcq_buffer* buffer, uint64_t offset, uint64_t value, uint64_t timeout_ms) {
   if (buffer == nullptr) return Null("buffer");
   return Guarded([&] {
-    // Shared, as hcq_signal_wait: other calls on the device go on while this thread waits.
-    base::ReaderMutexLock lock(&buffer->state->mu);
-    if (buffer->state->device == nullptr) return Closed();
+    // As hcq_signal_wait: not under the device's lock.
+    base::ReaderMutexLock lock(&buffer->state->wait_mu);
+    if (buffer->state->waitable == nullptr) return Closed();
     const hcq::Buffer& b = buffer->buffer;
     if (offset % sizeof(uint32_t) != 0 || offset > b.size() || b.size() - offset < sizeof(uint32_t)) {
       return Fail(absl::InvalidArgumentError(
@@ -489,7 +501,7 @@ hcq_status hcq_buffer_wait(hcq_buffer* buffer, uint64_t offset, uint64_t value, 
     if (b.cpu() == nullptr) {
       return Fail(absl::FailedPreconditionError("hcq_buffer_wait: the CPU cannot map the buffer"));
     }
-    const hcq::Signal signal(buffer->state->device.get(), b.va() + offset, b.cpu() + offset,
+    const hcq::Signal signal(buffer->state->waitable, b.va() + offset, b.cpu() + offset,
                              b.base()->spec.kind == hcq::MemoryKind::kVram);
     return Result(timeout_ms == 0 ? signal.wait(value)
                                   : signal.wait(value, absl::Milliseconds(static_cast<int64_t>(timeout_ms))));
@@ -543,28 +555,28 @@ void hcq_signal_free(hcq_signal* signal) {
 // Signal values live in the device's signal pool: after the device closed they read 0 and writes are dropped.
 uint64_t hcq_signal_value(const hcq_signal* signal) {
   if (signal == nullptr) return 0;
-  base::ReaderMutexLock lock(&signal->state->mu);
-  return signal->state->device ? signal->signal.value() : 0;
+  base::ReaderMutexLock lock(&signal->state->wait_mu);
+  return signal->state->waitable ? signal->signal.value() : 0;
 }
 void hcq_signal_set_value(hcq_signal* signal, uint64_t value) {
   if (signal == nullptr) return;
-  base::ReaderMutexLock lock(&signal->state->mu);
-  if (signal->state->device) signal->signal.set_value(value);
+  base::ReaderMutexLock lock(&signal->state->wait_mu);
+  if (signal->state->waitable) signal->signal.set_value(value);
 }
 hcq_status hcq_signal_wait(const hcq_signal* signal, uint64_t value, uint64_t timeout_ms) {
   if (signal == nullptr) return Null("signal");
   return Guarded([&] {
-    // Shared: other calls on the device go on while this thread waits; close waits for the wait to end.
-    base::ReaderMutexLock lock(&signal->state->mu);
-    if (signal->state->device == nullptr) return Closed();
+    // Not under the device's lock: other calls on the device go on while this thread waits; close waits for it.
+    base::ReaderMutexLock lock(&signal->state->wait_mu);
+    if (signal->state->waitable == nullptr) return Closed();
     return Result(timeout_ms == 0 ? signal->signal.wait(value)
                                   : signal->signal.wait(value, absl::Milliseconds(static_cast<int64_t>(timeout_ms))));
   });
 }
 double hcq_signal_timestamp_us(const hcq_signal* signal) {
   if (signal == nullptr) return 0;
-  base::ReaderMutexLock lock(&signal->state->mu);
-  return signal->state->device ? signal->signal.timestamp() : 0;
+  base::ReaderMutexLock lock(&signal->state->wait_mu);
+  return signal->state->waitable ? signal->signal.timestamp() : 0;
 }
 
 static hcq_status NewQueue(hcq_device* device, hcq_queue** queue, bool compute) {

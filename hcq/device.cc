@@ -67,7 +67,7 @@ absl::Status Device::InitCommon() {
                      {.alloc = [this](uint64_t bytes) { return allocator_.alloc(bytes, {.kind = MemoryKind::kHost}); },
                       .free = [this](const Buffer& buffer) { (void)allocator_.free(buffer); },
                       .timeline_reached = [this] { return timeline_signal_.value(); },
-                      .timeline_next = [this] { return timeline_value_; },
+                      .timeline_next = [this] { return timeline_value(); },
                       .wait = [this](uint64_t value) { return timeline_signal_.wait(value); }}));
   BAREGPU_ASSIGN_OR_RETURN(timeline_signal_, NewSignal(0));
   BAREGPU_ASSIGN_OR_RETURN(shadow_timeline_signal_, NewSignal(0));
@@ -84,6 +84,7 @@ void Device::FiniCommon() {
 }
 
 absl::StatusOr<Signal> Device::NewSignal(uint64_t value) {
+  std::unique_lock lock(resources_mu_);
   if (free_signals_.empty()) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "%s: all %d signals of the pool are in use; free some or raise DeviceOptions::signal_pool_bytes", name_,
@@ -91,6 +92,7 @@ absl::StatusOr<Signal> Device::NewSignal(uint64_t value) {
   }
   const uint32_t slot = free_signals_.back();
   free_signals_.pop_back();
+  lock.unlock();
   Signal signal(this, signal_pool_.va() + slot * Signal::kBytes, signal_pool_.cpu() + slot * Signal::kBytes,
                 options_.signals_in_vram);
   signal.set_value(value);
@@ -109,6 +111,7 @@ bool Device::SignalsReachableFrom(const Device& peer) const {
 
 void Device::FreeSignal(const Signal& signal) {
   if (signal.device() != this || signal.value_address() < signal_pool_.va()) return;
+  std::lock_guard lock(resources_mu_);
   free_signals_.push_back(static_cast<uint32_t>((signal.value_address() - signal_pool_.va()) / Signal::kBytes));
 }
 
@@ -116,16 +119,18 @@ absl::StatusOr<ArgsState> Device::NewArgs(uint64_t size, uint32_t buffers) {
   // The kernel reads at least the buffer pointers; 256-byte alignment is more than the 16 bytes the ABI wants and
   // keeps launches on separate cache lines.
   const uint64_t bytes = base::AlignUp(std::max<uint64_t>({size, 8 * uint64_t{buffers}, 1}), KernargArea::kAlignment);
+  std::unique_lock lock(resources_mu_);
   BAREGPU_ASSIGN_OR_RETURN(KernargArea::Piece piece, kernargs_.Alloc(bytes, name_));
+  lock.unlock();
   ArgsState args(piece.cpu, piece.va, bytes, buffers);
   std::memset(args.cpu(), 0, bytes);
   return args;
 }
 
 absl::Status Device::synchronize() {
-  BAREGPU_RETURN_IF_ERROR(timeline_signal_.wait(timeline_value_ - 1));
+  BAREGPU_RETURN_IF_ERROR(timeline_signal_.wait(timeline_value() - 1));
   profiler_.Collect();
-  if (timeline_value_ > options_.timeline_wrap) {
+  if (timeline_value() > options_.timeline_wrap) {
     // Everything has completed: continue on the shadow signal from 1, so no wait compares against a value that
     // will not fit the engines' 32-bit compare. The old signal becomes the shadow (anyone still holding it sees
     // its final value).
@@ -133,6 +138,7 @@ absl::Status Device::synchronize() {
     timeline_signal_.set_value(0);
     timeline_value_ = 1;
     allocator_.ResetStagingTimeline();
+    std::lock_guard lock(resources_mu_);
     kernargs_.ForgetTimeline();
   }
   return absl::OkStatus();

@@ -2,9 +2,14 @@
 // a pool of signals, a kernel-argument area, the timeline signal (and its shadow, for rollover) and synchronize().
 // Backends (hcq/amd/) implement the queues, memory and programs; this layer knows no vendor.
 //
-// Threads: a Device and its queues are used by one thread at a time (as tinygrad uses them); the rings underneath
-// take concurrent submits safely, but the allocator, the signal pool and the timeline do not lock. The C API
-// (hcq/hcq.h) serialises every call per device and is the way to share a device between threads.
+// Threads (issue 23): separate queues may be built and submitted from separate threads at once — the rings take
+// concurrent submits, and NewSignal/FreeSignal, NewArgs and the allocator's alloc/free lock. A queue itself is one
+// thread's at a time (a library built without NDEBUG aborts on overlapping use: HwQueue::UseScope). The timeline —
+// next_timeline(), synchronize(), and the allocator's copyin/copyout/transfer, which order themselves by it — is
+// one thread's at a time too: its values must reach the engines in the order they were handed out, which only
+// one submitting thread guarantees. Threads with queues of their own use signals of their own. Peer mapping
+// (Allocator::map, ShareSignalsWith) and opening or closing devices are one thread's at a time. The C API
+// (hcq/hcq.h) serialises every call per device except signal reads and waits.
 //
 //   auto dev = hcq::Device::Open("sim:navi31");
 //   auto q = (*dev)->NewComputeQueue();
@@ -13,9 +18,11 @@
 #ifndef BAREGPU_HCQ_DEVICE_H_
 #define BAREGPU_HCQ_DEVICE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -109,8 +116,8 @@ class Device {
   const Signal& timeline_signal() const { return timeline_signal_; }
   const Signal& shadow_timeline_signal() const { return shadow_timeline_signal_; }
   // The next value to signal; waiting for timeline_value() - 1 waits for everything submitted so far.
-  uint64_t timeline_value() const { return timeline_value_; }
-  uint64_t next_timeline() { return timeline_value_++; }
+  uint64_t timeline_value() const { return timeline_value_.load(std::memory_order_relaxed); }
+  uint64_t next_timeline() { return timeline_value_.fetch_add(1, std::memory_order_relaxed); }
   // Waits for all submitted work, then rolls the timeline over to the shadow signal when it grew past the wrap.
   absl::Status synchronize();
 
@@ -140,10 +147,12 @@ class Device {
   Allocator allocator_;
   Profiler profiler_;
   Buffer signal_pool_;
+  std::mutex resources_mu_;             // guards the two below
   std::vector<uint32_t> free_signals_;  // slot indexes
   KernargArea kernargs_;
   Signal timeline_signal_, shadow_timeline_signal_;
-  uint64_t timeline_value_ = 1;
+  // Atomic so that NewArgs on another thread reads it safely; the timeline itself is one thread's (above).
+  std::atomic<uint64_t> timeline_value_{1};
 };
 
 // Backends register a way to open devices by name (hcq/amd registers itself for sim:navi31 and PCI addresses).

@@ -1,5 +1,7 @@
 #include "hcq/hw_queue.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/str_format.h"
@@ -16,11 +18,36 @@ HwQueue::HwQueue(Device& device) : device_(device), profiling_(device.options().
   args_.reserve(16);
 }
 
+HwQueue::UseScope::UseScope(const HwQueue& queue) : queue_(queue), outer_(false) {
+#ifndef NDEBUG
+  std::thread::id expected{};
+  const std::thread::id self = std::this_thread::get_id();
+  if (queue_.user_.compare_exchange_strong(expected, self, std::memory_order_acquire)) {
+    outer_ = true;
+  } else if (expected != self) {
+    // Two threads inside one queue interleave (or lose) commands: stop here, where the misuse is, not later with
+    // a corrupt ring.
+    std::fprintf(stderr,
+                 "hcq: a queue of %s is used by two threads at once; a queue is one thread's at a time (give each "
+                 "thread its own queue, or serialise; the C API serialises for you)\n",
+                 queue_.device_.name().c_str());
+    std::abort();
+  }
+#endif
+}
+
+HwQueue::UseScope::~UseScope() {
+#ifndef NDEBUG
+  if (outer_) queue_.user_.store(std::thread::id{}, std::memory_order_release);
+#endif
+}
+
 HwQueue::~HwQueue() {
   if (bound_.valid()) (void)device_.allocator().free(bound_);
 }
 
 void HwQueue::reset() {
+  UseScope use(*this);
   commands_.clear();
   patches_.clear();
   args_.clear();
@@ -30,12 +57,14 @@ void HwQueue::reset() {
 }
 
 uint32_t HwQueue::Emit(std::initializer_list<uint32_t> dwords) {
+  UseScope use(*this);
   const uint32_t offset = static_cast<uint32_t>(commands_.size());
   commands_.insert(commands_.end(), dwords);
   return offset;
 }
 
 uint32_t HwQueue::Emit(std::span<const uint32_t> dwords) {
+  UseScope use(*this);
   const uint32_t offset = static_cast<uint32_t>(commands_.size());
   commands_.insert(commands_.end(), dwords.begin(), dwords.end());
   return offset;
@@ -107,6 +136,7 @@ void HwQueue::TimestampAtCommand(Value address) {
 }
 
 absl::Status HwQueue::bind(Device& device) {
+  UseScope use(*this);
   BAREGPU_RETURN_IF_ERROR(error_);
   if (&device != &device_) {
     return absl::InvalidArgumentError(
@@ -123,6 +153,7 @@ absl::Status HwQueue::bind(Device& device) {
 }
 
 absl::Status HwQueue::submit(Device& device, VarVals var_vals) {
+  UseScope use(*this);
   if (!error_.ok()) return error_;
   if (&device != &device_) {
     return absl::InvalidArgumentError(

@@ -10,8 +10,10 @@
 #define BAREGPU_HCQ_HW_QUEUE_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <span>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -40,6 +42,22 @@ class HwQueue {
   absl::Status submit(Device& device, VarVals var_vals = {});
   // Forgets every command (keeping capacity) and the binding.
   void reset();
+
+  // A queue is one thread's at a time (hcq/device.h says what else is). Building, binding, submitting and resetting
+  // hold the queue for the calling thread; in a library built without NDEBUG a second thread that enters while another
+  // holds it aborts the process with a message naming the queue's device, instead of interleaving commands silently. A
+  // caller may hold it across several calls (nested holds by one thread are fine).
+  class UseScope {
+   public:
+    explicit UseScope(const HwQueue& queue);
+    ~UseScope();
+    UseScope(const UseScope&) = delete;
+    UseScope& operator=(const UseScope&) = delete;
+
+   private:
+    const HwQueue& queue_;
+    bool outer_;
+  };
 
   // Bracket execs and copies with profiler timestamps (DeviceOptions::profile by default). Graphs turn it off for
   // their bound queues (a span's signals are read and recycled after one submission) and bracket each entry with
@@ -101,6 +119,9 @@ class HwQueue {
   absl::Status error_;
   Buffer bound_;
   bool profiling_;
+  // The thread holding the queue (UseScope), none when free. Present in every build (the layout of an installed
+  // class must not depend on the user's NDEBUG); the library's own build decides whether it is checked.
+  mutable std::atomic<std::thread::id> user_{};
 };
 
 class ComputeQueue : public HwQueue {

@@ -68,6 +68,7 @@ AmdDevice::~AmdDevice() {
     peer.owner->ForgetImporter(this);
   }
   peers_.clear();
+  base::MutexLock lock(&host_mu_);
   host_.clear();
 }
 
@@ -170,6 +171,7 @@ absl::StatusOr<std::shared_ptr<Allocation>> AmdDevice::AllocMemory(uint64_t size
                                                     /*at_cpu_address=*/true));
     allocation->va = buffer->va();
     allocation->cpu = buffer->cpu();
+    base::MutexLock lock(&host_mu_);
     host_[allocation->va] = std::move(buffer);
   }
   allocation->size = size;
@@ -185,10 +187,17 @@ absl::Status AmdDevice::FreeMemory(Allocation& allocation) {
     }
   }
   if (allocation.spec.kind == MemoryKind::kHost) {
-    if (host_.erase(allocation.va) == 0) {
-      return absl::NotFoundError(absl::StrFormat("%s: no host buffer at %#x", name(), allocation.va));
+    std::unique_ptr<am::HostBuffer> buffer;
+    {
+      base::MutexLock lock(&host_mu_);
+      auto it = host_.find(allocation.va);
+      if (it == host_.end()) {
+        return absl::NotFoundError(absl::StrFormat("%s: no host buffer at %#x", name(), allocation.va));
+      }
+      buffer = std::move(it->second);
+      host_.erase(it);
     }
-    return absl::OkStatus();  // ~HostBuffer unmaps it and flushes the TLB
+    return absl::OkStatus();  // ~HostBuffer unmaps it and flushes the TLB (outside the lock)
   }
   am::MemoryManager& memory = am_->memory();
   BAREGPU_RETURN_IF_ERROR(memory.Unmap(allocation.va));
@@ -205,6 +214,7 @@ absl::Status AmdDevice::MapPeer(Allocation& allocation) {
   std::unique_ptr<am::PeerMapping> mapping;
   if (allocation.spec.kind == MemoryKind::kHost) {
     // The owner's DMA pages, made reachable by this device's DMA as well (the IOMMU under VFIO).
+    base::MutexLock lock(&owner->host_mu_);
     auto buffer = owner->host_.find(allocation.va);
     if (buffer == owner->host_.end()) {
       return absl::FailedPreconditionError(

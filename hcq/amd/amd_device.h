@@ -24,6 +24,7 @@
 #include "am/peer_mapping.h"
 #include "am/ring.h"
 #include "am/sdma.h"
+#include "base/mutex.h"
 #include "hcq/device.h"
 
 namespace hcq::amd {
@@ -58,8 +59,10 @@ class AmdDevice final : public Device {
 
   std::unique_ptr<am::Device> am_;
   absl::Duration ring_timeout_;
-  // Host allocations by VA; VRAM allocations keep their offset in the Allocation.
-  absl::flat_hash_map<uint64_t, std::unique_ptr<am::HostBuffer>> host_;
+  // Host allocations by VA; VRAM allocations keep their offset in the Allocation. Threads allocate and free at
+  // once (hcq/device.h); the memory manager locks itself, this map has its own lock.
+  base::Mutex host_mu_;
+  absl::flat_hash_map<uint64_t, std::unique_ptr<am::HostBuffer>> host_ ABSL_GUARDED_BY(host_mu_);
   // Drops every mapping of `owner`'s memory from this device's page tables (the owner is closing).
   void DropPeersOf(const AmdDevice& owner);
   // One mapping of this device's memory left `importer`'s page tables.

@@ -3,6 +3,7 @@
 #include "hcq/hw_queue.h"
 
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -200,6 +201,37 @@ TEST_F(HwQueueTest, AVariableAddressIsTwoPatchesAndTheLowOneChecksAlignment) {
   EXPECT_EQ(queue->patches()[1].shift, 32u);
   EXPECT_EQ(queue->patches()[1].offset, queue->patches()[0].offset + 1);  // RELEASE_MEM: address lo, then hi
   EXPECT_EQ(queue->patches()[1].align_mask, 0u);
+}
+
+}  // namespace
+}  // namespace hcq
+
+namespace hcq {
+namespace {
+
+// Issue 23, defect 1: a queue used by two threads at once is stopped where the misuse is (a library built without
+// NDEBUG), not left to interleave commands into the ring. The first thread holds the queue (as it would while
+// building), a second one builds into it.
+TEST_F(HwQueueTest, ASecondThreadInsideAQueueAbortsWithAMessage) {
+#ifdef NDEBUG
+  GTEST_SKIP() << "the check is compiled out with NDEBUG";
+#endif
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto queue = dev_->NewComputeQueue();
+  const Signal& timeline = dev_->timeline_signal();
+  EXPECT_DEATH(
+      {
+        HwQueue::UseScope held(*queue);
+        std::thread([&] { queue->signal(timeline, 1); }).join();
+      },
+      "a queue of sim:navi31:hcq is used by two threads at once");
+  // One thread holding it across calls (nested) is fine, and so is another thread after it let go.
+  {
+    HwQueue::UseScope held(*queue);
+    queue->signal(timeline, dev_->next_timeline());
+  }
+  std::thread([&] { EXPECT_TRUE(queue->submit(*dev_).ok()); }).join();
+  EXPECT_TRUE(dev_->synchronize().ok());
 }
 
 }  // namespace
