@@ -2,6 +2,7 @@
 
 #include <linux/pci_regs.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "am/gfx.h"
@@ -18,6 +19,7 @@
 #include "am/soc.h"
 #include "base/status_macros.h"
 #include "pci/open.h"
+#include "pci/virtual_registry.h"
 
 namespace am {
 namespace {
@@ -176,12 +178,23 @@ absl::Status Device::Mode1Reset() {
   return status;
 }
 
+std::string Device::ResetFix() const {
+  return absl::StartsWith(pci_->name(), pci::kVirtualPrefix)
+             ? absl::StrFormat("power-cycle it with `baregpu sim reset %s`", pci_->name())
+             : absl::StrFormat("reset it from the host (echo 1 > /sys/bus/pci/devices/%s/reset)", pci_->name());
+}
+
 absl::Status Device::ResetChip() {
   // amdgpu_device_mode1_reset: the reset loses the PCI state, so it is saved first and put back after; bus
   // mastering is off while the chip resets, so nothing is moving memory when it goes down.
   BAREGPU_ASSIGN_OR_RETURN(const uint16_t command, pci_->ReadConfig16(PCI_COMMAND));
   BAREGPU_RETURN_IF_ERROR(pci_->SetBusMaster(false));
-  BAREGPU_RETURN_IF_ERROR(smu_->Mode1Reset());
+  if (absl::Status reset = smu_->Mode1Reset(); !reset.ok()) {
+    // The PSP's firmware runs but the SMU's does not answer: a driver stopped between the PSP's start and its load of
+    // the SMU firmware (issue 23). Nothing the driver can send resets the chip then; say what does.
+    return absl::Status(reset.code(),
+                        absl::StrFormat("%s: mode1 reset failed: %s; %s", pci_->name(), reset.message(), ResetFix()));
+  }
   BAREGPU_RETURN_IF_ERROR(pci_->WriteConfig16(PCI_COMMAND, command));
   // The ASIC is out of reset once RCC_CONFIG_MEMSIZE no longer reads all ones (amdgpu_device_mode1_reset, through
   // nbio_v4_3_get_memsize).
@@ -224,7 +237,13 @@ absl::Status Device::Boot(BootOptions options) {
   } else {
     boot_kind_ = BootKind::kFull;
   }
-  BAREGPU_RETURN_IF_ERROR(RunBlocks(/*partial=*/false));
+  if (absl::Status full = RunBlocks(/*partial=*/false); !full.ok()) {
+    if (boot_kind_ != BootKind::kFull) return full;
+    // No mode1 reset was possible before this boot (no SMU firmware ran): firmware a stopped driver left half started
+    // (the PSP bootloader part-way through its components) is beyond the driver's reach (issue 23).
+    return absl::Status(full.code(), absl::StrFormat("%s; if a driver was stopped while it started the firmware, %s",
+                                                     full.message(), ResetFix()));
+  }
   gc.Write(regs::gc::SCRATCH_REG7{}.set_raw(kBootedFlag));
   return absl::OkStatus();
 }

@@ -134,6 +134,8 @@ class Device {
   absl::Status Run(IpBlock& block, absl::string_view phase, absl::Status (IpBlock::*step)());
   absl::Status RunBlocks(bool partial);
   absl::Status Mode1Reset();
+  // What resets the chip when the driver cannot: `baregpu sim reset NAME`, or the PCI reset of a real function.
+  std::string ResetFix() const;
   absl::Status ResetChip();
 
   std::unique_ptr<pci::Device> pci_;

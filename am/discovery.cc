@@ -2,11 +2,13 @@
 
 #include <cstring>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "am/regs/discovery.h"
 #include "am/regs/hw_id_constants.h"
 #include "base/status_macros.h"
+#include "pci/virtual_registry.h"
 
 namespace am {
 namespace {
@@ -241,9 +243,16 @@ absl::StatusOr<DeviceDiscovery> ReadDiscovery(pci::Device& device) {
   DeviceDiscovery result;
   const uint32_t memsize_mib = registers.Read32(kRccConfigMemsizeDword * 4);
   if (memsize_mib == 0 || memsize_mib == pci::Mmio::kUnclaimedRead) {
-    return absl::FailedPreconditionError(absl::StrFormat(
-        "%s: RCC_CONFIG_MEMSIZE reads %#x: the GPU reports no VRAM (is it powered, and is BAR5 its register BAR?)",
-        device.name(), memsize_mib));
+    // No driver path recovers from here (the reset needs the SMU, which discovery finds): say what does.
+    const std::string fix =
+        absl::StartsWith(device.name(), pci::kVirtualPrefix)
+            ? absl::StrFormat("power-cycle it with `baregpu sim reset %s`", device.name())
+            : absl::StrFormat("reset it from the host (echo 1 > /sys/bus/pci/devices/%s/reset) or power-cycle it",
+                              device.name());
+    return absl::FailedPreconditionError(
+        absl::StrFormat("%s: RCC_CONFIG_MEMSIZE reads %#x: the GPU reports no VRAM (is it powered, and is BAR5 its "
+                        "register BAR?); %s",
+                        device.name(), memsize_mib, fix));
   }
   result.vram_size = uint64_t{memsize_mib} << 20;
   // A hot-plugged card may still be initialising: wait for the IFWI as amdgpu does, and read the table anyway once

@@ -165,17 +165,21 @@ class Navi31::DoorbellBar : public pci::MmioHandler {
   DeviceErrorLog& errors_;
 };
 
+std::vector<StateRegion> Navi31::StateRegions(const Navi31Config& config) {
+  return {// VRAM's checksum covers what the firmware writes there at power-on: the discovery binary in its top 64 KiB.
+          {"vram", config.vram_size, config.vram_size - kDiscoveryOffsetFromTop, kDiscoveryOffsetFromTop},
+          {"regs", kRegisterSpaceDwords * sizeof(uint32_t)},
+          {"model", sizeof(ModelState)},
+          {"pci", kPersistentConfigBytes}};
+}
+
 absl::StatusOr<std::unique_ptr<Navi31>> Navi31::Open(const std::string& name, const Navi31Config& config) {
   if (!base::IsPowerOfTwo(config.bar0_size) || config.vram_size == 0 || config.vram_size % base::MiB(1) != 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: BAR0 of %#x bytes and VRAM of %#x bytes: BAR0 must be a power of two, VRAM whole MiB",
                         name, config.bar0_size, config.vram_size));
   }
-  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<PersistentState> state,
-                           PersistentState::Open(name, {{"vram", config.vram_size},
-                                                        {"regs", kRegisterSpaceDwords * sizeof(uint32_t)},
-                                                        {"model", sizeof(ModelState)},
-                                                        {"pci", kPersistentConfigBytes}}));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<PersistentState> state, PersistentState::Open(name, StateRegions(config)));
   return std::unique_ptr<Navi31>(new Navi31(name, config, std::move(state)));
 }
 
@@ -186,9 +190,9 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
                     kMsiVectors),
       config_(config),
       state_(std::move(state)),
-      registers_(std::span<uint32_t>(reinterpret_cast<uint32_t*>(state_->region(1).data()),
-                                     state_->region(1).size() / sizeof(uint32_t))),
-      model_state_(*reinterpret_cast<ModelState*>(state_->region(2).data())),
+      registers_(std::span<uint32_t>(reinterpret_cast<uint32_t*>(state_->region(kRegisterRegion).data()),
+                                     state_->region(kRegisterRegion).size() / sizeof(uint32_t))),
+      model_state_(*reinterpret_cast<ModelState*>(state_->region(kModelStateRegion).data())),
       bases_(Navi31Bases()),
       doorbells_(kDoorbellBarSize / 4),
       gc_doorbells_(doorbells_, DoorbellPort::kGc),
@@ -216,7 +220,25 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
   AttachIndirectAccess();
   // GC is powered by the RLC autoload; its hub takes no writes before (docs/fidelity.md, B2).
   gmc_.GateGcHubWrites([this] { return firmware_.rlc_autoloaded(); });
-  if (state_->cold()) PowerOnDefaults();
+  if (!state_->discarded().empty()) errors_.Report("state", state_->discarded());
+  if (state_->cold()) {
+    PowerOnDefaults();
+    state_->EndPowerTransition();
+  } else if (state_->interrupted_transition()) {
+    // The process that held the device died inside a power-on or a mode1 reset (issue 23, defect 5: the register
+    // file cleared, the power-on values not yet back, RCC_CONFIG_MEMSIZE 0). The chip completes a reset without its
+    // driver: so does the model, before any engine starts.
+    errors_.Report("state", absl::StrFormat("%s: its holder died during a power-on or mode1 reset; the reset is "
+                                            "completed now (registers and model state back to power-on, VRAM kept)",
+                                            name));
+    ResetCommandRegister();
+    (void)state_->Clear(kRegisterRegion);
+    (void)state_->Clear(kModelStateRegion);
+    gmc_.Reset();
+    smu_.Reset();
+    PowerOnDefaults();
+    state_->EndPowerTransition();
+  }
   // After the power-on values: engines that a previous process left running start again from their state.
   psp_ = std::make_unique<PspModel>(context_, smu_);
   executor_ = std::make_unique<isa::Rdna3Executor>(context_);
@@ -243,19 +265,23 @@ void Navi31::InjectRasInterrupt(RasEvent event) {
 void Navi31::Mode1Reset() {
   // The chip's reset takes its PCI function with it: no bus mastering until the driver restores the command register
   // (amdgpu_device_mode1_reset saves the PCI state before and loads it after the reset).
+  // Marked in the persistent header, so that a process killed before the power-on values are back leaves a device
+  // whose next open completes the reset (see the constructor).
+  state_->BeginPowerTransition();
   ResetCommandRegister();
   // Engines stop with the chip and come back as power-on engines; their state is cleared under them only once
   // they are quiet.
   sdma_.reset();  // the SDMA model has no Reset(): it is rebuilt (its hooks are replaced in place)
   gfx_->Reset();
   psp_->Reset();
-  (void)state_->Clear(1);
-  (void)state_->Clear(2);  // every model's internal state, the loaded firmware with it
+  (void)state_->Clear(kRegisterRegion);
+  (void)state_->Clear(kModelStateRegion);  // every model's internal state, the loaded firmware with it
   gmc_.Reset();
   smu_.Reset();
   PowerOnDefaults();
   gfx_->PowerOn();  // its banked registers (HQDs, SH_MEM_*, the MEC program counters) back to their reset values
   sdma_ = std::make_unique<SdmaModel>(sdma_context_);
+  state_->EndPowerTransition();
 }
 
 // MM_INDEX/MM_DATA: a window onto VRAM (index bit 31 set) or the register space (clear) through BAR5, the only way

@@ -58,6 +58,13 @@ class Navi31 final : public pci::sim::VirtualDevice {
   static constexpr uint64_t kRegisterSpaceDwords = uint64_t{1} << 27;
 
   static absl::StatusOr<std::unique_ptr<Navi31>> Open(const std::string& name, const Navi31Config& config);
+  // The persistent regions of a device with `config`, in the order of the region indexes below (for tests that
+  // play a process killed inside the device).
+  static std::vector<StateRegion> StateRegions(const Navi31Config& config);
+  static constexpr size_t kVramRegion = 0;
+  static constexpr size_t kRegisterRegion = 1;
+  static constexpr size_t kModelStateRegion = 2;
+  static constexpr size_t kPciStateRegion = 3;
   ~Navi31() override;
 
   const Navi31Config& config() const { return config_; }
@@ -66,7 +73,7 @@ class Navi31 final : public pci::sim::VirtualDevice {
   const regs::IpBases& bases() const { return bases_; }
   // True when this open powered the device on (no state was left by an earlier process).
   bool cold() const { return state_->cold(); }
-  std::span<uint8_t> vram() const { return state_->region(0); }
+  std::span<uint8_t> vram() const { return state_->region(kVramRegion); }
   SmuModel& smu() { return smu_; }
   NbioModel& nbio() { return nbio_; }
   GmcModel& gmc() { return gmc_; }
@@ -87,9 +94,6 @@ class Navi31 final : public pci::sim::VirtualDevice {
  private:
   class RegisterBar;
   class DoorbellBar;
-
-  // The persistent regions, in the order Open lists them.
-  static constexpr size_t kPciStateRegion = 3;
 
   Navi31(const std::string& name, const Navi31Config& config, std::unique_ptr<PersistentState> state);
   void PowerOnDefaults();

@@ -1,5 +1,6 @@
 // `baregpu sim reset`: power-cycling a virtual device from the command line.
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "absl/strings/match.h"
 #include "am/sim/navi31.h"
@@ -50,6 +51,21 @@ TEST(SimCommandTest, BadArgumentsAreUsageErrors) {
   auto unknown = RunBaregpu({"sim", "reset", "sim:navi99"});
   EXPECT_EQ(unknown.exit_status, 1);
   EXPECT_TRUE(absl::StartsWith(unknown.err, "error: no virtual device kind 'navi99'"));
+  // Issue 23 (10): an instance name that would reach outside the state directory.
+  auto escape = RunBaregpu({"sim", "reset", "sim:navi31:../x"});
+  EXPECT_EQ(escape.exit_status, 1);
+  EXPECT_TRUE(absl::StrContains(escape.err, "not a valid virtual device name")) << escape.err;
+}
+
+// Issue 23 (7): `boot` says on stderr that a damaged state was discarded, and boots the device from power-on.
+TEST(SimCommandTest, BootNotesADiscardedState) {
+  ASSERT_EQ(RunBaregpu({"boot", "sim:navi31:noted"}).exit_status, 0);
+  ASSERT_EQ(::truncate((kStateDir->dir() + "/navi31-noted.model").c_str(), 4096), 0);
+  auto r = RunBaregpu({"boot", "sim:navi31:noted", "--json"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "note: state: sim:navi31:noted: state file")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "navi31-noted.model has 4096 bytes")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "\"kind\": \"full\"")) << r.out;
 }
 
 }  // namespace

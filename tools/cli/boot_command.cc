@@ -21,6 +21,9 @@ absl::Status RunBoot(Invocation& inv) {
   // Firmware comes from where the device's kind says (a virtual GPU's virtual firmware), then the system's.
   BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<am::Device> device, am::Device::Open(inv.positional()[0]));
   const std::string name = device->pci().name();
+  // What the device reported while it opened (a virtual device whose damaged state was discarded, or whose reset a
+  // killed process left half done): on stderr, so that --json stays one document.
+  for (const std::string& note : device->pci().TakeDiagnostics()) inv.err() << "note: " << note << "\n";
   if (trace) {
     am::RegisterIo& io = device->io();
     std::ostream& out = inv.out();
