@@ -122,8 +122,8 @@ absl::Status Gfx::InitHw() {
   auto g = device_.Regs<regs::Ip::kGc>();
   BAREGPU_RETURN_IF_ERROR(WaitForAutoload());
   // A partial boot finds the queue of the previous process live on the MEC: dequeue it before anything under it
-  // changes (gfx_v11_0_kiq_init_register; tinygrad's reset_mec dequeues first too).
-  BAREGPU_RETURN_IF_ERROR(Dequeue());
+  // changes (gfx_v11_0_kiq_init_register, which drains it; tinygrad's reset_mec dequeues first too).
+  BAREGPU_RETURN_IF_ERROR(Dequeue(regs::DequeueRequest::kDrainPipe));
   BAREGPU_RETURN_IF_ERROR(ConfigMec());
   // GC is powered now: its hub can be programmed (gfx_v11_0_hw_init: config_gfx_rs64, then gfxhub_enable).
   BAREGPU_RETURN_IF_ERROR(device_.gmc().EnableGcHub());
@@ -283,16 +283,18 @@ absl::Status Gfx::LoadQueue() {
   return g.status();
 }
 
-absl::Status Gfx::FiniHw() { return Dequeue(); }
+// The waves go with the queue (gfx_v11_0_kcq_fini_register unmaps with RESET_QUEUES; tinygrad writes RESET_WAVES):
+// a close must not wait for a kernel that never ends, and nothing may run once the memory under it is freed.
+absl::Status Gfx::FiniHw() { return Dequeue(regs::DequeueRequest::kResetWaves); }
 
-absl::Status Gfx::Dequeue() {
+absl::Status Gfx::Dequeue(regs::DequeueRequest request) {
   auto g = device_.Regs<regs::Ip::kGc>();
   Select(1, 0, 0);
   absl::Status idle = g.status();
   // gfx_v11_0_kiq_init_register / tinygrad's _dequeue_hqds: only an active HQD is dequeued; wait for it to go
   // inactive, then withdraw the request (the MQD's cp_hqd_dequeue_request is 0).
   if (idle.ok() && g.Read<gc::CP_HQD_ACTIVE>().active()) {
-    g.Write(gc::CP_HQD_DEQUEUE_REQUEST{}.dequeue_req(1));
+    g.Write(gc::CP_HQD_DEQUEUE_REQUEST{}.dequeue_req(static_cast<uint32_t>(request)));
     idle = device_.io().WaitFor(*g.AddressOf<gc::CP_HQD_ACTIVE>(), gc::CP_HQD_ACTIVE{}.active(1).raw(), 0, kTimeout,
                                 "the compute queue to dequeue");
     g.Write(gc::CP_HQD_DEQUEUE_REQUEST{}.dequeue_req(0));
@@ -324,7 +326,8 @@ absl::StatusOr<QueueReset> Gfx::ResetQueue() {
   reset.lost_packets = ring_.PendingPackets();
   // A hung queue still answers a dequeue at its next packet boundary (the CP preempts it); one that does not
   // needs the whole chip reset, which is the caller's decision (Device::Boot with full_reset).
-  if (absl::Status dequeued = Dequeue(); !dequeued.ok()) {
+  // RESET_WAVES (amdgpu's queue reset, KFD_PREEMPT_TYPE_WAVEFRONT_RESET): a hung kernel's waves are killed.
+  if (absl::Status dequeued = Dequeue(regs::DequeueRequest::kResetWaves); !dequeued.ok()) {
     return absl::InternalError(
         absl::StrFormat("%s: the compute queue cannot be reset: %s; only a full reset "
                         "(baregpu boot --reset) recovers the MEC now",

@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "am/ip_block.h"
 #include "am/queue_reset.h"
+#include "am/regs/mqd.h"
 #include "am/regs/pm4_packets.h"
 #include "am/ring.h"
 #include "firmware/store.h"
@@ -75,7 +76,8 @@ class Gfx final : public IpBlock {
   // gfx_v11_0_cp_compute_enable(true).
   void EnableMec();
   absl::Status LoadQueue();
-  absl::Status Dequeue();
+  // Takes the queue off the MEC (CP_HQD_DEQUEUE_REQUEST = `request`) and waits for CP_HQD_ACTIVE to clear.
+  absl::Status Dequeue(regs::DequeueRequest request);
 
   Device& device_;
   firmware::Store firmware_;

@@ -10,6 +10,12 @@
 
 namespace am::regs {
 
+// CP_HQD_DEQUEUE_REQUEST.DEQUEUE_REQ: what the CP does with the queue's waves when it dequeues it (Linux 6.12
+// amdgpu_amdkfd_gfx_v11.c, enum hqd_dequeue_request_type; tinygrad's AM driver writes kResetWaves at fini). Drain
+// lets the waves in flight finish; reset kills them (KFD_PREEMPT_TYPE_WAVEFRONT_RESET, for a queue that must go
+// now: a hung kernel, a dying process).
+enum class DequeueRequest : uint32_t { kNoAction = 0, kDrainPipe = 1, kResetWaves = 2, kSaveWaves = 3 };
+
 // v11_structs.h: struct v11_compute_mqd.
 struct V11ComputeMqd {
   uint32_t header;

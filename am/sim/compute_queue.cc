@@ -38,6 +38,9 @@ ComputeQueue::ComputeQueue(const ModelContext& context, ShaderExecutor* executor
 }
 
 ComputeQueue::~ComputeQueue() {
+  // The model goes away with its process: a dispatch still running cannot go on without it (issue 23: a spinning
+  // kernel held the process's exit for minutes). Its queue stays active at the dispatch packet for the next process.
+  reset_waves_.store(true, std::memory_order_relaxed);
   ChangeAndWake([this] {
     if (stop_ == Stop::kNone) stop_ = Stop::kShutdown;
   });
@@ -45,7 +48,8 @@ ComputeQueue::~ComputeQueue() {
   if (doorbell_token_ != 0) context_.doorbells.Unsubscribe(doorbell_token_);
 }
 
-void ComputeQueue::RequestDequeue() {
+void ComputeQueue::RequestDequeue(regs::DequeueRequest request) {
+  if (request == regs::DequeueRequest::kResetWaves) reset_waves_.store(true, std::memory_order_relaxed);
   ChangeAndWake([this] {
     if (stop_ == Stop::kNone) stop_ = Stop::kDequeue;
   });
@@ -145,6 +149,7 @@ void ComputeQueue::Run() {
   Pm4Engine engine(context_, executor_, id_, hqd_.Get<gc::CP_HQD_VMID>().vmid(),
                    [this](std::chrono::microseconds delay) { return Backoff(delay); });
   if (hooks_.sh_mem) engine.set_sh_mem_source(hooks_.sh_mem);
+  engine.set_reset_waves(&reset_waves_);
   if (hooks_.kiq) {
     engine.set_kiq_handler([this, &engine](std::span<const uint32_t> packet) { return hooks_.kiq(packet, engine); });
   }

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "am/regs/gc.h"
+#include "am/regs/mqd.h"
 #include "am/sim/engine_wakeup.h"
 #include "am/sim/model_context.h"
 #include "am/sim/pm4_engine.h"
@@ -78,8 +79,9 @@ class ComputeQueue {
   ~ComputeQueue();
 
   // CP_HQD_DEQUEUE_REQUEST: stop at the next packet boundary (an unfinished wait is abandoned and runs again when
-  // the queue is mapped again), then CP_HQD_ACTIVE reads 0. Returns at once.
-  void RequestDequeue();
+  // the queue is mapped again), then CP_HQD_ACTIVE reads 0. Returns at once. Draining lets a running dispatch
+  // finish first (a kernel that never ends keeps the queue active); resetting the waves ends it where it is.
+  void RequestDequeue(regs::DequeueRequest request);
   // Something the queue may be waiting for changed (a register it polls, the MEC's halt state, the wptr registers).
   void Wake(bool wptr_register_written = false);
   // Fault injection: the queue stops consuming its ring (its rptr freezes) but still answers a dequeue.
@@ -129,7 +131,10 @@ class ComputeQueue {
   bool wptr_written_ = false;  // guarded by mu_
   bool hung_ = false;          // guarded by mu_
   bool faulted_ = false;       // guarded by mu_
-  uint64_t wptr_ = 0;          // guarded by mu_
+  // Set by a RESET_WAVES dequeue and by shutdown (the model going away with its process): the running dispatch's
+  // waves end where they are. Read by the dispatch's worker threads, hence atomic.
+  std::atomic<bool> reset_waves_{false};
+  uint64_t wptr_ = 0;  // guarded by mu_
 
   // Ring geometry and position, owned by the queue's thread.
   uint64_t ring_base_ = 0;

@@ -365,12 +365,12 @@ void GfxModel::OnHqdWrite(uint32_t index, uint32_t value) {
       }
       return;
     case kHqdDequeueRequest:
-      if (gc::CP_HQD_DEQUEUE_REQUEST::FromRaw(value).dequeue_req() != 0) {
+      if (const uint32_t request = gc::CP_HQD_DEQUEUE_REQUEST::FromRaw(value).dequeue_req(); request != 0) {
         std::lock_guard lock(queues_mu_);
         clobbered_[id->pipe][id->queue] = false;  // the driver's recovery: the queue is off the MEC now
         ComputeQueue* queue = queues_[id->pipe][id->queue].get();
         if (queue != nullptr && !queue->finished()) {
-          queue->RequestDequeue();
+          queue->RequestDequeue(static_cast<regs::DequeueRequest>(request));
         } else {
           Bank(*id).Set(gc::CP_HQD_ACTIVE::FromRaw(0));  // nothing runs it: the HQD is off at once
         }
@@ -596,7 +596,9 @@ Pm4Engine::Status GfxModel::ExecuteKiqPacket(std::span<const uint32_t> packet, P
       if (!unmapped) {
         return malformed(absl::StrFormat("UNMAP_QUEUES of doorbell %#x: no mapped queue has it", doorbell));
       }
-      unmapped->RequestDequeue();
+      // RESET_QUEUES ends the waves with the queue; PREEMPT_QUEUES lets them finish (the MEC firmware's actions).
+      unmapped->RequestDequeue(control.action() == kResetQueues ? regs::DequeueRequest::kResetWaves
+                                                                : regs::DequeueRequest::kDrainPipe);
       unmapped.reset();  // joins: the queue is off the MEC when the packet completes
       return Pm4Engine::Status::kDone;
     }

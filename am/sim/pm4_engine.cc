@@ -529,6 +529,7 @@ Pm4Engine::Status Pm4Engine::DispatchDirect(std::span<const uint32_t> packet) {
   state.resource_limits = sh(RegisterAddress<gc::COMPUTE_RESOURCE_LIMITS>(bases));
   state.memory = MecMemoryClient(vmid_);
   if (sh_mem_) state.sh_mem = sh_mem_(vmid_);
+  state.reset_waves = reset_waves_;
   if (executor_ == nullptr) {
     // No CP error source means "no shader engine": from the driver's side the CP could not execute the packet,
     // which is what CP_BAD_OPCODE_ERROR reports.
@@ -537,6 +538,8 @@ Pm4Engine::Status Pm4Engine::DispatchDirect(std::span<const uint32_t> packet) {
                                  packet[2], packet[3], state.program_address));
   }
   if (absl::Status s = executor_->Dispatch(state, context_.memory); !s.ok()) {
+    // Waves reset by a dequeue: the queue stops at this packet, as it does in a WAIT_REG_MEM (no device error).
+    if (absl::IsCancelled(s)) return Status::kStopped;
     return Fault(
         regs::ih::GFX_11_0_0__SRCID__CP_BAD_OPCODE_ERROR,
         absl::StrFormat("DISPATCH_DIRECT of the program at %#x failed: %s", state.program_address, s.message()));

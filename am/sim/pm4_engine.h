@@ -80,6 +80,8 @@ class Pm4Engine {
   // dispatches run with their power-on values.
   using ShMemSource = std::function<ShMemRegisters(uint32_t vmid)>;
   void set_sh_mem_source(ShMemSource source) { sh_mem_ = std::move(source); }
+  // The queue's reset-waves flag, handed to every dispatch (DispatchState::reset_waves).
+  void set_reset_waves(const std::atomic<bool>* flag) { reset_waves_ = flag; }
 
   const HqdId& id() const { return id_; }
   uint32_t vmid() const { return vmid_; }
@@ -119,6 +121,7 @@ class Pm4Engine {
   Backoff backoff_;
   KiqHandler kiq_;
   ShMemSource sh_mem_;
+  const std::atomic<bool>* reset_waves_ = nullptr;
   uint64_t pipe_int_cntl_;
   // SET_SH_REG's range, PACKET3_SET_SH_REG_START..END (absolute dword addresses, as Linux's SOC15_REG_OFFSET).
   std::array<uint32_t, regs::pm4::PACKET3_SET_SH_REG_END - regs::pm4::PACKET3_SET_SH_REG_START> sh_{};

@@ -6,6 +6,7 @@
 #define BAREGPU_AM_SIM_SHADER_EXECUTOR_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 
 #include "absl/status/status.h"
@@ -35,12 +36,16 @@ struct DispatchState {
   uint32_t resource_limits = 0;          // COMPUTE_RESOURCE_LIMITS
   MemoryClient memory;                   // the queue's hub and VM context
   ShMemRegisters sh_mem;                 // SH_MEM_CONFIG/SH_MEM_BASES of the queue's VMID
+  // Set while the dispatch runs when its queue is dequeued with CP_HQD_DEQUEUE_REQUEST = RESET_WAVES (or the model
+  // shuts down): the waves stop where they are and Dispatch returns Cancelled. Null: nothing can reset them.
+  const std::atomic<bool>* reset_waves = nullptr;
 };
 
 class ShaderExecutor {
  public:
   virtual ~ShaderExecutor() = default;
-  // Runs every workgroup of the dispatch to completion. An error is a device error (the queue stops).
+  // Runs every workgroup of the dispatch to completion. An error is a device error (the queue stops), except
+  // Cancelled: the waves were reset (DispatchState::reset_waves), which is no error of the kernel's.
   virtual absl::Status Dispatch(const DispatchState& state, GpuMemory& memory) = 0;
 };
 

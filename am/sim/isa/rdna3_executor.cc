@@ -123,6 +123,7 @@ absl::Status Rdna3Executor::Dispatch(const DispatchState& state, GpuMemory& memo
   setup.program = *program;
   std::atomic<bool> stop{false};
   setup.stop = &stop;
+  setup.reset_waves = state.reset_waves;
 
   // Workgroups are handed out in order from a shared counter; the first fault stops the rest.
   std::atomic<uint64_t> next{0};
@@ -131,7 +132,7 @@ absl::Status Rdna3Executor::Dispatch(const DispatchState& state, GpuMemory& memo
   WaveFault first_fault;
   auto worker = [&] {
     WorkgroupRunner runner(setup);
-    while (!stop.load(std::memory_order_relaxed)) {
+    while (!setup.stopping()) {
       const uint64_t index = next.fetch_add(1, std::memory_order_relaxed);
       if (index >= workgroups) break;
       const uint32_t x = static_cast<uint32_t>(index % setup.grid[0]);
@@ -155,6 +156,9 @@ absl::Status Rdna3Executor::Dispatch(const DispatchState& state, GpuMemory& memo
   worker();
   for (std::thread& t : pool) t.join();
 
+  if (state.reset_waves != nullptr && state.reset_waves->load(std::memory_order_relaxed) && first_error.ok()) {
+    return absl::CancelledError("the queue's waves were reset (CP_HQD_DEQUEUE_REQUEST RESET_WAVES)");
+  }
   if (!first_error.ok() && first_fault.kind == WaveFault::kIllegalInstruction) {
     ReportIllegalInstruction(state, first_fault.pc, std::string(first_error.message()));
   } else if (!first_error.ok()) {

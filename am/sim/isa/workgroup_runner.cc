@@ -208,8 +208,8 @@ absl::Status WorkgroupRunner::Run(uint32_t x, uint32_t y, uint32_t z) {
     if (!any_running) {
       for (uint32_t w = 0; w < waves; ++w) waves_[w].at_barrier = false;
     }
-    if (setup_.stop != nullptr && setup_.stop->load(std::memory_order_relaxed)) {
-      return absl::AbortedError("dispatch stopped by a fault in another workgroup");
+    if (setup_.stopping()) {
+      return absl::AbortedError("dispatch stopped (a fault in another workgroup, or the queue's waves were reset)");
     }
   }
 }
@@ -256,7 +256,7 @@ WorkgroupRunner::Flow WorkgroupRunner::RunWave(Wave& wave) {
                                 executed, wave.pc)};
       return Flow::kFault;
     }
-    if ((executed & 0xffff) == 0 && setup_.stop != nullptr && setup_.stop->load(std::memory_order_relaxed)) {
+    if ((executed & 0xffff) == 0 && setup_.stopping()) {
       wave.done = true;
       return Flow::kEnd;
     }

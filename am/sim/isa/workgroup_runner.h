@@ -41,6 +41,12 @@ struct DispatchSetup {
   uint32_t float_mode = 0;            // RSRC1.FLOAT_MODE, the wave's initial MODE round/denorm bits
   ShMemRegisters sh_mem;              // the VMID's SH_MEM_BASES (FLAT apertures) and SH_MEM_CONFIG (alignment)
   std::atomic<bool>* stop = nullptr;  // set when any workgroup failed: the others end early
+  const std::atomic<bool>* reset_waves = nullptr;  // DispatchState::reset_waves: every wave ends where it is
+  // Whether the waves must end now (another workgroup failed, or the queue's waves were reset).
+  bool stopping() const {
+    return (stop != nullptr && stop->load(std::memory_order_relaxed)) ||
+           (reset_waves != nullptr && reset_waves->load(std::memory_order_relaxed));
+  }
 };
 
 // Why a wave stopped (the executor turns it into the device's report).
