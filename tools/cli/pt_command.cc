@@ -14,6 +14,7 @@
 #include "am/regs/database.h"
 #include "am/regs/gc.h"
 #include "am/regs/vm.h"
+#include "base/printable.h"
 #include "base/status_macros.h"
 #include "pci/open.h"
 #include "tools/cli/command.h"
@@ -61,7 +62,8 @@ absl::Status RunPt(Invocation& inv) {
   if (args.size() != 3 || args[1] != "walk") return inv.UsageError("usage: baregpu pt DEVICE walk VA [--vmid=N]");
   uint64_t va = 0;
   if (!absl::StartsWithIgnoreCase(args[2], "0x") || !absl::SimpleHexAtoi(args[2].substr(2), &va)) {
-    return inv.UsageError(absl::StrCat("'", args[2], "' is not a GPU address; write it in hex (0x7f0000001000)"));
+    return inv.UsageError(
+        absl::StrCat("'", base::Printable(args[2]), "' is not a GPU address; write it in hex (0x7f0000001000)"));
   }
   uint32_t vmid = 0;
   if (std::optional<std::string> text = inv.value("vmid")) {
