@@ -43,9 +43,34 @@ absl::Status ErrnoError(int err, absl::string_view what) {
   }
 }
 
+namespace {
+
+// What a stat mode names, for "PATH is a FIFO, not a regular file".
+absl::string_view FileTypeName(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a plain file";
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> ReadFile(const std::string& path, size_t max_size) {
-  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: opening a FIFO with no writer would otherwise wait for one forever; it does nothing for the regular
+  // files read below. O_NOCTTY: a terminal named by mistake must not become the process's controlling terminal.
+  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (!fd.valid()) return ErrnoError(errno, absl::StrCat("open ", Printable(path)));
+  // Only regular files (sysfs and procfs attributes are regular files too): a FIFO or a terminal can block a read
+  // forever, and /dev/zero never ends.
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return ErrnoError(errno, absl::StrCat("stat ", Printable(path)));
+  if (!S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(Printable(path), " is ", FileTypeName(st.st_mode),
+                     ", not a regular file; copy what it holds into a file and give that file's path"));
+  }
   std::string data;
   char chunk[65536];
   while (true) {

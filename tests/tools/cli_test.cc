@@ -1,5 +1,9 @@
 // The baregpu command line as a user meets it: exit codes, help, errors on one line, JSON that parses.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -116,6 +120,23 @@ TEST(CliTest, NamesWithControlCharactersAreQuoted) {
   }
   auto file = RunBaregpu({"fw", "info", hostile});
   EXPECT_TRUE(absl::StrContains(file.err, quoted)) << file.err;
+}
+
+// Every command that reads a file refuses a FIFO at once: without a writer, open() would wait for one forever.
+TEST(CliTest, FilesThatAreNotRegularAreRefusedWithoutBlocking) {
+  char pattern[] = "/tmp/baregpu-cli-fifo-XXXXXX";
+  const std::string dir = ::mkdtemp(pattern);
+  const std::string fifo = dir + "/psp_13_0_0_sos.bin";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"fw", "info", fifo}, {"fw", "info", fifo, "--kind=sos"}, {"fw", "info", fifo, "--json"}, {"co", fifo}}) {
+    auto r = RunBaregpu(args, {}, std::chrono::seconds(20));
+    EXPECT_FALSE(r.timed_out) << args[1] << " " << fifo << " blocked";
+    EXPECT_EQ(r.exit_status, 1) << r.err;
+    EXPECT_TRUE(absl::StrContains(r.out + r.err, fifo + " is a FIFO, not a regular file")) << r.out << r.err;
+  }
+  ::unlink(fifo.c_str());
+  ::rmdir(dir.c_str());
 }
 
 // JSON output carries any name: control characters as JSON escapes, bytes that are not UTF-8 replaced (nlohmann
