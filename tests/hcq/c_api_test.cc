@@ -127,6 +127,18 @@ TEST_F(CApiTest, APeerDeviceReachesMappedBuffersAndSharedSignals) {
   hcq_device_close(peer);
 }
 
+// The C API's allocation of UINT64_MAX bytes fails naming that size (it once said "0 bytes").
+TEST_F(CApiTest, AnAllocationTooLargeNamesTheRequestedSize) {
+  for (int host : {0, 1}) {
+    hcq_buffer* buffer = nullptr;
+    EXPECT_NE(hcq_buffer_alloc(dev_, UINT64_MAX, host, &buffer), HCQ_OK);
+    EXPECT_EQ(buffer, nullptr);
+    const std::string error = hcq_last_error();
+    EXPECT_NE(error.find("18446744073709551615 bytes"), std::string::npos) << error;
+    EXPECT_EQ(error.find(" 0 bytes"), std::string::npos) << error;
+  }
+}
+
 TEST_F(CApiTest, LoadingGarbageAsACodeObjectIsAnError) {
   const char garbage[] = "not an ELF file";
   hcq_program* program = nullptr;
@@ -878,7 +890,8 @@ TEST_F(CApiTest, AGraphReplaysKernelsAndCopiesWithNewValues) {
     ASSERT_EQ(hcq_graph_run(graph, values, 2), HCQ_OK) << hcq_last_error();
     ASSERT_EQ(hcq_graph_wait(graph), HCQ_OK) << hcq_last_error();
     const std::vector<float> copied = ReadFloats(b[3], kMax);
-    for (size_t i = 0; i < kMax; ++i) ASSERT_EQ(copied[i], i < count ? 3.0f : 0.0f) << "element " << i << " of " << count;
+    for (size_t i = 0; i < kMax; ++i)
+      ASSERT_EQ(copied[i], i < count ? 3.0f : 0.0f) << "element " << i << " of " << count;
   }
   EXPECT_NE(hcq_graph_run(graph, nullptr, 0), HCQ_OK);  // both variables missing
   hcq_graph_free(graph);
