@@ -139,6 +139,30 @@ TEST_F(CApiTest, AnAllocationTooLargeNamesTheRequestedSize) {
   }
 }
 
+// Running out of signals tells a C caller what it can do (free signals), not only the C++ option it cannot reach.
+TEST_F(CApiTest, SignalExhaustionSaysWhatACCallerCanDo) {
+  std::vector<hcq_signal*> signals;
+  hcq_status status = HCQ_OK;
+  for (int i = 0; i < 4096 && status == HCQ_OK; ++i) {
+    hcq_signal* signal = nullptr;
+    status = hcq_signal_new(dev_, 0, &signal);
+    if (status == HCQ_OK) signals.push_back(signal);
+  }
+  EXPECT_EQ(status, HCQ_ERROR_RESOURCE_EXHAUSTED);
+  const std::string error = hcq_last_error();
+  EXPECT_NE(error.find("hcq_signal_free"), std::string::npos) << error;
+  EXPECT_NE(error.find("Signal.close()"), std::string::npos) << error;
+  EXPECT_NE(error.find("the C API and Python always use the default"), std::string::npos) << error;
+  // Freeing one makes room again.
+  ASSERT_FALSE(signals.empty());
+  hcq_signal_free(signals.back());
+  signals.pop_back();
+  hcq_signal* again = nullptr;
+  EXPECT_EQ(hcq_signal_new(dev_, 0, &again), HCQ_OK) << hcq_last_error();
+  signals.push_back(again);
+  for (hcq_signal* signal : signals) hcq_signal_free(signal);
+}
+
 TEST_F(CApiTest, LoadingGarbageAsACodeObjectIsAnError) {
   const char garbage[] = "not an ELF file";
   hcq_program* program = nullptr;
