@@ -76,7 +76,7 @@ absl::StatusOr<uint64_t> MemoryManager::MapVram(uint64_t address, uint64_t size,
     return absl::OutOfRangeError(
         absl::StrFormat("VRAM %#x..%#x is beyond VRAM (%#x bytes)", address, address + size, layout_.vram_size));
   }
-  const uint64_t rounded = (size + PageTable::kPageSize - 1) & ~(PageTable::kPageSize - 1);
+  const uint64_t rounded = base::AlignUp(size, PageTable::kPageSize);
   BAREGPU_ASSIGN_OR_RETURN(uint64_t va, va_.Allocate(rounded, address & (base::MiB(2) - 1) ? 0 : base::MiB(2)));
   base::MutexLock lock(&mu_);
   if (absl::Status mapped = page_table_->Map(va, rounded, address, flags); !mapped.ok()) {
@@ -135,7 +135,8 @@ absl::StatusOr<uint64_t> MemoryManager::MapSystemAtCpuAddress(const pci::DmaBuff
 }
 
 absl::StatusOr<uint64_t> MemoryManager::MapVramAtCpuAddress(uint64_t address, uint64_t size, const PageFlags& flags) {
-  const uint64_t rounded = (size + PageTable::kPageSize - 1) & ~(PageTable::kPageSize - 1);
+  // Saturating: a size near 2^64 must not round to 0 and map nothing; CpuView refuses the saturated size.
+  const uint64_t rounded = base::AlignUp(size, PageTable::kPageSize);
   BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> view, CpuView(address, rounded));
   const uint64_t va = reinterpret_cast<uintptr_t>(view.data());
   BAREGPU_RETURN_IF_ERROR(CheckCpuAddressRange(va, rounded));

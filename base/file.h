@@ -14,7 +14,8 @@
 
 namespace base {
 
-// Reads a whole file; refuses files larger than `max_size` bytes.
+// Reads a whole regular file; refuses files larger than `max_size` bytes and anything that is not a regular file
+// (a FIFO, a device, a directory): reading those can block forever or never end. Never blocks in open().
 absl::StatusOr<std::string> ReadFile(const std::string& path, size_t max_size = size_t{1} << 30);
 
 // Reads a small attribute file (sysfs style) and strips trailing whitespace.

@@ -13,10 +13,30 @@ Prints the result check and the kernel time; exit status 0 when every element is
 import array
 import os
 import shutil
+import stat
 import sys
 import tempfile
 
 SKIP = 77
+
+
+class UsageError(Exception):
+    """A problem with what the user gave: printed as one line, exit status 1, no traceback."""
+
+
+def read_code_object(path):
+    # Only a regular file: a FIFO would block the read (and the open) forever, a directory cannot be read.
+    try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+            raise UsageError(f"code object {path!r} is {kind}, not a regular file; give a .co file "
+                             "(e.g. BUILD/tests/am/sim/isa/kernels/vector_add-O2.co)")
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise UsageError(f"cannot read code object {path!r}: {e.strerror}; build it (ninja -C BUILD) or give "
+                         "the path of a gfx1100 .co file") from e
 
 
 def main(argv):
@@ -32,6 +52,7 @@ def main(argv):
     if len(argv) < 2:
         print(__doc__.strip(), file=sys.stderr)
         return 2
+    code_object = read_code_object(argv[1])  # before the device opens: a wrong path is the user's first mistake
     import baregpu  # after the environment above: the library reads it when it opens the device
 
     device_name = argv[2] if len(argv) > 2 else "sim:navi31"
@@ -39,8 +60,7 @@ def main(argv):
     a = array.array("f", (float(i) for i in range(n)))
     b = array.array("f", (float(2 * i + 1) for i in range(n)))
     with baregpu.Device(device_name) as dev:
-        with open(argv[1], "rb") as f:
-            program = dev.load_program(f.read(), "vector_add")
+        program = dev.load_program(code_object, "vector_add")
         bufs = [dev.alloc(4 * n) for _ in range(3)]
         bufs[0].copyin(a)
         bufs[1].copyin(b)
@@ -55,7 +75,7 @@ def main(argv):
 if __name__ == "__main__":
     try:
         code = main(sys.argv)
-    except RuntimeError as e:  # baregpu.HcqError among them: status and the library's message
+    except (RuntimeError, UsageError) as e:  # baregpu.HcqError among them: status and the library's message
         print(f"error: {e}", file=sys.stderr)
         code = 1
     if "--test" in sys.argv[1:2] and "BAREGPU_SIM_DIR" in os.environ:

@@ -10,14 +10,16 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/printable.h"
 
 namespace firmware {
 
 class ByteReader {
  public:
   // `file` names the image in messages; `data` must outlive the reader.
-  ByteReader(absl::string_view file, absl::string_view data) : file_(file), data_(data) {}
+  ByteReader(absl::string_view file, absl::string_view data) : file_(base::Printable(file)), data_(data) {}
 
+  // The name as messages show it (base::Printable).
   absl::string_view file() const { return file_; }
   absl::string_view data() const { return data_; }
   uint64_t size() const { return data_.size(); }

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "base/printable.h"
 
 namespace firmware {
 namespace {
@@ -163,7 +164,7 @@ absl::StatusOr<FileRole> RoleFromFileName(absl::string_view path) {
   }
   if (best == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path,
+        absl::StrCat(base::Printable(path),
                      ": cannot tell the firmware kind from the file name (expected an amdgpu name such as "
                      "psp_13_0_0_sos.bin, gc_11_0_0_mec.bin, sdma_6_0_0.bin or navi10_rlc.bin); pass --kind=KIND"));
   }

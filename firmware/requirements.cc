@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "base/printable.h"
 
 namespace firmware {
 namespace {
@@ -237,16 +238,16 @@ absl::Status CheckProvides(const RequiredFile& required, const Container& contai
   if (h.header_version_major != required.header_major || h.header_version_minor != required.header_minor) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "%s: header version %d.%d, but %s expects %d.%d for %s (%s); the file is for another generation",
-        container.file, h.header_version_major, h.header_version_minor, "the driver", required.header_major,
-        required.header_minor, required.block, required.source));
+        base::Printable(container.file), h.header_version_major, h.header_version_minor, "the driver",
+        required.header_major, required.header_minor, required.block, required.source));
   }
   std::vector<std::string> missing;
   for (const ProvidedType& p : required.provides) {
     if (!p.optional && container.Find(p.load, p.type) == nullptr) missing.push_back(TypeName(p.load, p.type));
   }
   if (!missing.empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("%s: lacks %s, which %s needs", container.file, absl::StrJoin(missing, ", "), required.block));
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s: lacks %s, which %s needs", base::Printable(container.file), absl::StrJoin(missing, ", "), required.block));
   }
   return absl::OkStatus();
 }

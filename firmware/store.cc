@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "base/file.h"
+#include "base/printable.h"
 #include "base/status_macros.h"
 #include "firmware/decompress.h"
 #include "firmware/virtual_firmware.h"
@@ -83,10 +84,11 @@ absl::StatusOr<LoadedFile> Store::Load(absl::string_view name, const std::vector
       return LoadedFile{candidate, *location.path, std::move(data)};
     }
   }
-  return absl::NotFoundError(absl::StrCat("firmware amdgpu/", absl::StrJoin(names, " or amdgpu/"), " not found; tried ",
-                                          absl::StrJoin(tried, ", "),
-                                          ". Install linux-firmware (Debian: firmware-amd-graphics) or point ",
-                                          kFirmwarePathEnv, " at a directory that holds amdgpu/", name));
+  const auto printable = [](std::string* out, const std::string& path) { out->append(base::Printable(path)); };
+  return absl::NotFoundError(absl::StrCat(
+      "firmware amdgpu/", absl::StrJoin(names, " or amdgpu/", printable), " not found; tried ",
+      absl::StrJoin(tried, ", ", printable), ". Install linux-firmware (Debian: firmware-amd-graphics) or point ",
+      kFirmwarePathEnv, " at a directory that holds amdgpu/", base::Printable(name)));
 }
 
 }  // namespace firmware

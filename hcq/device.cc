@@ -86,9 +86,13 @@ void Device::FiniCommon() {
 absl::StatusOr<Signal> Device::NewSignal(uint64_t value) {
   std::unique_lock lock(resources_mu_);
   if (free_signals_.empty()) {
+    // Says what each API's user can do: the pool's size is a C++ DeviceOptions field, which hcq_device_open (and
+    // so Python's baregpu.Device) leaves at its default; freeing signals works everywhere.
     return absl::ResourceExhaustedError(absl::StrFormat(
-        "%s: all %d signals of the pool are in use; free some or raise DeviceOptions::signal_pool_bytes", name_,
-        signal_pool_.size() / Signal::kBytes));
+        "%s: all %d signals of the pool are in use; free the signals no longer needed (C: hcq_signal_free, Python: "
+        "Signal.close(), C++: Device::FreeSignal), or, from C++, open the device with a larger "
+        "DeviceOptions::signal_pool_bytes (now %d bytes, %d per signal; the C API and Python always use the default)",
+        name_, signal_pool_.size() / Signal::kBytes, signal_pool_.size(), Signal::kBytes));
   }
   const uint32_t slot = free_signals_.back();
   free_signals_.pop_back();

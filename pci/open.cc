@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "base/printable.h"
 #include "base/status_macros.h"
 #include "pci/sysfs_device.h"
 #include "pci/vfio_device.h"
@@ -22,7 +23,7 @@ absl::StatusOr<std::unique_ptr<Device>> Open(absl::string_view name, const OpenO
   auto address = Address::Parse(address_text);
   if (!address.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("'", name,
+        absl::StrCat("'", base::Printable(name),
                      "' names no device: use a PCI address (0000:03:00.0, optionally prefixed vfio: or sysfs:) or a "
                      "virtual device (sim:navi31); `baregpu list` shows what is there"));
   }

@@ -140,25 +140,36 @@ std::string AmdDevice::DescribeQueues() {
 }
 
 absl::StatusOr<std::shared_ptr<Allocation>> AmdDevice::AllocMemory(uint64_t size, const BufferSpec& spec) {
+  // Checked before rounding: a size within a page of 2^64 rounded up wraps to 0, and the allocator then reported
+  // "allocation of 0 bytes" for a request of 2^64 - 1. No buffer can exceed the 48-bit GPU address space.
+  if (size > am::PageTable::kAddressSpace) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "%s: cannot allocate %d bytes (%#x) of %s: more than the GPU's whole %#x-byte (48-bit) address space", name(),
+        size, size, spec.kind == MemoryKind::kVram ? "VRAM" : "host memory", am::PageTable::kAddressSpace));
+  }
   auto allocation = std::make_shared<Allocation>();
   am::MemoryManager& memory = am_->memory();
   // Whole pages: the page tables map nothing smaller; 2 MiB alignment lets big buffers use huge pages.
-  const uint64_t rounded = (size + 4095) & ~uint64_t{4095};
+  const uint64_t rounded = base::AlignUp(size, am::PageTable::kPageSize);
   if (spec.kind == MemoryKind::kVram) {
-    BAREGPU_ASSIGN_OR_RETURN(uint64_t offset,
-                             memory.AllocVram(rounded, rounded >= (uint64_t{2} << 20) ? uint64_t{2} << 20 : 4096));
+    absl::StatusOr<uint64_t> offset =
+        memory.AllocVram(rounded, rounded >= (uint64_t{2} << 20) ? uint64_t{2} << 20 : 4096);
+    if (!offset.ok()) {
+      return absl::Status(offset.status().code(), absl::StrFormat("%s: cannot allocate %d bytes of VRAM: %s", name(),
+                                                                  size, offset.status().message()));
+    }
     // CPU-visible VRAM sits at its CPU address, as host memory does: one pointer for both (tinygrad's HCQ, KFD).
-    absl::StatusOr<uint64_t> va = spec.cpu_access && memory.CpuView(offset, rounded).ok()
-                                      ? memory.MapVramAtCpuAddress(offset, rounded, {.executable = spec.executable})
-                                      : memory.MapVram(offset, rounded, {.executable = spec.executable});
+    absl::StatusOr<uint64_t> va = spec.cpu_access && memory.CpuView(*offset, rounded).ok()
+                                      ? memory.MapVramAtCpuAddress(*offset, rounded, {.executable = spec.executable})
+                                      : memory.MapVram(*offset, rounded, {.executable = spec.executable});
     if (!va.ok()) {
-      (void)memory.FreeVram(offset);
+      (void)memory.FreeVram(*offset);
       return va.status();
     }
     allocation->va = *va;
-    allocation->backend_handle = offset;
+    allocation->backend_handle = *offset;
     if (spec.cpu_access) {
-      absl::StatusOr<std::span<uint8_t>> view = memory.CpuView(offset, rounded);
+      absl::StatusOr<std::span<uint8_t>> view = memory.CpuView(*offset, rounded);
       if (view.ok()) allocation->cpu = view->data();
     }
   } else {
@@ -166,9 +177,13 @@ absl::StatusOr<std::shared_ptr<Allocation>> AmdDevice::AllocMemory(uint64_t size
       return absl::InvalidArgumentError(
           absl::StrFormat("%s: executable host memory is not supported; code goes to VRAM", name()));
     }
-    BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<am::HostBuffer> buffer,
-                             am::HostBuffer::Create(*am_, rounded, /*snooped=*/!spec.uncached,
-                                                    /*at_cpu_address=*/true));
+    absl::StatusOr<std::unique_ptr<am::HostBuffer>> created =
+        am::HostBuffer::Create(*am_, rounded, /*snooped=*/!spec.uncached, /*at_cpu_address=*/true);
+    if (!created.ok()) {
+      return absl::Status(created.status().code(), absl::StrFormat("%s: cannot allocate %d bytes of host memory: %s",
+                                                                   name(), size, created.status().message()));
+    }
+    std::unique_ptr<am::HostBuffer> buffer = std::move(*created);
     allocation->va = buffer->va();
     allocation->cpu = buffer->cpu();
     base::MutexLock lock(&host_mu_);

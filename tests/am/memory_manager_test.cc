@@ -94,6 +94,19 @@ TEST_F(MemoryManagerTest, VramMappingIsReachableByTheDeviceAndGoneAfterUnmap) {
   EXPECT_FALSE(manager_->Unmap(*va).ok());
 }
 
+// Sizes within a page of 2^64 once rounded up to 0 pages: CpuView then accepted them and the page table was asked
+// to map nothing. They are refused as the size they are.
+TEST_F(MemoryManagerTest, SizesThatWouldWrapWhenRoundedAreRefused) {
+  auto vram = manager_->AllocVram(base::MiB(1));
+  ASSERT_TRUE(vram.ok());
+  for (uint64_t size : {~uint64_t{0}, ~uint64_t{0} - 4094, ~uint64_t{0} - 4095}) {
+    auto at_cpu = manager_->MapVramAtCpuAddress(*vram, size);
+    ASSERT_FALSE(at_cpu.ok()) << size;
+    EXPECT_EQ(at_cpu.status().code(), absl::StatusCode::kOutOfRange) << at_cpu.status();
+    EXPECT_FALSE(manager_->MapVram(*vram, size).ok()) << size;
+  }
+}
+
 TEST_F(MemoryManagerTest, DmaBufferMappingUsesSystemPages) {
   auto buffer = device_->AllocDma(base::KiB(64));
   ASSERT_TRUE(buffer.ok());

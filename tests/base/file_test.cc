@@ -1,11 +1,17 @@
 #include "base/file.h"
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <string>
+#include <thread>
 
 #include "base/bits.h"
 #include "gtest/gtest.h"
@@ -79,6 +85,61 @@ TEST(FileTest, MissingFilesAreNotFoundAndNameThePath) {
   EXPECT_NE(std::string(missing.status().message()).find("/nonexistent/baregpu/file"), std::string::npos);
   EXPECT_NE(std::string(missing.status().message()).find("ENOENT"), std::string::npos);
   EXPECT_FALSE(PathExists("/nonexistent/baregpu/file"));
+}
+
+// Runs `body` in a child process and returns its exit status, or -1 when it ran past `limit` (then it is killed):
+// a regression that blocks fails the test instead of hanging it.
+int RunBounded(const std::function<int()>& body, std::chrono::seconds limit = std::chrono::seconds(10)) {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(body());
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  while (::waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(FileTest, ReadFileRefusesAFifoWithoutBlocking) {
+  TempDir dir;
+  const std::string fifo = dir.path() + "/fifo.bin";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // No writer: a blocking open() would wait for one forever.
+  EXPECT_EQ(RunBounded([&] {
+              auto data = ReadFile(fifo);
+              if (data.ok()) return 1;
+              if (data.status().code() != absl::StatusCode::kFailedPrecondition) return 2;
+              const std::string want = fifo + " is a FIFO, not a regular file";
+              return std::string(data.status().message()).find(want) == std::string::npos ? 3 : 0;
+            }),
+            0);
+  // A writer that never writes: a read() would wait for data forever.
+  EXPECT_EQ(RunBounded([&] {
+              const int writer = ::open(fifo.c_str(), O_RDWR);
+              if (writer < 0) return 4;
+              return ReadFile(fifo).ok() ? 1 : 0;
+            }),
+            0);
+}
+
+TEST(FileTest, ReadFileRefusesDevicesAndDirectories) {
+  TempDir dir;
+  auto directory = ReadFile(dir.path());
+  ASSERT_FALSE(directory.ok());
+  EXPECT_NE(std::string(directory.status().message()).find("is a directory, not a regular file"), std::string::npos)
+      << directory.status();
+  // /dev/zero never ends: without the check the read would run to the size limit.
+  auto zero = ReadFile("/dev/zero");
+  ASSERT_FALSE(zero.ok());
+  EXPECT_NE(std::string(zero.status().message()).find("/dev/zero is a character device"), std::string::npos)
+      << zero.status();
+  // sysfs-style attributes (and /proc) are regular files and still read.
+  EXPECT_TRUE(ReadAttribute("/proc/self/stat").ok());
 }
 
 TEST(FileTest, ListsDirectoriesSortedAndReadsLinkTargets) {

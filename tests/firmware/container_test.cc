@@ -3,7 +3,9 @@
 #include "firmware/container.h"
 
 #include <cstring>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "base/file.h"
@@ -241,6 +243,58 @@ TEST(ContainerTest, KindFromFileNamesAndUnknownNames) {
   auto unknown = RoleFromFileName("dcn_3_2_0_mystery.bin");
   ASSERT_FALSE(unknown.ok());
   EXPECT_TRUE(absl::StrContains(unknown.status().message(), "pass --kind=KIND")) << unknown.status();
+}
+
+// Every name form Linux 6.12's amdgpu asks for with a suffix after the kind (amdgpu_ucode_request formats and
+// MODULE_FIRMWARE lists: amdgpu_psp.c, imu_v11_0.c, smu_v13_0.c, gfx_v9_0.c, gfx_v9_4_3.c, gfx_v10_0.c,
+// gfx_v8_0.c, amdgpu_mes.c, mes_v12_0.c), each from its chip prefix.
+TEST(ContainerTest, KindFromEverySuffixedNameLinuxRequests) {
+  struct Case {
+    const char* name;
+    FileKind kind;
+  };
+  for (const Case& k : {Case{"psp_13_0_0_sos_kicker.bin", FileKind::kSos},   // "%s_sos_kicker.bin"
+                        Case{"psp_13_0_0_ta_kicker.bin", FileKind::kTa},     // "%s_ta_kicker.bin"
+                        Case{"gc_11_0_0_imu_kicker.bin", FileKind::kImu},    // "%s_imu_kicker.bin"
+                        Case{"gc_11_0_0_rlc_kicker.bin", FileKind::kRlc},    // "%s_rlc_kicker.bin"
+                        Case{"raven_kicker_rlc.bin", FileKind::kRlc},        // "%s_kicker_rlc.bin"
+                        Case{"smu_13_0_0_kicker.bin", FileKind::kSmc},       // "%s_kicker.bin" (smu_v13_0.c)
+                        Case{"smu_13_0_10_kicker.bin.zst", FileKind::kSmc},  //
+                        Case{"gc_12_0_0_uni_mes.bin", FileKind::kMes},       // "%s_uni_mes.bin"
+                        Case{"gc_9_4_3_sjt_mec.bin", FileKind::kMec},        // "%s_sjt_mec.bin"
+                        Case{"aldebaran_sjt_mec2.bin", FileKind::kMec2},     // "%s_sjt_mec2.bin"
+                        Case{"navi14_pfp_wks.bin", FileKind::kPfp},          // "%s_pfp%s.bin" with "_wks"
+                        Case{"navi14_ce_wks.bin", FileKind::kCe},            //
+                        Case{"polaris10_me_2.bin", FileKind::kMe},           // "%s_me_2.bin"
+                        Case{"polaris12_ce_2.bin", FileKind::kCe},           // "%s_ce_2.bin"
+                        Case{"gc_11_5_2_mes_2.bin", FileKind::kMes},         // "%s_mes%s.bin" with "_2"
+                        Case{"gc_11_0_3_mes1.bin", FileKind::kMesKiq},       // "%s_mes%s.bin" with "1"
+                        Case{"gc_11_0_0_rlc_1.bin.xz", FileKind::kRlc},      // Debian's board variant
+                        Case{"polaris10_k2_smc.bin", FileKind::kSmc},        // "%s_k2_smc.bin"
+                        Case{"polaris10_k_mc.bin", FileKind::kMc}}) {        // "%s_k_mc.bin"
+    auto role = RoleFromFileName(k.name);
+    ASSERT_TRUE(role.ok()) << k.name << ": " << role.status();
+    EXPECT_EQ(role->kind, k.kind) << k.name << " is " << FileKindName(role->kind);
+  }
+}
+
+// Fuzz: any name either gets a kind or is refused with the --kind hint; the name in the message is printable.
+TEST(ContainerTest, RandomNamesGetAKindOrTheKindHint) {
+  std::mt19937 rng(10);
+  const std::string alphabet = "abcdegiklmnoprstuvw_0123456789./\n\x1b\xff";
+  const std::vector<std::string> pieces = {"_sos",      "_ta",        "_kicker", "_rlc", "_mec2", "_2",   "_1",
+                                           "gc_11_0_0", "psp_13_0_0", ".bin",    ".zst", "smu_",  "_mes", "sdma"};
+  for (int round = 0; round < 5000; ++round) {
+    std::string name;
+    for (int i = rng() % 6; i >= 0; --i) {
+      name += rng() % 2 ? pieces[rng() % pieces.size()] : std::string(1, alphabet[rng() % alphabet.size()]);
+    }
+    auto role = RoleFromFileName(name);
+    if (role.ok()) continue;
+    const std::string message(role.status().message());
+    EXPECT_TRUE(absl::StrContains(message, "pass --kind=KIND")) << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
 }
 
 // Debian's sienna_cichlid_sos.bin (20250410): psp_firmware_header_v1_3, size_bytes 227456 (0x37880), the KDB

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "am/page_table.h"
 #include "hcq/device.h"
 #include "tests/hcq/hcq_fixture.h"
 
@@ -52,6 +54,33 @@ TEST_F(AllocatorTest, BuffersHaveAddressesViewsAndOwners) {
   EXPECT_EQ(vram->offset(9990, 100).size(), 10u);  // clamped to the buffer
   EXPECT_TRUE(dev_->allocator().free(*vram).ok());
   EXPECT_FALSE(dev_->allocator().free(*vram).ok());  // twice
+}
+
+// A size near 2^64 once rounded up to 0 and was reported as "allocation of 0 bytes". Every size too large for the
+// device is refused naming the size asked for, whether it wraps when rounded or not.
+TEST_F(AllocatorTest, SizesTooLargeAreRefusedNamingTheRequestedSize) {
+  std::vector<uint64_t> sizes = {~uint64_t{0}, ~uint64_t{0} - 4095, ~uint64_t{0} - 4096};
+  for (int bit = 40; bit < 64; ++bit) {
+    for (uint64_t size : {(uint64_t{1} << bit) - 1, uint64_t{1} << bit, (uint64_t{1} << bit) + 1}) {
+      sizes.push_back(size);
+    }
+  }
+  for (uint64_t size : sizes) {
+    for (MemoryKind kind : {MemoryKind::kVram, MemoryKind::kHost}) {
+      // Host memory up to the 48-bit limit is reserved lazily and listed page by page: a TiB takes minutes.
+      if (kind == MemoryKind::kHost && size <= am::PageTable::kAddressSpace) continue;
+      auto made = dev_->allocator().alloc(size, {.kind = kind});
+      ASSERT_FALSE(made.ok()) << size;
+      const std::string message(made.status().message());
+      EXPECT_TRUE(absl::StrContains(message, absl::StrCat("allocate ", size, " bytes"))) << message;
+      EXPECT_FALSE(absl::StrContains(message, " 0 bytes")) << message;
+      EXPECT_EQ(made.status().code(), absl::StatusCode::kResourceExhausted) << message;
+    }
+  }
+  // The device still allocates afterwards.
+  auto small = dev_->allocator().alloc(4096);
+  ASSERT_TRUE(small.ok()) << small.status();
+  EXPECT_TRUE(dev_->allocator().free(*small).ok());
 }
 
 TEST_F(AllocatorTest, ShortCopyVramToVram) {

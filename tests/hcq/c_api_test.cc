@@ -127,6 +127,42 @@ TEST_F(CApiTest, APeerDeviceReachesMappedBuffersAndSharedSignals) {
   hcq_device_close(peer);
 }
 
+// The C API's allocation of UINT64_MAX bytes fails naming that size (it once said "0 bytes").
+TEST_F(CApiTest, AnAllocationTooLargeNamesTheRequestedSize) {
+  for (int host : {0, 1}) {
+    hcq_buffer* buffer = nullptr;
+    EXPECT_NE(hcq_buffer_alloc(dev_, UINT64_MAX, host, &buffer), HCQ_OK);
+    EXPECT_EQ(buffer, nullptr);
+    const std::string error = hcq_last_error();
+    EXPECT_NE(error.find("18446744073709551615 bytes"), std::string::npos) << error;
+    EXPECT_EQ(error.find(" 0 bytes"), std::string::npos) << error;
+  }
+}
+
+// Running out of signals tells a C caller what it can do (free signals), not only the C++ option it cannot reach.
+TEST_F(CApiTest, SignalExhaustionSaysWhatACCallerCanDo) {
+  std::vector<hcq_signal*> signals;
+  hcq_status status = HCQ_OK;
+  for (int i = 0; i < 4096 && status == HCQ_OK; ++i) {
+    hcq_signal* signal = nullptr;
+    status = hcq_signal_new(dev_, 0, &signal);
+    if (status == HCQ_OK) signals.push_back(signal);
+  }
+  EXPECT_EQ(status, HCQ_ERROR_RESOURCE_EXHAUSTED);
+  const std::string error = hcq_last_error();
+  EXPECT_NE(error.find("hcq_signal_free"), std::string::npos) << error;
+  EXPECT_NE(error.find("Signal.close()"), std::string::npos) << error;
+  EXPECT_NE(error.find("the C API and Python always use the default"), std::string::npos) << error;
+  // Freeing one makes room again.
+  ASSERT_FALSE(signals.empty());
+  hcq_signal_free(signals.back());
+  signals.pop_back();
+  hcq_signal* again = nullptr;
+  EXPECT_EQ(hcq_signal_new(dev_, 0, &again), HCQ_OK) << hcq_last_error();
+  signals.push_back(again);
+  for (hcq_signal* signal : signals) hcq_signal_free(signal);
+}
+
 TEST_F(CApiTest, LoadingGarbageAsACodeObjectIsAnError) {
   const char garbage[] = "not an ELF file";
   hcq_program* program = nullptr;
@@ -878,7 +914,8 @@ TEST_F(CApiTest, AGraphReplaysKernelsAndCopiesWithNewValues) {
     ASSERT_EQ(hcq_graph_run(graph, values, 2), HCQ_OK) << hcq_last_error();
     ASSERT_EQ(hcq_graph_wait(graph), HCQ_OK) << hcq_last_error();
     const std::vector<float> copied = ReadFloats(b[3], kMax);
-    for (size_t i = 0; i < kMax; ++i) ASSERT_EQ(copied[i], i < count ? 3.0f : 0.0f) << "element " << i << " of " << count;
+    for (size_t i = 0; i < kMax; ++i)
+      ASSERT_EQ(copied[i], i < count ? 3.0f : 0.0f) << "element " << i << " of " << count;
   }
   EXPECT_NE(hcq_graph_run(graph, nullptr, 0), HCQ_OK);  // both variables missing
   hcq_graph_free(graph);

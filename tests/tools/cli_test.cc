@@ -1,5 +1,9 @@
 // The baregpu command line as a user meets it: exit codes, help, errors on one line, JSON that parses.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -91,6 +95,58 @@ TEST(CliTest, VersionIsTheProjectVersion) {
   EXPECT_EQ(r.exit_status, 0) << r.err;
   EXPECT_EQ(r.out, "baregpu " + match[1].str() + "\n");
   EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+// A name that holds a newline or an escape sequence reaches the terminal quoted and escaped: it can neither forge a
+// line of output nor recolour or retitle the user's terminal.
+TEST(CliTest, NamesWithControlCharactersAreQuoted) {
+  const std::string hostile = "/nonexistent/x\x1b]0;owned\x07\nerror: forged\x1b[31m.bin";
+  const std::string quoted = R"("/nonexistent/x\x1b]0;owned\x07\nerror: forged\x1b[31m.bin")";
+  const std::vector<std::vector<std::string>> commands = {{"fw", "info", hostile},  // file names in errors
+                                                          {"fw", "info", hostile, "--kind=sos"},  // the reader's error
+                                                          {"co", hostile},                 // the code-object reader
+                                                          {"info", "sim:navi31:\x1b[2J"},  // device names
+                                                          {"info", "0000:03:00.0\n"},      //
+                                                          {"\x1b[2Jfrobnicate"},           // an unknown command
+                                                          {"list", "--\x1b[2Jbogus"},      // an unknown option
+                                                          {"pt", "sim:navi31", "walk", "0x\x1b[2J"}};  // an argument
+  for (const std::vector<std::string>& args : commands) {
+    auto r = RunBaregpu(args);
+    EXPECT_NE(r.exit_status, 0) << args[1];
+    EXPECT_EQ(r.err.find('\x1b'), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find('\x1b'), std::string::npos) << r.out;
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
+    EXPECT_FALSE(absl::StrContains(r.err, "\nerror: forged")) << r.err;
+  }
+  auto file = RunBaregpu({"fw", "info", hostile});
+  EXPECT_TRUE(absl::StrContains(file.err, quoted)) << file.err;
+}
+
+// Every command that reads a file refuses a FIFO at once: without a writer, open() would wait for one forever.
+TEST(CliTest, FilesThatAreNotRegularAreRefusedWithoutBlocking) {
+  char pattern[] = "/tmp/baregpu-cli-fifo-XXXXXX";
+  const std::string dir = ::mkdtemp(pattern);
+  const std::string fifo = dir + "/psp_13_0_0_sos.bin";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"fw", "info", fifo}, {"fw", "info", fifo, "--kind=sos"}, {"fw", "info", fifo, "--json"}, {"co", fifo}}) {
+    auto r = RunBaregpu(args, {}, std::chrono::seconds(20));
+    EXPECT_FALSE(r.timed_out) << args[1] << " " << fifo << " blocked";
+    EXPECT_EQ(r.exit_status, 1) << r.err;
+    EXPECT_TRUE(absl::StrContains(r.out + r.err, fifo + " is a FIFO, not a regular file")) << r.out << r.err;
+  }
+  ::unlink(fifo.c_str());
+  ::rmdir(dir.c_str());
+}
+
+// JSON output carries any name: control characters as JSON escapes, bytes that are not UTF-8 replaced (nlohmann
+// would otherwise throw out of dump() and abort the command).
+TEST(CliTest, JsonOutputSurvivesNamesThatAreNotUtf8) {
+  auto r = RunBaregpu({"fw", "info", "/nonexistent/caf\xe9\x1b.bin", "--json"});
+  EXPECT_EQ(r.exit_status, 1) << r.err;
+  auto json = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(json.is_discarded()) << r.out;
+  EXPECT_EQ(json["files"][0]["file"], "/nonexistent/caf\xef\xbf\xbd\x1b.bin") << r.out;
 }
 
 }  // namespace

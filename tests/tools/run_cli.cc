@@ -1,6 +1,7 @@
 #include "tests/tools/run_cli.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -8,6 +9,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 extern char** environ;
 
@@ -28,7 +30,8 @@ std::string BaregpuPath() {
   return std::string(root ? root : "build") + "/tools/baregpu";
 }
 
-CliResult RunBaregpu(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+CliResult RunBaregpu(const std::vector<std::string>& args, const std::vector<std::string>& env,
+                     std::chrono::milliseconds timeout) {
   char out_path[] = "/tmp/baregpu-cli-out-XXXXXX";
   char err_path[] = "/tmp/baregpu-cli-err-XXXXXX";
   int out_fd = ::mkstemp(out_path);
@@ -55,9 +58,18 @@ CliResult RunBaregpu(const std::vector<std::string>& args, const std::vector<std
   posix_spawn_file_actions_adddup2(&actions, err_fd, STDERR_FILENO);
   pid_t pid;
   if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data()) == 0) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     int status = 0;
-    ::waitpid(pid, &status, 0);
-    if (WIFEXITED(status)) result.exit_status = WEXITSTATUS(status);
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        result.timed_out = true;
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    if (!result.timed_out && WIFEXITED(status)) result.exit_status = WEXITSTATUS(status);
   }
   posix_spawn_file_actions_destroy(&actions);
   ::close(out_fd);

@@ -16,6 +16,7 @@
 #include "am/implicit_arguments.h"
 #include "am/sim/isa/decoder.h"
 #include "base/file.h"
+#include "base/printable.h"
 #include "base/status_macros.h"
 #include "tools/cli/command.h"
 #include "tools/cli/json.h"
@@ -123,8 +124,8 @@ Json KernelJson(const am::CodeObject& object, const am::CodeObject::Kernel& k, b
 void PrintKernel(std::ostream& out, const am::CodeObject& object, const am::CodeObject::Kernel& k, bool disassemble) {
   const am::KernelDescriptor& d = k.descriptor;
   const am::ImplicitArguments implicit = am::ImplicitArguments::For(k);
-  out << absl::StrFormat("\nkernel %s: wave%d, entry %#x (%d bytes of code), descriptor %#x\n", k.name, k.wave_size(),
-                         k.entry_offset, k.code_size, k.descriptor_offset);
+  out << absl::StrFormat("\nkernel %s: wave%d, entry %#x (%d bytes of code), descriptor %#x\n", base::Printable(k.name),
+                         k.wave_size(), k.entry_offset, k.code_size, k.descriptor_offset);
   out << absl::StrFormat("  COMPUTE_PGM_RSRC1 0x%08x  RSRC2 0x%08x  RSRC3 0x%08x\n", d.compute_pgm_rsrc1,
                          d.compute_pgm_rsrc2, d.compute_pgm_rsrc3);
   const std::vector<std::string> sgprs = UserSgprs(d);
@@ -139,7 +140,8 @@ void PrintKernel(std::ostream& out, const am::CodeObject& object, const am::Code
   } else {
     out << absl::StrFormat("  %8s %6s  %-28s %s\n", "offset", "size", "value_kind", "filled by");
     for (const auto& a : k.arguments) {
-      out << absl::StrFormat("  %8d %6d  %-28s %s\n", a.offset, a.size, a.value_kind, Source(a, implicit));
+      out << absl::StrFormat("  %8d %6d  %-28s %s\n", a.offset, a.size, base::Printable(a.value_kind),
+                             Source(a, implicit));
     }
   }
   if (!disassemble) return;
@@ -153,8 +155,9 @@ absl::Status RunCo(Invocation& inv) {
   BAREGPU_ASSIGN_OR_RETURN(std::string path, inv.Positional(0, "a code object file (.co, .hsaco)"));
   if (inv.positional().size() > 1) return inv.UsageError("'baregpu co' takes one code object file");
   BAREGPU_ASSIGN_OR_RETURN(std::string bytes, base::ReadFile(path, kMaxCodeObjectBytes));
-  BAREGPU_ASSIGN_OR_RETURN(am::CodeObject object,
-                           am::CodeObject::Parse({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, path));
+  BAREGPU_ASSIGN_OR_RETURN(
+      am::CodeObject object,
+      am::CodeObject::Parse({reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()}, base::Printable(path)));
   std::vector<const am::CodeObject::Kernel*> kernels;
   if (std::optional<std::string> name = inv.value("kernel")) {
     BAREGPU_ASSIGN_OR_RETURN(const am::CodeObject::Kernel* kernel, object.FindKernel(*name));
@@ -176,9 +179,10 @@ absl::Status RunCo(Invocation& inv) {
                               {"kernels", list}});
     return absl::OkStatus();
   }
-  inv.out() << absl::StrFormat("%s: %s code object V%d, image %d bytes (%#x-aligned), %d kernel%s\n", path,
-                               object.target(), version, object.image().size(), object.image_alignment(),
-                               object.kernels().size(), object.kernels().size() == 1 ? "" : "s");
+  inv.out() << absl::StrFormat("%s: %s code object V%d, image %d bytes (%#x-aligned), %d kernel%s\n",
+                               base::Printable(path), base::Printable(object.target()), version, object.image().size(),
+                               object.image_alignment(), object.kernels().size(),
+                               object.kernels().size() == 1 ? "" : "s");
   for (const am::CodeObject::Kernel* k : kernels) PrintKernel(inv.out(), object, *k, disassemble);
   return absl::OkStatus();
 }

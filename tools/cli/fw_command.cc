@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/printable.h"
 #include "base/sha256.h"
 #include "base/status_macros.h"
 #include "firmware/container.h"
@@ -62,7 +63,7 @@ Json ContainerJson(const firmware::Container& c, absl::string_view data) {
 
 void PrintContainer(std::ostream& out, const std::string& path, const firmware::Container& c, absl::string_view data) {
   const firmware::CommonHeader& h = c.header;
-  out << path << "\n";
+  out << base::Printable(path) << "\n";
   out << absl::StrFormat("  %s firmware, %s (header %s), IP %d.%d, ucode version 0x%08x\n",
                          firmware::FileKindName(c.role.kind), c.layout, HeaderVersion(h), h.ip_version_major,
                          h.ip_version_minor, h.ucode_version);
@@ -225,7 +226,9 @@ absl::Status RunNeed(Invocation& inv) {
     std::ostream& out = inv.out();
     out << absl::StrFormat("Firmware for %s (%s: GC %s, MP0 %s, MP1 %s, SDMA %s)\n", device, target.profile.name,
                            ip.gc.ToString(), ip.mp0.ToString(), ip.mp1.ToString(), ip.sdma.ToString());
-    out << "search path: " << absl::StrJoin(roots, ":") << "\n\n";
+    out << "search path: " << absl::StrJoin(roots, ":", [](std::string* to, const std::string& root) {
+      to->append(base::Printable(root));
+    }) << "\n\n";
     for (const NeedResult& r : results) {
       std::vector<std::string> provides;
       for (const firmware::ProvidedType& p : r.required->provides)
@@ -234,11 +237,12 @@ absl::Status RunNeed(Invocation& inv) {
                              r.required->header_major, r.required->header_minor);
       out << "      provides: " << absl::StrJoin(provides, ", ") << "\n";
       if (r.location.path) {
-        out << "      found:    " << *r.location.path << (r.layout.empty() ? "" : ", " + r.layout) << "\n";
+        out << "      found:    " << base::Printable(*r.location.path) << (r.layout.empty() ? "" : ", " + r.layout)
+            << "\n";
         if (!r.status.ok()) out << "      PROBLEM:  " << r.status.message() << "\n";
       } else {
         out << "      MISSING; tried:\n";
-        for (const std::string& path : r.location.tried) out << "        " << path << "\n";
+        for (const std::string& path : r.location.tried) out << "        " << base::Printable(path) << "\n";
       }
     }
   }

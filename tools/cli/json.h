@@ -13,7 +13,11 @@ namespace cli {
 
 using Json = nlohmann::ordered_json;
 
-inline void PrintJson(std::ostream& out, const Json& json) { out << json.dump(2) << "\n"; }
+// Control characters in strings come out as JSON escapes (\n, \u001b); bytes that are not UTF-8 (a Latin-1 file
+// name, a code object's symbol) as U+FFFD, where nlohmann's default would throw and abort the command.
+inline void PrintJson(std::ostream& out, const Json& json) {
+  out << json.dump(2, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace) << "\n";
+}
 
 // Register values and addresses are printed as hex strings in JSON, as people read them ("0x1002").
 // Zero is "0x0" (printf's %#x would drop the 0x for it).
