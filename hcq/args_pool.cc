@@ -12,7 +12,15 @@
 
 namespace hcq {
 
+void ArgsPool::CatchUpWithRecoveries() {
+  if (const uint64_t recoveries = device_.recoveries(); recoveries != recoveries_seen_) {
+    ForceCompletion();
+    recoveries_seen_ = recoveries;
+  }
+}
+
 absl::StatusOr<ArgsState> ArgsPool::Take(Holder& holder, uint64_t size, uint32_t buffers) {
+  CatchUpWithRecoveries();
   const uint64_t bytes = base::AlignUp(std::max<uint64_t>({size, 8 * uint64_t{buffers}, 1}), KernargArea::kAlignment);
   if (holder.chunks.empty() ||
       chunks_[holder.chunks.back()].memory.size() - chunks_[holder.chunks.back()].used < bytes) {
@@ -69,6 +77,7 @@ absl::Status ArgsPool::StartFence() {
 
 absl::Status ArgsPool::Submitted(Holder& holder) {
   if (holder.chunks.empty()) return absl::OkStatus();
+  CatchUpWithRecoveries();
   if (!fence_.valid()) BAREGPU_RETURN_IF_ERROR(StartFence());
   if (sequence_ == Signal::kMaxValue) {
     // The engines compare 32 bits: start the sequence over once every fence so far has landed.

@@ -54,7 +54,8 @@ class ArgsPool {
   // `holder`'s queue was reset or freed: its chunks return once their last fence lands.
   void Release(Holder& holder);
   // The device's queues were reset (queue recovery): fences still in the ring were dropped with it and will never
-  // land; what they guarded is no longer read (amdgpu_fence_driver_force_completion).
+  // land; what they guarded is no longer read (amdgpu_fence_driver_force_completion). Take and Submitted do it
+  // themselves when Device::recoveries() moved, so recoveries must happen under the same lock as the pool's calls.
   void ForceCompletion();
   // Frees every chunk; only once no submission that read them can still run.
   void Shutdown();
@@ -72,6 +73,8 @@ class ArgsPool {
     bool held = false;
   };
   absl::StatusOr<uint32_t> FreeChunk(uint64_t bytes);
+  // A recovery since the last call dropped the fences in the rings: complete them (before any new fence is issued).
+  void CatchUpWithRecoveries();
   absl::Status StartFence();
 
   Device& device_;
@@ -79,6 +82,7 @@ class ArgsPool {
   Signal fence_;
   uint64_t sequence_ = 0;
   std::unique_ptr<ComputeQueue> fence_queue_;
+  uint64_t recoveries_seen_ = 0;
 };
 
 }  // namespace hcq

@@ -324,6 +324,16 @@ void hcq_device_close(hcq_device* device) {
   });
 }
 
+// A wait that timed out: the device resets its busy queues (under its lock, like every use of the argument pool,
+// which catches up with the recovery before its next fence) so that the next submission runs, and the message says
+// what was reset. The caller holds wait_mu shared, which keeps the device open.
+absl::Status RecoverAfterTimeout(DeviceState& state, const absl::Status& wait) {
+  if (!absl::IsDeadlineExceeded(wait)) return wait;
+  base::MutexLock lock(&state.mu);
+  if (state.device == nullptr) return wait;
+  return state.device->RecoverAfter(wait);
+}
+
 // The device behind a handle, locked; null (with the error set) when it was closed.
 #define HCQ_LOCK_DEVICE(state, lock_name)  \
   base::MutexLock lock_name(&(state)->mu); \
@@ -503,8 +513,9 @@ hcq_status hcq_buffer_wait(hcq_buffer* buffer, uint64_t offset, uint64_t value, 
     }
     const hcq::Signal signal(buffer->state->waitable, b.va() + offset, b.cpu() + offset,
                              b.base()->spec.kind == hcq::MemoryKind::kVram);
-    return Result(timeout_ms == 0 ? signal.wait(value)
-                                  : signal.wait(value, absl::Milliseconds(static_cast<int64_t>(timeout_ms))));
+    return Result(RecoverAfterTimeout(
+        *buffer->state, timeout_ms == 0 ? signal.wait(value)
+                                        : signal.wait(value, absl::Milliseconds(static_cast<int64_t>(timeout_ms)))));
   });
 }
 
@@ -569,8 +580,10 @@ hcq_status hcq_signal_wait(const hcq_signal* signal, uint64_t value, uint64_t ti
     // Not under the device's lock: other calls on the device go on while this thread waits; close waits for it.
     base::ReaderMutexLock lock(&signal->state->wait_mu);
     if (signal->state->waitable == nullptr) return Closed();
-    return Result(timeout_ms == 0 ? signal->signal.wait(value)
-                                  : signal->signal.wait(value, absl::Milliseconds(static_cast<int64_t>(timeout_ms))));
+    return Result(RecoverAfterTimeout(
+        *signal->state, timeout_ms == 0
+                            ? signal->signal.wait(value)
+                            : signal->signal.wait(value, absl::Milliseconds(static_cast<int64_t>(timeout_ms)))));
   });
 }
 double hcq_signal_timestamp_us(const hcq_signal* signal) {

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <map>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/bits.h"
@@ -131,8 +132,31 @@ absl::StatusOr<ArgsState> Device::NewArgs(uint64_t size, uint32_t buffers) {
   return args;
 }
 
+absl::StatusOr<std::string> Device::RecoverQueues() {
+  std::lock_guard lock(recover_mu_);
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<std::string> resets, ResetBusyQueues());
+  if (resets.empty()) return std::string();
+  timeline_signal_.set_value(timeline_value() - 1);
+  recoveries_.fetch_add(1, std::memory_order_acq_rel);
+  return absl::StrCat(
+      "the device reset its busy queues (amdgpu's queue reset; what they had not run is dropped and "
+      "never signals; later submissions run): ",
+      absl::StrJoin(resets, "; "));
+}
+
+absl::Status Device::RecoverAfter(const absl::Status& wait) {
+  if (!absl::IsDeadlineExceeded(wait)) return wait;
+  absl::StatusOr<std::string> recovered = RecoverQueues();
+  if (!recovered.ok()) {
+    return absl::DeadlineExceededError(
+        absl::StrCat(wait.message(), "; recovering the device failed: ", recovered.status().message()));
+  }
+  if (recovered->empty()) return wait;
+  return absl::DeadlineExceededError(absl::StrCat(wait.message(), "; ", *recovered));
+}
+
 absl::Status Device::synchronize() {
-  BAREGPU_RETURN_IF_ERROR(timeline_signal_.wait(timeline_value() - 1));
+  BAREGPU_RETURN_IF_ERROR(RecoverAfter(timeline_signal_.wait(timeline_value() - 1)));
   profiler_.Collect();
   if (timeline_value() > options_.timeline_wrap) {
     // Everything has completed: continue on the shadow signal from 1, so no wait compares against a value that

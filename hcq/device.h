@@ -118,11 +118,25 @@ class Device {
   // The next value to signal; waiting for timeline_value() - 1 waits for everything submitted so far.
   uint64_t timeline_value() const { return timeline_value_.load(std::memory_order_relaxed); }
   uint64_t next_timeline() { return timeline_value_.fetch_add(1, std::memory_order_relaxed); }
-  // Waits for all submitted work, then rolls the timeline over to the shadow signal when it grew past the wrap.
+  // Waits for all submitted work, then rolls the timeline over to the shadow signal when it grew past the wrap. A
+  // wait that times out recovers the device (RecoverQueues) and says what it did.
   absl::Status synchronize();
+
+  // After a wait timed out (a hung or spinning kernel, an illegal instruction, a copy that faulted): resets every
+  // engine queue that still has work (amdgpu's queue reset: the waves are killed, the packets not yet run are
+  // dropped and never signal), then completes the timeline, whose values the dropped work would have signalled, so
+  // that later work and waits go on (amdgpu_fence_driver_force_completion). Returns what was reset, "" when no
+  // queue had work. Thread-safe; the work of other threads pending on the same engines is dropped with it.
+  absl::StatusOr<std::string> RecoverQueues();
+  // How many recoveries reset a queue (users of their own fences compare it: hcq/args_pool.h).
+  uint64_t recoveries() const { return recoveries_.load(std::memory_order_acquire); }
+  // `wait`'s timeout turned into a recovery: RecoverQueues, and the timeout's message with what it reset.
+  absl::Status RecoverAfter(const absl::Status& wait);
 
   // Each queue's state in words (pointers, the packet it stands at); for timeout messages.
   virtual std::string DescribeQueues() = 0;
+  // The backend's part of RecoverQueues: reset the queues that have work; one line per queue reset.
+  virtual absl::StatusOr<std::vector<std::string>> ResetBusyQueues() = 0;
   // Makes the host's writes to device memory through the BAR visible to the engines (the HDP flush on AMD).
   // Submits do it themselves; Signal::set_value calls it for signals in device memory.
   virtual void FlushHostWrites() = 0;
@@ -151,6 +165,8 @@ class Device {
   std::vector<uint32_t> free_signals_;  // slot indexes
   KernargArea kernargs_;
   Signal timeline_signal_, shadow_timeline_signal_;
+  std::mutex recover_mu_;
+  std::atomic<uint64_t> recoveries_{0};
   // Atomic so that NewArgs on another thread reads it safely; the timeline itself is one thread's (above).
   std::atomic<uint64_t> timeline_value_{1};
 };

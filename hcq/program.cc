@@ -89,7 +89,7 @@ absl::StatusOr<double> Program::operator()(std::span<const Buffer> buffers, cons
   if (wait) queue->timestamp(end);
   queue->signal(dev.timeline_signal(), dev.next_timeline());
   absl::Status submitted = queue->submit(dev);
-  if (submitted.ok() && wait) submitted = dev.timeline_signal().wait(dev.timeline_value() - 1);
+  if (submitted.ok() && wait) submitted = dev.RecoverAfter(dev.timeline_signal().wait(dev.timeline_value() - 1));
   double seconds = 0;
   if (wait) {
     seconds =

@@ -194,6 +194,13 @@ absl::StatusOr<std::shared_ptr<Allocation>> AmdDevice::AllocMemory(uint64_t size
   return allocation;
 }
 
+absl::StatusOr<std::vector<std::string>> AmdDevice::ResetBusyQueues() {
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<am::QueueReset> resets, am_->RecoverQueues());
+  std::vector<std::string> lines;
+  for (const am::QueueReset& reset : resets) lines.push_back(reset.ToString());
+  return lines;
+}
+
 absl::Status AmdDevice::FreeMemory(Allocation& allocation) {
   // Peers lose their mappings before the memory goes.
   for (Device* device : allocation.mapped) {
