@@ -97,7 +97,57 @@ absl::Status Pm4Queue::FillImplicitArguments(const am::ImplicitArguments& implic
   return absl::OkStatus();
 }
 
+namespace {
+
+// The most work-items in a workgroup, in any dimension and in all (AMDGPUUsage: amdgpu-flat-work-group-size is at
+// most 1024; ROCr reports HSA_AGENT_INFO_WORKGROUP_MAX_SIZE 1024 for gfx11; the SPI's COMPUTE_NUM_THREAD fields hold
+// no more).
+constexpr uint64_t kMaxWorkgroupItems = 1024;
+// The most work-items in a dimension of the grid: hsa_kernel_dispatch_packet_t's grid_size_x/y/z are 32 bits, and so
+// are the implicit arguments' hidden_block_count (workgroups) the kernels read.
+constexpr uint64_t kMaxGridItems = 0xffffffff;
+
+// Launch dimensions the hardware cannot run, refused when the exec is recorded (dimensions given by variables are
+// the caller's to keep in range).
+absl::Status CheckLaunchDims(const Dims& global, const Dims& local) {
+  uint64_t items = 1;
+  bool all_constant = true;
+  for (int d = 0; d < 3; ++d) {
+    if (local[d].is_variable()) {
+      all_constant = false;
+      continue;
+    }
+    const uint64_t size = local[d].constant();
+    if (size == 0 || size > kMaxWorkgroupItems) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "workgroup size %d in dimension %d: each dimension takes 1 to %d work-items", size, d, kMaxWorkgroupItems));
+    }
+    items *= size;
+    if (global[d].is_variable()) continue;
+    const uint64_t groups = global[d].constant();
+    if (groups == 0 || groups > kMaxGridItems / size) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%d workgroups of %d work-items in dimension %d: the grid takes 1 to %d work-items per "
+                          "dimension (at least one workgroup)",
+                          groups, size, d, kMaxGridItems));
+    }
+  }
+  if (all_constant && items > kMaxWorkgroupItems) {
+    return absl::InvalidArgumentError(absl::StrFormat("a workgroup of %d x %d x %d = %d work-items: at most %d",
+                                                      local[0].constant(), local[1].constant(), local[2].constant(),
+                                                      items, kMaxWorkgroupItems));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 ComputeQueue& Pm4Queue::exec(const Program& program, ArgsState& args, const Dims& global, const Dims& local) {
+  if (absl::Status dims = CheckLaunchDims(global, local); !dims.ok()) {
+    Fail(absl::InvalidArgumentError(
+        absl::StrFormat("%s: exec of %s: %s", device_.name(), program.name(), dims.message())));
+    return *this;
+  }
   if (&program.device() != &device_) {
     Fail(absl::InvalidArgumentError(absl::StrFormat("exec of %s (loaded on %s) on a queue of %s", program.name(),
                                                     program.device().name(), device_.name())));

@@ -955,3 +955,47 @@ TEST(CApiCloseTest, ClosingADeviceReleasesItsGraphs) {
   hcq_buffer_free(a);
   hcq_buffer_free(c);
 }
+
+namespace {
+
+// Issue 23, defect 4: launch dimensions the hardware cannot run are refused when the exec is recorded (the submit
+// returns the error; nothing reaches the device), naming what is wrong. launch_dims has no reqd_work_group_size, so
+// only the hardware's limits apply.
+TEST_F(CApiTest, LaunchDimensionsTheHardwareCannotRunAreRefused) {
+  const std::vector<char> dims = ReadCodeObject("launch_dims-O2");
+  if (dims.empty()) GTEST_SKIP() << "launch_dims-O2.co is not built";
+  hcq_program* program = nullptr;
+  ASSERT_EQ(hcq_program_load(dev_, dims.data(), dims.size(), "launch_dims", &program), HCQ_OK) << hcq_last_error();
+  hcq_buffer* out = nullptr;
+  ASSERT_EQ(hcq_buffer_alloc(dev_, 1 << 16, 1, &out), HCQ_OK);
+  hcq_buffer* const buffers[] = {out};
+  const uint32_t salt = 7;
+  struct Case {
+    uint32_t global[3], local[3];
+    const char* says;
+  };
+  const Case cases[] = {
+      {{1, 1, 1}, {0, 1, 1}, "workgroup size 0 in dimension 0"},
+      {{1, 1, 1}, {1025, 1, 1}, "workgroup size 1025 in dimension 0"},
+      {{1, 1, 1}, {64, 32, 1}, "64 x 32 x 1 = 2048 work-items: at most 1024"},
+      {{0, 1, 1}, {64, 1, 1}, "0 workgroups of 64 work-items in dimension 0"},
+      {{1u << 26, 1, 1}, {64, 1, 1}, "67108864 workgroups of 64 work-items in dimension 0"},
+      {{1, 1, 1u << 31}, {1, 1, 2}, "in dimension 2"},
+  };
+  for (const Case& c : cases) {
+    hcq_queue* queue = nullptr;
+    ASSERT_EQ(hcq_queue_new_compute(dev_, &queue), HCQ_OK);
+    hcq_queue_exec(queue, program, buffers, 1, &salt, 1, c.global, c.local);
+    EXPECT_EQ(hcq_queue_submit(queue, nullptr, 0), HCQ_ERROR_INVALID_ARGUMENT) << c.says;
+    EXPECT_TRUE(Contains(hcq_last_error(), c.says)) << hcq_last_error();
+    EXPECT_TRUE(Contains(hcq_last_error(), "launch_dims")) << hcq_last_error();
+    hcq_queue_free(queue);
+  }
+  // The limits themselves run.
+  const uint32_t global[3] = {1, 1, 1}, local[3] = {1024, 1, 1};
+  EXPECT_EQ(hcq_program_run(program, buffers, 1, &salt, 1, global, local, 1, nullptr), HCQ_OK) << hcq_last_error();
+  hcq_buffer_free(out);
+  hcq_program_free(program);
+}
+
+}  // namespace
