@@ -260,6 +260,20 @@ hcq_status OnGraph(hcq_graph* graph, Body body) {
 
 }  // namespace
 
+namespace {
+
+// A wait that timed out: the device resets its busy queues (under its lock, like every use of the argument pool,
+// which catches up with the recovery before its next fence) so that the next submission runs, and the message says
+// what was reset. The caller holds wait_mu shared, which keeps the device open.
+absl::Status RecoverAfterTimeout(DeviceState& state, const absl::Status& wait) {
+  if (!absl::IsDeadlineExceeded(wait)) return wait;
+  base::MutexLock lock(&state.mu);
+  if (state.device == nullptr) return wait;
+  return state.device->RecoverAfter(wait);
+}
+
+}  // namespace
+
 extern "C" {
 
 const char* hcq_last_error(void) { return last_error.c_str(); }
@@ -322,16 +336,6 @@ void hcq_device_close(hcq_device* device) {
     }
     delete device;
   });
-}
-
-// A wait that timed out: the device resets its busy queues (under its lock, like every use of the argument pool,
-// which catches up with the recovery before its next fence) so that the next submission runs, and the message says
-// what was reset. The caller holds wait_mu shared, which keeps the device open.
-absl::Status RecoverAfterTimeout(DeviceState& state, const absl::Status& wait) {
-  if (!absl::IsDeadlineExceeded(wait)) return wait;
-  base::MutexLock lock(&state.mu);
-  if (state.device == nullptr) return wait;
-  return state.device->RecoverAfter(wait);
 }
 
 // The device behind a handle, locked; null (with the error set) when it was closed.

@@ -43,7 +43,7 @@ build() {
     echo "fuzz: $cxx with libFuzzer is missing (Debian packages clang-19 libclang-rt-19-dev)" >&2
     return 77
   fi
-  local sources=(tools/fuzz/firmware_fuzzer.cc base/sha256.cc)
+  local sources=(tools/fuzz/firmware_fuzzer.cc base/sha256.cc base/printable.cc)
   for f in byte_reader container file_kind fw_types gfx_layouts media_layouts misc_layouts psp_image psp_layouts requirements rlc_layouts \
            sdma_layouts smc_layouts virtual_firmware; do
     sources+=("firmware/$f.cc")
