@@ -10,6 +10,11 @@
  * one queue from two threads at once is serialised too, but interleaves their commands: give each thread its own
  * queue. hcq_program_run with wait != 0 holds the device until the kernel finished.
  *
+ * Recovery: a wait (hcq_signal_wait, hcq_buffer_wait, hcq_device_synchronize, hcq_program_run) that times out resets
+ * the device's queues that still have work (a hung or spinning kernel, an illegal instruction, a copy that faulted):
+ * their waves are killed and the commands they had not run are dropped and never signal; the device's timeline is
+ * completed. HCQ_ERROR_TIMEOUT's message says what was reset, and the next submission runs.
+ *
  * Order of teardown: any. Closing a device stops its engines (queues still waiting are abandoned), then releases
  * its queues' and programs' device resources and its memory; its buffers, signals, queues and programs stay valid
  * handles that must still be freed, and every other call on them fails with HCQ_ERROR_FAILED_PRECONDITION

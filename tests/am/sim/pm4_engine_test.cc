@@ -3,7 +3,12 @@
 // stop the queue.
 #include "am/sim/pm4_engine.h"
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include "am/regs/ih_constants.h"
+#include "am/regs/mqd.h"
 #include "gtest/gtest.h"
 #include "tests/am/sim/mec_fixture.h"
 
@@ -386,6 +391,51 @@ TEST_F(DispatchTest, ExecutorErrorStopsTheQueue) {
   mec_.Submit(q_, {pm4::Packet3(pm4::PACKET3_DISPATCH_DIRECT, 3), 1, 1, 1, 1});
   ExpectFault("illegal instruction at pc 0x40", ih::GFX_11_0_0__SRCID__CP_BAD_OPCODE_ERROR);
   executor_.FailWith(absl::OkStatus());
+}
+
+// A kernel that never ends: the executor runs until its queue's waves are reset (bounded, so a regression fails
+// instead of hanging).
+class SpinningExecutor : public ShaderExecutor {
+ public:
+  absl::Status Dispatch(const DispatchState& state, GpuMemory&) override {
+    running_.store(true);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (state.reset_waves == nullptr || !state.reset_waves->load()) {
+      if (std::chrono::steady_clock::now() > deadline) return absl::DeadlineExceededError("never reset");
+      std::this_thread::yield();
+    }
+    cancelled_.store(true);
+    return absl::CancelledError("waves reset");
+  }
+  std::atomic<bool> running_{false}, cancelled_{false};
+};
+struct SpinningHolder {
+  SpinningExecutor executor_;
+};
+
+class SpinningDispatchTest : protected SpinningHolder, public Pm4EngineTest {
+ protected:
+  SpinningDispatchTest() : Pm4EngineTest(&executor_) {}
+  void RequestDequeue(uint32_t request) {
+    mec_.Select(1, q_.pipe, q_.queue);
+    mec_.gc().Write(gc::CP_HQD_DEQUEUE_REQUEST{}.dequeue_req(request));
+    mec_.Select(0, 0, 0);
+  }
+};
+
+// Issue 23: CP_HQD_DEQUEUE_REQUEST DRAIN_PIPE (1) waits for the dispatch (amdgpu_amdkfd_gfx_v11.c); RESET_WAVES (2)
+// ends its waves, the queue goes inactive and no device error is reported.
+TEST_F(SpinningDispatchTest, DrainWaitsForTheDispatchAndResetWavesEndsIt) {
+  mec_.Submit(q_, {pm4::Packet3(pm4::PACKET3_DISPATCH_DIRECT, 3), 1, 1, 1, 1});
+  ASSERT_TRUE(WaitUntil([&] { return executor_.running_.load(); }));
+  RequestDequeue(static_cast<uint32_t>(regs::DequeueRequest::kDrainPipe));
+  // A drain sets nothing the waves see: the dispatch still runs, the queue is still active.
+  EXPECT_FALSE(executor_.cancelled_.load());
+  EXPECT_TRUE(mec_.HqdActive(q_));
+  RequestDequeue(static_cast<uint32_t>(regs::DequeueRequest::kResetWaves));
+  ASSERT_TRUE(WaitUntil([&] { return !mec_.HqdActive(q_); })) << mec_.Errors();
+  EXPECT_TRUE(executor_.cancelled_.load());
+  EXPECT_EQ(mec_.Errors(), "");
 }
 
 TEST_F(Pm4EngineTest, PredExecSkipsWhatItDoesNotSelect) {
