@@ -22,6 +22,7 @@
 #include "hcq/hcq.h"
 #include "hcq/program.h"
 #include "tests/am/sim/sim_state_dir.h"
+#include "tests/stress/corpus.h"
 #include "tests/stress/stress_report.h"
 
 namespace {
@@ -37,12 +38,6 @@ constexpr uint64_t kWaitMs = 30'000;
 // jumps to itself forever).
 constexpr uint32_t kIllegalInstruction = 0xffffffff;
 constexpr uint32_t kBranchToItself = (0x17fu << 23) | (32u << 16) | 0xffffu;
-
-std::vector<char> ReadCodeObject(const std::string& stem) {
-  const char* build = std::getenv("BAREGPU_BUILD_ROOT");
-  std::ifstream file(std::string(build ? build : ".") + "/tests/am/sim/isa/kernels/" + stem + ".co", std::ios::binary);
-  return {std::istreambuf_iterator<char>(file), {}};
-}
 
 // The code object with the first dword of its .text replaced (Elf64_Ehdr e_shoff at 0x28, e_shentsize/e_shnum/
 // e_shstrndx at 0x3a; Elf64_Shdr sh_name at 0, sh_offset at 0x18: elf.h).
@@ -66,7 +61,7 @@ std::vector<char> WithFirstInstruction(std::vector<char> code, uint32_t instruct
 class FaultsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    code_ = ReadCodeObject("vector_add-O2");
+    code_ = stress::ReadCodeObject("vector_add-O2");
     if (code_.empty()) GTEST_SKIP() << "vector_add-O2.co is not built";
     ASSERT_TRUE(am::sim::PersistentState::PowerCycle(kDevice).ok());
     ASSERT_EQ(hcq_device_open(kDevice, &dev_), HCQ_OK) << hcq_last_error();

@@ -19,6 +19,7 @@
 #include "gtest/gtest.h"
 #include "hcq/hcq.h"
 #include "tests/am/sim/sim_state_dir.h"
+#include "tests/stress/corpus.h"
 #include "tests/stress/stress_report.h"
 
 namespace {
@@ -58,12 +59,6 @@ int OpenDescriptors() {
     ::closedir(dir);
   }
   return count;
-}
-
-std::vector<char> ReadCodeObject(const std::string& stem) {
-  const char* build = std::getenv("BAREGPU_BUILD_ROOT");
-  std::ifstream file(std::string(build ? build : ".") + "/tests/am/sim/isa/kernels/" + stem + ".co", std::ios::binary);
-  return {std::istreambuf_iterator<char>(file), {}};
 }
 
 class SoakTest : public ::testing::Test {
@@ -108,7 +103,7 @@ class SoakTest : public ::testing::Test {
 };
 
 TEST_F(SoakTest, KernelsLeaveMemoryFlat) {
-  const std::vector<char> code = ReadCodeObject("vector_add-O2");
+  const std::vector<char> code = stress::ReadCodeObject("vector_add-O2");
   if (code.empty()) GTEST_SKIP() << "vector_add-O2.co is not built";
   hcq_program* program = nullptr;
   ASSERT_EQ(hcq_program_load(dev_, code.data(), code.size(), "vector_add", &program), HCQ_OK) << hcq_last_error();

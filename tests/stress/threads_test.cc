@@ -17,6 +17,7 @@
 #include "hcq/hcq.h"
 #include "hcq/program.h"
 #include "tests/am/sim/sim_state_dir.h"
+#include "tests/stress/corpus.h"
 #include "tests/stress/stress_report.h"
 
 namespace {
@@ -27,12 +28,6 @@ constexpr int kThreads = 4;
 constexpr uint64_t kKernelsPerThread = 2000;
 constexpr uint32_t kElements = 64;
 constexpr uint64_t kWaitMs = 30'000;
-
-std::vector<char> ReadCodeObject(const std::string& stem) {
-  const char* build = std::getenv("BAREGPU_BUILD_ROOT");
-  std::ifstream file(std::string(build ? build : ".") + "/tests/am/sim/isa/kernels/" + stem + ".co", std::ios::binary);
-  return {std::istreambuf_iterator<char>(file), {}};
-}
 
 // One thread's launches of vector_add on buffers of its own; what it saw goes into the counters.
 struct Counters {
@@ -47,7 +42,7 @@ struct Counters {
 class ThreadsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    code_ = ReadCodeObject("vector_add-O2");
+    code_ = stress::ReadCodeObject("vector_add-O2");
     if (code_.empty()) GTEST_SKIP() << "vector_add-O2.co is not built";
     ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:threads").ok());
     ASSERT_EQ(hcq_device_open("sim:navi31:threads", &dev_), HCQ_OK) << hcq_last_error();
@@ -165,7 +160,7 @@ TEST_F(ThreadsTest, QueuesWaitingOnASharedSignalLoseNothing) {
 // The C++ interface: each thread its own queue, its own signals from the shared pool, arguments from the shared
 // area, and buffers allocated and freed as it goes (hcq/device.h: all of these are safe from separate threads).
 TEST(CppThreadsTest, ThreadsWithQueuesOfTheirOwnLoseNothing) {
-  const std::vector<char> code = ReadCodeObject("vector_add-O2");
+  const std::vector<char> code = stress::ReadCodeObject("vector_add-O2");
   if (code.empty()) GTEST_SKIP() << "vector_add-O2.co is not built";
   ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:cpp-threads").ok());
   auto device = hcq::Device::Open("sim:navi31:cpp-threads");
