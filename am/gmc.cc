@@ -58,17 +58,27 @@ std::string PermissionNames(uint32_t bits) {
   return names;
 }
 
+// The GC hub's UTCL2 clients by CID (gfxhub_v3_0.c gfxhub_client_ids, printed by its print_l2_protection_fault_status):
+// which engine made the access that faulted.
+std::string ClientName(Hub hub, uint32_t cid) {
+  static constexpr const char* kGfxhubClients[] = {
+      "CB/DB",      "Reserved",   "GE1", "GE2",      "CPF",   "CPC",   "CPG", "RLC",   "TCP",
+      "SQC (inst)", "SQC (data)", "SQG", "Reserved", "SDMA0", "SDMA1", "GCR", "SDMA2", "SDMA3"};
+  if (hub != Hub::kGc || cid >= std::size(kGfxhubClients)) return "";
+  return absl::StrCat(" (", kGfxhubClients[cid], ")");
+}
+
 }  // namespace
 
 std::string DescribeFaultStatus(Hub hub, uint64_t address, uint32_t raw) {
   const gc::GCVM_L2_PROTECTION_FAULT_STATUS status = gc::GCVM_L2_PROTECTION_FAULT_STATUS::FromRaw(raw);
   std::string permissions = PermissionNames(status.permission_faults());
   return absl::StrFormat(
-      "%s fault at %#x: STATUS %#010x: VMID %d, CID %#x, RW %s, MORE_FAULTS %d, WALKER_ERROR %d, PERMISSION_FAULTS "
-      "%#x%s, MAPPING_ERROR %d",
-      HubName(hub), address, raw, status.vmid(), status.cid(), status.rw() ? "write" : "read", status.more_faults(),
-      status.walker_error(), status.permission_faults(), permissions.empty() ? "" : " (" + permissions + ")",
-      status.mapping_error());
+      "%s fault at %#x: STATUS %#010x: VMID %d, CID %#x%s, RW %s, MORE_FAULTS %d, WALKER_ERROR %d, "
+      "PERMISSION_FAULTS %#x%s, MAPPING_ERROR %d",
+      HubName(hub), address, raw, status.vmid(), status.cid(), ClientName(hub, status.cid()),
+      status.rw() ? "write" : "read", status.more_faults(), status.walker_error(), status.permission_faults(),
+      permissions.empty() ? "" : " (" + permissions + ")", status.mapping_error());
 }
 
 Gmc::Gmc(Device& device) : device_(device) {}

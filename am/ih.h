@@ -24,13 +24,22 @@ struct IhEvent {
   uint32_t pasid;
   uint64_t timestamp;  // 100 MHz GPU clock ticks
   std::array<uint32_t, 4> src_data;
-  std::string
-      description;  // "GFX/UTCL2 page fault at 0x...: vmid 1, client 0x.., write" or "GRBM_CP src 0xb5 ring 0x.."
+  std::string source_name;  // "CP_BAD_OPCODE_ERROR", as the *_irqsrcs headers name the source
+  // "GFX UTCL2_FAULT: page fault at 0x...: vmid 1, client CPC, write" or "GRBM_CP CP_EOP_INTERRUPT (me 1 pipe 0
+  // queue 0) vmid 0 data 0x.."
+  std::string description;
 };
 
 // Decodes one raw entry; page faults get their address from the entry (the hub's status is added by Ih::Drain).
 IhEvent DecodeIhEntry(const std::array<uint32_t, 8>& dwords);
 bool IsPageFault(const IhEvent& event);
+// Whether the entry reports an error that stops or spoils work: the sources amdgpu handles as a fault of the job
+// (gfx_v11_0_priv_reg_irq, _priv_inst_irq, _bad_op_irq, gmc_v11_0_process_interrupt, gfx_v11_0_rlc_gc_fed_irq)
+// and the SQ's error words (kfd_int_process_v11.c: illegal instruction, memory violation, EDC errors).
+bool IsFault(const IhEvent& event);
+// The source's name as its *_irqsrcs header spells it ("CP_BAD_OPCODE_ERROR", "VM_FAULT"), or "source 0x.." when
+// the client's header does not name it.
+std::string IhSourceName(uint32_t client, uint32_t source);
 // A page fault entry's fields as gmc_v11_0_process_interrupt reads them from src_data: the faulting page's address,
 // whether the access was a write, whether the fault is a retry fault.
 uint64_t FaultAddress(const IhEvent& event);
@@ -52,14 +61,18 @@ class Ih final : public IpBlock {
   // Every entry since the last drain, decoded; the read pointer moves past them. A ring that overflowed is
   // cleared, and overflowed_since_last_drain() says entries were lost.
   std::vector<IhEvent> Drain();
+  // Whether the IH wrote entries since the last drain (or overflowed): one read of the write-back word, no register
+  // access, so waiters may ask often.
+  bool Pending() const;
   bool overflowed_since_last_drain() const { return overflowed_; }
 
  private:
   IhEvent Decode(const std::array<uint32_t, 8>& dwords);
 
   Device& device_;
-  uint64_t ring_ = 0, wptr_ = 0;  // VRAM
-  uint64_t rptr_ = 0;             // bytes
+  uint64_t ring_ = 0, wptr_ = 0;        // VRAM
+  const uint32_t* wptr_cpu_ = nullptr;  // the write-back word, set by InitHw
+  uint64_t rptr_ = 0;                   // bytes
   bool overflowed_ = false;
 };
 

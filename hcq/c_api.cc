@@ -101,6 +101,8 @@ hcq_status Fail(const absl::Status& status) {
       return HCQ_ERROR_NOT_FOUND;
     case absl::StatusCode::kDeadlineExceeded:
       return HCQ_ERROR_TIMEOUT;
+    case absl::StatusCode::kAborted:
+      return HCQ_ERROR_DEVICE_FAULT;
     case absl::StatusCode::kUnavailable:
       return HCQ_ERROR_UNAVAILABLE;
     case absl::StatusCode::kUnimplemented:
@@ -262,11 +264,11 @@ hcq_status OnGraph(hcq_graph* graph, Body body) {
 
 namespace {
 
-// A wait that timed out: the device resets its busy queues (under its lock, like every use of the argument pool,
-// which catches up with the recovery before its next fence) so that the next submission runs, and the message says
-// what was reset. The caller holds wait_mu shared, which keeps the device open.
+// A wait that timed out or ended with a device fault: the device resets its busy queues (under its lock, like every use
+// of the argument pool, which catches up with the recovery before its next fence) so that the next submission runs, and
+// the message says what was reset. The caller holds wait_mu shared, which keeps the device open.
 absl::Status RecoverAfterTimeout(DeviceState& state, const absl::Status& wait) {
-  if (!absl::IsDeadlineExceeded(wait)) return wait;
+  if (!absl::IsDeadlineExceeded(wait) && !absl::IsAborted(wait)) return wait;
   base::MutexLock lock(&state.mu);
   if (state.device == nullptr) return wait;
   return state.device->RecoverAfter(wait);

@@ -144,15 +144,43 @@ absl::StatusOr<std::string> Device::RecoverQueues() {
       absl::StrJoin(resets, "; "));
 }
 
+void Device::PollFaults() {
+  std::unique_lock lock(faults_mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return;  // another thread is collecting: what it finds counts for everyone
+  std::vector<std::string> found = TakeFaults();
+  if (found.empty()) return;
+  for (std::string& fault : found) {
+    fault_log_.push_back(std::move(fault));
+    if (fault_log_.size() > kFaultLog) fault_log_.pop_front();
+  }
+  faults_.fetch_add(found.size(), std::memory_order_acq_rel);
+}
+
+std::string Device::DescribeFaultsSince(uint64_t since) {
+  std::lock_guard lock(faults_mu_);
+  const uint64_t total = faults_.load(std::memory_order_acquire);
+  const uint64_t wanted = total - std::min(since, total);
+  const uint64_t shown = std::min<uint64_t>(wanted, fault_log_.size());
+  std::vector<std::string> lines(fault_log_.end() - static_cast<std::ptrdiff_t>(shown), fault_log_.end());
+  std::string text = absl::StrJoin(lines, "; ");
+  if (wanted > shown) absl::StrAppend(&text, absl::StrFormat(" (and %d earlier)", wanted - shown));
+  return text;
+}
+
 absl::Status Device::RecoverAfter(const absl::Status& wait) {
-  if (!absl::IsDeadlineExceeded(wait)) return wait;
+  const bool timed_out = absl::IsDeadlineExceeded(wait), faulted = absl::IsAborted(wait);
+  if (!timed_out && !faulted) return wait;
+  const auto same_kind = [&](std::string message) {
+    return timed_out ? absl::DeadlineExceededError(message) : absl::AbortedError(message);
+  };
   absl::StatusOr<std::string> recovered = RecoverQueues();
   if (!recovered.ok()) {
-    return absl::DeadlineExceededError(
-        absl::StrCat(wait.message(), "; recovering the device failed: ", recovered.status().message()));
+    return same_kind(absl::StrCat(wait.message(), "; recovering the device failed: ", recovered.status().message()));
   }
-  if (recovered->empty()) return wait;
-  return absl::DeadlineExceededError(absl::StrCat(wait.message(), "; ", *recovered));
+  if (recovered->empty()) {
+    return faulted ? same_kind(absl::StrCat(wait.message(), "; no queue was left busy, so nothing was reset")) : wait;
+  }
+  return same_kind(absl::StrCat(wait.message(), "; ", *recovered));
 }
 
 absl::Status Device::synchronize() {

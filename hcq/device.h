@@ -20,6 +20,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -130,11 +131,31 @@ class Device {
   absl::StatusOr<std::string> RecoverQueues();
   // How many recoveries reset a queue (users of their own fences compare it: hcq/args_pool.h).
   uint64_t recoveries() const { return recoveries_.load(std::memory_order_acquire); }
-  // `wait`'s timeout turned into a recovery: RecoverQueues, and the timeout's message with what it reset.
+  // A wait that timed out or ended with a fault, turned into a recovery: RecoverQueues, and the wait's message with
+  // what it reset. Other statuses (OK included) come back as they are.
   absl::Status RecoverAfter(const absl::Status& wait);
+
+  // Faults the device reports (a GPU page fault, an illegal instruction, a packet the engine refused): every wait
+  // (Signal::wait) collects them as it goes, and a fault that arrives while a wait is pending ends that wait at once
+  // with absl::AbortedError naming the fault, even when its signal was reached after all (the work is suspect).
+  // RecoverAfter then resets what is stuck. Waits of several threads pending at once all end with the fault: the
+  // device does not know which signal the faulting work would have written.
+  //
+  // How many faults the device reported since it opened; waits compare it before and after.
+  uint64_t faults() const { return faults_.load(std::memory_order_acquire); }
+  // Collects what the device reported since the last call (the AMD backend drains its interrupt ring). Costs one
+  // memory read when nothing is pending, makes no system call then; thread-safe (a thread that finds another
+  // collecting goes on without waiting).
+  void PollFaults();
+  // The faults after the first `since` in words (the newest kFaultLog of them).
+  std::string DescribeFaultsSince(uint64_t since);
+  static constexpr size_t kFaultLog = 8;
 
   // Each queue's state in words (pointers, the packet it stands at); for timeout messages.
   virtual std::string DescribeQueues() = 0;
+  // The backend's part of PollFaults: the faults reported since the last call, one line each. Called by one thread
+  // at a time; must be cheap when there are none.
+  virtual std::vector<std::string> TakeFaults() = 0;
   // The backend's part of RecoverQueues: reset the queues that have work; one line per queue reset.
   virtual absl::StatusOr<std::vector<std::string>> ResetBusyQueues() = 0;
   // Makes the host's writes to device memory through the BAR visible to the engines (the HDP flush on AMD).
@@ -166,6 +187,9 @@ class Device {
   KernargArea kernargs_;
   Signal timeline_signal_, shadow_timeline_signal_;
   std::mutex recover_mu_;
+  std::mutex faults_mu_;  // one collector at a time; guards fault_log_
+  std::deque<std::string> fault_log_;
+  std::atomic<uint64_t> faults_{0};
   std::atomic<uint64_t> recoveries_{0};
   // Atomic so that NewArgs on another thread reads it safely; the timeline itself is one thread's (above).
   std::atomic<uint64_t> timeline_value_{1};

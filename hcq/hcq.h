@@ -13,7 +13,9 @@
  * Recovery: a wait (hcq_signal_wait, hcq_buffer_wait, hcq_device_synchronize, hcq_program_run) that times out resets
  * the device's queues that still have work (a hung or spinning kernel, an illegal instruction, a copy that faulted):
  * their waves are killed and the commands they had not run are dropped and never signal; the device's timeline is
- * completed. HCQ_ERROR_TIMEOUT's message says what was reset, and the next submission runs.
+ * completed. HCQ_ERROR_TIMEOUT's message says what was reset, and the next submission runs. A fault the GPU
+ * reports while a wait is pending (a page fault, an illegal instruction, a packet an engine refused) ends the wait
+ * at once with HCQ_ERROR_DEVICE_FAULT, the decoded fault in its message, and the same recovery.
  *
  * Order of teardown: any. Closing a device stops its engines (queues still waiting are abandoned), then releases
  * its queues' and programs' device resources and its memory; its buffers, signals, queues and programs stay valid
@@ -46,12 +48,13 @@ typedef enum {
   HCQ_ERROR_RESOURCE_EXHAUSTED = 6,
   HCQ_ERROR_FAILED_PRECONDITION = 7,
   HCQ_ERROR_INTERNAL = 8,
+  HCQ_ERROR_DEVICE_FAULT = 9, /* the GPU reported a fault (page fault, illegal instruction) during a wait */
 } hcq_status;
 
 /* The API's version: the major changes when a function's meaning or a struct's layout changes incompatibly, the
  * minor when functions or trailing struct fields are added. */
 #define HCQ_API_VERSION_MAJOR 1
-#define HCQ_API_VERSION_MINOR 2
+#define HCQ_API_VERSION_MINOR 3
 #define HCQ_API_VERSION ((HCQ_API_VERSION_MAJOR << 16) | HCQ_API_VERSION_MINOR)
 
 typedef struct hcq_device hcq_device;

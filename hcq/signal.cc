@@ -61,8 +61,9 @@ absl::Status Signal::wait(uint64_t value, absl::Duration timeout) const {
         absl::StrFormat("wait for %d: signal values are 32 bits (the engines write and compare 32 bits); at most %d",
                         value, kMaxValue));
   }
+  const uint64_t faults_before = device_ != nullptr ? device_->faults() : 0;
   for (int i = 0; i < kSpinIterations; ++i) {
-    if (this->value() >= value) return absl::OkStatus();
+    if (this->value() >= value) return FaultsDuring(value, faults_before);
     CpuRelax();
   }
   // Slow path: the clock and sleeps are system calls from here on, which is fine for a wait this long.
@@ -70,6 +71,8 @@ absl::Status Signal::wait(uint64_t value, absl::Duration timeout) const {
   const auto limit = absl::ToChronoNanoseconds(timeout);
   auto sleep = std::chrono::microseconds(1);
   while (this->value() < value) {
+    // A fault ends the wait now: the work that faulted may never write the signal.
+    if (absl::Status fault = FaultsDuring(value, faults_before); !fault.ok()) return fault;
     if (std::chrono::steady_clock::now() - start >= limit) {
       return absl::DeadlineExceededError(absl::StrFormat(
           "%s: signal at %#x still %d after %s waiting for %d (HCQDEV_WAIT_TIMEOUT_MS sets the limit); %s",
@@ -79,7 +82,18 @@ absl::Status Signal::wait(uint64_t value, absl::Duration timeout) const {
     std::this_thread::sleep_for(sleep);
     sleep = std::min(sleep * 2, kMaxSleep);
   }
-  return absl::OkStatus();
+  return FaultsDuring(value, faults_before);
+}
+
+absl::Status Signal::FaultsDuring(uint64_t value, uint64_t faults_before) const {
+  if (device_ == nullptr) return absl::OkStatus();
+  device_->PollFaults();
+  if (device_->faults() == faults_before) return absl::OkStatus();
+  return absl::AbortedError(absl::StrFormat(
+      "%s: the GPU reported a fault while a wait for signal at %#x to reach %d was pending (it is %d): %s; queues: "
+      "%s",
+      device_->name(), va_, value, this->value(), device_->DescribeFaultsSince(faults_before),
+      device_->DescribeQueues()));
 }
 
 }  // namespace hcq

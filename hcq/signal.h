@@ -55,12 +55,16 @@ class Signal {
   double timestamp() const { return static_cast<double>(timestamp_ticks()) / kTicksPerMicrosecond; }
 
   // Until value() >= value: spins briefly, then sleeps in growing steps. On timeout the error names the device
-  // and its queues' pointers and the packet each is stopped at.
+  // and its queues' pointers and the packet each is stopped at. A fault the device reports before the wait returns
+  // (Device::PollFaults, each step of the sleep and once at the end) ends it at once with absl::AbortedError naming
+  // the fault, even when the value was reached: Device::RecoverAfter then resets what is stuck.
   absl::Status wait(uint64_t value) const;
   absl::Status wait(uint64_t value, absl::Duration timeout) const;
 
  private:
   void FlushDeviceWrites() const;
+  // The wait's fault error when the device reported faults since `faults_before`, else OK.
+  absl::Status FaultsDuring(uint64_t value, uint64_t faults_before) const;
   // The value's 32-bit word (little-endian: the slot's first four bytes).
   std::atomic_ref<uint32_t> Value32() const { return std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(cpu_)); }
   std::atomic_ref<uint64_t> Word(int index) const {

@@ -20,7 +20,8 @@ struct ModelState {
   uint8_t ih[kBlockBytes];
   uint8_t gfx[kBlockBytes];
   uint8_t sdma[kBlockBytes];
-  uint8_t spare[9 * kBlockBytes];
+  uint8_t clock[kBlockBytes];  // GpuClock's power-on instant
+  uint8_t spare[8 * kBlockBytes];
 };
 static_assert(sizeof(ModelState) == 64 * 1024);
 

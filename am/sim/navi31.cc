@@ -194,6 +194,7 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
                                      state_->region(kRegisterRegion).size() / sizeof(uint32_t))),
       model_state_(*reinterpret_cast<ModelState*>(state_->region(kModelStateRegion).data())),
       bases_(Navi31Bases()),
+      clock_(StateBlock<uint64_t>(model_state_.clock)),
       doorbells_(kDoorbellBarSize / 4),
       gc_doorbells_(doorbells_, DoorbellPort::kGc),
       sdma_doorbells_(doorbells_, DoorbellPort::kSdma),

@@ -19,8 +19,10 @@ namespace {
 namespace pm4 = regs::pm4;
 namespace gc = regs::gc;
 
-// UTCL2 client id of the CP's compute fetcher (CPC) in the GC hub's fault status: gfxhub_v3_0.c gfxhub_client_ids.
+// UTCL2 client ids in the GC hub's fault status (gfxhub_v3_0.c gfxhub_client_ids): the CP's compute fetcher (CPC)
+// and the texture pipe (TCP), through which waves' vector memory accesses go.
 constexpr uint32_t kCpcClientId = 5;
+constexpr uint32_t kTcpClientId = 8;
 
 // Linux pads rings with PACKET3(PACKET3_NOP, 0x3FFF) one dword at a time (gfx_v11_0 ring funcs .nop): the CP reads
 // the maximum count as a header-only NOP.
@@ -86,6 +88,7 @@ uint32_t Pm4Engine::ShRegister(uint64_t address) const {
 }
 
 MemoryClient MecMemoryClient(uint32_t vmid) { return {Hub::kGc, vmid, kCpcClientId, "mec"}; }
+MemoryClient ShaderMemoryClient(uint32_t vmid) { return {Hub::kGc, vmid, kTcpClientId, "tcp"}; }
 
 void Pm4Engine::PostInterrupt(uint32_t source_id, uint32_t context_id) {
   InterruptEntry entry;
@@ -527,7 +530,7 @@ Pm4Engine::Status Pm4Engine::DispatchDirect(std::span<const uint32_t> packet) {
   state.dispatch_initiator = packet[4];
   state.tmpring_size = sh(RegisterAddress<gc::COMPUTE_TMPRING_SIZE>(bases));
   state.resource_limits = sh(RegisterAddress<gc::COMPUTE_RESOURCE_LIMITS>(bases));
-  state.memory = MecMemoryClient(vmid_);
+  state.memory = ShaderMemoryClient(vmid_);
   if (sh_mem_) state.sh_mem = sh_mem_(vmid_);
   state.reset_waves = reset_waves_;
   if (executor_ == nullptr) {

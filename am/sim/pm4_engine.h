@@ -39,6 +39,9 @@ struct HqdId {
 // How the MEC reaches memory for a queue in `vmid`: the GC hub, with the UTCL2 client id of the CP's compute
 // fetcher (CPC, index 5 of gfxhub_v3_0.c's gfxhub_client_ids) for the fault status.
 MemoryClient MecMemoryClient(uint32_t vmid);
+// The waves of a dispatch: their memory accesses fault as the TCP's (the model does not tell scalar loads, which go
+// through the SQC, or instruction fetches apart).
+MemoryClient ShaderMemoryClient(uint32_t vmid);
 
 // How many dwords the packet starting with `header` occupies, header included. Type-2 filler and the one-dword
 // NOP that Linux pads rings with (PACKET3(NOP, 0x3FFF), amdgpu_ring's nop for gfx11) take one; type 0 and 1 are

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "am/code_object.h"
+#include "am/ih.h"
 #include "am/kernel_dispatch.h"
 #include "am/page_table.h"
 #include "am/regs/hw_id_constants.h"
@@ -192,6 +193,19 @@ absl::StatusOr<std::shared_ptr<Allocation>> AmdDevice::AllocMemory(uint64_t size
   allocation->size = size;
   BAREGPU_RETURN_IF_ERROR(memory.Flush());
   return allocation;
+}
+
+std::vector<std::string> AmdDevice::TakeFaults() {
+  std::vector<std::string> faults;
+  // The interrupt ring holds the faults (tinygrad's AM driver drains it while it waits, amdgpu in its IRQ handler);
+  // the other entries (end-of-pipe, SDMA traps) have nobody waiting for them here.
+  for (const am::IhEvent& event : am_->ih().Drain()) {
+    if (am::IsFault(event)) faults.push_back(event.description);
+  }
+  if (am_->ih().overflowed_since_last_drain()) {
+    faults.push_back("the interrupt ring overflowed: entries were lost (ih_v6_0 RB_OVERFLOW)");
+  }
+  return faults;
 }
 
 absl::StatusOr<std::vector<std::string>> AmdDevice::ResetBusyQueues() {

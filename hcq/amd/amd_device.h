@@ -40,6 +40,7 @@ class AmdDevice final : public Device {
   absl::StatusOr<std::unique_ptr<Program>> LoadProgram(std::span<const uint8_t> code_object,
                                                        absl::string_view kernel) override;
   std::string DescribeQueues() override;
+  std::vector<std::string> TakeFaults() override;
   absl::StatusOr<std::vector<std::string>> ResetBusyQueues() override;
   void FlushHostWrites() override;
   absl::StatusOr<std::shared_ptr<Allocation>> AllocMemory(uint64_t size, const BufferSpec& spec) override;

@@ -331,7 +331,7 @@ uint8_t* Bytes(hcq_buffer* buffer) { return static_cast<uint8_t*>(hcq_buffer_cpu
 TEST(CApiVersionTest, TheLibraryIsTheHeadersVersion) {
   EXPECT_EQ(hcq_api_version(), static_cast<uint32_t>(HCQ_API_VERSION));
   EXPECT_EQ(hcq_api_version() >> 16, 1u);
-  EXPECT_EQ(hcq_api_version() & 0xffff, 2u);  // 1.2: graphs
+  EXPECT_EQ(hcq_api_version() & 0xffff, 3u);  // 1.3: HCQ_ERROR_DEVICE_FAULT
 }
 
 // amdgpu's IP_VERSION packing, as hcq.h documents it.

@@ -30,11 +30,12 @@ TEST(IhCommandTest, DrainsAndDecodesWhatTheDeviceLeft) {
   }
   auto r = RunBaregpu({"ih", "sim:navi31:ih"});
   ASSERT_EQ(r.exit_status, 0) << r.err;
-  EXPECT_TRUE(absl::StrContains(r.out, "GRBM_CP source 0xc5")) << r.out;
-  EXPECT_TRUE(absl::StrContains(r.out, "GFX page fault at 0x7f0000005000 (vmid 0, write)")) << r.out;
+  // Sources by their irqsrcs_gfx_11_0_0.h names (issue 20: "source 0xc5" before).
+  EXPECT_TRUE(absl::StrContains(r.out, "GRBM_CP CP_ECC_ERROR (me 0 pipe 0 queue 0)")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "GFX UTCL2_FAULT: page fault at 0x7f0000005000 (vmid 0, write)")) << r.out;
   // B13: the hub's own L2_PROTECTION_FAULT_STATUS, decoded field by field (an invalid page written: 0x5).
   EXPECT_TRUE(absl::StrContains(r.out,
-                                "STATUS 0x00040650: VMID 0, CID 0x3, RW write, MORE_FAULTS 0, WALKER_ERROR 0, "
+                                "STATUS 0x00040650: VMID 0, CID 0x3 (GE2), RW write, MORE_FAULTS 0, WALKER_ERROR 0, "
                                 "PERMISSION_FAULTS 0x5 (valid, write), MAPPING_ERROR 0"))
       << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "2 entries")) << r.out;

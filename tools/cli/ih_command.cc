@@ -78,6 +78,8 @@ absl::Status RunIh(Invocation& inv) {
     if (inv.json()) {
       events.push_back({{"client", am::IhClientName(e.client_id)},
                         {"source_id", e.source_id},
+                        {"source", e.source_name},
+                        {"is_fault", am::IsFault(e)},
                         {"ring_id", e.ring_id},
                         {"vmid", e.vmid},
                         {"timestamp", e.timestamp},

@@ -106,6 +106,24 @@ TEST(Navi31Test, VramAndRegistersSurviveIntoTheNextOpen) {
   EXPECT_EQ((*(*device)->MapMmio(5)).Read32(0x100), 0xfeedf00du);
 }
 
+// The GPU clock counts from the device's power-on, not from each open: IH entries and fences a later holder
+// writes are stamped after the earlier holder's (issue 20: timestamps went back to 0 at every open).
+TEST(Navi31Test, TheGpuClockKeepsCountingIntoTheNextOpen) {
+  // Far more than an open takes, so a clock that restarted at the next open would read less.
+  constexpr uint64_t kTicks = GpuClock::kHz / 20;  // 50 ms
+  uint64_t before_close = 0;
+  {
+    auto device = pci::Open("sim:navi31:clock");
+    ASSERT_TRUE(device.ok()) << device.status();
+    const GpuClock& clock = static_cast<Navi31&>(**device).clock();
+    while ((before_close = clock.Now()) < kTicks) {
+    }
+  }
+  auto device = pci::Open("sim:navi31:clock");
+  ASSERT_TRUE(device.ok()) << device.status();
+  EXPECT_GE(static_cast<Navi31&>(**device).clock().Now(), before_close);
+}
+
 TEST(Navi31Test, OneProcessAtATime) {
   auto first = pci::Open("sim:navi31:exclusive");
   ASSERT_TRUE(first.ok());

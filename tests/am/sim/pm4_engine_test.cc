@@ -383,7 +383,7 @@ TEST_F(DispatchTest, DispatchHandsTheComputeStateToTheExecutor) {
   EXPECT_EQ(d.resource_limits, 0x55u);
   EXPECT_EQ(d.memory.hub, Hub::kGc);
   EXPECT_EQ(d.memory.vmid, 0u);
-  EXPECT_EQ(d.memory.fault_cid, 5u);  // CPC, gfxhub_v3_0.c
+  EXPECT_EQ(d.memory.fault_cid, 8u);  // the waves access memory as the TCP (gfxhub_v3_0.c gfxhub_client_ids)
 }
 
 TEST_F(DispatchTest, ExecutorErrorStopsTheQueue) {
