@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstring>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -58,13 +57,19 @@ std::string GcRegisterName(const am::regs::IpBases& bases, uint32_t offset) {
   return absl::StrFormat("gc+%#x", offset);
 }
 
-std::string RawDwords(std::span<const uint32_t> packet, size_t from) {
+// Up to kRawDwordsShown dwords of `packet` from index `from` in hex, "..." when there are more.
+std::string HexWords(std::span<const uint32_t> packet, size_t from) {
   std::vector<std::string> words;
   for (size_t i = from; i < packet.size() && i < from + kRawDwordsShown; ++i) {
     words.push_back(absl::StrFormat("%08x", packet[i]));
   }
   if (packet.size() > from + kRawDwordsShown) words.push_back("...");
-  return words.empty() ? "" : absl::StrCat("dwords ", absl::StrJoin(words, " "));
+  return absl::StrJoin(words, " ");
+}
+
+std::string RawDwords(std::span<const uint32_t> packet, size_t from) {
+  const std::string words = HexWords(packet, from);
+  return words.empty() ? "" : absl::StrCat("dwords ", words);
 }
 
 uint64_t Pair(std::span<const uint32_t> p, size_t lo) { return p[lo] | (uint64_t{p[lo + 1]} << 32); }
@@ -90,8 +95,7 @@ std::string Pm4Fields(uint32_t opcode, std::span<const uint32_t> p, const am::re
       const uint32_t dst = (p[1] >> kWriteDstSelShift) & kFourBits;
       std::string target =
           dst == pm4::WriteData::kDstRegister ? GcRegisterName(bases, p[2]) : absl::StrFormat("addr=%#x", Pair(p, 2));
-      return absl::StrFormat("dst_sel=%d %s data=%s", dst, target,
-                             RawDwords(p, pm4::WriteData::kHeaderDwords).substr(std::strlen("dwords ")));
+      return absl::StrFormat("dst_sel=%d %s data=%s", dst, target, HexWords(p, pm4::WriteData::kHeaderDwords));
     }
     case pm4::PACKET3_RELEASE_MEM: {
       if (p.size() < pm4::ReleaseMem::kDwords) return RawDwords(p, 1);
