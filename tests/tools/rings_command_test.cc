@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "am/device.h"
 #include "am/discovery.h"
@@ -79,6 +80,15 @@ StuckQueues LeaveStuckQueues(const std::string& name) {
   compute.insert(compute.end(), indirect.begin(), indirect.end());
   compute.insert(compute.end(), release.begin(), release.end());
   EXPECT_TRUE(dev.gfx().ring().Write(compute, kWriteTimeout).ok());
+  // The MEC takes the doorbell on its own thread and mirrors the write pointer into CP_HQD_PQ_WPTR_LO, where the
+  // next process finds it: wait for that before closing, or the packets are not the queue's yet.
+  auto gc_regs = dev.Regs<am::regs::Ip::kGc>();
+  gc_regs.Write(am::regs::gc::GRBM_GFX_CNTL{}.meid(1).pipeid(0).queueid(0));
+  const absl::Time deadline = absl::Now() + kWriteTimeout;
+  while (gc_regs.Read<am::regs::gc::CP_HQD_PQ_WPTR_LO>().raw() != compute.size() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Microseconds(100));
+  }
+  EXPECT_EQ(gc_regs.Read<am::regs::gc::CP_HQD_PQ_WPTR_LO>().raw(), compute.size());
 
   std::vector<uint32_t> copy;
   const auto poll = sdma::EncodePollMemory(never, 1);
