@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "am/device.h"
+#include "am/regs/gc.h"
 #include "am/sim/persistent_state.h"
 #include "gtest/gtest.h"
 #include "hcq/amd/amd_device.h"
@@ -224,6 +225,20 @@ TEST_F(WavesCommandTest, HaltStopsTheWavesWhileTheyAreReadAndResumesThem) {
   const auto resumed = nlohmann::json::parse(after.out);
   ASSERT_EQ(resumed["waves"].size(), 2u) << after.out;
   for (const auto& w : resumed["waves"]) EXPECT_EQ(w["state"][0], "running") << after.out;
+}
+
+TEST_F(WavesCommandTest, TheSelectionRegistersAreRestored) {
+  LaunchSpinningKernel();
+  ASSERT_EQ(WavesUntil({"waves", kLent, "--json"}, 2).status, 0);
+  auto* amd = dynamic_cast<hcq::amd::AmdDevice*>(device_.get());
+  auto g = amd->am().Regs<am::regs::Ip::kGc>();
+  const auto index = am::regs::gc::GRBM_GFX_INDEX{}.se_index(1).sa_index(1).instance_index(5);
+  const auto ind = am::regs::gc::SQ_IND_INDEX{}.wave_id(3).index(0x10c);
+  g.Write(index);
+  g.Write(ind);
+  ASSERT_EQ(Baregpu({"waves", kLent, "--halt"}).status, 0);
+  EXPECT_EQ(g.Read<am::regs::gc::GRBM_GFX_INDEX>().raw(), index.raw());
+  EXPECT_EQ(g.Read<am::regs::gc::SQ_IND_INDEX>().raw(), ind.raw());
 }
 
 TEST_F(WavesCommandTest, BadLanesAreUsageErrors) {

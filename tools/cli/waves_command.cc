@@ -211,13 +211,16 @@ absl::Status RunWaves(Invocation& inv) {
   BAREGPU_ASSIGN_OR_RETURN(GcRegisters g, GcRegisters::Create(io, bases));
   GpuMemoryReader memory(io, bases, vram);
 
-  // The selection is the driver's (gfx_v11_0 leaves it broadcasting): put back whatever was there.
+  // The selections are the driver's (gfx_v11_0 leaves GRBM_GFX_INDEX broadcasting): put back whatever was there,
+  // the wave index under the selection it was written with.
   const gc::GRBM_GFX_INDEX saved = g.Read<gc::GRBM_GFX_INDEX>();
+  const gc::SQ_IND_INDEX saved_index = g.Read<gc::SQ_IND_INDEX>();
   const bool halt = inv.has("halt");
   if (halt) SetHaltAll(g, true);
   std::vector<WaveRead> waves = ReadWaves(g, info, lanes);
   if (halt) SetHaltAll(g, false);
   g.Write(saved);
+  g.Write(saved_index);
   BAREGPU_RETURN_IF_ERROR(g.status());
   for (WaveRead& w : waves) w.instruction = DisassembleAt(memory, w.vmid(), w.pc, w.wave64());
 
