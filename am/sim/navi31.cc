@@ -242,7 +242,8 @@ Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_
   }
   // After the power-on values: engines that a previous process left running start again from their state.
   psp_ = std::make_unique<PspModel>(context_, smu_);
-  executor_ = std::make_unique<isa::Rdna3Executor>(context_);
+  sq_ = std::make_unique<SqModel>(context_, wave_slots_);
+  executor_ = std::make_unique<isa::Rdna3Executor>(context_, /*workers=*/0, &wave_slots_);
   gfx_ = std::make_unique<GfxModel>(context_, executor_.get());
   sdma_ = std::make_unique<SdmaModel>(sdma_context_);
 }

@@ -26,6 +26,8 @@
 #include "am/sim/register_file.h"
 #include "am/sim/sdma_model.h"
 #include "am/sim/smu_model.h"
+#include "am/sim/sq_model.h"
+#include "am/sim/wave_slots.h"
 #include "base/bits.h"
 #include "pci/sim/virtual_device.h"
 
@@ -121,6 +123,9 @@ class Navi31 final : public pci::sim::VirtualDevice {
   ModelContext sdma_context_;  // context_ with the SDMA port's doorbells
   SmuModel smu_;
   NbioModel nbio_;
+  // The SQ's wave slots and its indirect registers over them (outlive the executor, whose threads publish there).
+  WaveSlots wave_slots_;
+  std::unique_ptr<SqModel> sq_;
   // Engines last: they run threads that use everything above, and stop first.
   std::unique_ptr<isa::Rdna3Executor> executor_;  // the shader engine DISPATCH_DIRECT runs (outlives gfx_)
   std::unique_ptr<PspModel> psp_;

@@ -439,6 +439,27 @@ PersistentState::~PersistentState() {
   for (const Region& region : regions_) ::munmap(region.data.data(), region.data.size());
 }
 
+absl::StatusOr<std::optional<uint32_t>> PersistentState::Holder(absl::string_view device) {
+  BAREGPU_ASSIGN_OR_RETURN(const std::string base_name, StateFileBase(device));
+  const std::string path = absl::StrCat(StateDirectory(), "/", base_name, ".state");
+  base::ScopedFd header(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!header.valid()) {
+    if (errno == ENOENT) return std::nullopt;  // never powered, or power-cycled: nobody holds it
+    return base::ErrnoError(errno, absl::StrCat("open ", path));
+  }
+  if (::flock(header.get(), LOCK_SH | LOCK_NB) == 0) {
+    ::flock(header.get(), LOCK_UN);
+    return std::nullopt;
+  }
+  if (errno != EWOULDBLOCK) return base::ErrnoError(errno, absl::StrCat("flock ", path));
+  Header fields;
+  if (::pread(header.get(), &fields, sizeof(fields), 0) != static_cast<ssize_t>(sizeof(fields)) ||
+      fields.magic != Header::kMagic) {
+    return uint32_t{0};
+  }
+  return fields.holder_pid;
+}
+
 absl::Status PersistentState::PowerCycle(absl::string_view device) {
   BAREGPU_ASSIGN_OR_RETURN(const std::string base_name, StateFileBase(device));
   const std::string dir_path = StateDirectory();

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -56,6 +57,10 @@ class PersistentState {
   // Powers the device off and on: its state is discarded. Fails while a process holds the device. Removes the
   // device's directory entries whatever they are (a link is removed, never followed).
   static absl::Status PowerCycle(absl::string_view device);
+  // The process holding `device` now: its pid as the holder wrote it into the header (0 when unreadable), or
+  // nullopt when no process holds it (or it was never powered). Takes the header's lock shared for an instant to
+  // ask; an open racing with that instant fails as if the device were held.
+  static absl::StatusOr<std::optional<uint32_t>> Holder(absl::string_view device);
 
   // Closes cleanly: the checksums are written, so the next open can tell corruption from the device's own state.
   ~PersistentState();

@@ -533,6 +533,9 @@ Pm4Engine::Status Pm4Engine::DispatchDirect(std::span<const uint32_t> packet) {
   state.memory = ShaderMemoryClient(vmid_);
   if (sh_mem_) state.sh_mem = sh_mem_(vmid_);
   state.reset_waves = reset_waves_;
+  state.me = id_.me;
+  state.pipe = id_.pipe;
+  state.queue = id_.queue;
   if (executor_ == nullptr) {
     // No CP error source means "no shader engine": from the driver's side the CP could not execute the packet,
     // which is what CP_BAD_OPCODE_ERROR reports.

@@ -39,6 +39,8 @@ struct DispatchState {
   // Set while the dispatch runs when its queue is dequeued with CP_HQD_DEQUEUE_REQUEST = RESET_WAVES (or the model
   // shuts down): the waves stop where they are and Dispatch returns Cancelled. Null: nothing can reset them.
   const std::atomic<bool>* reset_waves = nullptr;
+  // The queue that dispatched it (its waves' SQ_WAVE_HW_ID2 ME_ID/PIPE_ID/QUEUE_ID).
+  uint32_t me = 0, pipe = 0, queue = 0;
 };
 
 class ShaderExecutor {

@@ -33,7 +33,11 @@ void PrintCommandHelp(const Command& command, std::ostream& out) {
   if (!command.details.empty()) out << "\n" << command.details << "\n";
   out << "\noptions:\n";
   for (const OptionSpec& option : command.options) {
-    out << absl::StrFormat("  --%-14s %s\n", option.takes_value ? option.name + "=V" : option.name, option.help);
+    out << absl::StrFormat("  --%-14s %s\n",
+                           option.optional_value ? option.name + "[=V]"
+                           : option.takes_value  ? option.name + "=V"
+                                                 : option.name,
+                           option.help);
   }
   out << absl::StrFormat("  --%-14s %s\n", "help", "show this help");
 }
@@ -141,6 +145,8 @@ int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
       options[name] = "";
     } else if (inline_value) {
       options[name] = std::string(arg.substr(arg.find('=') + 1));
+    } else if (spec->optional_value) {
+      options[name] = "";
     } else if (i + 1 < args.size()) {
       options[name] = args[++i];
     } else {

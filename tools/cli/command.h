@@ -24,6 +24,9 @@ struct OptionSpec {
   std::string name;          // without dashes: "json", "trace"
   bool takes_value = false;  // --name=value or --name value
   std::string help;
+  // With takes_value: the value is optional and only ever inline (--name or --name=value; the next argument is
+  // never taken as the value). value() is "" for the bare form.
+  bool optional_value = false;
 };
 
 // A parsed command line for one command.

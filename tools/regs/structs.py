@@ -46,6 +46,13 @@ CONSTANTS = [
     ("mtype_constants.h", "include/soc21_enum.h", "vm", ["enum:MTYPE"], True),
     ("psp_driver_constants.h", "amdgpu/amdgpu_psp.h", "psp", ["enum:psp_bootloader_cmd", "enum:psp_ring_type"],
      False),
+    # The SQ's indirect wave registers (read through SQ_IND_INDEX/SQ_IND_DATA, gfx_v11_0_read_wave_data): their
+    # indices, the fields of the ones tools decode, the index ranges of SGPRs and VGPRs, and SQ_CMD's commands.
+    ("sq_wave_constants.h", "include/asic_reg/gc/gc_11_0_0_offset.h", "sq", [r"^ixSQ_WAVE_"], True),
+    ("sq_wave_field_constants.h", "include/asic_reg/gc/gc_11_0_0_sh_mask.h", "sq",
+     [r"^SQ_WAVE_(STATUS|HW_ID1|HW_ID2|GPR_ALLOC|IB_STS2)__"], True),
+    ("sq_ind_constants.h", "include/soc21_enum.h", "sq", [r"^SQIND_"], True),
+    ("sq_cmd_constants.h", "include/soc21_enum.h", "sq", ["enum:SQ_IND_CMD_CMD", "enum:SQ_IND_CMD_MODE"], True),
 ]
 
 # The SDMA packets the driver and the virtual GPU use (sdma_v6_0_0_pkt_open.h names each SDMA_PKT_<NAME>_...).

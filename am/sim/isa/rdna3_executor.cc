@@ -9,6 +9,7 @@
 #include "am/regs/gfx_srcid_constants.h"
 #include "am/regs/ih_constants.h"
 #include "am/regs/sh_mem_constants.h"
+#include "am/regs/sq_wave_field_constants.h"
 #include "am/sim/isa/workgroup_runner.h"
 #include "base/status_macros.h"
 
@@ -28,12 +29,14 @@ constexpr uint32_t kMaxLdsBytes = 64 * 1024;
 // COMPUTE_TMPRING_SIZE.WAVESIZE units: 256 bytes per wave.
 constexpr uint32_t kScratchGranuleBytes = 256;
 constexpr uint32_t kMaxWorkgroupThreads = 1024;
+constexpr uint32_t kVgprGranuleWave32 = 8, kVgprGranuleWave64 = 4;
 
 }  // namespace
 
-Rdna3Executor::Rdna3Executor(const ModelContext& context, int workers)
+Rdna3Executor::Rdna3Executor(const ModelContext& context, int workers, WaveSlots* wave_slots)
     : context_(context),
-      workers_(workers > 0 ? workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {}
+      workers_(workers > 0 ? workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
+      wave_slots_(wave_slots) {}
 
 absl::StatusOr<Program*> Rdna3Executor::ProgramAt(uint64_t address, GpuMemory& memory, const MemoryClient& client,
                                                   uint32_t prefetch_lines) {
@@ -110,6 +113,18 @@ absl::Status Rdna3Executor::Dispatch(const DispatchState& state, GpuMemory& memo
                         "workgroup has at most %d",
                         rsrc2.lds_size(), setup.lds_bytes, kMaxLdsBytes));
   }
+  // What the SQ's indirect registers show of each wave: the VGPRs RSRC1 allocates per lane (AMDGPUUsage,
+  // COMPUTE_PGM_RSRC1 GRANULATED_WORKITEM_VGPR_COUNT on gfx10+: granules of 8 in wave32, 4 in wave64, minus one),
+  // SQ_WAVE_GPR_ALLOC.VGPR_SIZE in the same granules, and HW_ID2's queue and VMID.
+  setup.wave_slots = wave_slots_;
+  setup.vgprs = (rsrc1.vgprs() + 1) * (setup.lanes == 32 ? kVgprGranuleWave32 : kVgprGranuleWave64);
+  setup.gpr_alloc =
+      (rsrc1.vgprs() << regs::sq::SQ_WAVE_GPR_ALLOC__VGPR_SIZE__SHIFT) & regs::sq::SQ_WAVE_GPR_ALLOC__VGPR_SIZE_MASK;
+  setup.hw_id2 =
+      ((state.queue << regs::sq::SQ_WAVE_HW_ID2__QUEUE_ID__SHIFT) & regs::sq::SQ_WAVE_HW_ID2__QUEUE_ID_MASK) |
+      ((state.pipe << regs::sq::SQ_WAVE_HW_ID2__PIPE_ID__SHIFT) & regs::sq::SQ_WAVE_HW_ID2__PIPE_ID_MASK) |
+      ((state.me << regs::sq::SQ_WAVE_HW_ID2__ME_ID__SHIFT) & regs::sq::SQ_WAVE_HW_ID2__ME_ID_MASK) |
+      ((state.memory.vmid << regs::sq::SQ_WAVE_HW_ID2__VM_ID__SHIFT) & regs::sq::SQ_WAVE_HW_ID2__VM_ID_MASK);
   setup.scratch_bytes_per_lane = setup.scratch_enable ? tmpring.wavesize() * kScratchGranuleBytes / setup.lanes : 0;
   const uint64_t workgroups = uint64_t{setup.grid[0]} * setup.grid[1] * setup.grid[2];
   if (workgroups == 0) return absl::OkStatus();

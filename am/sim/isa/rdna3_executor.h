@@ -16,13 +16,15 @@
 #include "am/sim/isa/program.h"
 #include "am/sim/model_context.h"
 #include "am/sim/shader_executor.h"
+#include "am/sim/wave_slots.h"
 
 namespace am::sim::isa {
 
 class Rdna3Executor final : public ShaderExecutor {
  public:
-  // `workers`: the most threads one dispatch uses (0: the machine's hardware threads).
-  explicit Rdna3Executor(const ModelContext& context, int workers = 0);
+  // `workers`: the most threads one dispatch uses (0: the machine's hardware threads). `wave_slots`: where the
+  // waves show themselves to the SQ's indirect registers (null: nowhere; it must outlive the executor).
+  explicit Rdna3Executor(const ModelContext& context, int workers = 0, WaveSlots* wave_slots = nullptr);
 
   absl::Status Dispatch(const DispatchState& state, GpuMemory& memory) override;
 
@@ -38,6 +40,7 @@ class Rdna3Executor final : public ShaderExecutor {
 
   ModelContext context_;
   int workers_;
+  WaveSlots* wave_slots_;
   std::mutex mu_;  // one dispatch at a time; guards programs_
   std::map<uint64_t, std::unique_ptr<Program>> programs_;
   std::atomic<uint64_t> lane_instructions_{0};

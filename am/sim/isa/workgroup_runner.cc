@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <bit>
 #include <cfenv>
+#include <chrono>
+#include <thread>
 
 #include "absl/strings/str_format.h"
 #include "am/regs/gc.h"
 #include "am/regs/sh_mem_constants.h"
+#include "am/regs/sq_wave_field_constants.h"
 #include "am/sim/isa/decoder.h"
 #include "am/sim/isa/float_bits.h"
 #include "am/sim/isa/wmma.h"
@@ -17,6 +20,11 @@ namespace {
 // A wave that runs this many instructions without ending is reported as hung (the hardware would hang the queue
 // until the driver's timeout; the virtual GPU says so instead of spinning forever).
 constexpr uint64_t kWaveInstructionLimit = uint64_t{1} << 30;
+// A running wave looks whether the SQ wants it (a copy for a reader of its indirect registers, a halt) every this
+// many instructions (a power of two): one relaxed load each time, and a reader waits microseconds.
+constexpr uint64_t kSqPollInstructions = 256;
+// A workgroup whose remaining waves are all halted checks this often for the resume (and for a reader's copy).
+constexpr auto kHaltedPoll = std::chrono::microseconds(100);
 
 // MODE.FP_ROUND (RDNA3 ISA, MODE register): bits [1:0] round single precision, [3:2] double and half precision;
 // 0 (round to nearest even) in both is the default the interpreter runs without touching the host's rounding.
@@ -38,6 +46,46 @@ WorkgroupRunner::WorkgroupRunner(const DispatchSetup& setup)
   shared_aperture_high_ = bases.shared_base() << 16;
   private_aperture_high_ = bases.private_base() << 16;
   alignment_mode_ = regs::gc::SH_MEM_CONFIG::FromRaw(setup.sh_mem.config).alignment_mode();
+  if (setup.wave_slots != nullptr) wgp_ = setup.wave_slots->ClaimWgp();
+}
+
+WorkgroupRunner::~WorkgroupRunner() {
+  if (wgp_.has_value()) setup_.wave_slots->ReleaseWgp(*wgp_);
+}
+
+WaveSnapshot WorkgroupRunner::SnapshotOf(const Wave& wave) const {
+  namespace sq = regs::sq;
+  const WaveLocation where = WaveSlots::Locate(*wgp_, wave.wave_id);
+  WaveSnapshot s;
+  s.pc = wave.pc;
+  s.mode = wave.mode;
+  const bool halted = setup_.wave_slots->HaltRequested(*wgp_, wave.wave_id);
+  // SQ_WAVE_STATUS: the bits the interpreter's state gives. TRAP never shows: a wave that traps ends the dispatch
+  // (no trap handler is installed), and PRIV/TRAP_EN are 0 for user waves.
+  s.status = sq::SQ_WAVE_STATUS__VALID_MASK | (wave.scc ? sq::SQ_WAVE_STATUS__SCC_MASK : 0) |
+             (wave.exec() == 0 ? sq::SQ_WAVE_STATUS__EXECZ_MASK : 0) |
+             (wave.mask_at(operand::kVccLo) == 0 ? sq::SQ_WAVE_STATUS__VCCZ_MASK : 0) |
+             (waves_in_workgroup_ > 1 ? sq::SQ_WAVE_STATUS__IN_TG_MASK : 0) |
+             (wave.at_barrier ? sq::SQ_WAVE_STATUS__IN_BARRIER_MASK : 0) | (halted ? sq::SQ_WAVE_STATUS__HALT_MASK : 0);
+  s.hw_id1 = (where.slot << sq::SQ_WAVE_HW_ID1__WAVE_ID__SHIFT) | (where.simd << sq::SQ_WAVE_HW_ID1__SIMD_ID__SHIFT) |
+             (where.wgp << sq::SQ_WAVE_HW_ID1__WGP_ID__SHIFT) | (where.sa << sq::SQ_WAVE_HW_ID1__SA_ID__SHIFT) |
+             (where.se << sq::SQ_WAVE_HW_ID1__SE_ID__SHIFT);
+  s.hw_id2 = setup_.hw_id2;
+  s.gpr_alloc = setup_.gpr_alloc;
+  s.ib_sts2 = wave.lanes == 64 ? sq::SQ_WAVE_IB_STS2__WAVE64_MASK : 0;
+  std::copy(std::begin(wave.sgpr), std::end(wave.sgpr), s.sgpr.begin());
+  s.vgprs = std::min<uint32_t>(setup_.vgprs, kVgprCount);
+  s.vgpr.assign(wave.vgpr.get(), wave.vgpr.get() + size_t{s.vgprs} * kMaxLanes);
+  return s;
+}
+
+bool WorkgroupRunner::AttendSq(const Wave& current) {
+  WaveSlots& slots = *setup_.wave_slots;
+  if (!slots.NeedsAttention(*wgp_)) return false;
+  for (uint32_t w = 0; w < waves_in_workgroup_; ++w) {
+    if (slots.CopyRequested(*wgp_, w)) slots.Publish(*wgp_, w, SnapshotOf(waves_[w]));
+  }
+  return slots.HaltRequested(*wgp_, current.wave_id);
 }
 
 absl::Status WorkgroupRunner::AmbiguousAperture(uint64_t address) const {
@@ -186,10 +234,20 @@ absl::Status WorkgroupRunner::Run(uint32_t x, uint32_t y, uint32_t z) {
   for (uint32_t w = 0; w < waves; ++w) {
     InitWave(waves_[w], w, setup_.start[0] + x, setup_.start[1] + y, setup_.start[2] + z, waves);
   }
+  // The waves show themselves in their WGP's slots while the workgroup runs, and leave them however it ends.
+  waves_in_workgroup_ = wgp_.has_value() ? std::min(waves, WaveSlots::kSlotsPerWgp) : 0;
+  for (uint32_t w = 0; w < waves_in_workgroup_; ++w) setup_.wave_slots->Occupy(*wgp_, w);
+  struct Vacate {
+    WorkgroupRunner* runner;
+    ~Vacate() {
+      for (uint32_t w = 0; w < runner->waves_in_workgroup_; ++w) runner->setup_.wave_slots->Vacate(*runner->wgp_, w);
+      runner->waves_in_workgroup_ = 0;
+    }
+  } vacate{this};
   // Round robin: each wave runs to its next barrier or its end; a barrier opens when every wave that has not
-  // ended reached it.
+  // ended reached it. A halted wave (SQ_CMD SETHALT) waits where it is, neither running nor at the barrier.
   while (true) {
-    bool any_running = false;
+    bool any_running = false, any_halted = false;
     for (uint32_t w = 0; w < waves; ++w) {
       Wave& wave = waves_[w];
       if (wave.done || wave.at_barrier) continue;
@@ -198,6 +256,10 @@ absl::Status WorkgroupRunner::Run(uint32_t x, uint32_t y, uint32_t z) {
         if (setup_.stop != nullptr) setup_.stop->store(true, std::memory_order_relaxed);
         return absl::InternalError(fault_.message);
       }
+      if (flow == Flow::kHalted) {
+        any_halted = true;
+        continue;
+      }
       any_running = true;
     }
     bool all_done = true;
@@ -205,8 +267,12 @@ absl::Status WorkgroupRunner::Run(uint32_t x, uint32_t y, uint32_t z) {
       if (!waves_[w].done) all_done = false;
     }
     if (all_done) return absl::OkStatus();
-    if (!any_running) {
+    if (!any_running && !any_halted) {
       for (uint32_t w = 0; w < waves; ++w) waves_[w].at_barrier = false;
+    }
+    if (!any_running && any_halted) {
+      // Only halted waves (and waves at a barrier they hold up) are left: wait for the resume without spinning.
+      std::this_thread::sleep_for(kHaltedPoll);
     }
     if (setup_.stopping()) {
       return absl::AbortedError("dispatch stopped (a fault in another workgroup, or the queue's waves were reset)");
@@ -217,6 +283,7 @@ absl::Status WorkgroupRunner::Run(uint32_t x, uint32_t y, uint32_t z) {
 WorkgroupRunner::Flow WorkgroupRunner::RunWave(Wave& wave) {
   uint64_t executed = 0;
   while (true) {
+    if (wgp_.has_value() && (executed & (kSqPollInstructions - 1)) == 0 && AttendSq(wave)) return Flow::kHalted;
     absl::StatusOr<const DecodedSlot*> slot = setup_.program->At(wave.pc, *setup_.memory, setup_.client);
     if (!slot.ok()) {
       fault_ = {WaveFault::kMemory,
@@ -245,6 +312,7 @@ WorkgroupRunner::Flow WorkgroupRunner::RunWave(Wave& wave) {
         wave.done = true;
         return flow;
       case Flow::kFault:
+      case Flow::kHalted:
         return flow;
     }
     if (++executed > kWaveInstructionLimit) {

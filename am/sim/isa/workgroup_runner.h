@@ -7,6 +7,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "am/sim/isa/program.h"
 #include "am/sim/isa/wave.h"
 #include "am/sim/shader_executor.h"
+#include "am/sim/wave_slots.h"
 
 namespace am::sim::isa {
 
@@ -42,6 +44,13 @@ struct DispatchSetup {
   ShMemRegisters sh_mem;              // the VMID's SH_MEM_BASES (FLAT apertures) and SH_MEM_CONFIG (alignment)
   std::atomic<bool>* stop = nullptr;  // set when any workgroup failed: the others end early
   const std::atomic<bool>* reset_waves = nullptr;  // DispatchState::reset_waves: every wave ends where it is
+  // The SQ's wave slots, where the waves show themselves to the SQ's indirect registers (null: nowhere), and what
+  // those registers say of every wave of the dispatch: VGPRs per lane, SQ_WAVE_GPR_ALLOC, SQ_WAVE_HW_ID2's queue
+  // and VMID fields.
+  WaveSlots* wave_slots = nullptr;
+  uint32_t vgprs = 0;
+  uint32_t gpr_alloc = 0;
+  uint32_t hw_id2 = 0;
   // Whether the waves must end now (another workgroup failed, or the queue's waves were reset).
   bool stopping() const {
     return (stop != nullptr && stop->load(std::memory_order_relaxed)) ||
@@ -61,6 +70,9 @@ struct WaveFault {
 class WorkgroupRunner {
  public:
   explicit WorkgroupRunner(const DispatchSetup& setup);
+  ~WorkgroupRunner();
+  WorkgroupRunner(const WorkgroupRunner&) = delete;
+  WorkgroupRunner& operator=(const WorkgroupRunner&) = delete;
 
   // Runs workgroup (x, y, z) of the grid. A non-OK status carries the fault in fault().
   absl::Status Run(uint32_t x, uint32_t y, uint32_t z);
@@ -68,8 +80,13 @@ class WorkgroupRunner {
   uint64_t lane_instructions() const { return lane_instructions_; }
 
  private:
-  enum class Flow { kNext, kJumped, kBarrier, kEnd, kFault };
+  // kHalted: the SQ halted the wave (SQ_CMD SETHALT) before its next instruction; it resumes there.
+  enum class Flow { kNext, kJumped, kBarrier, kEnd, kFault, kHalted };
 
+  // Between two instructions of `current`: copies any wave of the workgroup a reader of the SQ's indirect registers
+  // waits for, and says whether `current` is to halt.
+  bool AttendSq(const Wave& current);
+  WaveSnapshot SnapshotOf(const Wave& wave) const;
   void InitWave(Wave& wave, uint32_t index, uint32_t x, uint32_t y, uint32_t z, uint32_t waves);
   Flow RunWave(Wave& wave);
   Flow Execute(Wave& wave, const Instruction& inst);
@@ -135,6 +152,8 @@ class WorkgroupRunner {
   uint64_t lane_instructions_ = 0;
   uint32_t shared_aperture_high_ = 0, private_aperture_high_ = 0;  // the apertures' address bits 63:32
   uint32_t alignment_mode_ = 0;                                    // SH_MEM_CONFIG.ALIGNMENT_MODE
+  std::optional<uint32_t> wgp_;  // the WGP whose wave slots this runner's waves occupy (nullopt: none)
+  uint32_t waves_in_workgroup_ = 0;
 };
 
 }  // namespace am::sim::isa
