@@ -9,6 +9,7 @@
 #include "am/regs/gfx_srcid_constants.h"
 #include "am/regs/ih_constants.h"
 #include "am/regs/sh_mem_constants.h"
+#include "am/regs/sq_interrupt.h"
 #include "am/regs/sq_wave_field_constants.h"
 #include "am/sim/isa/workgroup_runner.h"
 #include "base/status_macros.h"
@@ -17,11 +18,6 @@ namespace am::sim::isa {
 namespace {
 
 namespace gc = regs::gc;
-
-// SQ interrupt word (kfd_int_process_v11.c, SQ_INTERRUPT_WORD_ERROR_CTXID*): context_id0 TYPE [24:21],
-// context_id1 ENCODING [7:6]; error type ILLEGAL_INST = 1, encoding ERROR = 2.
-constexpr uint32_t kSqErrorTypeIllegalInstruction = 1;
-constexpr uint32_t kSqEncodingError = 2;
 
 // LDS_SIZE granularity for gfx11 compute: 128 dwords (AMDGPUUsage, COMPUTE_PGM_RSRC2 GRANULATED_LDS_SIZE).
 constexpr uint32_t kLdsGranuleBytes = 128 * 4;
@@ -51,16 +47,23 @@ absl::StatusOr<Program*> Rdna3Executor::ProgramAt(uint64_t address, GpuMemory& m
   return raw;
 }
 
-void Rdna3Executor::ReportIllegalInstruction(const DispatchState& state, uint64_t pc, const std::string& message) {
+void Rdna3Executor::ReportIllegalInstruction(const DispatchState& state, const WaveFault& fault,
+                                             const std::string& message) {
+  namespace sq = regs::sq_interrupt;
   InterruptEntry entry;
   entry.client_id = regs::ih::SOC21_IH_CLIENTID_GRBM_CP;
   entry.source_id = regs::ih::GFX_11_0_0__SRCID__SQ_INTERRUPT_ID;
   entry.vmid = state.memory.vmid;
-  entry.src_data[0] = kSqErrorTypeIllegalInstruction << 21;
-  entry.src_data[1] = kSqEncodingError << 6;
+  // An ERROR word (kfd_int_process_v11.c): the type, and the wave that raised it: its slot, SIMD, WGP and shader
+  // array (SH_ID) as the SQ numbers them.
+  const WaveLocation where = fault.location.value_or(WaveLocation{});
+  entry.src_data[0] = sq::kErrorIllegalInstruction << sq::kErrorTypeShift |
+                      (where.sa << sq::kShIdShift & sq::kShIdMask) | (where.slot << sq::kWaveIdShift & sq::kWaveIdMask);
+  entry.src_data[1] = sq::kEncodingError << sq::kEncodingShift | (where.simd << sq::kSimdIdShift & sq::kSimdIdMask) |
+                      (where.wgp << sq::kWgpIdShift & sq::kWgpIdMask);
   // The SQ reports the wave's PC through its trap state; the entry's spare words carry it for the driver's log.
-  entry.src_data[2] = static_cast<uint32_t>(pc);
-  entry.src_data[3] = static_cast<uint32_t>(pc >> 32);
+  entry.src_data[2] = static_cast<uint32_t>(fault.pc);
+  entry.src_data[3] = static_cast<uint32_t>(fault.pc >> 32);
   context_.interrupts.Post(entry);
   context_.errors.Report("sq", message);
 }
@@ -175,7 +178,7 @@ absl::Status Rdna3Executor::Dispatch(const DispatchState& state, GpuMemory& memo
     return absl::CancelledError("the queue's waves were reset (CP_HQD_DEQUEUE_REQUEST RESET_WAVES)");
   }
   if (!first_error.ok() && first_fault.kind == WaveFault::kIllegalInstruction) {
-    ReportIllegalInstruction(state, first_fault.pc, std::string(first_error.message()));
+    ReportIllegalInstruction(state, first_fault, std::string(first_error.message()));
   } else if (!first_error.ok()) {
     context_.errors.Report("sq", std::string(first_error.message()));
   }

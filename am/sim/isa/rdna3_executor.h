@@ -20,6 +20,8 @@
 
 namespace am::sim::isa {
 
+struct WaveFault;
+
 class Rdna3Executor final : public ShaderExecutor {
  public:
   // `workers`: the most threads one dispatch uses (0: the machine's hardware threads). `wave_slots`: where the
@@ -36,7 +38,7 @@ class Rdna3Executor final : public ShaderExecutor {
   // its end) unless the cached one is still what memory holds.
   absl::StatusOr<Program*> ProgramAt(uint64_t address, GpuMemory& memory, const MemoryClient& client,
                                      uint32_t prefetch_lines);
-  void ReportIllegalInstruction(const DispatchState& state, uint64_t pc, const std::string& message);
+  void ReportIllegalInstruction(const DispatchState& state, const WaveFault& fault, const std::string& message);
 
   ModelContext context_;
   int workers_;

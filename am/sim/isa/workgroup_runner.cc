@@ -401,6 +401,7 @@ WorkgroupRunner::Flow WorkgroupRunner::DirectedRoundingValu(Wave& wave, const In
 WorkgroupRunner::Flow WorkgroupRunner::Illegal(Wave& wave, const Instruction& inst, const std::string& why) {
   fault_.kind = WaveFault::kIllegalInstruction;
   fault_.pc = wave.pc;
+  if (wgp_.has_value()) fault_.location = WaveSlots::Locate(*wgp_, wave.wave_id);
   fault_.dwords = std::max<int>(1, inst.dwords);
   std::copy(std::begin(inst.word), std::end(inst.word), fault_.words);
   std::string words = absl::StrFormat("%08x", inst.word[0]);

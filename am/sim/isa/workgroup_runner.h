@@ -65,6 +65,8 @@ struct WaveFault {
   uint32_t words[3] = {0, 0, 0};
   int dwords = 0;
   std::string message;
+  // The faulting wave's slot (wave_slots.h), when its WGP had one: the SQ's interrupt word names it.
+  std::optional<WaveLocation> location;
 };
 
 class WorkgroupRunner {
