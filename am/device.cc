@@ -144,7 +144,7 @@ Device::~Device() = default;
 absl::Status Device::Run(IpBlock& block, absl::string_view phase, absl::Status (IpBlock::*step)()) {
   const absl::Time start = absl::Now();
   absl::Status status = (block.*step)();
-  steps_.push_back({std::string(block.name()), std::string(phase), absl::Now() - start, status});
+  steps_.push_back({std::string(block.name()), std::string(phase), absl::Now() - start, status, start});
   if (!status.ok()) return absl::Status(status.code(), absl::StrCat(block.name(), " ", phase, ": ", status.message()));
   return absl::OkStatus();
 }
@@ -174,7 +174,7 @@ absl::Status Device::RunBlocks(bool partial) {
 absl::Status Device::Mode1Reset() {
   const absl::Time start = absl::Now();
   absl::Status status = ResetChip();
-  steps_.push_back({"smu", "mode1_reset", absl::Now() - start, status});
+  steps_.push_back({"smu", "mode1_reset", absl::Now() - start, status, start});
   return status;
 }
 

@@ -60,6 +60,7 @@ struct BootStep {
   std::string phase;  // "init_sw", "init_hw", "fini_hw"
   absl::Duration duration;
   absl::Status status;
+  absl::Time start;  // when it began: tells which step a traced register access belongs to
 };
 
 // The firmware files a device with these discovered IP versions needs (firmware::RequiredFiles over the GC, MP0,

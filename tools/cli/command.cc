@@ -57,6 +57,16 @@ absl::StatusOr<std::string> Invocation::Positional(size_t index, absl::string_vi
   return positional_[index];
 }
 
+namespace {
+std::string& MutableJsonSchema() {
+  static auto* schema = new std::string();
+  return *schema;
+}
+}  // namespace
+
+void SetJsonSchema(std::string schema) { MutableJsonSchema() = std::move(schema); }
+const std::string& JsonSchema() { return MutableJsonSchema(); }
+
 bool RegisterCommand(Command command) {
   std::string name = command.name;
   return MutableCommands().emplace(std::move(name), std::move(command)).second;
@@ -149,6 +159,7 @@ int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& 
       return kExitUsage;
     }
   }
+  SetJsonSchema(absl::StrFormat("baregpu.%s/%d", command.name, command.json_version));
   Invocation invocation(std::move(positional), std::move(options), out, err, interactive);
   absl::Status status = command.run(invocation);
   out.flush();

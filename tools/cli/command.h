@@ -66,7 +66,16 @@ struct Command {
   std::string details;              // more text for `baregpu NAME --help`; may be empty
   std::vector<OptionSpec> options;  // --help is implicit
   std::function<absl::Status(Invocation&)> run;
+  // The version in the schema id of this command's --json documents ("baregpu.list/1"); raise it when a field
+  // changes meaning or disappears (adding one does not), and say so in docs/json.md.
+  int json_version = 1;
 };
+
+// The schema id every --json document carries as its first key, "schema": "baregpu.<command>/<version>"
+// (docs/json.md; PrintJson adds it). cli::Main sets it from the command before running it; a command whose actions
+// print documents of different shapes sets its own ("baregpu.regs.decode/1") before PrintJson.
+void SetJsonSchema(std::string schema);
+const std::string& JsonSchema();
 
 bool RegisterCommand(Command command);
 const std::map<std::string, Command>& Commands();
