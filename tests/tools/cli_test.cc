@@ -6,18 +6,23 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "tests/am/sim/sim_state_dir.h"
 #include "tests/tools/run_cli.h"
 
 namespace cli {
 namespace {
 
 using ::cli::testing::RunBaregpu;
+
+auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
 
 int CountLines(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
 
@@ -147,6 +152,69 @@ TEST(CliTest, JsonOutputSurvivesNamesThatAreNotUtf8) {
   auto json = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
   ASSERT_FALSE(json.is_discarded()) << r.out;
   EXPECT_EQ(json["files"][0]["file"], "/nonexistent/caf\xef\xbf\xbd\x1b.bin") << r.out;
+}
+
+// The commands `baregpu --help` lists, and the --help text of each.
+std::map<std::string, std::string> CommandHelps() {
+  std::map<std::string, std::string> helps;
+  const std::string top = RunBaregpu({"--help"}).out;
+  std::istringstream lines(top.substr(top.find("commands:")));
+  std::string line;
+  std::getline(lines, line);
+  while (std::getline(lines, line) && absl::StartsWith(line, "  ")) {
+    std::istringstream words(line);
+    std::string name;
+    words >> name;
+    helps[name] = RunBaregpu({name, "--help"}).out;
+  }
+  return helps;
+}
+
+// docs/json.md: every --json document parses and carries "schema": "baregpu.<command>[.<action>]/<version>" first.
+// A command that takes --json must have an entry here (and a section in docs/json.md).
+TEST(CliTest, EveryJsonDocumentParsesAndNamesItsSchema) {
+  const std::string build = std::getenv("BAREGPU_BUILD_ROOT");
+  const std::string firmware = build + "/firmware/virtual/amdgpu/psp_13_0_0_sos.bin";
+  const std::string code_object = build + "/tests/am/sim/isa/kernels/vector_add-O2.co";
+  ASSERT_EQ(RunBaregpu({"boot", "sim:navi31:schema"}).exit_status, 0);
+  struct Case {
+    std::vector<std::string> args;
+    std::string schema;
+  };
+  const std::map<std::string, std::vector<Case>> cases = {
+      {"list", {{{"list"}, "baregpu.list/1"}}},
+      {"info", {{{"info", "sim:navi31:schema"}, "baregpu.info/1"}}},
+      {"boot", {{{"boot", "sim:navi31:schema"}, "baregpu.boot/1"}}},
+      {"fw",
+       {{{"fw", "info", firmware}, "baregpu.fw.info/1"}, {{"fw", "need", "sim:navi31:schema"}, "baregpu.fw.need/1"}}},
+      {"regs",
+       {{{"regs", "find", "IH_RB_CNTL"}, "baregpu.regs.find/1"},
+        {{"regs", "find", "0x28e8"}, "baregpu.regs.find-address/1"},
+        {{"regs", "decode", "IH_RB_CNTL", "0x1"}, "baregpu.regs.decode/1"},
+        {{"regs", "sim:navi31:schema", "read", "IH_RB_CNTL"}, "baregpu.regs.read/1"},
+        {{"regs", "sim:navi31:schema", "write", "SCRATCH_REG3=0x5"}, "baregpu.regs.write/1"},
+        {{"regs", "sim:navi31:schema", "dump", "hdp"}, "baregpu.regs.dump/1"}}},
+      {"ih", {{{"ih", "sim:navi31:schema"}, "baregpu.ih/1"}}},
+      {"pt", {{{"pt", "sim:navi31:schema", "walk", "0x0"}, "baregpu.pt/1"}}},
+      {"co", {{{"co", code_object}, "baregpu.co/1"}}},
+      {"sim", {{{"sim", "reset", "sim:navi31:schema-reset"}, "baregpu.sim/1"}}},
+  };
+  for (const auto& [name, help] : CommandHelps()) {
+    if (!absl::StrContains(help, "--json")) continue;
+    auto it = cases.find(name);
+    ASSERT_NE(it, cases.end()) << "'" << name << "' takes --json: add it to this test's table and docs/json.md";
+    for (const Case& c : it->second) {
+      std::vector<std::string> args = c.args;
+      args.push_back("--json");
+      auto r = RunBaregpu(args);
+      EXPECT_EQ(r.exit_status, 0) << absl::StrJoin(args, " ") << ": " << r.err;
+      auto json = nlohmann::ordered_json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+      ASSERT_FALSE(json.is_discarded()) << absl::StrJoin(args, " ") << ": " << r.out;
+      ASSERT_TRUE(json.is_object());
+      EXPECT_EQ(json.begin().key(), "schema") << absl::StrJoin(args, " ");
+      EXPECT_EQ(json["schema"], c.schema) << absl::StrJoin(args, " ");
+    }
+  }
 }
 
 }  // namespace
