@@ -17,6 +17,8 @@
 #include "am/sdma.h"
 #include "am/smu.h"
 #include "am/soc.h"
+#include "base/log.h"
+#include "base/printable.h"
 #include "base/status_macros.h"
 #include "pci/open.h"
 #include "pci/virtual_registry.h"
@@ -55,7 +57,9 @@ absl::Status CheckSupportedVersions(const Discovery& discovery) {
 }
 
 absl::StatusOr<std::unique_ptr<Device>> Device::Open(absl::string_view name, DeviceOptions options) {
+  BAREGPU_LOG(kDebug, "%s: opening", base::Printable(name));
   BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> pci, pci::Open(name));
+  BAREGPU_LOG(kInfo, "%s: opened (%s backend)", pci->name(), pci->backend());
   BAREGPU_RETURN_IF_ERROR(pci->SetDmaMaskBits(Gmc::kDmaMaskBits));
   return Open(std::move(pci), std::move(options));
 }
@@ -78,6 +82,9 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device
     options.firmware = firmware::Store(firmware::DeviceSearchRoots(device->pci_->firmware_roots()));
   }
   BAREGPU_RETURN_IF_ERROR(device->CreateBlocks(*options.firmware));
+  BAREGPU_LOG(kInfo, "%s: IP discovery at VRAM %#x, %d IP blocks, VRAM %d MiB, FB at MC %#x", device->pci_->name(),
+              device->discovery_.table_address, device->discovery_.discovery.ips.size(),
+              device->discovery_.vram_size >> 20, device->fb_start_);
   return device;
 }
 
@@ -142,9 +149,16 @@ Device::Device(std::unique_ptr<pci::Device> pci, DeviceDiscovery discovery)
 Device::~Device() = default;
 
 absl::Status Device::Run(IpBlock& block, absl::string_view phase, absl::Status (IpBlock::*step)()) {
+  BAREGPU_LOG(kDebug, "%s: %s %s: start", pci_->name(), block.name(), phase);
   const absl::Time start = absl::Now();
   absl::Status status = (block.*step)();
   steps_.push_back({std::string(block.name()), std::string(phase), absl::Now() - start, status, start});
+  if (status.ok()) {
+    BAREGPU_LOG(kInfo, "%s: %s %s: ok in %.3f ms", pci_->name(), block.name(), phase,
+                absl::ToDoubleMilliseconds(steps_.back().duration));
+  } else {
+    BAREGPU_LOG(kError, "%s: %s %s failed: %s", pci_->name(), block.name(), phase, status.message());
+  }
   if (!status.ok()) return absl::Status(status.code(), absl::StrCat(block.name(), " ", phase, ": ", status.message()));
   return absl::OkStatus();
 }
@@ -220,6 +234,8 @@ absl::Status Device::Boot(BootOptions options) {
   auto gc = Regs<regs::Ip::kGc>();
   const bool flagged = gc.Read<regs::gc::SCRATCH_REG7>().raw() == kBootedFlag;
   const bool sos_alive = Regs<regs::Ip::kMp0>().Read<regs::mp0::MP0_SMN_C2PMSG_81>().raw() != 0;
+  BAREGPU_LOG(kInfo, "%s: boot: booted flag %s, sOS %s%s", pci_->name(), flagged ? "set" : "clear",
+              sos_alive ? "running" : "not running", options.full_reset ? ", full boot asked for" : "");
   absl::Status booted;
   if (!options.full_reset && flagged && sos_alive) {
     boot_kind_ = BootKind::kPartial;

@@ -154,6 +154,27 @@ TEST(CliTest, JsonOutputSurvivesNamesThatAreNotUtf8) {
   EXPECT_EQ(json["files"][0]["file"], "/nonexistent/caf\xef\xbf\xbd\x1b.bin") << r.out;
 }
 
+// Logging is off unless asked for; -v shows the boot steps, -vv (or BAREGPU_LOG=debug) their starts too.
+TEST(CliTest, VerboseLogsToStderrAndIsOffByDefault) {
+  auto quiet = RunBaregpu({"boot", "sim:navi31:log"});
+  ASSERT_EQ(quiet.exit_status, 0) << quiet.err;
+  EXPECT_FALSE(absl::StrContains(quiet.err, "baregpu info:")) << quiet.err;
+  auto verbose = RunBaregpu({"-v", "boot", "sim:navi31:log", "--reset"});
+  ASSERT_EQ(verbose.exit_status, 0) << verbose.err;
+  EXPECT_TRUE(absl::StrContains(verbose.err, "baregpu info: sim:navi31:log: opened (virtual backend)")) << verbose.err;
+  EXPECT_TRUE(absl::StrContains(verbose.err, "baregpu info: sim:navi31:log: gmc init_hw: ok in ")) << verbose.err;
+  EXPECT_FALSE(absl::StrContains(verbose.err, "baregpu debug:")) << verbose.err;
+  EXPECT_FALSE(absl::StrContains(verbose.out, "baregpu info:"));  // stdout stays the command's
+  auto debug = RunBaregpu({"boot", "sim:navi31:log", "-vv"});
+  EXPECT_TRUE(absl::StrContains(debug.err, "baregpu debug: sim:navi31:log: psp init_sw: start")) << debug.err;
+  auto env = RunBaregpu({"boot", "sim:navi31:log"}, {"BAREGPU_LOG=debug"});
+  EXPECT_TRUE(absl::StrContains(env.err, "baregpu debug: ")) << env.err;
+  auto bad = RunBaregpu({"boot", "sim:navi31:log"}, {"BAREGPU_LOG=loud"});
+  EXPECT_EQ(bad.exit_status, 0) << bad.err;
+  EXPECT_TRUE(absl::StrContains(bad.err, "BAREGPU_LOG: log level loud is not one of off, error, warn, info, debug"))
+      << bad.err;
+}
+
 // The commands `baregpu --help` lists, and the --help text of each.
 std::map<std::string, std::string> CommandHelps() {
   std::map<std::string, std::string> helps;
