@@ -79,6 +79,7 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device
   device->fb_offset_ = uint64_t{mmhub.Read<regs::mmhub::MMMC_VM_FB_OFFSET>().fb_offset()} << 24;
   BAREGPU_RETURN_IF_ERROR(mmhub.status());
   if (!options.firmware) {
+    for (const std::string& problem : firmware::UserSearchRootProblems()) BAREGPU_LOG(kWarn, "%s", problem);
     options.firmware = firmware::Store(firmware::DeviceSearchRoots(device->pci_->firmware_roots()));
   }
   BAREGPU_RETURN_IF_ERROR(device->CreateBlocks(*options.firmware));

@@ -1,9 +1,11 @@
 // The baregpu command line as a user meets it: exit codes, help, errors on one line, JSON that parses.
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -173,6 +175,81 @@ TEST(CliTest, VerboseLogsToStderrAndIsOffByDefault) {
   EXPECT_EQ(bad.exit_status, 0) << bad.err;
   EXPECT_TRUE(absl::StrContains(bad.err, "BAREGPU_LOG: log level loud is not one of off, error, warn, info, debug"))
       << bad.err;
+}
+
+struct ShellResult {
+  int exit_status;
+  std::string err;
+};
+
+// Runs `command` with sh, its stderr captured (for redirections and setpriv, which RunBaregpu does not do).
+ShellResult Shell(const std::string& command) {
+  const std::string err_path = ::testing::TempDir() + "/shell.err";
+  const int status = std::system((command + " 2> '" + err_path + "'").c_str());
+  std::ifstream in(err_path);
+  std::stringstream err;
+  err << in.rdbuf();
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, err.str()};
+}
+
+TEST(CliTest, OutputThatCannotBeWrittenIsAnError) {
+  auto r = Shell(cli::testing::BaregpuPath() + " list > /dev/full");
+  EXPECT_EQ(r.exit_status, 1);
+  EXPECT_TRUE(absl::StartsWith(r.err, "error: writing the output failed: No space left on device")) << r.err;
+}
+
+TEST(CliTest, MissingFirmwarePathEntriesAreReported) {
+  auto r = RunBaregpu({"boot", "sim:navi31:fw-path"}, {"BAREGPU_FIRMWARE_PATH=/nonexistent-baregpu-firmware"});
+  EXPECT_EQ(r.exit_status, 0) << r.err;  // the virtual firmware still boots it
+  EXPECT_TRUE(absl::StrContains(
+      r.err, "note: BAREGPU_FIRMWARE_PATH entry /nonexistent-baregpu-firmware does not exist; it is skipped"))
+      << r.err;
+}
+
+// A state directory the user cannot open names its owner and the fix (the tests run as root, which no mode stops:
+// the command runs as nobody through setpriv).
+TEST(CliTest, AStateDirectoryOfAnotherUserNamesItsOwnerAndTheFix) {
+  if (::geteuid() != 0 || Shell("command -v setpriv > /dev/null").exit_status != 0) {
+    GTEST_SKIP() << "needs root and setpriv to run baregpu as another user";
+  }
+  const std::string dir = ::testing::TempDir() + "/eacces";
+  ASSERT_EQ(std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "/state' && chmod 755 '" + dir +
+                         "' && chmod 700 '" + dir + "/state'")
+                            .c_str()),
+            0);
+  const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups env BAREGPU_SIM_DIR=";
+  auto theirs = Shell(as_nobody + dir + "/state " + cli::testing::BaregpuPath() + " info sim:navi31:eacces");
+  EXPECT_EQ(theirs.exit_status, 1);
+  EXPECT_TRUE(absl::StrContains(theirs.err, "belongs to uid 0 (root)")) << theirs.err;
+  EXPECT_TRUE(absl::StrContains(theirs.err, "set BAREGPU_SIM_DIR to a directory of your own")) << theirs.err;
+  auto create = Shell(as_nobody + dir + "/new " + cli::testing::BaregpuPath() + " info sim:navi31:eacces");
+  EXPECT_EQ(create.exit_status, 1);
+  EXPECT_TRUE(absl::StrContains(create.err, dir + " belongs to uid 0 (root) (mode 0755) and you (uid 65534"))
+      << create.err;
+}
+
+// An installed tree (here: the binary and the virtual firmware copied into PREFIX/bin and PREFIX/share, as
+// `meson install --destdir` lays them out) boots the virtual GPU from its own files.
+TEST(CliTest, AMovedInstallFindsItsVirtualFirmware) {
+  const std::string build = std::getenv("BAREGPU_BUILD_ROOT");
+  std::string tmp = ::testing::TempDir();
+  if (!tmp.empty() && tmp.back() == '/') tmp.pop_back();  // messages name the normalised path
+  const std::string prefix = tmp + "/installed/usr/local";
+  ASSERT_EQ(
+      std::system(("rm -rf '" + prefix + "' && mkdir -p '" + prefix + "/bin' '" + prefix +
+                   "/share/baregpu/firmware' && cp '" + cli::testing::BaregpuPath() + "' '" + prefix +
+                   "/bin/' && cp -r '" + build + "/firmware/virtual/amdgpu' '" + prefix + "/share/baregpu/firmware/'")
+                      .c_str()),
+      0);
+  auto r = Shell("cd / && '" + prefix + "/bin/baregpu' fw need sim:navi31:installed > /dev/null && '" + prefix +
+                 "/bin/baregpu' boot sim:navi31:installed > /dev/null");
+  EXPECT_EQ(r.exit_status, 0) << r.err;
+  // Without the installed copy of one file the boot fails naming the installed path: it was the one in use.
+  ASSERT_EQ(std::remove((prefix + "/share/baregpu/firmware/amdgpu/psp_13_0_0_sos.bin").c_str()), 0);
+  auto missing = Shell("'" + prefix + "/bin/baregpu' boot sim:navi31:installed-2 > /dev/null");
+  EXPECT_EQ(missing.exit_status, 1);
+  EXPECT_TRUE(absl::StrContains(missing.err, prefix + "/share/baregpu/firmware/amdgpu/psp_13_0_0_sos.bin"))
+      << missing.err;
 }
 
 // The commands `baregpu --help` lists, and the --help text of each.
