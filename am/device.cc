@@ -2,9 +2,15 @@
 
 #include <linux/pci_regs.h>
 
+#include <cstdio>
+#include <cstdlib>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "am/gfx.h"
 #include "am/gmc.h"
 #include "am/ih.h"
@@ -64,13 +70,54 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(absl::string_view name, Dev
   return Open(std::move(pci), std::move(options));
 }
 
+absl::StatusOr<TraceOptions> ParseTraceOptions(absl::string_view value) {
+  TraceOptions options;
+  for (absl::string_view entry : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
+    entry = absl::StripAsciiWhitespace(entry);
+    if (entry == "regs") {
+      options.regs = true;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s=%s: unknown entry %s; accepted: regs (every register access, decoded), comma-separated",
+                          kTraceEnvironmentVariable, base::Printable(value), base::Printable(entry)));
+    }
+  }
+  return options;
+}
+
+void Device::SetCurrentStep(std::string step) {
+  base::MutexLock lock(&trace_mutex_);
+  current_step_ = std::move(step);
+}
+
+void Device::TraceRegistersToStderr() {
+  io_->set_tracer([this](bool write, uint64_t address, uint32_t value) {
+    std::string text;
+    {
+      base::MutexLock lock(&trace_mutex_);
+      if (traced_step_ != current_step_) {
+        traced_step_ = current_step_;
+        text = absl::StrFormat("== %s: %s\n", pci_->name(),
+                               current_step_.empty() ? "outside the boot steps" : current_step_);
+      }
+    }
+    absl::StrAppend(&text, io_->Describe(write, address, value), "\n");
+    std::fwrite(text.data(), 1, text.size(), stderr);
+  });
+}
+
 absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device> pci, DeviceOptions options) {
+  TraceOptions trace;
+  if (const char* env = std::getenv(kTraceEnvironmentVariable); env != nullptr) {
+    BAREGPU_ASSIGN_OR_RETURN(trace, ParseTraceOptions(env));
+  }
   BAREGPU_ASSIGN_OR_RETURN(DeviceDiscovery discovery, ReadDiscovery(*pci));
   BAREGPU_RETURN_IF_ERROR(CheckSupportedVersions(discovery.discovery));
   std::unique_ptr<Device> device(new Device(std::move(pci), std::move(discovery)));
   device->vm_fault_stop_ = options.vm_fault_stop;
   BAREGPU_ASSIGN_OR_RETURN(pci::Mmio bar5, device->pci_->MapMmio(5));
   device->io_ = std::make_unique<RegisterIo>(bar5, device->bases_);
+  if (trace.regs) device->TraceRegistersToStderr();
   BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> vram, device->pci_->MapMemory(0));
   BAREGPU_ASSIGN_OR_RETURN(device->memory_, MemoryManager::Create(vram, {.vram_size = device->discovery_.vram_size}));
   auto mmhub = device->Regs<regs::Ip::kMmhub>();
@@ -151,8 +198,10 @@ Device::~Device() = default;
 
 absl::Status Device::Run(IpBlock& block, absl::string_view phase, absl::Status (IpBlock::*step)()) {
   BAREGPU_LOG(kDebug, "%s: %s %s: start", pci_->name(), block.name(), phase);
+  SetCurrentStep(absl::StrCat(block.name(), " ", phase));
   const absl::Time start = absl::Now();
   absl::Status status = (block.*step)();
+  SetCurrentStep("");
   steps_.push_back({std::string(block.name()), std::string(phase), absl::Now() - start, status, start});
   if (status.ok()) {
     BAREGPU_LOG(kInfo, "%s: %s %s: ok in %.3f ms", pci_->name(), block.name(), phase,
@@ -187,8 +236,10 @@ absl::Status Device::RunBlocks(bool partial) {
 }
 
 absl::Status Device::Mode1Reset() {
+  SetCurrentStep("smu mode1_reset");
   const absl::Time start = absl::Now();
   absl::Status status = ResetChip();
+  SetCurrentStep("");
   steps_.push_back({"smu", "mode1_reset", absl::Now() - start, status, start});
   return status;
 }
