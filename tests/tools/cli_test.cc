@@ -252,6 +252,48 @@ TEST(CliTest, AMovedInstallFindsItsVirtualFirmware) {
       << missing.err;
 }
 
+// `baregpu completion bash` is valid bash that completes command names and a command's options.
+TEST(CliTest, BashCompletionCompletesCommandsAndOptions) {
+  const std::string script = ::testing::TempDir() + "/baregpu.bash";
+  ASSERT_EQ(std::system((cli::testing::BaregpuPath() + " completion bash > '" + script + "'").c_str()), 0);
+  EXPECT_EQ(Shell("bash -n '" + script + "'").exit_status, 0);
+  // Completes the words given after `baregpu` with the cursor on the last one; prints the candidates.
+  const auto complete = [&](const std::string& words) {
+    const std::string out = ::testing::TempDir() + "/completion.out";
+    const std::string command = "bash -c 'source \"" + script + "\"; COMP_WORDS=(baregpu " + words +
+                                "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _baregpu; echo \"${COMPREPLY[*]}\"' > '" +
+                                out + "'";
+    EXPECT_EQ(Shell(command).exit_status, 0) << command;
+    std::ifstream in(out);
+    std::string line;
+    std::getline(in, line);
+    return line;
+  };
+  EXPECT_EQ(complete("bo"), "boot");
+  EXPECT_EQ(complete("-v re"), "regs");
+  EXPECT_EQ(complete("boot sim:navi31 --tr"), "--trace=");
+  EXPECT_EQ(complete("regs find --by"), "--byte");
+  EXPECT_EQ(Shell(cli::testing::BaregpuPath() + " completion zsh > /dev/null").exit_status, 2);
+}
+
+// `baregpu help --man` is a man(7) page groff accepts without a warning, naming every command.
+TEST(CliTest, ManPageIsValidRoffWithEveryCommand) {
+  const std::string page = ::testing::TempDir() + "/baregpu.1";
+  ASSERT_EQ(std::system((cli::testing::BaregpuPath() + " help --man > '" + page + "'").c_str()), 0);
+  if (Shell("command -v groff > /dev/null").exit_status != 0) GTEST_SKIP() << "groff is not installed";
+  auto check = Shell("groff -man -Tutf8 -ww -z '" + page + "'");
+  EXPECT_EQ(check.exit_status, 0);
+  EXPECT_TRUE(check.err.empty()) << check.err;
+  const std::string text = ::testing::TempDir() + "/baregpu.txt";
+  ASSERT_EQ(Shell("groff -man -Tascii -P-cbou '" + page + "' > '" + text + "'").exit_status, 0);
+  std::ifstream in(text);
+  std::stringstream rendered;
+  rendered << in.rdbuf();
+  for (const char* expected : {"BAREGPU(1)", "boot", "regs", "completion", "--trace=VALUE", "BAREGPU_TRACE"}) {
+    EXPECT_TRUE(absl::StrContains(rendered.str(), expected)) << expected;
+  }
+}
+
 // The commands `baregpu --help` lists, and the --help text of each.
 std::map<std::string, std::string> CommandHelps() {
   std::map<std::string, std::string> helps;

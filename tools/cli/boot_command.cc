@@ -140,14 +140,15 @@ BAREGPU_REGISTER_COMMAND(
     Command{"boot",
             "bring a GPU up (discovery, SOC, GMC, IH, PSP firmware load, SMU, GFX, SDMA) and time each step",
             "baregpu boot DEVICE [--reset] [--trace=regs] [--json]",
-            "Runs each IP block's init_sw and init_hw in order and prints the block, the phase, "
-            "its duration and its outcome. --trace=regs prints every register access with its "
-            "name and fields, grouped by step (a '== block phase' line heads each group), before the step list; "
-            "with --json the trace is the document's \"trace\" array. The trace is recorded raw and decoded after "
-            "the boot, so step times are those of an untraced boot. Blocks: soc, gmc, ih, psp, smu, gfx, sdma. "
-            "A device baregpu left booted boots "
-            "partially (the firmware keeps running; SOC, GMC, IH, GFX and SDMA again); one another "
-            "driver initialised, or any with --reset, gets a mode1 reset and a full boot.",
+            "Runs each IP block's init_sw and init_hw in order and prints the block, the phase, its duration\n"
+            "and its outcome. Blocks: soc, gmc, ih, psp, smu, gfx, sdma. A device baregpu left booted boots\n"
+            "partially (the firmware keeps running; SOC, GMC, IH, GFX and SDMA again); one another driver\n"
+            "initialised, or any with --reset, gets a mode1 reset and a full boot.\n"
+            "--trace=regs prints every register access with its name and fields, grouped by step (a line\n"
+            "'== block phase: N register accesses' heads each group), before the step list; with --json the\n"
+            "trace is the document's \"trace\" array. The trace is recorded raw and decoded after the boot, so\n"
+            "step times are those of an untraced boot. A program using the library gets the same lines on\n"
+            "stderr with BAREGPU_TRACE=regs.",
             {{"json", false, "print the steps as JSON"},
              {"reset", false, "full boot (mode1 reset first if the firmware runs)"},
              {"trace", true, "'regs': log every register access, decoded"}},

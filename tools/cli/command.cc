@@ -29,7 +29,8 @@ void PrintProgramHelp(std::ostream& out) {
       << "usage: baregpu COMMAND [ARGS...] [--json] [--help] [-v|-vv]\n\ncommands:\n";
   for (const auto& [name, command] : Commands()) out << absl::StrFormat("  %-8s %s\n", name, command.summary);
   out << "\nDevices are named by PCI address (0000:03:00.0) or as virtual devices (sim:navi31).\n"
-      << "`baregpu COMMAND --help` describes one command; `baregpu --version` prints the version.\n"
+      << "`baregpu COMMAND --help` describes one command; `baregpu --version` prints the version;\n"
+      << "`baregpu help --man` prints the manual page, `baregpu completion bash` a bash completion script.\n"
       << "-v logs what the driver does (devices opened, boot steps) to stderr, -vv more; without it the\n"
       << "environment variable BAREGPU_LOG=error|warn|info|debug sets the level (default: off).\n";
 }
@@ -125,6 +126,19 @@ int Main(const std::vector<std::string>& original_args, std::ostream& out, std::
   // -v: info, -vv: debug (base/log.h); without it BAREGPU_LOG decides, and logging is off when that is unset.
   if (const int verbosity = TakeVerbosity(args); verbosity > 0) {
     base::SetLogLevel(verbosity == 1 ? base::LogLevel::kInfo : base::LogLevel::kDebug);
+  }
+  if (args.size() == 2 && args[0] == "help" && args[1] == "--man") {
+    PrintManPage(out);
+    return 0;
+  }
+  if (args.size() == 2 && args[0] == "help") {  // `baregpu help COMMAND`, as `baregpu COMMAND --help`
+    auto it = Commands().find(args[1]);
+    if (it == Commands().end()) {
+      err << "error: unknown command '" << base::Printable(args[1]) << "'; `baregpu --help` lists the commands\n";
+      return kExitUsage;
+    }
+    PrintCommandHelp(it->second, out);
+    return 0;
   }
   if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
     PrintProgramHelp(out);

@@ -80,6 +80,9 @@ const std::string& JsonSchema();
 bool RegisterCommand(Command command);
 const std::map<std::string, Command>& Commands();
 
+// The manual page baregpu(1) in roff, from the command table (`baregpu help --man`; tools/cli/man_page.cc).
+void PrintManPage(std::ostream& out);
+
 // Runs `baregpu ARGS...`; returns the exit status. The whole program is this call (main.cc), so tests can run it.
 int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool interactive);
 
