@@ -116,6 +116,11 @@ absl::Status CheckIsGpu(const Address& address, const SystemPaths& paths) {
   const uint8_t base_class = static_cast<uint8_t>(class_code >> kBaseClassShift);
   const bool gpu_vendor = vendor == kVendorAmd || vendor == kVendorNvidia;
   if (base_class == kPciBaseClassDisplay && gpu_vendor) return absl::OkStatus();
+  // QEMU's edu device (hw/misc/edu.c: vendor 0x1234, device 0x11e8; pci/sim/edu_device.h models it) is the PCI
+  // layer's test device (tests/pci/qemu): it gets the same guidance a GPU would.
+  constexpr uint16_t kQemuEduVendor = 0x1234, kQemuEduDevice = 0x11e8;
+  BAREGPU_ASSIGN_OR_RETURN(uint16_t device_id, function.DeviceId());
+  if (vendor == kQemuEduVendor && device_id == kQemuEduDevice) return absl::OkStatus();
   // Someone deliberately handed it to vfio-pci (a test device in a VM, QEMU's edu): theirs to use.
   BAREGPU_ASSIGN_OR_RETURN(std::optional<std::string> driver, function.Driver());
   if (driver.has_value() && DriverKeepsGroupViable(*driver) && absl::StrContains(*driver, "vfio")) {

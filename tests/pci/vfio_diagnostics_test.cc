@@ -228,12 +228,19 @@ TEST(VfioNotAGpuTest, StorageAndNetworkDevicesAreRefusedWithoutRebindAdvice) {
   EXPECT_TRUE(absl::StrContains(nic.status().message(), "is a network controller")) << nic.status();
 }
 
-// QEMU's edu device (tests/pci/qemu) is not a GPU, but bound to vfio-pci on purpose: it passes.
-TEST(VfioNotAGpuTest, ANonGpuBoundToVfioPciIsTheUsersChoice) {
+// A non-GPU someone bound to vfio-pci is theirs to use; QEMU's edu device (tests/pci/qemu) gets a GPU's guidance
+// whatever its driver, so that the guest test still sees the bind advice.
+TEST(VfioNotAGpuTest, ANonGpuBoundToVfioPciAndQemusEduPass) {
   FakeSystem fake;
-  fake.AddDevice("0000:00:04.0", 0x1234, 0x11e8, 0x00ff00);
-  fake.Bind("0000:00:04.0", "vfio-pci");
-  EXPECT_TRUE(CheckIsGpu(*Address::Parse("0000:00:04.0"), fake.paths()).ok());
+  fake.AddDevice("0000:05:00.0", 0x8086, 0x15f3, 0x020000);
+  fake.Bind("0000:05:00.0", "vfio-pci");
+  EXPECT_TRUE(CheckIsGpu(*Address::Parse("0000:05:00.0"), fake.paths()).ok());
+  fake.AddDevice("0000:00:03.0", 0x1234, 0x11e8, 0x00ff00);
+  fake.AddToIommuGroup("0000:00:03.0", "2");
+  fake.AddDevNode("vfio/vfio");
+  auto edu = CheckVfioPreconditions(*Address::Parse("0000:00:03.0"), fake.paths(), User());
+  ASSERT_FALSE(edu.ok());
+  EXPECT_TRUE(absl::StrContains(edu.status().message(), "bound to no driver")) << edu.status();
 }
 
 }  // namespace
