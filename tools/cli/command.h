@@ -1,8 +1,11 @@
 // The baregpu command line: a table of subcommands, each in its own file, registered at start-up.
 //
 // Conventions every command follows: `--help` prints its usage and exits 0; `--json` (on commands that list or
-// report) prints one JSON document on stdout; failure prints one line `error: ...` on stderr and exits non-zero
-// (2 for a usage error, 1 for anything else). Progress goes to stderr, only when stderr is a terminal.
+// report) prints one JSON document on stdout, whose first key "schema" names its shape (docs/json.md; PrintJson adds
+// it); failure prints one line `error: ...` on stderr and exits non-zero (2 for a usage error, 1 for anything else,
+// including output that could not be written). Progress goes to stderr, only when stderr is a terminal; notes
+// (`note: ...`) and log lines (`-v`, base/log.h) go to stderr too, so stdout holds only the command's output.
+// The man page and the bash completion are generated from this table (man_page.cc, completion_command.cc).
 #ifndef BAREGPU_TOOLS_CLI_COMMAND_H_
 #define BAREGPU_TOOLS_CLI_COMMAND_H_
 
