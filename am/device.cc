@@ -2,9 +2,15 @@
 
 #include <linux/pci_regs.h>
 
+#include <cstdio>
+#include <cstdlib>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "am/gfx.h"
 #include "am/gmc.h"
 #include "am/ih.h"
@@ -17,6 +23,8 @@
 #include "am/sdma.h"
 #include "am/smu.h"
 #include "am/soc.h"
+#include "base/log.h"
+#include "base/printable.h"
 #include "base/status_macros.h"
 #include "pci/open.h"
 #include "pci/virtual_registry.h"
@@ -55,18 +63,61 @@ absl::Status CheckSupportedVersions(const Discovery& discovery) {
 }
 
 absl::StatusOr<std::unique_ptr<Device>> Device::Open(absl::string_view name, DeviceOptions options) {
+  BAREGPU_LOG(kDebug, "%s: opening", base::Printable(name));
   BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> pci, pci::Open(name));
+  BAREGPU_LOG(kInfo, "%s: opened (%s backend)", pci->name(), pci->backend());
   BAREGPU_RETURN_IF_ERROR(pci->SetDmaMaskBits(Gmc::kDmaMaskBits));
   return Open(std::move(pci), std::move(options));
 }
 
+absl::StatusOr<TraceOptions> ParseTraceOptions(absl::string_view value) {
+  TraceOptions options;
+  for (absl::string_view entry : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
+    entry = absl::StripAsciiWhitespace(entry);
+    if (entry == "regs") {
+      options.regs = true;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("%s=%s: unknown entry %s; accepted: regs (every register access, decoded), comma-separated",
+                          kTraceEnvironmentVariable, base::Printable(value), base::Printable(entry)));
+    }
+  }
+  return options;
+}
+
+void Device::SetCurrentStep(std::string step) {
+  base::MutexLock lock(&trace_mutex_);
+  current_step_ = std::move(step);
+}
+
+void Device::TraceRegistersToStderr() {
+  io_->set_tracer([this](bool write, uint64_t address, uint32_t value) {
+    std::string text;
+    {
+      base::MutexLock lock(&trace_mutex_);
+      if (traced_step_ != current_step_) {
+        traced_step_ = current_step_;
+        text = absl::StrFormat("== %s: %s\n", pci_->name(),
+                               current_step_.empty() ? "outside the boot steps" : current_step_);
+      }
+    }
+    absl::StrAppend(&text, io_->Describe(write, address, value), "\n");
+    std::fwrite(text.data(), 1, text.size(), stderr);
+  });
+}
+
 absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device> pci, DeviceOptions options) {
+  TraceOptions trace;
+  if (const char* env = std::getenv(kTraceEnvironmentVariable); env != nullptr) {
+    BAREGPU_ASSIGN_OR_RETURN(trace, ParseTraceOptions(env));
+  }
   BAREGPU_ASSIGN_OR_RETURN(DeviceDiscovery discovery, ReadDiscovery(*pci));
   BAREGPU_RETURN_IF_ERROR(CheckSupportedVersions(discovery.discovery));
   std::unique_ptr<Device> device(new Device(std::move(pci), std::move(discovery)));
   device->vm_fault_stop_ = options.vm_fault_stop;
   BAREGPU_ASSIGN_OR_RETURN(pci::Mmio bar5, device->pci_->MapMmio(5));
   device->io_ = std::make_unique<RegisterIo>(bar5, device->bases_);
+  if (trace.regs) device->TraceRegistersToStderr();
   BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> vram, device->pci_->MapMemory(0));
   BAREGPU_ASSIGN_OR_RETURN(device->memory_, MemoryManager::Create(vram, {.vram_size = device->discovery_.vram_size}));
   auto mmhub = device->Regs<regs::Ip::kMmhub>();
@@ -75,9 +126,13 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device
   device->fb_offset_ = uint64_t{mmhub.Read<regs::mmhub::MMMC_VM_FB_OFFSET>().fb_offset()} << 24;
   BAREGPU_RETURN_IF_ERROR(mmhub.status());
   if (!options.firmware) {
+    for (const std::string& problem : firmware::UserSearchRootProblems()) BAREGPU_LOG(kWarn, "%s", problem);
     options.firmware = firmware::Store(firmware::DeviceSearchRoots(device->pci_->firmware_roots()));
   }
   BAREGPU_RETURN_IF_ERROR(device->CreateBlocks(*options.firmware));
+  BAREGPU_LOG(kInfo, "%s: IP discovery at VRAM %#x, %d IP blocks, VRAM %d MiB, FB at MC %#x", device->pci_->name(),
+              device->discovery_.table_address, device->discovery_.discovery.ips.size(),
+              device->discovery_.vram_size >> 20, device->fb_start_);
   return device;
 }
 
@@ -142,9 +197,18 @@ Device::Device(std::unique_ptr<pci::Device> pci, DeviceDiscovery discovery)
 Device::~Device() = default;
 
 absl::Status Device::Run(IpBlock& block, absl::string_view phase, absl::Status (IpBlock::*step)()) {
+  BAREGPU_LOG(kDebug, "%s: %s %s: start", pci_->name(), block.name(), phase);
+  SetCurrentStep(absl::StrCat(block.name(), " ", phase));
   const absl::Time start = absl::Now();
   absl::Status status = (block.*step)();
-  steps_.push_back({std::string(block.name()), std::string(phase), absl::Now() - start, status});
+  SetCurrentStep("");
+  steps_.push_back({std::string(block.name()), std::string(phase), absl::Now() - start, status, start});
+  if (status.ok()) {
+    BAREGPU_LOG(kInfo, "%s: %s %s: ok in %.3f ms", pci_->name(), block.name(), phase,
+                absl::ToDoubleMilliseconds(steps_.back().duration));
+  } else {
+    BAREGPU_LOG(kError, "%s: %s %s failed: %s", pci_->name(), block.name(), phase, status.message());
+  }
   if (!status.ok()) return absl::Status(status.code(), absl::StrCat(block.name(), " ", phase, ": ", status.message()));
   return absl::OkStatus();
 }
@@ -172,9 +236,11 @@ absl::Status Device::RunBlocks(bool partial) {
 }
 
 absl::Status Device::Mode1Reset() {
+  SetCurrentStep("smu mode1_reset");
   const absl::Time start = absl::Now();
   absl::Status status = ResetChip();
-  steps_.push_back({"smu", "mode1_reset", absl::Now() - start, status});
+  SetCurrentStep("");
+  steps_.push_back({"smu", "mode1_reset", absl::Now() - start, status, start});
   return status;
 }
 
@@ -220,6 +286,8 @@ absl::Status Device::Boot(BootOptions options) {
   auto gc = Regs<regs::Ip::kGc>();
   const bool flagged = gc.Read<regs::gc::SCRATCH_REG7>().raw() == kBootedFlag;
   const bool sos_alive = Regs<regs::Ip::kMp0>().Read<regs::mp0::MP0_SMN_C2PMSG_81>().raw() != 0;
+  BAREGPU_LOG(kInfo, "%s: boot: booted flag %s, sOS %s%s", pci_->name(), flagged ? "set" : "clear",
+              sos_alive ? "running" : "not running", options.full_reset ? ", full boot asked for" : "");
   absl::Status booted;
   if (!options.full_reset && flagged && sos_alive) {
     boot_kind_ = BootKind::kPartial;

@@ -18,6 +18,7 @@
 #include "am/queue_reset.h"
 #include "am/register_io.h"
 #include "am/regs/register_space.h"
+#include "base/mutex.h"
 #include "firmware/requirements.h"
 #include "firmware/store.h"
 #include "pci/device.h"
@@ -60,7 +61,18 @@ struct BootStep {
   std::string phase;  // "init_sw", "init_hw", "fini_hw"
   absl::Duration duration;
   absl::Status status;
+  absl::Time start;  // when it began: tells which step a traced register access belongs to
 };
+
+// What BAREGPU_TRACE asks every device opened in this process to trace, to stderr, as tinygrad's AM_DEBUG does:
+// a comma-separated list; "regs" is every register access, decoded, under a "== DEVICE: block phase" line per boot
+// step. Formatted as it happens, so traced step times include the printing (`baregpu boot --trace=regs` does not).
+inline constexpr char kTraceEnvironmentVariable[] = "BAREGPU_TRACE";
+struct TraceOptions {
+  bool regs = false;
+};
+// Parses the variable's value; an unknown entry is an InvalidArgument naming the variable and the accepted values.
+absl::StatusOr<TraceOptions> ParseTraceOptions(absl::string_view value);
 
 // The firmware files a device with these discovered IP versions needs (firmware::RequiredFiles over the GC, MP0,
 // MP1 and SDMA versions): for a device baregpu drives and for tools that only read its discovery table.
@@ -129,6 +141,9 @@ class Device {
 
  private:
   Device(std::unique_ptr<pci::Device> pci, DeviceDiscovery discovery);
+  // BAREGPU_TRACE=regs: every register access to stderr, with a heading line when the boot step changes.
+  void TraceRegistersToStderr();
+  void SetCurrentStep(std::string step);
   // Creates the IP blocks the discovered versions call for (the table in device.cc), in init order.
   absl::Status CreateBlocks(firmware::Store& firmware);
   absl::Status Run(IpBlock& block, absl::string_view phase, absl::Status (IpBlock::*step)());
@@ -155,6 +170,10 @@ class Device {
   std::vector<IpBlock*> blocks_;
   std::vector<BootStep> steps_;
   BootKind boot_kind_ = BootKind::kFull;
+  // The step running ("gmc init_hw"; empty between steps) and the one the stderr trace last headed.
+  base::Mutex trace_mutex_;
+  std::string current_step_ ABSL_GUARDED_BY(trace_mutex_);
+  std::optional<std::string> traced_step_ ABSL_GUARDED_BY(trace_mutex_);
 };
 
 // The IP versions this driver supports (Navi31's); anything else is refused at Open with its name.

@@ -2,6 +2,7 @@
 
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "am/regs/database.h"
@@ -47,25 +48,37 @@ void RegisterIo::WriteDword(uint64_t address, uint32_t value) {
 }
 
 std::string RegisterIo::Describe(bool write, uint64_t address, uint32_t value) const {
-  std::string text = absl::StrFormat("%s ", write ? "W" : "R");
   const std::vector<regs::AddressMatch> matches = regs::FindByAddress(bases_, address);
-  if (matches.empty()) {
-    absl::StrAppendFormat(&text, "dword %#x = %#010x", address, value);
-    return text;
-  }
+  std::string text = absl::StrFormat("%s %s = 0x%08x", write ? "W" : "R", NameOf(address), value);
+  if (matches.empty()) return text;
   const regs::RegisterInfo& reg = matches.front().reg;
-  absl::StrAppendFormat(&text, "%s = %#010x", reg.name(), value);
+  if (reg.field_count() <= 1) return text;
+  // Fields follow on the same line while it stays within kTraceColumns, then on indented continuation lines.
+  constexpr absl::string_view kContinuation = "\n    ";
+  size_t line_start = 0;
   for (const regs::DecodedField& field : regs::Decode(reg, value)) {
-    if (reg.field_count() > 1) absl::StrAppendFormat(&text, " %s=%#x", field.field.name, field.value);
+    const std::string item = absl::StrFormat("%s=%#x", field.field.name, field.value);
+    if (text.size() - line_start + 1 + item.size() > kTraceColumns) {
+      absl::StrAppend(&text, kContinuation);
+      line_start = text.size() - (kContinuation.size() - 1);
+      text += item;
+    } else {
+      absl::StrAppend(&text, " ", item);
+    }
   }
   return text;
 }
 
 std::string RegisterIo::NameOf(uint64_t address) const {
+  if (auto it = names_.find(address); it != names_.end()) return it->second;
   if (auto matches = regs::FindByAddress(bases_, address); !matches.empty()) {
     return std::string(matches.front().reg.name());
   }
-  return absl::StrFormat("dword %#x", address);
+  if (std::optional<regs::SegmentLocation> at = bases_.Locate(address)) {
+    return absl::StrFormat("%s%d seg%d+%#x (dword %#x)", absl::AsciiStrToUpper(regs::IpName(at->ip)), at->instance,
+                           at->segment, at->offset, address);
+  }
+  return absl::StrFormat("dword %#x (below every IP block's base)", address);
 }
 
 absl::Status RegisterIo::WaitFor(uint64_t address, uint32_t mask, uint32_t expected, absl::Duration timeout,

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 
 #include "absl/status/status.h"
@@ -26,10 +27,22 @@ class RegisterIo {
   uint32_t ReadDword(uint64_t address);
   void WriteDword(uint64_t address, uint32_t value);
 
+  // Lines of a trace are at most this wide; a register's fields continue on indented lines.
+  static constexpr size_t kTraceColumns = 160;
+
   // Called after every access (nullptr: no tracing).
   void set_tracer(Tracer tracer) { tracer_ = std::move(tracer); }
-  // "W GCVM_CONTEXT0_CNTL (GC, dword 0x...) = 0x... FIELD=v ..." for one access.
+  const Tracer& tracer() const { return tracer_; }
+  // "W GCVM_CONTEXT0_CNTL = 0x00000007 ENABLE_CONTEXT=0x1 PAGE_TABLE_DEPTH=0x3 ..." for one access, the value
+  // always as 0x%08x. A register the database does not know is named by its IP block instance, segment and
+  // offset ("GC0 seg0+0x1fb9 (dword 0x3219)"). Longer than kTraceColumns: the fields continue on lines that start
+  // with four spaces (so the text may hold newlines; it never ends with one).
   std::string Describe(bool write, uint64_t address, uint32_t value) const;
+  // A name for an address the driver itself defines, outside the register database (the remapped HDP flush page):
+  // used by Describe and by WaitFor's messages.
+  void NameAddress(uint64_t address, std::string name) { names_[address] = std::move(name); }
+  // The register's name from the database (or NameAddress), else its IP block, segment and offset.
+  std::string NameOf(uint64_t address) const;
 
   // Polls `address` until (value & mask) == expected. DeadlineExceeded names what was awaited, the register,
   // the expected and the last value seen.
@@ -42,13 +55,11 @@ class RegisterIo {
   const regs::IpBases& bases() const { return bases_; }
 
  private:
-  // The register's name from the database, else "dword 0x...".
-  std::string NameOf(uint64_t address) const;
-
   pci::Mmio bar5_;
   const regs::IpBases& bases_;
   uint64_t rsmu_index_, rsmu_data_;
   Tracer tracer_;
+  std::map<uint64_t, std::string> names_;
 };
 
 }  // namespace am

@@ -45,6 +45,9 @@ absl::Status Soc::InitHw() {
                  .s2a_doorbell_port2_awaddr_31_28_value(kS2aAwaddr31To28));
   nbio.Write(regs::nbio::BIF_BX0_REMAP_HDP_MEM_FLUSH_CNTL{}.set_raw(kRemapMemFlush));
   nbio.Write(regs::nbio::BIF_BX0_REMAP_HDP_REG_FLUSH_CNTL{}.set_raw(kRemapRegFlush));
+  // The remapped page is the driver's, not a register of the database: name it for traces and wait messages.
+  device_.io().NameAddress(kRemapMemFlush / 4, "REMAP_HDP_MEM_FLUSH_CNTL (HDP flush page)");
+  device_.io().NameAddress(kRemapRegFlush / 4, "REMAP_HDP_REG_FLUSH_CNTL (HDP flush page)");
   return nbio.status();
 }
 

@@ -1,6 +1,8 @@
 #include "firmware/store.h"
 
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -19,6 +21,18 @@ std::vector<std::string> UserSearchRoots() {
     for (absl::string_view root : absl::StrSplit(env, ':', absl::SkipEmpty())) roots.emplace_back(root);
   }
   return roots;
+}
+
+std::vector<std::string> UserSearchRootProblems() {
+  std::vector<std::string> problems;
+  for (const std::string& root : UserSearchRoots()) {
+    std::error_code error;
+    const bool exists = std::filesystem::exists(root, error);
+    if (exists && std::filesystem::is_directory(root, error)) continue;
+    problems.push_back(absl::StrCat(kFirmwarePathEnv, " entry ", base::Printable(root),
+                                    exists ? " is not a directory" : " does not exist", "; it is skipped"));
+  }
+  return problems;
 }
 
 std::vector<std::string> DefaultSearchRoots() {
@@ -85,10 +99,12 @@ absl::StatusOr<LoadedFile> Store::Load(absl::string_view name, const std::vector
     }
   }
   const auto printable = [](std::string* out, const std::string& path) { out->append(base::Printable(path)); };
+  std::string problems;
+  for (const std::string& problem : UserSearchRootProblems()) absl::StrAppend(&problems, " (", problem, ")");
   return absl::NotFoundError(absl::StrCat(
       "firmware amdgpu/", absl::StrJoin(names, " or amdgpu/", printable), " not found; tried ",
       absl::StrJoin(tried, ", ", printable), ". Install linux-firmware (Debian: firmware-amd-graphics) or point ",
-      kFirmwarePathEnv, " at a directory that holds amdgpu/", base::Printable(name)));
+      kFirmwarePathEnv, " at a directory that holds amdgpu/", base::Printable(name), problems));
 }
 
 }  // namespace firmware

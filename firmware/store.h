@@ -18,6 +18,9 @@ inline constexpr char kFirmwarePathEnv[] = "BAREGPU_FIRMWARE_PATH";
 
 // BAREGPU_FIRMWARE_PATH's entries (empty ones skipped): the directories the user named.
 std::vector<std::string> UserSearchRoots();
+// One line per BAREGPU_FIRMWARE_PATH entry that is not a directory ("BAREGPU_FIRMWARE_PATH entry /fw/typo does not
+// exist; it is skipped"): a typo there would otherwise go unnoticed while another root's files are used.
+std::vector<std::string> UserSearchRootProblems();
 // The user's roots, then /lib/firmware/updates, /lib/firmware.
 std::vector<std::string> DefaultSearchRoots();
 // The roots for a device that brings its own (a virtual GPU's virtual firmware): the user's first, so that

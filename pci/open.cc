@@ -6,7 +6,9 @@
 #include "base/printable.h"
 #include "base/status_macros.h"
 #include "pci/sysfs_device.h"
+#include "pci/sysfs_tree.h"
 #include "pci/vfio_device.h"
+#include "pci/vfio_diagnostics.h"
 #include "pci/virtual_registry.h"
 
 namespace pci {
@@ -27,7 +29,12 @@ absl::StatusOr<std::unique_ptr<Device>> Open(absl::string_view name, const OpenO
                      "' names no device: use a PCI address (0000:03:00.0, optionally prefixed vfio: or sysfs:) or a "
                      "virtual device (sim:navi31); `baregpu list` shows what is there"));
   }
-  if (sysfs) return OpenSysfs(*address, options.paths);
+  if (sysfs) {
+    // The sysfs backend would advise unbinding the device's driver: not for a disk or a network card.
+    if (SysfsPciFunction(options.paths, *address).Exists())
+      BAREGPU_RETURN_IF_ERROR(CheckIsGpu(*address, options.paths));
+    return OpenSysfs(*address, options.paths);
+  }
   return OpenVfio(*address, options.paths);
 }
 

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "base/file.h"
 #include "base/status_macros.h"
+#include "pci/enumerate.h"
 #include "pci/sysfs_tree.h"
 
 namespace pci {
@@ -44,6 +45,28 @@ std::string BindCommands(const SystemPaths& paths, const Address& address, bool 
   if (bound) commands = absl::StrFormat("echo %s > %s/driver/unbind; ", bdf, dir);
   return absl::StrCat(commands, absl::StrFormat("echo %s > %s/driver_override; echo %s > %s/bus/pci/drivers_probe",
                                                 kVfioDriver, dir, bdf, paths.sys));
+}
+
+// Base class names of include/linux/pci_ids.h (PCI_BASE_CLASS_*), for saying what a device is instead.
+std::string BaseClassName(uint8_t base_class) {
+  switch (base_class) {
+    case 0x01:
+      return "a storage controller";
+    case 0x02:
+      return "a network controller";
+    case 0x03:
+      return "a display controller";
+    case 0x04:
+      return "a multimedia device";
+    case 0x05:
+      return "a memory controller";
+    case 0x06:
+      return "a bridge";
+    case 0x0c:
+      return "a serial bus controller (USB, SMBus, ...)";
+    default:
+      return absl::StrFormat("a device of PCI base class %#04x", base_class);
+  }
 }
 
 bool IsGpuDriver(absl::string_view driver) {
@@ -84,6 +107,31 @@ absl::Status CheckGroupViable(const SystemPaths& paths, const Address& address, 
 }
 
 }  // namespace
+
+absl::Status CheckIsGpu(const Address& address, const SystemPaths& paths) {
+  SysfsPciFunction function(paths, address);
+  BAREGPU_ASSIGN_OR_RETURN(uint16_t vendor, function.VendorId());
+  BAREGPU_ASSIGN_OR_RETURN(uint32_t class_code, function.ClassCode());
+  constexpr int kBaseClassShift = 16;  // class is base class, subclass, programming interface: one byte each
+  const uint8_t base_class = static_cast<uint8_t>(class_code >> kBaseClassShift);
+  const bool gpu_vendor = vendor == kVendorAmd || vendor == kVendorNvidia;
+  if (base_class == kPciBaseClassDisplay && gpu_vendor) return absl::OkStatus();
+  // QEMU's edu device (hw/misc/edu.c: vendor 0x1234, device 0x11e8; pci/sim/edu_device.h models it) is the PCI
+  // layer's test device (tests/pci/qemu): it gets the same guidance a GPU would.
+  constexpr uint16_t kQemuEduVendor = 0x1234, kQemuEduDevice = 0x11e8;
+  BAREGPU_ASSIGN_OR_RETURN(uint16_t device_id, function.DeviceId());
+  if (vendor == kQemuEduVendor && device_id == kQemuEduDevice) return absl::OkStatus();
+  // Someone deliberately handed it to vfio-pci (a test device in a VM, QEMU's edu): theirs to use.
+  BAREGPU_ASSIGN_OR_RETURN(std::optional<std::string> driver, function.Driver());
+  if (driver.has_value() && DriverKeepsGroupViable(*driver) && absl::StrContains(*driver, "vfio")) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrFormat(
+      "%s is %s (vendor %04x, class %06x%s), not an AMD or NVIDIA GPU: baregpu drives GPUs (PCI display "
+      "controllers, class 0x03) only and leaves this device alone; `baregpu list` shows the GPUs",
+      address.ToString(), BaseClassName(base_class), vendor, class_code,
+      driver.has_value() ? absl::StrCat(", driven by ", *driver) : ""));
+}
 
 Credentials Credentials::Current() {
   Credentials who{geteuid(), getegid(), {}};
@@ -130,6 +178,8 @@ absl::StatusOr<VfioTarget> CheckVfioPreconditions(const Address& address, const 
         "no PCI device %s (%s does not exist); `baregpu list` shows the GPUs, `lspci -D` every function", bdf,
         function.dir()));
   }
+  // Before any advice to rebind it: a disk or a network card must never be told to leave its driver.
+  BAREGPU_RETURN_IF_ERROR(CheckIsGpu(address, paths));
   BAREGPU_ASSIGN_OR_RETURN(std::optional<std::string> group, function.IommuGroup());
   if (!group.has_value()) {
     return absl::FailedPreconditionError(absl::StrFormat(

@@ -39,6 +39,11 @@ struct VfioTarget {
 absl::StatusOr<VfioTarget> CheckVfioPreconditions(const Address& address, const SystemPaths& paths,
                                                   const Credentials& who = Credentials::Current());
 
+// Refuses a function that is not an AMD or NVIDIA display controller (PCI base class 0x03) in plain words, before
+// any advice that would move it from its driver; one already bound to vfio-pci passes (whoever bound it meant it),
+// and so does QEMU's edu device, the PCI layer's test device.
+absl::Status CheckIsGpu(const Address& address, const SystemPaths& paths);
+
 // Whether `who` may open `node` read-write, judged from its owner and mode (root may open anything): an error
 // that names the owner, the mode and the chown / udev rule that fixes it. NotFound when the node is missing.
 absl::Status CheckNodeAccess(const std::string& node, const Credentials& who);

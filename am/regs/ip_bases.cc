@@ -48,4 +48,18 @@ std::vector<int> IpBases::Instances(Ip ip) const {
   return instances;
 }
 
+std::optional<SegmentLocation> IpBases::Locate(uint64_t dword_address) const {
+  std::optional<SegmentLocation> best;
+  uint64_t best_base = 0;
+  for (const auto& [key, segments] : bases_) {
+    for (size_t segment = 0; segment < segments.size(); ++segment) {
+      const std::optional<uint64_t>& base = segments[segment];
+      if (!base || *base > dword_address || (best && *base <= best_base)) continue;
+      best = SegmentLocation{key.first, key.second, static_cast<int>(segment), dword_address - *base};
+      best_base = *base;
+    }
+  }
+  return best;
+}
+
 }  // namespace am::regs

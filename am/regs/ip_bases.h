@@ -15,6 +15,15 @@
 
 namespace am::regs {
 
+// Where an absolute dword address falls: the IP block instance and segment with the highest base at or below it,
+// and the offset from that base. For naming addresses the register database has no name for.
+struct SegmentLocation {
+  Ip ip;
+  int instance;
+  int segment;
+  uint64_t offset;  // dwords from the segment's base
+};
+
 class IpBases {
  public:
   // Limits of what a discovery table can describe (it stores instance and base count in a byte); larger values
@@ -35,6 +44,9 @@ class IpBases {
   std::vector<std::optional<uint64_t>> Segments(Ip ip, int instance) const;
   // The instances of an IP block that have at least one base.
   std::vector<int> Instances(Ip ip) const;
+  // The segment whose base is the highest at or below `dword_address` (nullopt below every base). Bases of
+  // different blocks interleave, so this names the nearest block, not necessarily the one that decodes the address.
+  std::optional<SegmentLocation> Locate(uint64_t dword_address) const;
   bool empty() const { return bases_.empty(); }
 
  private:

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -112,11 +113,28 @@ std::string FileFix(absl::string_view device) {
 // The state directory, created 0700 when missing, opened without following a link and checked.
 absl::StatusOr<base::ScopedFd> OpenDirectory(const std::string& path, bool create) {
   if (create && ::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
-    return base::ErrnoError(errno, absl::StrCat("creating the virtual device state directory ", path,
+    const int error = errno;
+    std::string owner;
+    const std::string parent = std::filesystem::path(path).parent_path().string();
+    struct stat parent_st;
+    if (error == EACCES && ::stat(parent.c_str(), &parent_st) == 0) {
+      owner = absl::StrFormat(": %s belongs to %s (mode %04o) and you (%s) may not create files in it", parent,
+                              UserName(parent_st.st_uid), parent_st.st_mode & 07777, UserName(::geteuid()));
+    }
+    return base::ErrnoError(error, absl::StrCat("creating the virtual device state directory ", path, owner,
                                                 " (set BAREGPU_SIM_DIR to a writable directory)"));
   }
   base::ScopedFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (!fd.valid()) {
+    struct stat st;
+    if (errno == EACCES && ::lstat(path.c_str(), &st) == 0) {
+      // Another user's directory (the owner check says so and what to do), or one of ours whose mode shuts us out.
+      BAREGPU_RETURN_IF_ERROR(
+          CheckOwnerAndMode(st, path, "the virtual device state directory", S_IWGRP | S_IWOTH, DirectoryFix(path)));
+      return absl::PermissionDeniedError(absl::StrFormat(
+          "the virtual device state directory %s has mode %04o, which denies you (%s) access: `chmod 700 %s`, or %s",
+          path, st.st_mode & 07777, UserName(st.st_uid), path, DirectoryFix(path)));
+    }
     if (errno == ELOOP || errno == ENOTDIR) {
       return absl::PermissionDeniedError(
           absl::StrFormat("the virtual device state directory %s is a symbolic link or not a directory: baregpu "

@@ -184,7 +184,10 @@ TEST(FwCommandTest, NeedWithoutJsonPrintsTheTriedPaths) {
   EXPECT_EQ(r.exit_status, 1);
   EXPECT_TRUE(absl::StrContains(r.out, "MISSING; tried:")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "/nonexistent-root/amdgpu/gc_11_0_0_mec.bin.zst")) << r.out;
-  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  // A note that the root does not exist (cli::Main checks BAREGPU_FIRMWARE_PATH), then the one error line.
+  EXPECT_EQ(Lines(r.err), 2) << r.err;
+  EXPECT_TRUE(absl::StartsWith(r.err, "note: BAREGPU_FIRMWARE_PATH entry /nonexistent-root does not exist")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "\nerror: ")) << r.err;
 }
 
 }  // namespace

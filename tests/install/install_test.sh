@@ -89,6 +89,16 @@ export BAREGPU_SIM_DIR=$tmp/sim  # the virtual devices' persistent state, fresh
 unset BAREGPU_VIRTUAL_FIRMWARE_DIR BAREGPU_SIM_LIBRARY
 mkdir -p "$BAREGPU_SIM_DIR"
 
+# The installed CLI boots the virtual GPU from the installed firmware (found relative to the program); the man page
+# and the bash completion generated from its command table are installed beside it.
+"$cli" boot sim:navi31:install-cli > "$tmp/cli_boot.log" 2>&1 ||
+  { cat "$tmp/cli_boot.log" >&2; fail "the installed baregpu cannot boot sim:navi31"; }
+[ -n "$(find "$root" -type f -path '*/share/man/man1/baregpu.1' -print -quit)" ] ||
+  fail "meson install installed no share/man/man1/baregpu.1"
+completion=$(find "$root" -type f -path '*/share/bash-completion/completions/baregpu' -print -quit)
+[ -n "$completion" ] && bash -n "$completion" ||
+  fail "meson install installed no valid share/bash-completion/completions/baregpu"
+
 # 3. C: pkg-config sees only the installed .pc files (PKG_CONFIG_LIBDIR replaces the system's directories).
 c_flags=$(PKG_CONFIG_LIBDIR=$pcdir PKG_CONFIG_SYSROOT_DIR=$root pkg-config --cflags --libs baregpu) ||
   fail "pkg-config --cflags --libs baregpu needs more than the installed .pc files"

@@ -198,5 +198,50 @@ TEST(MapDmaErrorTest, OtherErrorsNameTheErrno) {
   EXPECT_FALSE(absl::StrContains(status.message(), "memlock")) << status;
 }
 
+// A disk or a network card named by mistake is refused plainly, never told to leave its driver; whichever backend.
+TEST(VfioNotAGpuTest, StorageAndNetworkDevicesAreRefusedWithoutRebindAdvice) {
+  FakeSystem fake;
+  fake.AddDevice("0000:01:00.0", 0x144d, 0xa808, 0x010802);  // an NVMe SSD (class 0x0108 NVM, prog-if 02 NVMe)
+  fake.AddToIommuGroup("0000:01:00.0", "3");
+  fake.Bind("0000:01:00.0", "nvme");
+  fake.AddDevice("0000:02:00.0", 0x8086, 0x15f3, 0x020000);  // an Ethernet controller, bound to no driver
+  fake.AddToIommuGroup("0000:02:00.0", "4");
+  fake.AddDevice("0000:00:02.0", 0x8086, 0x4680, 0x030000);  // an Intel integrated GPU: display, not AMD or NVIDIA
+  fake.Bind("0000:00:02.0", "i915");
+  for (const char* bdf : {"0000:01:00.0", "0000:02:00.0", "0000:00:02.0"}) {
+    for (const std::string& name : {std::string(bdf), std::string("sysfs:") + bdf}) {
+      auto opened = pci::Open(name, {.paths = fake.paths()});
+      ASSERT_FALSE(opened.ok()) << name;
+      const std::string message(opened.status().message());
+      EXPECT_TRUE(absl::StrContains(message, "not an AMD or NVIDIA GPU")) << message;
+      EXPECT_FALSE(absl::StrContains(message, "unbind")) << message;
+      EXPECT_FALSE(absl::StrContains(message, "driver_override")) << message;
+    }
+  }
+  auto nvme = CheckVfioPreconditions(*Address::Parse("0000:01:00.0"), fake.paths(), User());
+  ASSERT_FALSE(nvme.ok());
+  EXPECT_TRUE(absl::StrContains(nvme.status().message(),
+                                "0000:01:00.0 is a storage controller (vendor 144d, class "
+                                "010802, driven by nvme)"))
+      << nvme.status();
+  auto nic = CheckVfioPreconditions(*Address::Parse("0000:02:00.0"), fake.paths(), User());
+  EXPECT_TRUE(absl::StrContains(nic.status().message(), "is a network controller")) << nic.status();
+}
+
+// A non-GPU someone bound to vfio-pci is theirs to use; QEMU's edu device (tests/pci/qemu) gets a GPU's guidance
+// whatever its driver, so that the guest test still sees the bind advice.
+TEST(VfioNotAGpuTest, ANonGpuBoundToVfioPciAndQemusEduPass) {
+  FakeSystem fake;
+  fake.AddDevice("0000:05:00.0", 0x8086, 0x15f3, 0x020000);
+  fake.Bind("0000:05:00.0", "vfio-pci");
+  EXPECT_TRUE(CheckIsGpu(*Address::Parse("0000:05:00.0"), fake.paths()).ok());
+  fake.AddDevice("0000:00:03.0", 0x1234, 0x11e8, 0x00ff00);
+  fake.AddToIommuGroup("0000:00:03.0", "2");
+  fake.AddDevNode("vfio/vfio");
+  auto edu = CheckVfioPreconditions(*Address::Parse("0000:00:03.0"), fake.paths(), User());
+  ASSERT_FALSE(edu.ok());
+  EXPECT_TRUE(absl::StrContains(edu.status().message(), "bound to no driver")) << edu.status();
+}
+
 }  // namespace
 }  // namespace pci

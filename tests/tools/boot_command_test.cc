@@ -1,5 +1,6 @@
 // `baregpu boot`: the step list, the decoded register trace and the JSON form.
 #include <cstdlib>
+#include <sstream>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -53,6 +54,47 @@ TEST(BootCommandTest, TraceShowsDecodedRegisterAccesses) {
   EXPECT_TRUE(absl::StrContains(r.out, "W IH_RB_CNTL = ")) << r.out.substr(0, 2000);
   EXPECT_TRUE(absl::StrContains(r.out, "RB_ENABLE=0x1")) << r.out.substr(0, 2000);
   EXPECT_TRUE(absl::StrContains(r.out, "R MMMC_VM_FB_LOCATION_BASE = 0x00008000")) << r.out.substr(0, 2000);
+}
+
+// Each step's accesses under a heading line; every access named (the remapped HDP flush page by the driver's name,
+// an address the database lacks by IP block, segment and offset); values as 0x%08x; no line wider than 160.
+TEST(BootCommandTest, TraceIsGroupedByStepNamedAndNarrow) {
+  auto r = RunBaregpu({"boot", "sim:navi31:trace-groups", "--trace=regs"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  for (const char* heading : {"== soc init_hw: ", "== gmc init_hw: ", "== psp init_hw: ", "== sdma init_hw: "}) {
+    EXPECT_TRUE(absl::StrContains(r.out, heading)) << heading;
+  }
+  EXPECT_LT(r.out.find("== gmc init_hw: "), r.out.find("W MMVM_CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32"));
+  EXPECT_TRUE(absl::StrContains(r.out, "W REMAP_HDP_MEM_FLUSH_CNTL (HDP flush page) = 0x00000000")) << r.out;
+  // Written by the MQD's HQD range in gfx init_hw; gc_11_0_0_offset.h names no register at GC offset 0x1fb9.
+  EXPECT_TRUE(absl::StrContains(r.out, "W GC0 seg0+0x1fb9 (dword 0x3219) = 0x00000000")) << r.out;
+  std::istringstream lines(r.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    EXPECT_LE(line.size(), 160u) << line;
+    EXPECT_FALSE(absl::StartsWith(line, "W dword") || absl::StartsWith(line, "R dword")) << line;
+    EXPECT_FALSE(absl::StrContains(line, "= 0000000000")) << line;
+  }
+}
+
+TEST(BootCommandTest, TraceWithJsonIsOneDocument) {
+  auto r = RunBaregpu({"boot", "sim:navi31:trace-json", "--trace=regs", "--json"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded()) << r.out.substr(0, 500);
+  EXPECT_EQ(j["schema"], "baregpu.boot/1");
+  ASSERT_TRUE(j["trace"].is_array());
+  bool saw_ih_rb_cntl = false;
+  for (const auto& group : j["trace"]) {
+    for (const auto& access : group["accesses"]) {
+      if (access["register"] != "IH_RB_CNTL" || access["access"] != "W") continue;
+      saw_ih_rb_cntl = true;
+      EXPECT_EQ(j["steps"][group["step"].get<size_t>()]["block"], "ih");
+      EXPECT_EQ(access["value"].get<std::string>().size(), 10u);  // 0x and eight digits
+      EXPECT_EQ(access["fields"][0]["name"], "RB_ENABLE");
+    }
+  }
+  EXPECT_TRUE(saw_ih_rb_cntl);
 }
 
 TEST(BootCommandTest, JsonListsTheSteps) {

@@ -1,23 +1,30 @@
 // The baregpu command line as a user meets it: exit codes, help, errors on one line, JSON that parses.
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "tests/am/sim/sim_state_dir.h"
 #include "tests/tools/run_cli.h"
 
 namespace cli {
 namespace {
 
 using ::cli::testing::RunBaregpu;
+
+auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
 
 int CountLines(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
 
@@ -147,6 +154,207 @@ TEST(CliTest, JsonOutputSurvivesNamesThatAreNotUtf8) {
   auto json = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
   ASSERT_FALSE(json.is_discarded()) << r.out;
   EXPECT_EQ(json["files"][0]["file"], "/nonexistent/caf\xef\xbf\xbd\x1b.bin") << r.out;
+}
+
+// Logging is off unless asked for; -v shows the boot steps, -vv (or BAREGPU_LOG=debug) their starts too.
+TEST(CliTest, VerboseLogsToStderrAndIsOffByDefault) {
+  auto quiet = RunBaregpu({"boot", "sim:navi31:log"});
+  ASSERT_EQ(quiet.exit_status, 0) << quiet.err;
+  EXPECT_FALSE(absl::StrContains(quiet.err, "baregpu info:")) << quiet.err;
+  auto verbose = RunBaregpu({"-v", "boot", "sim:navi31:log", "--reset"});
+  ASSERT_EQ(verbose.exit_status, 0) << verbose.err;
+  EXPECT_TRUE(absl::StrContains(verbose.err, "baregpu info: sim:navi31:log: opened (virtual backend)")) << verbose.err;
+  EXPECT_TRUE(absl::StrContains(verbose.err, "baregpu info: sim:navi31:log: gmc init_hw: ok in ")) << verbose.err;
+  EXPECT_FALSE(absl::StrContains(verbose.err, "baregpu debug:")) << verbose.err;
+  EXPECT_FALSE(absl::StrContains(verbose.out, "baregpu info:"));  // stdout stays the command's
+  auto debug = RunBaregpu({"boot", "sim:navi31:log", "-vv"});
+  EXPECT_TRUE(absl::StrContains(debug.err, "baregpu debug: sim:navi31:log: psp init_sw: start")) << debug.err;
+  auto env = RunBaregpu({"boot", "sim:navi31:log"}, {"BAREGPU_LOG=debug"});
+  EXPECT_TRUE(absl::StrContains(env.err, "baregpu debug: ")) << env.err;
+  auto bad = RunBaregpu({"boot", "sim:navi31:log"}, {"BAREGPU_LOG=loud"});
+  EXPECT_EQ(bad.exit_status, 0) << bad.err;
+  EXPECT_TRUE(absl::StrContains(bad.err, "BAREGPU_LOG: log level loud is not one of off, error, warn, info, debug"))
+      << bad.err;
+}
+
+struct ShellResult {
+  int exit_status;
+  std::string err;
+};
+
+// Runs `command` with sh, its stderr captured (for redirections and setpriv, which RunBaregpu does not do).
+ShellResult Shell(const std::string& command) {
+  const std::string err_path = ::testing::TempDir() + "/shell.err";
+  const int status = std::system((command + " 2> '" + err_path + "'").c_str());
+  std::ifstream in(err_path);
+  std::stringstream err;
+  err << in.rdbuf();
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, err.str()};
+}
+
+TEST(CliTest, OutputThatCannotBeWrittenIsAnError) {
+  auto r = Shell(cli::testing::BaregpuPath() + " list > /dev/full");
+  EXPECT_EQ(r.exit_status, 1);
+  EXPECT_TRUE(absl::StartsWith(r.err, "error: writing the output failed: No space left on device")) << r.err;
+}
+
+TEST(CliTest, MissingFirmwarePathEntriesAreReported) {
+  auto r = RunBaregpu({"boot", "sim:navi31:fw-path"}, {"BAREGPU_FIRMWARE_PATH=/nonexistent-baregpu-firmware"});
+  EXPECT_EQ(r.exit_status, 0) << r.err;  // the virtual firmware still boots it
+  EXPECT_TRUE(absl::StrContains(
+      r.err, "note: BAREGPU_FIRMWARE_PATH entry /nonexistent-baregpu-firmware does not exist; it is skipped"))
+      << r.err;
+}
+
+// A state directory the user cannot open names its owner and the fix (the tests run as root, which no mode stops:
+// the command runs as nobody through setpriv).
+TEST(CliTest, AStateDirectoryOfAnotherUserNamesItsOwnerAndTheFix) {
+  if (::geteuid() != 0 || Shell("command -v setpriv > /dev/null").exit_status != 0) {
+    GTEST_SKIP() << "needs root and setpriv to run baregpu as another user";
+  }
+  const std::string dir = ::testing::TempDir() + "/eacces";
+  ASSERT_EQ(std::system(("rm -rf '" + dir + "' && mkdir -p '" + dir + "/state' && chmod 755 '" + dir +
+                         "' && chmod 700 '" + dir + "/state'")
+                            .c_str()),
+            0);
+  const std::string as_nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups env BAREGPU_SIM_DIR=";
+  auto theirs = Shell(as_nobody + dir + "/state " + cli::testing::BaregpuPath() + " info sim:navi31:eacces");
+  EXPECT_EQ(theirs.exit_status, 1);
+  EXPECT_TRUE(absl::StrContains(theirs.err, "belongs to uid 0 (root)")) << theirs.err;
+  EXPECT_TRUE(absl::StrContains(theirs.err, "set BAREGPU_SIM_DIR to a directory of your own")) << theirs.err;
+  auto create = Shell(as_nobody + dir + "/new " + cli::testing::BaregpuPath() + " info sim:navi31:eacces");
+  EXPECT_EQ(create.exit_status, 1);
+  EXPECT_TRUE(absl::StrContains(create.err, dir + " belongs to uid 0 (root) (mode 0755) and you (uid 65534"))
+      << create.err;
+}
+
+// An installed tree (here: the binary and the virtual firmware copied into PREFIX/bin and PREFIX/share, as
+// `meson install --destdir` lays them out) boots the virtual GPU from its own files.
+TEST(CliTest, AMovedInstallFindsItsVirtualFirmware) {
+  const std::string build = std::getenv("BAREGPU_BUILD_ROOT");
+  std::string tmp = ::testing::TempDir();
+  if (!tmp.empty() && tmp.back() == '/') tmp.pop_back();  // messages name the normalised path
+  const std::string prefix = tmp + "/installed/usr/local";
+  ASSERT_EQ(
+      std::system(("rm -rf '" + prefix + "' && mkdir -p '" + prefix + "/bin' '" + prefix +
+                   "/share/baregpu/firmware' && cp '" + cli::testing::BaregpuPath() + "' '" + prefix +
+                   "/bin/' && cp -r '" + build + "/firmware/virtual/amdgpu' '" + prefix + "/share/baregpu/firmware/'")
+                      .c_str()),
+      0);
+  auto r = Shell("cd / && '" + prefix + "/bin/baregpu' fw need sim:navi31:installed > /dev/null && '" + prefix +
+                 "/bin/baregpu' boot sim:navi31:installed > /dev/null");
+  EXPECT_EQ(r.exit_status, 0) << r.err;
+  // Without the installed copy of one file the boot fails naming the installed path: it was the one in use.
+  ASSERT_EQ(std::remove((prefix + "/share/baregpu/firmware/amdgpu/psp_13_0_0_sos.bin").c_str()), 0);
+  auto missing = Shell("'" + prefix + "/bin/baregpu' boot sim:navi31:installed-2 > /dev/null");
+  EXPECT_EQ(missing.exit_status, 1);
+  EXPECT_TRUE(absl::StrContains(missing.err, prefix + "/share/baregpu/firmware/amdgpu/psp_13_0_0_sos.bin"))
+      << missing.err;
+}
+
+// `baregpu completion bash` is valid bash that completes command names and a command's options.
+TEST(CliTest, BashCompletionCompletesCommandsAndOptions) {
+  const std::string script = ::testing::TempDir() + "/baregpu.bash";
+  ASSERT_EQ(std::system((cli::testing::BaregpuPath() + " completion bash > '" + script + "'").c_str()), 0);
+  EXPECT_EQ(Shell("bash -n '" + script + "'").exit_status, 0);
+  // Completes the words given after `baregpu` with the cursor on the last one; prints the candidates.
+  const auto complete = [&](const std::string& words) {
+    const std::string out = ::testing::TempDir() + "/completion.out";
+    const std::string command = "bash -c 'source \"" + script + "\"; COMP_WORDS=(baregpu " + words +
+                                "); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _baregpu; echo \"${COMPREPLY[*]}\"' > '" +
+                                out + "'";
+    EXPECT_EQ(Shell(command).exit_status, 0) << command;
+    std::ifstream in(out);
+    std::string line;
+    std::getline(in, line);
+    return line;
+  };
+  EXPECT_EQ(complete("bo"), "boot");
+  EXPECT_EQ(complete("-v re"), "regs");
+  EXPECT_EQ(complete("boot sim:navi31 --tr"), "--trace=");
+  EXPECT_EQ(complete("regs find --by"), "--byte");
+  EXPECT_EQ(Shell(cli::testing::BaregpuPath() + " completion zsh > /dev/null").exit_status, 2);
+}
+
+// `baregpu help --man` is a man(7) page groff accepts without a warning, naming every command.
+TEST(CliTest, ManPageIsValidRoffWithEveryCommand) {
+  const std::string page = ::testing::TempDir() + "/baregpu.1";
+  ASSERT_EQ(std::system((cli::testing::BaregpuPath() + " help --man > '" + page + "'").c_str()), 0);
+  if (Shell("command -v groff > /dev/null").exit_status != 0) GTEST_SKIP() << "groff is not installed";
+  auto check = Shell("groff -man -Tutf8 -ww -z '" + page + "'");
+  EXPECT_EQ(check.exit_status, 0);
+  EXPECT_TRUE(check.err.empty()) << check.err;
+  const std::string text = ::testing::TempDir() + "/baregpu.txt";
+  ASSERT_EQ(Shell("groff -man -Tascii -P-cbou '" + page + "' > '" + text + "'").exit_status, 0);
+  std::ifstream in(text);
+  std::stringstream rendered;
+  rendered << in.rdbuf();
+  for (const char* expected : {"BAREGPU(1)", "boot", "regs", "completion", "--trace=VALUE", "BAREGPU_TRACE"}) {
+    EXPECT_TRUE(absl::StrContains(rendered.str(), expected)) << expected;
+  }
+}
+
+// The commands `baregpu --help` lists, and the --help text of each.
+std::map<std::string, std::string> CommandHelps() {
+  std::map<std::string, std::string> helps;
+  const std::string top = RunBaregpu({"--help"}).out;
+  std::istringstream lines(top.substr(top.find("commands:")));
+  std::string line;
+  std::getline(lines, line);
+  while (std::getline(lines, line) && absl::StartsWith(line, "  ")) {
+    std::istringstream words(line);
+    std::string name;
+    words >> name;
+    helps[name] = RunBaregpu({name, "--help"}).out;
+  }
+  return helps;
+}
+
+// docs/json.md: every --json document parses and carries "schema": "baregpu.<command>[.<action>]/<version>" first.
+// A command that takes --json must have an entry here (and a section in docs/json.md).
+TEST(CliTest, EveryJsonDocumentParsesAndNamesItsSchema) {
+  const std::string build = std::getenv("BAREGPU_BUILD_ROOT");
+  const std::string firmware = build + "/firmware/virtual/amdgpu/psp_13_0_0_sos.bin";
+  const std::string code_object = build + "/tests/am/sim/isa/kernels/vector_add-O2.co";
+  ASSERT_EQ(RunBaregpu({"boot", "sim:navi31:schema"}).exit_status, 0);
+  struct Case {
+    std::vector<std::string> args;
+    std::string schema;
+  };
+  const std::map<std::string, std::vector<Case>> cases = {
+      {"list", {{{"list"}, "baregpu.list/1"}}},
+      {"info", {{{"info", "sim:navi31:schema"}, "baregpu.info/1"}}},
+      {"boot", {{{"boot", "sim:navi31:schema"}, "baregpu.boot/1"}}},
+      {"fw",
+       {{{"fw", "info", firmware}, "baregpu.fw.info/1"}, {{"fw", "need", "sim:navi31:schema"}, "baregpu.fw.need/1"}}},
+      {"regs",
+       {{{"regs", "find", "IH_RB_CNTL"}, "baregpu.regs.find/1"},
+        {{"regs", "find", "0x28e8"}, "baregpu.regs.find-address/1"},
+        {{"regs", "decode", "IH_RB_CNTL", "0x1"}, "baregpu.regs.decode/1"},
+        {{"regs", "sim:navi31:schema", "read", "IH_RB_CNTL"}, "baregpu.regs.read/1"},
+        {{"regs", "sim:navi31:schema", "write", "SCRATCH_REG3=0x5"}, "baregpu.regs.write/1"},
+        {{"regs", "sim:navi31:schema", "dump", "hdp"}, "baregpu.regs.dump/1"}}},
+      {"ih", {{{"ih", "sim:navi31:schema"}, "baregpu.ih/1"}}},
+      {"pt", {{{"pt", "sim:navi31:schema", "walk", "0x0"}, "baregpu.pt/1"}}},
+      {"co", {{{"co", code_object}, "baregpu.co/1"}}},
+      {"sim", {{{"sim", "reset", "sim:navi31:schema-reset"}, "baregpu.sim/1"}}},
+  };
+  for (const auto& [name, help] : CommandHelps()) {
+    if (!absl::StrContains(help, "--json")) continue;
+    auto it = cases.find(name);
+    ASSERT_NE(it, cases.end()) << "'" << name << "' takes --json: add it to this test's table and docs/json.md";
+    for (const Case& c : it->second) {
+      std::vector<std::string> args = c.args;
+      args.push_back("--json");
+      auto r = RunBaregpu(args);
+      EXPECT_EQ(r.exit_status, 0) << absl::StrJoin(args, " ") << ": " << r.err;
+      auto json = nlohmann::ordered_json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+      ASSERT_FALSE(json.is_discarded()) << absl::StrJoin(args, " ") << ": " << r.out;
+      ASSERT_TRUE(json.is_object());
+      EXPECT_EQ(json.begin().key(), "schema") << absl::StrJoin(args, " ");
+      EXPECT_EQ(json["schema"], c.schema) << absl::StrJoin(args, " ");
+    }
+  }
 }
 
 }  // namespace

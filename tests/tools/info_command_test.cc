@@ -34,6 +34,20 @@ TEST(InfoCommandTest, JsonDescribesTheVirtualNavi31) {
   EXPECT_EQ(json["bars"].size(), 3u);
 }
 
+// The RX 7900 XTX is device 0x744c revision 0xc8 (libdrm's amdgpu.ids); GC 11.0.0 compiles as gfx1100.
+TEST(InfoCommandTest, NamesTheProductTargetAndSizesInHumanUnits) {
+  auto r = RunBaregpu({"info", "sim:navi31:product"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "1002:744c rev c8, AMD Radeon RX 7900 XTX")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "compile target gfx1100 (GC 11.0.0), VRAM 24 GiB")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "BAR0      32 GiB")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "BAR5       1 MiB")) << r.out;
+  auto j = nlohmann::json::parse(RunBaregpu({"info", "sim:navi31:product", "--json"}).out);
+  EXPECT_EQ(j["product"], "AMD Radeon RX 7900 XTX");
+  EXPECT_EQ(j["gfx_target"], "gfx1100");
+  EXPECT_EQ(j["revision"], "0xc8");
+}
+
 TEST(InfoCommandTest, TextListsEveryBlock) {
   auto r = RunBaregpu({"info", "sim:navi31:info-text"});
   ASSERT_EQ(r.exit_status, 0) << r.err;

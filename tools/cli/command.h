@@ -1,8 +1,11 @@
 // The baregpu command line: a table of subcommands, each in its own file, registered at start-up.
 //
 // Conventions every command follows: `--help` prints its usage and exits 0; `--json` (on commands that list or
-// report) prints one JSON document on stdout; failure prints one line `error: ...` on stderr and exits non-zero
-// (2 for a usage error, 1 for anything else). Progress goes to stderr, only when stderr is a terminal.
+// report) prints one JSON document on stdout, whose first key "schema" names its shape (docs/json.md; PrintJson adds
+// it); failure prints one line `error: ...` on stderr and exits non-zero (2 for a usage error, 1 for anything else,
+// including output that could not be written). Progress goes to stderr, only when stderr is a terminal; notes
+// (`note: ...`) and log lines (`-v`, base/log.h) go to stderr too, so stdout holds only the command's output.
+// The man page and the bash completion are generated from this table (man_page.cc, completion_command.cc).
 #ifndef BAREGPU_TOOLS_CLI_COMMAND_H_
 #define BAREGPU_TOOLS_CLI_COMMAND_H_
 
@@ -69,10 +72,22 @@ struct Command {
   std::string details;              // more text for `baregpu NAME --help`; may be empty
   std::vector<OptionSpec> options;  // --help is implicit
   std::function<absl::Status(Invocation&)> run;
+  // The version in the schema id of this command's --json documents ("baregpu.list/1"); raise it when a field
+  // changes meaning or disappears (adding one does not), and say so in docs/json.md.
+  int json_version = 1;
 };
+
+// The schema id every --json document carries as its first key, "schema": "baregpu.<command>/<version>"
+// (docs/json.md; PrintJson adds it). cli::Main sets it from the command before running it; a command whose actions
+// print documents of different shapes sets its own ("baregpu.regs.decode/1") before PrintJson.
+void SetJsonSchema(std::string schema);
+const std::string& JsonSchema();
 
 bool RegisterCommand(Command command);
 const std::map<std::string, Command>& Commands();
+
+// The manual page baregpu(1) in roff, from the command table (`baregpu help --man`; tools/cli/man_page.cc).
+void PrintManPage(std::ostream& out);
 
 // Runs `baregpu ARGS...`; returns the exit status. The whole program is this call (main.cc), so tests can run it.
 int Main(const std::vector<std::string>& args, std::ostream& out, std::ostream& err, bool interactive);

@@ -115,6 +115,7 @@ absl::Status RunInfo(Invocation& inv) {
       PrintContainer(inv.out(), path, *parsed, *data);
     }
   }
+  SetJsonSchema("baregpu.fw.info/1");
   if (inv.json()) PrintJson(inv.out(), Json{{"files", files}});
   if (failures.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrJoin(failures, "; "));
@@ -212,6 +213,7 @@ absl::Status RunNeed(Invocation& inv) {
            {"ok", r.status.ok()},
            {"error", r.status.ok() ? Json(nullptr) : Json(std::string(r.status.message()))}});
     }
+    SetJsonSchema("baregpu.fw.need/1");
     PrintJson(inv.out(), Json{{"device", device},
                               {"profile", target.profile.name},
                               {"virtual", target.is_virtual},

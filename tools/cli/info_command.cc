@@ -10,6 +10,7 @@
 #include "am/device.h"
 #include "am/discovery.h"
 #include "am/register_io.h"
+#include "am/regs/hw_id_constants.h"
 #include "am/regs/mp0.h"
 #include "am/regs/register_space.h"
 #include "base/status_macros.h"
@@ -17,6 +18,7 @@
 #include "firmware/store.h"
 #include "pci/enumerate.h"
 #include "pci/open.h"
+#include "tools/cli/amdgpu_ids.h"
 #include "tools/cli/command.h"
 #include "tools/cli/json.h"
 
@@ -24,6 +26,11 @@ namespace cli {
 namespace {
 
 std::string Version(const am::IpVersion& v) { return absl::StrFormat("%d.%d.%d", v.major, v.minor, v.revision); }
+
+// The LLVM processor name (clang -mcpu) of a GC IP version: "gfx" then major, minor and stepping, the stepping in
+// hex, as amdkfd's gfx_target_version (kfd_device.c: GC 11.0.0 -> 110000) is printed by the ROCm runtime and as
+// LLVM's AMDGPUUsage lists processors (gfx1100 = GC 11.0.0, gfx90a = GC 9.0.10).
+std::string GfxTarget(const am::IpVersion& gc) { return absl::StrFormat("gfx%d%d%x", gc.major, gc.minor, gc.revision); }
 
 // The firmware side of a device: what runs (the sOS reports its version in C2PMSG_58 once it shows a sign of life
 // in C2PMSG_81, as psp_v13_0 reads them) and the files a boot would load from the device's firmware search path.
@@ -75,6 +82,7 @@ absl::Status RunInfo(Invocation& inv) {
   BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, pci::Open(inv.positional()[0]));
   BAREGPU_ASSIGN_OR_RETURN(uint16_t vendor, device->ReadConfig16(PCI_VENDOR_ID));
   BAREGPU_ASSIGN_OR_RETURN(uint16_t device_id, device->ReadConfig16(PCI_DEVICE_ID));
+  BAREGPU_ASSIGN_OR_RETURN(uint8_t revision, device->ReadConfig8(PCI_REVISION_ID));
   if (vendor != pci::kVendorAmd) {
     return absl::FailedPreconditionError(absl::StrFormat("%s is %04x:%04x, not an AMD GPU (vendor %04x)",
                                                          device->name(), vendor, device_id, pci::kVendorAmd));
@@ -87,6 +95,8 @@ absl::Status RunInfo(Invocation& inv) {
   BAREGPU_ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
   const am::Discovery& discovery = found.discovery;
   BAREGPU_ASSIGN_OR_RETURN(const FirmwareState firmware_state, ReadFirmwareState(*device, discovery));
+  const std::optional<ProductName> product = LookupProductName(device_id, revision);
+  const std::optional<am::IpVersion> gc = discovery.VersionOf(am::regs::discovery::GC_HWID);
 
   if (inv.json()) {
     Json j{
@@ -94,6 +104,10 @@ absl::Status RunInfo(Invocation& inv) {
         {"backend", std::string(device->backend())},
         {"vendor_id", Hex(vendor, 4)},
         {"device_id", Hex(device_id, 4)},
+        {"revision", Hex(revision, 2)},
+        {"product", product ? Json(product->name) : Json(nullptr)},
+        {"product_source", product ? Json(product->source) : Json(nullptr)},
+        {"gfx_target", gc ? Json(GfxTarget(*gc)) : Json(nullptr)},
         {"vram_size", found.vram_size},
         {"discovery",
          {{"address", Hex(found.table_address)},
@@ -148,10 +162,13 @@ absl::Status RunInfo(Invocation& inv) {
   }
 
   std::ostream& out = inv.out();
-  out << absl::StrFormat("%s (%s): %04x:%04x, VRAM %d MiB\n", device->name(), device->backend(), vendor, device_id,
-                         found.vram_size >> 20);
+  out << absl::StrFormat("%s (%s): %04x:%04x rev %02x, %s\n", device->name(), device->backend(), vendor, device_id,
+                         revision, product ? product->name : "unknown product");
+  if (product) out << absl::StrFormat("  product name from %s\n", product->source);
+  out << absl::StrFormat("  compile target %s (GC %s), VRAM %s\n", gc ? GfxTarget(*gc) : "unknown (no GC block)",
+                         gc ? Version(*gc) : "-", HumanBytes(found.vram_size));
   for (const pci::BarInfo& bar : bars) {
-    out << absl::StrFormat("  BAR%d  %10d KiB  %s%s\n", bar.index, bar.size >> 10, bar.is_64bit ? "64-bit" : "32-bit",
+    out << absl::StrFormat("  BAR%d  %10s  %s%s\n", bar.index, HumanBytes(bar.size), bar.is_64bit ? "64-bit" : "32-bit",
                            bar.prefetchable ? ", prefetchable" : "");
   }
   out << absl::StrFormat("IP discovery: binary %d.%d, IP table v%d, at VRAM %#x%s\n", discovery.binary_version_major,
@@ -193,7 +210,10 @@ BAREGPU_REGISTER_COMMAND(kInfoRegistered,
                                  "show a GPU's IP versions, register bases, VRAM, BARs and gc_info",
                                  "baregpu info DEVICE [--json]",
                                  "Reads PCI configuration space, RCC_CONFIG_MEMSIZE and the IP discovery table at\n"
-                                 "the top of VRAM, the running sOS's version (MP0 C2PMSG_58), and lists the firmware\n"
+                                 "the top of VRAM. The product name comes from libdrm's amdgpu.ids (device id and\n"
+                                 "revision; /usr/share/libdrm/amdgpu.ids, else a built-in copy of its Navi31 lines),\n"
+                                 "the compile target (clang -mcpu) from the GC version. It also reads\n"
+                                 "the running sOS's version (MP0 C2PMSG_58), and lists the firmware\n"
                                  "files a boot would load (BAREGPU_FIRMWARE_PATH first) with their versions.\n"
                                  "Changes nothing on the device.",
                                  {{"json", false, "print a JSON document"}},

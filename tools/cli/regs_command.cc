@@ -12,10 +12,15 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "am/discovery.h"
 #include "am/regs/database.h"
+#include "am/sim/navi31_ip_offsets.h"
+#include "am/soc.h"
 #include "base/status_macros.h"
+#include "pci/open.h"
 #include "tools/cli/command.h"
 #include "tools/cli/json.h"
+#include "tools/cli/register_json.h"
 #include "tools/cli/regs_device.h"
 
 namespace cli {
@@ -40,19 +45,95 @@ Json RegisterJson(const regs::RegisterInfo& reg, bool with_fields) {
   Json json = {{"name", std::string(reg.name())},  {"ip", std::string(regs::IpName(reg.ip()))},
                {"segment", reg.segment()},         {"offset", HexValue(reg.offset())},
                {"field_count", reg.field_count()}, {"source", std::string(reg.source())}};
-  if (with_fields) {
-    Json fields = Json::array();
-    for (const regs::FieldInfo& f : reg.fields()) {
-      fields.push_back({{"name", std::string(f.name)}, {"mask", HexValue(f.mask, 8)}, {"shift", f.shift}});
-    }
-    json["fields"] = fields;
-  }
+  if (with_fields) json["fields"] = FieldLayoutJson(reg);
   return json;
 }
 
+// Register bases of the Navi31 (the segment bases its IP discovery table lists, which the virtual Navi31's table
+// reproduces), for looking addresses up without a device.
+regs::IpBases Navi31Bases() {
+  regs::IpBases bases;
+  for (const am::sim::IpOffsets& block : am::sim::kNavi31IpOffsets) {
+    absl::StatusOr<regs::Ip> ip = regs::ParseIp(block.block);
+    if (!ip.ok()) continue;  // a block the register database does not cover (DCN, VCN, ...)
+    for (int segment = 0; segment < block.count; ++segment) {
+      (void)bases.SetBase(*ip, block.instance, segment, block.segments[segment]);
+    }
+  }
+  return bases;
+}
+
+// `regs find 0x1fc00`: the registers at an absolute dword address (as the boot trace and `regs DEVICE read` print
+// them; amdgpu's RREG32 takes the same unit), or with --byte at a BAR5 byte offset.
+absl::Status RunFindAddress(Invocation& inv, absl::string_view text) {
+  uint64_t number = 0;
+  if (!absl::SimpleHexAtoi(text.substr(2), &number)) {
+    return inv.UsageError(absl::StrCat("'", text, "' is not a hex address (0x1fc00)"));
+  }
+  constexpr uint64_t kDwordBytes = 4;
+  const bool bytes = inv.has("byte");
+  if (bytes && number % kDwordBytes != 0) {
+    return inv.UsageError(absl::StrFormat("byte address %#x is not dword aligned (registers are 32 bits)", number));
+  }
+  const uint64_t address = bytes ? number / kDwordBytes : number;
+  regs::IpBases bases = Navi31Bases();
+  std::string bases_from = "Navi31";
+  if (std::optional<std::string> device_name = inv.value("device")) {
+    BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, pci::Open(*device_name));
+    BAREGPU_ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
+    bases = found.discovery.Bases();
+    bases_from = device->name();
+  }
+  std::vector<regs::AddressMatch> found = regs::FindByAddress(bases, address);
+  // The page the driver remaps HDP's flush registers to is the driver's choice (am/soc.h), not a register of the
+  // database; the boot trace names it the same way.
+  std::optional<std::string> driver_name;
+  if (address * kDwordBytes == am::Soc::kRemapMemFlush) driver_name = "REMAP_HDP_MEM_FLUSH_CNTL";
+  if (address * kDwordBytes == am::Soc::kRemapRegFlush) driver_name = "REMAP_HDP_REG_FLUSH_CNTL";
+  if (found.empty() && !driver_name) {
+    std::string where;
+    if (std::optional<regs::SegmentLocation> at = bases.Locate(address)) {
+      where = absl::StrFormat("; the nearest segment base below it is %s instance %d segment %d (offset %#x)",
+                              regs::IpName(at->ip), at->instance, at->segment, at->offset);
+    }
+    return absl::NotFoundError(
+        absl::StrFormat("no register of the database is at dword %#x (byte %#x) with %s's bases%s", address,
+                        address * kDwordBytes, bases_from, where));
+  }
+  if (inv.json()) {
+    SetJsonSchema("baregpu.regs.find-address/1");
+    Json list = Json::array();
+    for (const regs::AddressMatch& match : found) {
+      Json reg = RegisterJson(match.reg, /*with_fields=*/true);
+      reg["instance"] = match.instance;
+      list.push_back(reg);
+    }
+    PrintJson(inv.out(), Json{{"address", Hex(address)},
+                              {"byte_address", Hex(address * kDwordBytes)},
+                              {"bases", bases_from},
+                              {"driver_name", driver_name ? Json(*driver_name) : Json(nullptr)},
+                              {"registers", list}});
+    return absl::OkStatus();
+  }
+  inv.out() << absl::StrFormat("dword %#x (byte %#x), %s's bases:\n", address, address * kDwordBytes, bases_from);
+  if (driver_name) {
+    inv.out() << absl::StrFormat("  %s  the BAR5 page the driver remaps HDP's flush registers to (soc init_hw)\n",
+                                 *driver_name);
+  }
+  for (const regs::AddressMatch& match : found) {
+    inv.out() << absl::StrFormat("  %s  %s instance %d, segment %d, offset %s, %d fields\n", match.reg.name(),
+                                 regs::IpName(match.reg.ip()), match.instance, match.reg.segment(),
+                                 HexValue(match.reg.offset()), match.reg.field_count());
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RunFind(Invocation& inv) {
-  if (inv.positional().size() != 2) return inv.UsageError("usage: baregpu regs find PATTERN [--ip=IP] [--json]");
+  if (inv.positional().size() != 2) {
+    return inv.UsageError("usage: baregpu regs find PATTERN|0xADDRESS [--ip=IP] [--byte] [--device=DEVICE] [--json]");
+  }
   const std::string& pattern = inv.positional()[1];
+  if (absl::StartsWithIgnoreCase(pattern, "0x")) return RunFindAddress(inv, pattern);
   std::optional<regs::Ip> ip;
   if (std::optional<std::string> name = inv.value("ip")) {
     absl::StatusOr<regs::Ip> parsed = regs::ParseIp(*name);
@@ -65,6 +146,7 @@ absl::Status RunFind(Invocation& inv) {
         absl::StrCat("no register name contains '", pattern, "'", ip ? absl::StrCat(" in ", regs::IpName(*ip)) : ""));
   }
   if (inv.json()) {
+    SetJsonSchema("baregpu.regs.find/1");
     Json list = Json::array();
     for (const regs::RegisterInfo& reg : found) list.push_back(RegisterJson(reg, /*with_fields=*/true));
     PrintJson(inv.out(), Json{{"pattern", pattern}, {"registers", list}});
@@ -110,16 +192,10 @@ absl::Status RunDecode(Invocation& inv) {
   const uint32_t stray = value & ~covered;
 
   if (inv.json()) {
-    Json list = Json::array();
-    for (const regs::DecodedField& d : fields) {
-      list.push_back({{"name", std::string(d.field.name)},
-                      {"mask", HexValue(d.field.mask, 8)},
-                      {"shift", d.field.shift},
-                      {"value", d.value}});
-    }
+    SetJsonSchema("baregpu.regs.decode/1");
     Json json = RegisterJson(reg, /*with_fields=*/false);
     json["value"] = HexValue(value, 8);
-    json["fields"] = list;
+    json["fields"] = FieldsJson(reg, value);
     json["bits_outside_fields"] = HexValue(stray, 8);
     PrintJson(inv.out(), json);
     return absl::OkStatus();
@@ -150,12 +226,17 @@ BAREGPU_REGISTER_COMMAND(
     kRegsRegistered,
     Command{"regs",
             "look up AMD registers and decode register values",
-            "baregpu regs find PATTERN [--ip=IP] [--json]\n       baregpu regs decode [IP] NAME VALUE [--json]\n"
+            "baregpu regs find PATTERN [--ip=IP] [--json]\n"
+            "       baregpu regs find 0xADDRESS [--byte] [--device=DEVICE] [--json]\n       baregpu regs decode [IP] "
+            "NAME VALUE [--json]\n"
             "       baregpu regs DEVICE read NAME | write NAME=VALUE | write NAME.FIELD=VALUE | dump IP [--json]",
             "The database holds every MMIO register of the Navi31 (RX 7900 XTX) IP blocks gc, mmhub, mp0, mp1,\n"
             "nbio, osssys and hdp, generated from the Linux 6.12 amdgpu headers, with segment (BASE_IDX), dword\n"
             "offset and fields.\n"
             "  find PATTERN       registers whose name contains PATTERN (any case)\n"
+            "  find 0xADDRESS     the registers at an absolute dword address (the unit of the boot trace and of\n"
+            "                     amdgpu's RREG32; --byte: a BAR5 byte offset), with their IP block and instance;\n"
+            "                     Navi31's register bases, or those DEVICE's discovery table gives with --device\n"
             "  decode [IP] NAME VALUE\n"
             "                     every field of VALUE (hex 0x... or decimal); IP is needed only when several\n"
             "                     blocks have a register of that name\n"
@@ -163,7 +244,10 @@ BAREGPU_REGISTER_COMMAND(
             "  DEVICE write NAME=VALUE, DEVICE write NAME.FIELD=VALUE\n"
             "                     write a register or one field of it (read-modify-write), then read it back\n"
             "  DEVICE dump IP     every register of one IP block with its value",
-            {{"json", false, "print a JSON document"}, {"ip", true, "find: only registers of this IP block"}},
+            {{"json", false, "print a JSON document"},
+             {"ip", true, "find: only registers of this IP block"},
+             {"byte", false, "find 0xADDRESS: the address is a BAR5 byte offset, not a dword address"},
+             {"device", true, "find 0xADDRESS: use this device's register bases (default: Navi31's)"}},
             RunRegs});
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "base/status_macros.h"
 #include "pci/open.h"
 #include "tools/cli/json.h"
+#include "tools/cli/register_json.h"
 
 namespace cli {
 namespace {
@@ -47,9 +48,9 @@ absl::StatusOr<Located> Locate(const regs::IpBases& bases, absl::string_view nam
   return Located{reg, *address};
 }
 
+// "fields" has the shape `regs decode` prints (tools/cli/register_json.h).
 Json AccessJson(const Located& at, uint32_t value) {
-  Json fields = Json::object();
-  for (const regs::DecodedField& d : regs::Decode(at.reg, value)) fields[std::string(d.field.name)] = d.value;
+  const Json fields = FieldsJson(at.reg, value);
   return {{"name", std::string(at.reg.name())},
           {"ip", std::string(regs::IpName(at.reg.ip()))},
           {"address", Hex(at.address)},
@@ -95,6 +96,7 @@ absl::Status RunRegsDevice(Invocation& inv) {
         inv.out() << absl::StrFormat("%-48s 0x%08x\n", reg.name(), value);
       }
     }
+    SetJsonSchema("baregpu.regs.dump/1");
     if (inv.json()) PrintJson(inv.out(), Json{{"device", device->name()}, {"ip", args[2]}, {"registers", list}});
     return absl::OkStatus();
   }
@@ -103,6 +105,7 @@ absl::Status RunRegsDevice(Invocation& inv) {
     BAREGPU_ASSIGN_OR_RETURN(Located at, Locate(bases, args[2]));
     const uint32_t value = io.ReadDword(at.address);
     if (inv.json()) {
+      SetJsonSchema("baregpu.regs.read/1");
       PrintJson(inv.out(), AccessJson(at, value));
     } else {
       PrintAccess(inv.out(), at, value);
@@ -141,6 +144,7 @@ absl::Status RunRegsDevice(Invocation& inv) {
   io.WriteDword(at.address, raw);
   const uint32_t now = io.ReadDword(at.address);
   if (inv.json()) {
+    SetJsonSchema("baregpu.regs.write/1");
     Json j = AccessJson(at, now);
     j["written"] = Hex(raw, 8);
     PrintJson(inv.out(), j);

@@ -122,6 +122,50 @@ TEST(RegsCommandTest, DecodeErrors) {
   }
 }
 
+// GCVM_CONTEXT0_CNTL is GC segment 0 offset 0x1688 (gc_11_0_0_offset.h); Navi31's GC segment 0 base is 0x1260.
+TEST(RegsCommandTest, FindByAddressNamesRegisterIpAndInstance) {
+  auto r = RunBaregpu({"regs", "find", "0x28e8"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("GCVM_CONTEXT0_CNTL  gc instance 0, segment 0, offset 0x1688"));
+  auto bytes = RunBaregpu({"regs", "find", "0xa3a0", "--byte", "--json"});
+  ASSERT_EQ(bytes.exit_status, 0) << bytes.err;
+  auto j = nlohmann::json::parse(bytes.out);
+  EXPECT_EQ(j["schema"], "baregpu.regs.find-address/1");
+  EXPECT_EQ(j["address"], "0x28e8");
+  EXPECT_EQ(j["registers"][0]["name"], "GCVM_CONTEXT0_CNTL");
+  EXPECT_EQ(j["registers"][0]["instance"], 0);
+  // The remapped HDP flush page (byte 0x7f000) is the driver's, named as the boot trace names it.
+  auto remap = RunBaregpu({"regs", "find", "0x1fc00"});
+  ASSERT_EQ(remap.exit_status, 0) << remap.err;
+  EXPECT_THAT(remap.out, HasSubstr("REMAP_HDP_MEM_FLUSH_CNTL"));
+  // With a device: its own discovery table's bases.
+  auto device = RunBaregpu({"regs", "find", "0x28e8", "--device=sim:navi31:regs-find"});
+  ASSERT_EQ(device.exit_status, 0) << device.err;
+  EXPECT_THAT(device.out, HasSubstr("GCVM_CONTEXT0_CNTL"));
+}
+
+TEST(RegsCommandTest, FindByAddressErrors) {
+  auto unnamed = RunBaregpu({"regs", "find", "0x3219"});
+  EXPECT_EQ(unnamed.exit_status, 1);
+  EXPECT_THAT(unnamed.err, HasSubstr("gc instance 0 segment 0 (offset 0x1fb9)"));
+  EXPECT_EQ(RunBaregpu({"regs", "find", "0x28e9", "--byte"}).exit_status, 2);  // not dword aligned
+  EXPECT_EQ(RunBaregpu({"regs", "find", "0xzz"}).exit_status, 2);
+}
+
+TEST(RegsCommandTest, ReadAndDecodeShareTheFieldsShape) {
+  ASSERT_EQ(RunBaregpu({"regs", "sim:navi31:regs-shape", "write", "IH_RB_CNTL=0x11"}).exit_status, 0);
+  auto read = RunBaregpu({"regs", "sim:navi31:regs-shape", "read", "IH_RB_CNTL", "--json"});
+  ASSERT_EQ(read.exit_status, 0) << read.err;
+  auto decode = RunBaregpu({"regs", "decode", "IH_RB_CNTL", "0x11", "--json"});
+  ASSERT_EQ(decode.exit_status, 0) << decode.err;
+  auto r = nlohmann::json::parse(read.out);
+  auto d = nlohmann::json::parse(decode.out);
+  EXPECT_EQ(r["schema"], "baregpu.regs.read/1");
+  EXPECT_EQ(d["schema"], "baregpu.regs.decode/1");
+  ASSERT_TRUE(r["fields"].is_array());
+  EXPECT_EQ(r["fields"], d["fields"]);
+}
+
 TEST(RegsCommandTest, DeviceReadWriteAndFieldWrite) {
   auto write = RunBaregpu({"regs", "sim:navi31:regs", "write", "SCRATCH_REG3=0x1234"});
   ASSERT_EQ(write.exit_status, 0) << write.err;
