@@ -338,6 +338,9 @@ TEST(CliTest, EveryJsonDocumentParsesAndNamesItsSchema) {
       {"pt", {{{"pt", "sim:navi31:schema", "walk", "0x0"}, "baregpu.pt/1"}}},
       {"co", {{{"co", code_object}, "baregpu.co/1"}}},
       {"sim", {{{"sim", "reset", "sim:navi31:schema-reset"}, "baregpu.sim/1"}}},
+      {"rings", {{{"rings", "sim:navi31:schema"}, "baregpu.rings/1"}}},
+      {"waves", {{{"waves", "sim:navi31:schema"}, "baregpu.waves/1"}}},
+      {"smi", {{{"smi", "sim:navi31:schema"}, "baregpu.smi/1"}}},
   };
   for (const auto& [name, help] : CommandHelps()) {
     if (!absl::StrContains(help, "--json")) continue;
