@@ -2,7 +2,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -20,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "base/file.h"
+#include "base/private_dir.h"
 #include "base/status_macros.h"
 
 namespace am::sim {
@@ -72,34 +72,8 @@ bool ValidNamePart(absl::string_view text) {
   return true;
 }
 
-std::string UserName(uid_t uid) {
-  struct passwd entry;
-  struct passwd* found = nullptr;
-  char buffer[1024];
-  if (::getpwuid_r(uid, &entry, buffer, sizeof(buffer), &found) == 0 && found != nullptr) {
-    return absl::StrFormat("uid %d (%s)", uid, found->pw_name);
-  }
-  return absl::StrFormat("uid %d", uid);
-}
-
-// A file or directory another user owns, or may write, lets that user read and overwrite the device's VRAM and
-// registers, or swap a file under the driver: refused, saying who owns it and what to do.
-absl::Status CheckOwnerAndMode(const struct stat& st, const std::string& path, absl::string_view what, mode_t forbidden,
-                               absl::string_view fix) {
-  const uid_t me = ::geteuid();
-  if (st.st_uid != me) {
-    return absl::PermissionDeniedError(absl::StrFormat(
-        "%s %s belongs to %s (mode %04o), not to you (%s): its owner could read and overwrite the virtual device's "
-        "VRAM and registers; %s",
-        what, path, UserName(st.st_uid), st.st_mode & 07777, UserName(me), fix));
-  }
-  if ((st.st_mode & forbidden) != 0) {
-    return absl::PermissionDeniedError(absl::StrFormat("%s %s has mode %04o: other users may %s it; %s", what, path,
-                                                       st.st_mode & 07777,
-                                                       (st.st_mode & forbidden & 0022) != 0 ? "write" : "read", fix));
-  }
-  return absl::OkStatus();
-}
+// What a state directory or file that another user owns or may write exposes.
+constexpr absl::string_view kExposes = "read and overwrite the virtual device's VRAM and registers";
 
 std::string DirectoryFix(const std::string& path) {
   return absl::StrFormat("remove it (rm -r %s) or set BAREGPU_SIM_DIR to a directory of your own (mode 0700)", path);
@@ -111,25 +85,7 @@ std::string FileFix(absl::string_view device) {
 
 // The state directory, created 0700 when missing, opened without following a link and checked.
 absl::StatusOr<base::ScopedFd> OpenDirectory(const std::string& path, bool create) {
-  if (create && ::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
-    return base::ErrnoError(errno, absl::StrCat("creating the virtual device state directory ", path,
-                                                " (set BAREGPU_SIM_DIR to a writable directory)"));
-  }
-  base::ScopedFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd.valid()) {
-    if (errno == ELOOP || errno == ENOTDIR) {
-      return absl::PermissionDeniedError(
-          absl::StrFormat("the virtual device state directory %s is a symbolic link or not a directory: baregpu "
-                          "never follows one there (another user could point it at your files); %s",
-                          path, DirectoryFix(path)));
-    }
-    return base::ErrnoError(errno, absl::StrCat("open the virtual device state directory ", path));
-  }
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return base::ErrnoError(errno, absl::StrCat("stat ", path));
-  BAREGPU_RETURN_IF_ERROR(
-      CheckOwnerAndMode(st, path, "the virtual device state directory", S_IWGRP | S_IWOTH, DirectoryFix(path)));
-  return fd;
+  return base::OpenPrivateDirectory(path, create, {"the virtual device state directory", kExposes, DirectoryFix(path)});
 }
 
 struct OpenedFile {
@@ -167,8 +123,8 @@ absl::StatusOr<OpenedFile> OpenStateFile(int dir, const std::string& dir_path, c
     return absl::PermissionDeniedError(absl::StrFormat("%s: state file %s is not a regular file (mode %06o); %s",
                                                        device, path, st.st_mode, FileFix(device)));
   }
-  BAREGPU_RETURN_IF_ERROR(
-      CheckOwnerAndMode(st, path, absl::StrCat(device, ": state file"), S_IRWXG | S_IRWXO, FileFix(device)));
+  const std::string what = absl::StrCat(device, ": state file");
+  BAREGPU_RETURN_IF_ERROR(base::CheckOwnerAndMode(st, path, S_IRWXG | S_IRWXO, {what, kExposes, FileFix(device)}));
   file.size = static_cast<uint64_t>(st.st_size);
   return file;
 }
