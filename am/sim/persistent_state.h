@@ -63,6 +63,8 @@ class PersistentState {
   PersistentState& operator=(const PersistentState&) = delete;
 
   std::span<uint8_t> region(size_t index) const { return regions_[index].data; }
+  // The region's file (mapped shared, so another process that maps it sees the same bytes live).
+  int region_fd(size_t index) const { return regions_[index].fd.get(); }
   // Returns a region to all zeros and frees its pages (a reset of what it holds).
   absl::Status Clear(size_t index);
   // True when this open created the state: the device was never powered before (or was power-cycled, or its state
