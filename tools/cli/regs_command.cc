@@ -15,6 +15,7 @@
 #include "am/regs/database.h"
 #include "base/status_macros.h"
 #include "tools/cli/command.h"
+#include "tools/cli/device_access.h"
 #include "tools/cli/json.h"
 #include "tools/cli/regs_device.h"
 
@@ -151,7 +152,8 @@ BAREGPU_REGISTER_COMMAND(
     Command{"regs",
             "look up AMD registers and decode register values",
             "baregpu regs find PATTERN [--ip=IP] [--json]\n       baregpu regs decode [IP] NAME VALUE [--json]\n"
-            "       baregpu regs DEVICE read NAME | write NAME=VALUE | write NAME.FIELD=VALUE | dump IP [--json]",
+            "       baregpu regs DEVICE read NAME | write NAME=VALUE | write NAME.FIELD=VALUE | dump IP [--json]\n"
+            "           [--force]",
             "The database holds every MMIO register of the Navi31 (RX 7900 XTX) IP blocks gc, mmhub, mp0, mp1,\n"
             "nbio, osssys and hdp, generated from the Linux 6.12 amdgpu headers, with segment (BASE_IDX), dword\n"
             "offset and fields.\n"
@@ -162,8 +164,12 @@ BAREGPU_REGISTER_COMMAND(
             "  DEVICE read NAME   read a register of DEVICE (located through its discovery table), decoded\n"
             "  DEVICE write NAME=VALUE, DEVICE write NAME.FIELD=VALUE\n"
             "                     write a register or one field of it (read-modify-write), then read it back\n"
-            "  DEVICE dump IP     every register of one IP block with its value",
-            {{"json", false, "print a JSON document"}, {"ip", true, "find: only registers of this IP block"}},
+            "  DEVICE dump IP     every register of one IP block with its value\n"
+            "A device another process holds is reached through that process's debug endpoint, read-only: a write\n"
+            "needs --force and prints the old and new value.",
+            {{"json", false, "print a JSON document"},
+             {"ip", true, "find: only registers of this IP block"},
+             ForceOptionSpec()},
             RunRegs});
 
 }  // namespace
