@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -393,6 +394,50 @@ PersistentState::~PersistentState() {
     ::munmap(header_map_, kHeaderBytes);
   }
   for (const Region& region : regions_) ::munmap(region.data.data(), region.data.size());
+}
+
+absl::StatusOr<std::vector<StateSummary>> ListStates() {
+  const std::string dir_path = StateDirectory();
+  struct stat st;
+  if (::lstat(dir_path.c_str(), &st) != 0 && errno == ENOENT) return std::vector<StateSummary>{};
+  BAREGPU_ASSIGN_OR_RETURN(base::ScopedFd dir, OpenDirectory(dir_path, /*create=*/false));
+  std::vector<std::string> bases;
+  {
+    DIR* listing = ::fdopendir(::dup(dir.get()));
+    if (listing == nullptr) return base::ErrnoError(errno, absl::StrCat("opendir ", dir_path));
+    ::rewinddir(listing);
+    while (const dirent* entry = ::readdir(listing)) {
+      absl::string_view name(entry->d_name);
+      if (absl::ConsumeSuffix(&name, ".state") && ValidNamePart(name.substr(0, name.find('-')))) {
+        bases.emplace_back(name);
+      }
+    }
+    ::closedir(listing);
+  }
+  std::sort(bases.begin(), bases.end());
+  std::vector<StateSummary> states;
+  for (const std::string& base_name : bases) {
+    StateSummary summary;
+    summary.file_base = base_name;
+    // Read-only, no lock: a listing must never make a holder's next open fail.
+    base::ScopedFd fd(
+        ::openat(dir.get(), (base_name + ".state").c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat file;
+    Header header;
+    if (fd.valid() && ::fstat(fd.get(), &file) == 0 && S_ISREG(file.st_mode) && file.st_uid == ::geteuid() &&
+        ::pread(fd.get(), &header, sizeof(header), 0) == static_cast<ssize_t>(sizeof(header)) &&
+        header.magic == Header::kMagic && header.version == Header::kVersion) {
+      summary.valid_header = true;
+      summary.open = header.open_state == Header::kOpen;
+      summary.in_power_transition = header.power == Header::kTransition;
+      summary.holder_pid = header.holder_pid;
+      // kill(pid, 0) asks whether the process exists (ESRCH when not); EPERM means it exists but is another user's.
+      summary.holder_alive = summary.open && header.holder_pid != 0 &&
+                             (::kill(static_cast<pid_t>(header.holder_pid), 0) == 0 || errno == EPERM);
+    }
+    states.push_back(std::move(summary));
+  }
+  return states;
 }
 
 absl::Status PersistentState::PowerCycle(absl::string_view device) {
