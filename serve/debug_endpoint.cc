@@ -32,7 +32,8 @@ constexpr mode_t kSocketMode = 0600;  // only the user who drives the device may
 constexpr size_t kMaxNameBytes = 4 + 64 + 1 + 64;
 constexpr absl::string_view kSuffix = ".debug";
 // A debugger sends its next request at once; one that is silent this long is gone or stuck, and another may wait.
-constexpr int kIdleTimeoutMs = 10'000;
+// Below AttachOptions::reply_timeout_ms (10 s), so a debugger queued behind a stuck one still gets its answer.
+constexpr int kIdleTimeoutMs = 5'000;
 // Once a request has started, the rest of it is already on the wire.
 constexpr int kRequestTimeoutMs = 5'000;
 

@@ -265,6 +265,23 @@ TEST_F(AttachTest, WritesNeedForceAndSayWhatTheyChange) {
   ASSERT_EQ(undo.exit_status, 0) << undo.err;
 }
 
+TEST_F(AttachTest, ListShowsTheInstanceItsHolderAndTheEndpoint) {
+  CliResult r = Run({"list", "--json"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  bool found = false;
+  const nlohmann::json listing = nlohmann::json::parse(r.out);
+  for (const auto& instance : listing["instances"]) {
+    if (instance["name"] != holder_->device()) continue;
+    found = true;
+    EXPECT_EQ(instance["holder_pid"], holder_->pid()) << r.out;
+    EXPECT_EQ(instance["debug_endpoint"], true) << r.out;
+    EXPECT_EQ(instance["open"], true) << r.out;
+  }
+  EXPECT_TRUE(found) << r.out;
+  CliResult text = Run({"list"});
+  EXPECT_TRUE(absl::StrContains(text.out, absl::StrFormat("process %d, debug endpoint", holder_->pid()))) << text.out;
+}
+
 // Raw connections to the endpoint, as a broken or hostile debugger of the same user makes them.
 int Connect(const std::string& path) {
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
