@@ -72,9 +72,9 @@ Json PieceJson(const Piece& p, bool with_va) {
 }
 
 std::string PieceText(const Piece& p, bool with_va) {
-  const std::string where = absl::StrFormat("%s %#x", p.target.system ? "system" : "VRAM", p.target.address);
+  const std::string where = absl::StrFormat("%s 0x%x", p.target.system ? "system" : "VRAM", p.target.address);
   if (!with_va) return absl::StrFormat("  %s, %d bytes\n", where, p.size);
-  return absl::StrFormat("  %#x -> %s (%s page), %d bytes\n", p.va, where, PageSizeName(p.target.page_size), p.size);
+  return absl::StrFormat("  0x%x -> %s (%s page), %d bytes\n", p.va, where, PageSizeName(p.target.page_size), p.size);
 }
 
 // Splits [va, va + size) into pieces that each lie in one page, translated.
@@ -86,7 +86,7 @@ absl::StatusOr<std::vector<Piece>> Translate(pci::Device& device, const VmContex
     BAREGPU_ASSIGN_OR_RETURN(const PageWalk walk, WalkPageTable(device, context, at));
     if (!walk.translation.has_value()) {
       return absl::NotFoundError(
-          absl::StrFormat("%#x (byte %d of the range) is %s; `baregpu pt %s walk %#x --vmid=%d` shows the walk", at,
+          absl::StrFormat("0x%x (byte %d of the range) is %s; `baregpu pt %s walk 0x%x --vmid=%d` shows the walk", at,
                           done, walk.outcome, device.name(), at, context.vmid));
     }
     const uint64_t page = std::max(walk.translation->page_size, kTranslationPage);
@@ -107,7 +107,7 @@ absl::StatusOr<std::vector<Piece>> Translate(pci::Device& device, const VmContex
 absl::Status ReadPiece(pci::Device& device, std::span<uint8_t> vram, const Piece& p, std::span<uint8_t> out) {
   if (p.target.system) return device.ReadDmaMemory(p.target.address, out);
   if (p.target.address > vram.size() || vram.size() - p.target.address < p.size) {
-    return absl::OutOfRangeError(absl::StrFormat("VRAM %#x..%#x is beyond what BAR0 shows (%#x bytes)",
+    return absl::OutOfRangeError(absl::StrFormat("VRAM 0x%x..0x%x is beyond what BAR0 shows (0x%x bytes)",
                                                  p.target.address, p.target.address + p.size, vram.size()));
   }
   std::memcpy(out.data(), vram.data() + p.target.address, p.size);
@@ -150,7 +150,7 @@ void HexDump(std::ostream& out, uint64_t base, std::span<const uint8_t> data) {
       }
       if (i == kBytesPerLine / 2 - 1) hex.push_back(' ');
     }
-    out << absl::StrFormat("%#014x  %s |%s|\n", base + line, hex, ascii);
+    out << absl::StrFormat("0x%012x  %s |%s|\n", base + line, hex, ascii);
   }
 }
 
@@ -249,11 +249,11 @@ absl::Status RunMem(Invocation& inv) {
   std::ostream& out = inv.out();
 
   if (write) {
-    BAREGPU_RETURN_IF_ERROR(CheckWriteAllowed(inv, *device, absl::StrFormat("write %d bytes at %#x", size, start)));
+    BAREGPU_RETURN_IF_ERROR(CheckWriteAllowed(inv, *device, absl::StrFormat("write %d bytes at 0x%x", size, start)));
     for (const Piece& p : pieces) {
       if (p.target.system) {
         return absl::UnimplementedError(absl::StrFormat(
-            "%#x maps system memory at %#x: baregpu writes only VRAM (host memory is its holder's to change)", p.va,
+            "0x%x maps system memory at 0x%x: baregpu writes only VRAM (host memory is its holder's to change)", p.va,
             p.target.address));
       }
     }
@@ -267,7 +267,7 @@ absl::Status RunMem(Invocation& inv) {
       if (inv.json()) {
         changes.push_back({{"address", Hex(start + i)}, {"old", before}, {"new", after}});
       } else {
-        out << absl::StrFormat("%#x: %s -> %s\n", start + i, before, after);
+        out << absl::StrFormat("0x%x: %s -> %s\n", start + i, before, after);
       }
     }
     Json translations = Json::array();
@@ -307,8 +307,8 @@ absl::Status RunMem(Invocation& inv) {
     PrintJson(out, doc);
     return absl::OkStatus();
   }
-  out << absl::StrFormat("%s %s %#x, %d bytes:\n", device->name(),
-                         with_va ? absl::StrFormat("VM context %d", vmid) : "VRAM", start, size);
+  out << absl::StrFormat("%s %s 0x%x, %d bytes:\n", device->name(),
+                         with_va ? absl::StrFormat("VM context %d", vmid) : "VRAM offset", start, size);
   for (const Piece& p : pieces) out << PieceText(p, with_va);
   if (type->element == Element::kU8) {
     HexDump(out, start, data);
@@ -316,7 +316,7 @@ absl::Status RunMem(Invocation& inv) {
   }
   const uint64_t per_line = kBytesPerLine / type->bytes;
   for (uint64_t i = 0; i < size; i += kBytesPerLine) {
-    std::string line = absl::StrFormat("%#014x ", start + i);
+    std::string line = absl::StrFormat("0x%012x ", start + i);
     for (uint64_t k = 0; k < per_line && i + k * type->bytes < size; ++k) {
       absl::StrAppend(&line, " ", FormatElement(*type, data.data() + i + k * type->bytes));
     }
