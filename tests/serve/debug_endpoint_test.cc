@@ -6,8 +6,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -138,6 +140,44 @@ TEST_F(DebugEndpointTest, AnotherLiveEndpointOfTheNameIsLeftAloneAndAStaleOneRep
   EXPECT_EQ(AttachedDevice::Connect("sim:edu:dup", path).status().code(), absl::StatusCode::kUnavailable);
   auto replaced = DebugEndpoint::Start(*second);
   EXPECT_TRUE(replaced.ok()) << replaced.status();
+}
+
+TEST_F(DebugEndpointTest, AClientOfAnotherUserIsHungUpOn) {
+  if (::geteuid() != 0) GTEST_SKIP() << "only root can connect as another user";
+  auto edu = Edu("sim:edu:peer");
+  ASSERT_NE(edu, nullptr);
+  auto endpoint = DebugEndpoint::Start(*edu);
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  // Open the directory and socket to everyone, as a mistaken chmod would: the credentials check still holds.
+  ASSERT_EQ(::chmod(dir_.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod((*endpoint)->path().c_str(), 0666), 0);
+  constexpr uid_t kOtherUser = 54321;
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The child reports with its exit status: 0 when the endpoint hung up without answering PING.
+    if (::setgid(kOtherUser) != 0 || ::setuid(kOtherUser) != 0) ::_exit(10);
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, (*endpoint)->path().c_str(), sizeof(address.sun_path) - 1);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) ::_exit(11);
+    const auto ping = Request{static_cast<uint8_t>(Command::kPing), 0, 0, {}}.Encode();
+    (void)::send(fd, ping.data(), ping.size(), MSG_NOSIGNAL);
+    timeval limit{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+    char reply[kReplyHeaderSize];
+    const ssize_t n = ::recv(fd, reply, sizeof(reply), MSG_WAITALL);
+    ::_exit(n == 0 || (n < 0 && errno == ECONNRESET) ? 0 : 12);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "10: setuid failed, 11: connect failed, 12: the endpoint answered";
+  // Our own client is still served.
+  ASSERT_EQ(::chmod((*endpoint)->path().c_str(), 0600), 0);
+  ASSERT_EQ(::chmod(dir_.c_str(), 0700), 0);
+  EXPECT_TRUE(AttachedDevice::Connect("sim:edu:peer", (*endpoint)->path()).ok());
 }
 
 TEST_F(DebugEndpointTest, CloseIsBoundedWhileAClientIsStuckMidRequest) {
