@@ -63,7 +63,7 @@ Session::ReadResult Session::ReadExact(std::span<uint8_t> buffer, bool first_byt
       if (errno == EINTR) continue;
       return ReadResult::kFailed;
     }
-    if (ready == 0) return ReadResult::kTimedOut;
+    if (ready == 0) return (done == 0 && first_byte_may_wait) ? ReadResult::kIdle : ReadResult::kTimedOut;
     if (fds[1].revents != 0) return ReadResult::kStopped;
     const ssize_t n = ::recv(socket_.get(), buffer.data() + done, buffer.size() - done, 0);
     if (n == 0) return ReadResult::kClosed;
@@ -464,9 +464,12 @@ void Session::Run() {
       why = "the server stopped";
       break;
     }
+    if (r == ReadResult::kIdle) {
+      why = absl::StrFormat("dropped: no request for %d ms", limits_.idle_timeout_ms);
+      break;
+    }
     if (r == ReadResult::kTimedOut) {
-      why = absl::StrFormat("dropped: idle for %d ms, or a request header stayed incomplete for %d ms",
-                            limits_.idle_timeout_ms, limits_.request_timeout_ms);
+      why = absl::StrFormat("dropped: a request header stayed incomplete for %d ms", limits_.request_timeout_ms);
       break;
     }
     if (r == ReadResult::kFailed) {

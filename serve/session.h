@@ -63,7 +63,7 @@ class Session {
   std::string claimed_devices() const;
 
  private:
-  enum class ReadResult { kOk, kClosed, kStopped, kTimedOut, kFailed };
+  enum class ReadResult { kOk, kClosed, kStopped, kIdle, kTimedOut, kFailed };
 
   ReadResult ReadExact(std::span<uint8_t> buffer, bool first_byte_may_wait);
   absl::Status SendAll(std::span<const uint8_t> data);

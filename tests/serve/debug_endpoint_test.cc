@@ -180,6 +180,23 @@ TEST_F(DebugEndpointTest, AClientOfAnotherUserIsHungUpOn) {
   EXPECT_TRUE(AttachedDevice::Connect("sim:edu:peer", (*endpoint)->path()).ok());
 }
 
+TEST_F(DebugEndpointTest, ASilentClientCannotKeepOthersOut) {
+  auto edu = Edu("sim:edu:silent");
+  ASSERT_NE(edu, nullptr);
+  auto endpoint = DebugEndpoint::Start(*edu);
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  // Connected first, so the endpoint serves it, and then silent.
+  int silent = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, (*endpoint)->path().c_str(), sizeof(address.sun_path) - 1);
+  ASSERT_EQ(::connect(silent, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  // The next client waits in the queue until the silent one is dropped (5 s), within its own reply timeout (10 s).
+  auto client = AttachedDevice::Connect("sim:edu:silent", (*endpoint)->path());
+  EXPECT_TRUE(client.ok()) << client.status();
+  ::close(silent);
+}
+
 TEST_F(DebugEndpointTest, CloseIsBoundedWhileAClientIsStuckMidRequest) {
   auto edu = Edu("sim:edu:stuck");
   ASSERT_NE(edu, nullptr);
