@@ -24,6 +24,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -56,6 +57,11 @@ struct DeviceOptions {
   // The signal pool in VRAM instead of host memory, at the cost of host accesses through BAR0. Other devices can
   // map the pool either way (ShareSignalsWith); in VRAM their writes stay on the PCIe fabric between the GPUs.
   bool signals_in_vram = false;
+  // Serve a debug endpoint, through which `baregpu regs/pt/ih/mem` inspect the device while this process holds it
+  // (serve/debug_endpoint.h: a Unix socket only this user can reach). nullopt: BAREGPU_DEBUG_ENDPOINT=1/0 decides,
+  // else the device (on for virtual devices, off for real ones). An endpoint asked for here or by the variable that
+  // cannot start fails the open; one that is only the device's default is skipped (debug_endpoint_path() is empty).
+  std::optional<bool> debug_endpoint;
 };
 
 // What a device is (hcq.h's hcq_device_properties, without the name: Device::name()). IP versions are packed as

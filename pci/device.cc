@@ -65,6 +65,17 @@ absl::StatusOr<std::unique_ptr<DmaMapping>> Device::MapPeerMemory(std::span<uint
       name(), backend(), memory.size()));
 }
 
+absl::StatusOr<Device::SharedMemory> Device::ShareMemory(int bar) {
+  return absl::UnimplementedError(absl::StrFormat(
+      "%s: the %s backend cannot share BAR %d as a file; read it through the BAR instead", name(), backend(), bar));
+}
+
+absl::Status Device::ReadDmaMemory(uint64_t address, std::span<uint8_t> out) {
+  return absl::UnimplementedError(absl::StrFormat(
+      "%s: the %s backend does not track its DMA memory, so %d bytes at device address %#x cannot be read here", name(),
+      backend(), out.size(), address));
+}
+
 absl::Status Device::SetBusMaster(bool enable) {
   BAREGPU_ASSIGN_OR_RETURN(uint16_t command, ReadConfig16(PCI_COMMAND));
   const uint16_t updated = enable ? (command | PCI_COMMAND_MASTER) : (command & ~PCI_COMMAND_MASTER);

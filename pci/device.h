@@ -89,6 +89,26 @@ class Device {
   // instruction at ..."), for logs such as `baregpu serve`'s; real devices have nothing to say here.
   virtual std::vector<std::string> TakeDiagnostics() { return {}; }
 
+  // Whether the process that drives this device serves a debug endpoint (serve/debug_endpoint.h) when neither
+  // BAREGPU_DEBUG_ENDPOINT nor the program says: virtual devices do, so their state can always be inspected from
+  // another process; real ones do not (the endpoint lets any process of the same user reach the GPU).
+  virtual bool debug_endpoint_default() const { return false; }
+
+  // A memory BAR (VRAM) as a file another process can map, for a debugger's live view of it: bytes
+  // [offset, offset + size) of `fd` are the BAR. The descriptor stays the device's (valid while it lives).
+  // Unimplemented for backends whose BAR is no mappable file; callers fall back to BAR reads.
+  struct SharedMemory {
+    int fd = -1;
+    uint64_t offset = 0;
+    uint64_t size = 0;
+  };
+  virtual absl::StatusOr<SharedMemory> ShareMemory(int bar);
+
+  // Reads the host memory the device reaches at device address `address` (what its page tables point at for host
+  // buffers), as a debugger: no DMA happens and nothing is recorded. NotFound when any byte of the range is not
+  // DMA memory of this device; Unimplemented for backends that do not track their DMA memory.
+  virtual absl::Status ReadDmaMemory(uint64_t address, std::span<uint8_t> out);
+
   // Function-level reset (or the backend's closest equivalent).
   virtual absl::Status ResetFunction() = 0;
 

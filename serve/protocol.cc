@@ -6,8 +6,8 @@ namespace serve {
 namespace {
 
 constexpr std::array<absl::string_view, kCommandCount> kCommandNames = {
-    "PROBE",      "MAP_BAR",    "MAP_SYSMEM_FD", "CFG_READ",     "CFG_WRITE",  "RESET", "MMIO_READ",
-    "MMIO_WRITE", "MAP_SYSMEM", "SYSMEM_READ",   "SYSMEM_WRITE", "RESIZE_BAR", "PING",
+    "PROBE",      "MAP_BAR",     "MAP_SYSMEM_FD", "CFG_READ",   "CFG_WRITE", "RESET",      "MMIO_READ", "MMIO_WRITE",
+    "MAP_SYSMEM", "SYSMEM_READ", "SYSMEM_WRITE",  "RESIZE_BAR", "PING",      "MAP_BAR_FD", "DMA_READ",
 };
 
 template <typename T>

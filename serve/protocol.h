@@ -6,6 +6,13 @@
 // posted writes gets a 17-byte reply ('<BQQ': status, two values); status 0 may be followed by data (PROBE's
 // device list, MAP_SYSMEM's page addresses, the bytes of a read), any other status by an error text of the
 // first value's length. MAP_SYSMEM_FD's reply carries a memfd in SCM_RIGHTS (Unix sockets only).
+//
+// baregpu adds two commands after tinygrad's (whose client never sends them, so it is unaffected), for a debugger
+// attached to a process's debug endpoint (serve/debug_endpoint.h):
+//   MAP_BAR_FD (13): BAR in the BAR field. Reply (status 0, offset, size) with a file descriptor in SCM_RIGHTS whose
+//     bytes [offset, offset + size) are the BAR's memory (pci::Device::ShareMemory): a live view, mapped by the client.
+//   DMA_READ (14): args (device address, size). Reply (status 0, 0, 0) and `size` bytes: the host memory the device
+//     reaches at that address (pci::Device::ReadDmaMemory), which is what GPU page tables point at for host buffers.
 #ifndef BAREGPU_SERVE_PROTOCOL_H_
 #define BAREGPU_SERVE_PROTOCOL_H_
 
@@ -19,7 +26,7 @@
 
 namespace serve {
 
-// RemoteCmd, in its order (the values are range(13)).
+// RemoteCmd, in its order (the values are range(13)), then baregpu's additions.
 enum class Command : uint8_t {
   kProbe = 0,
   kMapBar = 1,
@@ -34,8 +41,13 @@ enum class Command : uint8_t {
   kSysmemWrite = 10,
   kResizeBar = 11,
   kPing = 12,
+  // baregpu's additions (above).
+  kMapBarFd = 13,
+  kDmaRead = 14,
 };
-inline constexpr int kCommandCount = 13;
+inline constexpr int kCommandCount = 15;
+// tinygrad's RemoteCmd has range(13): every command below this value is tinygrad's.
+inline constexpr int kTinygradCommandCount = 13;
 
 // "MMIO_READ", or nullopt for a byte that is no command.
 std::optional<absl::string_view> CommandName(uint8_t command);

@@ -29,7 +29,23 @@ absl::StatusOr<std::unique_ptr<ServedDevice>> ServedDevice::Open(const std::stri
   return std::make_unique<ServedDevice>(std::move(device));
 }
 
-ServedDevice::ServedDevice(std::unique_ptr<pci::Device> device) : device_(std::move(device)) {}
+ServedDevice::ServedDevice(std::unique_ptr<pci::Device> device) : owned_(std::move(device)), device_(owned_.get()) {}
+
+ServedDevice::ServedDevice(pci::Device& borrowed) : device_(&borrowed) {}
+
+absl::StatusOr<pci::Device::SharedMemory> ServedDevice::ShareBar(uint32_t bar) {
+  BAREGPU_ASSIGN_OR_RETURN(Window * w, OpenWindow(bar));
+  if (w->memory.empty()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: BAR %d holds registers, which only MMIO_READ/MMIO_WRITE reach, not a mapping", name(), bar));
+  }
+  BAREGPU_ASSIGN_OR_RETURN(pci::Device::SharedMemory shared, device_->ShareMemory(static_cast<int>(bar)));
+  if (shared.fd < 0 || shared.size != w->memory.size()) {
+    return absl::InternalError(absl::StrFormat("%s: BAR %d is shared as %d bytes of descriptor %d, mapped as %d bytes",
+                                               name(), bar, shared.size, shared.fd, w->memory.size()));
+  }
+  return shared;
+}
 
 absl::StatusOr<bool> ServedDevice::Matches(uint16_t vendor, uint8_t base_class,
                                            std::span<const DeviceIdFilter> filters) {

@@ -31,6 +31,8 @@ class ServedDevice {
  public:
   static absl::StatusOr<std::unique_ptr<ServedDevice>> Open(const std::string& name);
   explicit ServedDevice(std::unique_ptr<pci::Device> device);
+  // Serves a device someone else owns (a debug endpoint serves its process's device); it must outlive this.
+  explicit ServedDevice(pci::Device& borrowed);
 
   const std::string& name() const { return device_->name(); }
   pci::Device& device() { return *device_; }
@@ -58,6 +60,8 @@ class ServedDevice {
   // device cannot be resized under its user: the kernel reassigns bridge windows with no driver bound).
   absl::Status ResizeBar(uint32_t bar);
   absl::Status Reset() { return device_->ResetFunction(); }
+  // MAP_BAR_FD: the BAR's memory as a file (pci::Device::ShareMemory); the descriptor stays the device's.
+  absl::StatusOr<pci::Device::SharedMemory> ShareBar(uint32_t bar);
 
  private:
   struct Window {
@@ -71,7 +75,8 @@ class ServedDevice {
   // Sizes 1, 2, 4 at an offset inside configuration space, aligned to the size.
   absl::Status CheckConfigAccess(absl::string_view what, uint64_t offset, uint64_t size) const;
 
-  std::unique_ptr<pci::Device> device_;
+  std::unique_ptr<pci::Device> owned_;  // null when borrowed
+  pci::Device* device_;
   std::array<Window, pci::kBarCount> windows_;
   mutable base::Mutex mu_;
   uint64_t holder_id_ ABSL_GUARDED_BY(mu_) = 0;  // 0: free

@@ -57,13 +57,13 @@ Session::ReadResult Session::ReadExact(std::span<uint8_t> buffer, bool first_byt
   size_t done = 0;
   while (done < buffer.size()) {
     pollfd fds[2] = {{socket_.get(), POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-    const int timeout = (done == 0 && first_byte_may_wait) ? -1 : limits_.request_timeout_ms;
+    const int timeout = (done == 0 && first_byte_may_wait) ? limits_.idle_timeout_ms : limits_.request_timeout_ms;
     const int ready = ::poll(fds, 2, timeout);
     if (ready < 0) {
       if (errno == EINTR) continue;
       return ReadResult::kFailed;
     }
-    if (ready == 0) return ReadResult::kTimedOut;
+    if (ready == 0) return (done == 0 && first_byte_may_wait) ? ReadResult::kIdle : ReadResult::kTimedOut;
     if (fds[1].revents != 0) return ReadResult::kStopped;
     const ssize_t n = ::recv(socket_.get(), buffer.data() + done, buffer.size() - done, 0);
     if (n == 0) return ReadResult::kClosed;
@@ -345,6 +345,33 @@ absl::Status Session::BulkWrite(const Request& request) {
   return absl::OkStatus();
 }
 
+absl::Status Session::MapBarFd(const Request& request) {
+  auto device = Device(request);
+  if (!device.ok()) return SendError(device.status());
+  if (!unix_socket_) {
+    return SendError(absl::FailedPreconditionError(
+        "MAP_BAR_FD passes a file descriptor, which only a Unix socket can carry: use MMIO_READ"));
+  }
+  auto shared = (*device)->ShareBar(request.bar);
+  if (!shared.ok()) return SendError(shared.status());
+  return SendReply(Reply{ReplyStatus::kOk, shared->offset, shared->size}, {}, shared->fd);
+}
+
+absl::Status Session::DmaRead(const Request& request) {
+  const uint64_t address = request.args[0];
+  const uint64_t size = request.args[1];
+  auto device = Device(request);
+  if (!device.ok()) return SendError(device.status());
+  if (size > chunk_.size()) {
+    return SendError(absl::InvalidArgumentError(
+        absl::StrFormat("DMA_READ of %d bytes; at most %d per request", size, chunk_.size())));
+  }
+  std::span<uint8_t> chunk(chunk_.data(), static_cast<size_t>(size));
+  if (absl::Status s = (*device)->device().ReadDmaMemory(address, chunk); !s.ok()) return SendError(s);
+  BAREGPU_RETURN_IF_ERROR(SendReply(Reply{ReplyStatus::kOk, 0, 0}));
+  return SendAll(chunk);
+}
+
 absl::Status Session::Handle(const Request& request) {
   counters_.requests.fetch_add(1, std::memory_order_relaxed);
   const std::optional<absl::string_view> name = CommandName(request.command);
@@ -393,6 +420,11 @@ absl::Status Session::Handle(const Request& request) {
     case Command::kReset: {
       auto device = Device(request);
       if (!device.ok()) return SendError(device.status());
+      if (!limits_.allow_reset) {
+        return SendError(absl::PermissionDeniedError(absl::StrFormat(
+            "%s is driven by this process; a reset through its debug endpoint would pull the device from under it",
+            (*device)->name())));
+      }
       if (absl::Status s = (*device)->Reset(); !s.ok()) return SendError(s);
       log_(absl::StrFormat("%s: reset %s", label_, (*device)->name()));
       return SendReply(Reply{});
@@ -410,6 +442,10 @@ absl::Status Session::Handle(const Request& request) {
       return MapSysmem(request, /*as_fd=*/false);
     case Command::kMapSysmemFd:
       return MapSysmem(request, /*as_fd=*/true);
+    case Command::kMapBarFd:
+      return MapBarFd(request);
+    case Command::kDmaRead:
+      return DmaRead(request);
     case Command::kMmioWrite:
     case Command::kSysmemWrite:
       break;  // posted, above
@@ -426,6 +462,10 @@ void Session::Run() {
     if (r == ReadResult::kClosed) break;
     if (r == ReadResult::kStopped) {
       why = "the server stopped";
+      break;
+    }
+    if (r == ReadResult::kIdle) {
+      why = absl::StrFormat("dropped: no request for %d ms", limits_.idle_timeout_ms);
       break;
     }
     if (r == ReadResult::kTimedOut) {

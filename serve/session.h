@@ -35,6 +35,12 @@ struct SessionLimits {
   uint64_t max_sysmem_bytes = uint64_t{16} << 30;
   // Once a request has started arriving, the rest of it must arrive within this time, or the client is dropped.
   int request_timeout_ms = 30'000;
+  // How long a client may stay silent between requests before it is dropped; -1: forever (`baregpu serve`'s
+  // clients drive the device; a debug endpoint serves one client at a time, so an idle one must not keep others out).
+  int idle_timeout_ms = -1;
+  // RESET: a debug endpoint's clients look at a device another process drives; resetting it under that process is
+  // refused.
+  bool allow_reset = true;
 };
 
 class Session {
@@ -57,7 +63,7 @@ class Session {
   std::string claimed_devices() const;
 
  private:
-  enum class ReadResult { kOk, kClosed, kStopped, kTimedOut, kFailed };
+  enum class ReadResult { kOk, kClosed, kStopped, kIdle, kTimedOut, kFailed };
 
   ReadResult ReadExact(std::span<uint8_t> buffer, bool first_byte_may_wait);
   absl::Status SendAll(std::span<const uint8_t> data);
@@ -72,6 +78,8 @@ class Session {
   absl::Status MapSysmem(const Request& request, bool as_fd);
   absl::Status BulkRead(const Request& request);
   absl::Status BulkWrite(const Request& request);
+  absl::Status MapBarFd(const Request& request);
+  absl::Status DmaRead(const Request& request);
   // Reads and drops `size` payload bytes that cannot be used, so the next header is framed correctly.
   absl::Status DiscardPayload(uint64_t size);
   // The system memory a SYSMEM_READ/WRITE names (its handle in the BAR field), with the range checked.

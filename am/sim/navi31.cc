@@ -364,6 +364,13 @@ BAREGPU_REGISTER_VIRTUAL_DEVICE(
         // a real PSP).
         [] { return std::vector<std::string>{firmware::VirtualFirmwareDir()}; }});
 
+absl::StatusOr<pci::Device::SharedMemory> Navi31::ShareMemory(int bar) {
+  if (bar != 0) return VirtualDevice::ShareMemory(bar);
+  // BAR0 maps the start of VRAM (AddMemoryBar above), which is the start of the VRAM state file.
+  BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> visible, MapMemory(0));
+  return SharedMemory{state_->region_fd(kVramRegion), 0, visible.size()};
+}
+
 std::vector<std::string> Navi31::TakeDiagnostics() {
   std::vector<std::string> out;
   for (const DeviceError& e : errors_.Since(diagnostics_cursor_)) out.push_back(absl::StrCat(e.model, ": ", e.message));

@@ -87,6 +87,8 @@ class Navi31 final : public pci::sim::VirtualDevice {
   LoadedFirmware& firmware() { return firmware_; }
   DeviceErrorLog& errors() { return errors_; }
   std::vector<std::string> TakeDiagnostics() override;
+  // BAR0 is the VRAM state file's CPU-visible part (a debugger maps it for a live view).
+  absl::StatusOr<SharedMemory> ShareMemory(int bar) override;
   const GpuClock& clock() const { return clock_; }
   // Fault injection: an uncorrectable-error interrupt, as the RAS hardware would post it.
   void InjectRasInterrupt(RasEvent event);

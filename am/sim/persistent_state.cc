@@ -2,7 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <pwd.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -21,6 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
 #include "base/file.h"
+#include "base/private_dir.h"
 #include "base/status_macros.h"
 
 namespace am::sim {
@@ -73,34 +74,8 @@ bool ValidNamePart(absl::string_view text) {
   return true;
 }
 
-std::string UserName(uid_t uid) {
-  struct passwd entry;
-  struct passwd* found = nullptr;
-  char buffer[1024];
-  if (::getpwuid_r(uid, &entry, buffer, sizeof(buffer), &found) == 0 && found != nullptr) {
-    return absl::StrFormat("uid %d (%s)", uid, found->pw_name);
-  }
-  return absl::StrFormat("uid %d", uid);
-}
-
-// A file or directory another user owns, or may write, lets that user read and overwrite the device's VRAM and
-// registers, or swap a file under the driver: refused, saying who owns it and what to do.
-absl::Status CheckOwnerAndMode(const struct stat& st, const std::string& path, absl::string_view what, mode_t forbidden,
-                               absl::string_view fix) {
-  const uid_t me = ::geteuid();
-  if (st.st_uid != me) {
-    return absl::PermissionDeniedError(absl::StrFormat(
-        "%s %s belongs to %s (mode %04o), not to you (%s): its owner could read and overwrite the virtual device's "
-        "VRAM and registers; %s",
-        what, path, UserName(st.st_uid), st.st_mode & 07777, UserName(me), fix));
-  }
-  if ((st.st_mode & forbidden) != 0) {
-    return absl::PermissionDeniedError(absl::StrFormat("%s %s has mode %04o: other users may %s it; %s", what, path,
-                                                       st.st_mode & 07777,
-                                                       (st.st_mode & forbidden & 0022) != 0 ? "write" : "read", fix));
-  }
-  return absl::OkStatus();
-}
+// What a state directory or file that another user owns or may write exposes.
+constexpr absl::string_view kExposes = "read and overwrite the virtual device's VRAM and registers";
 
 std::string DirectoryFix(const std::string& path) {
   return absl::StrFormat("remove it (rm -r %s) or set BAREGPU_SIM_DIR to a directory of your own (mode 0700)", path);
@@ -112,42 +87,7 @@ std::string FileFix(absl::string_view device) {
 
 // The state directory, created 0700 when missing, opened without following a link and checked.
 absl::StatusOr<base::ScopedFd> OpenDirectory(const std::string& path, bool create) {
-  if (create && ::mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) {
-    const int error = errno;
-    std::string owner;
-    const std::string parent = std::filesystem::path(path).parent_path().string();
-    struct stat parent_st;
-    if (error == EACCES && ::stat(parent.c_str(), &parent_st) == 0) {
-      owner = absl::StrFormat(": %s belongs to %s (mode %04o) and you (%s) may not create files in it", parent,
-                              UserName(parent_st.st_uid), parent_st.st_mode & 07777, UserName(::geteuid()));
-    }
-    return base::ErrnoError(error, absl::StrCat("creating the virtual device state directory ", path, owner,
-                                                " (set BAREGPU_SIM_DIR to a writable directory)"));
-  }
-  base::ScopedFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-  if (!fd.valid()) {
-    struct stat st;
-    if (errno == EACCES && ::lstat(path.c_str(), &st) == 0) {
-      // Another user's directory (the owner check says so and what to do), or one of ours whose mode shuts us out.
-      BAREGPU_RETURN_IF_ERROR(
-          CheckOwnerAndMode(st, path, "the virtual device state directory", S_IWGRP | S_IWOTH, DirectoryFix(path)));
-      return absl::PermissionDeniedError(absl::StrFormat(
-          "the virtual device state directory %s has mode %04o, which denies you (%s) access: `chmod 700 %s`, or %s",
-          path, st.st_mode & 07777, UserName(st.st_uid), path, DirectoryFix(path)));
-    }
-    if (errno == ELOOP || errno == ENOTDIR) {
-      return absl::PermissionDeniedError(
-          absl::StrFormat("the virtual device state directory %s is a symbolic link or not a directory: baregpu "
-                          "never follows one there (another user could point it at your files); %s",
-                          path, DirectoryFix(path)));
-    }
-    return base::ErrnoError(errno, absl::StrCat("open the virtual device state directory ", path));
-  }
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return base::ErrnoError(errno, absl::StrCat("stat ", path));
-  BAREGPU_RETURN_IF_ERROR(
-      CheckOwnerAndMode(st, path, "the virtual device state directory", S_IWGRP | S_IWOTH, DirectoryFix(path)));
-  return fd;
+  return base::OpenPrivateDirectory(path, create, {"the virtual device state directory", kExposes, DirectoryFix(path)});
 }
 
 struct OpenedFile {
@@ -185,8 +125,8 @@ absl::StatusOr<OpenedFile> OpenStateFile(int dir, const std::string& dir_path, c
     return absl::PermissionDeniedError(absl::StrFormat("%s: state file %s is not a regular file (mode %06o); %s",
                                                        device, path, st.st_mode, FileFix(device)));
   }
-  BAREGPU_RETURN_IF_ERROR(
-      CheckOwnerAndMode(st, path, absl::StrCat(device, ": state file"), S_IRWXG | S_IRWXO, FileFix(device)));
+  const std::string what = absl::StrCat(device, ": state file");
+  BAREGPU_RETURN_IF_ERROR(base::CheckOwnerAndMode(st, path, S_IRWXG | S_IRWXO, {what, kExposes, FileFix(device)}));
   file.size = static_cast<uint64_t>(st.st_size);
   return file;
 }
@@ -476,6 +416,50 @@ absl::StatusOr<std::optional<uint32_t>> PersistentState::Holder(absl::string_vie
     return uint32_t{0};
   }
   return fields.holder_pid;
+}
+
+absl::StatusOr<std::vector<StateSummary>> ListStates() {
+  const std::string dir_path = StateDirectory();
+  struct stat st;
+  if (::lstat(dir_path.c_str(), &st) != 0 && errno == ENOENT) return std::vector<StateSummary>{};
+  BAREGPU_ASSIGN_OR_RETURN(base::ScopedFd dir, OpenDirectory(dir_path, /*create=*/false));
+  std::vector<std::string> bases;
+  {
+    DIR* listing = ::fdopendir(::dup(dir.get()));
+    if (listing == nullptr) return base::ErrnoError(errno, absl::StrCat("opendir ", dir_path));
+    ::rewinddir(listing);
+    while (const dirent* entry = ::readdir(listing)) {
+      absl::string_view name(entry->d_name);
+      if (absl::ConsumeSuffix(&name, ".state") && ValidNamePart(name.substr(0, name.find('-')))) {
+        bases.emplace_back(name);
+      }
+    }
+    ::closedir(listing);
+  }
+  std::sort(bases.begin(), bases.end());
+  std::vector<StateSummary> states;
+  for (const std::string& base_name : bases) {
+    StateSummary summary;
+    summary.file_base = base_name;
+    // Read-only, no lock: a listing must never make a holder's next open fail.
+    base::ScopedFd fd(
+        ::openat(dir.get(), (base_name + ".state").c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+    struct stat file;
+    Header header;
+    if (fd.valid() && ::fstat(fd.get(), &file) == 0 && S_ISREG(file.st_mode) && file.st_uid == ::geteuid() &&
+        ::pread(fd.get(), &header, sizeof(header), 0) == static_cast<ssize_t>(sizeof(header)) &&
+        header.magic == Header::kMagic && header.version == Header::kVersion) {
+      summary.valid_header = true;
+      summary.open = header.open_state == Header::kOpen;
+      summary.in_power_transition = header.power == Header::kTransition;
+      summary.holder_pid = header.holder_pid;
+      // kill(pid, 0) asks whether the process exists (ESRCH when not); EPERM means it exists but is another user's.
+      summary.holder_alive = summary.open && header.holder_pid != 0 &&
+                             (::kill(static_cast<pid_t>(header.holder_pid), 0) == 0 || errno == EPERM);
+    }
+    states.push_back(std::move(summary));
+  }
+  return states;
 }
 
 absl::Status PersistentState::PowerCycle(absl::string_view device) {

@@ -35,6 +35,20 @@ std::string StateDirectory();
 // the state directory.
 absl::StatusOr<std::string> StateFileBase(absl::string_view device);
 
+// What the state directory says of one device, for listings (`baregpu list`): read without opening the device, so
+// it never disturbs a holder.
+struct StateSummary {
+  std::string file_base;      // "navi31-0": the device's files are file_base + ".state", ".vram", ...
+  bool valid_header = false;  // a layout baregpu knows; the rest is meaningless when false
+  bool open = false;          // the header says held: by holder_pid, or its holder died without closing it
+  bool in_power_transition = false;
+  uint32_t holder_pid = 0;    // the last process that opened it
+  bool holder_alive = false;  // open, and that process still exists: it holds the device now
+};
+// Every device whose header is in the state directory (an empty list when there is no directory). Fails only when
+// the directory exists but fails the checks PersistentState::Open makes.
+absl::StatusOr<std::vector<StateSummary>> ListStates();
+
 struct StateRegion {
   static constexpr uint64_t kToEnd = std::numeric_limits<uint64_t>::max();
   std::string name;  // file suffix: "vram", "regs"
@@ -68,6 +82,8 @@ class PersistentState {
   PersistentState& operator=(const PersistentState&) = delete;
 
   std::span<uint8_t> region(size_t index) const { return regions_[index].data; }
+  // The region's file (mapped shared, so another process that maps it sees the same bytes live).
+  int region_fd(size_t index) const { return regions_[index].fd.get(); }
   // Returns a region to all zeros and frees its pages (a reset of what it holds).
   absl::Status Clear(size_t index);
   // True when this open created the state: the device was never powered before (or was power-cycled, or its state

@@ -1,5 +1,6 @@
 #include "hcq/amd/amd_device.h"
 
+#include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/match.h"
@@ -46,6 +47,7 @@ absl::StatusOr<std::unique_ptr<Device>> AmdDevice::Open(absl::string_view name, 
   BAREGPU_RETURN_IF_ERROR(am->Boot());
   std::unique_ptr<AmdDevice> device(new AmdDevice(std::string(name), options, std::move(am)));
   BAREGPU_RETURN_IF_ERROR(device->Init());
+  BAREGPU_RETURN_IF_ERROR(device->StartDebugEndpoint());
   return device;
 }
 
@@ -54,7 +56,25 @@ absl::Status AmdDevice::Init() {
   return InitCommon();
 }
 
+absl::Status AmdDevice::StartDebugEndpoint() {
+  pci::Device& pci = am_->pci();
+  BAREGPU_ASSIGN_OR_RETURN(const bool wanted, serve::DebugEndpointWanted(pci, options().debug_endpoint));
+  if (!wanted) return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<serve::DebugEndpoint>> endpoint = serve::DebugEndpoint::Start(pci);
+  if (endpoint.ok()) {
+    debug_endpoint_ = std::move(*endpoint);
+    return absl::OkStatus();
+  }
+  // Asked for, it must work; the device's default only when it can (two processes holding devices of one name in
+  // different BAREGPU_SIM_DIRs share one runtime directory, and the first one serves).
+  const char* variable = std::getenv(serve::kDebugEndpointEnv);
+  const bool asked = options().debug_endpoint.has_value() || (variable != nullptr && *variable != '\0');
+  return asked ? endpoint.status() : absl::OkStatus();
+}
+
 AmdDevice::~AmdDevice() {
+  // The debug endpoint reads the device through its registers and VRAM: it stops before anything below goes.
+  debug_endpoint_.reset();
   // Let submitted work finish before its memory goes (bounded: a hung device still closes).
   (void)timeline_signal().wait(timeline_value() - 1, absl::Seconds(1));
   // Then stop the engines, as amdgpu's fini does (dequeue the HQD, halt SDMA), before freeing what they may still

@@ -6,7 +6,8 @@
 // 0, the VMID the kernel queues run in), so a buffer has one address on every device it is mapped to.
 //
 // This backend includes only am/ headers: which device it is, where its firmware is and how it is reached are
-// am::Device's business (am::Device::Open by name).
+// am::Device's business (am::Device::Open by name). The one exception is serve/debug_endpoint.h, which serves the
+// pci::Device underneath to debuggers without knowing what it is.
 #ifndef BAREGPU_HCQ_AMD_AMD_DEVICE_H_
 #define BAREGPU_HCQ_AMD_AMD_DEVICE_H_
 
@@ -26,6 +27,7 @@
 #include "am/sdma.h"
 #include "base/mutex.h"
 #include "hcq/device.h"
+#include "serve/debug_endpoint.h"
 
 namespace hcq::amd {
 
@@ -53,14 +55,19 @@ class AmdDevice final : public Device {
   // How long submit waits for room in a ring (the signal wait timeout, read once at open).
   absl::Duration ring_timeout() const { return ring_timeout_; }
   uint64_t copy_packet_bytes() const;
+  // The debug endpoint's socket, or "" when this process serves none (DeviceOptions::debug_endpoint).
+  std::string debug_endpoint_path() const { return debug_endpoint_ ? debug_endpoint_->path() : std::string(); }
 
  private:
   AmdDevice(std::string name, const DeviceOptions& options, std::unique_ptr<am::Device> am)
       : Device(std::move(name), options), am_(std::move(am)) {}
   absl::Status Init();
+  absl::Status StartDebugEndpoint();
 
   std::unique_ptr<am::Device> am_;
   absl::Duration ring_timeout_;
+  // Serves am_'s pci::Device to debuggers; stopped first when the device closes (it reads what closing tears down).
+  std::unique_ptr<serve::DebugEndpoint> debug_endpoint_;
   // Host allocations by VA; VRAM allocations keep their offset in the Allocation. Threads allocate and free at
   // once (hcq/device.h); the memory manager locks itself, this map has its own lock.
   base::Mutex host_mu_;

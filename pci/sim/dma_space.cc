@@ -17,8 +17,8 @@ void DmaSpace::Unmap(uint64_t address) {
 }
 
 template <typename Fn>
-bool DmaSpace::ForEachPiece(uint64_t address, uint64_t size, bool write, Fn fn) {
-  if (!bus_master()) {
+bool DmaSpace::ForEachPiece(uint64_t address, uint64_t size, bool write, bool device_access, Fn fn) {
+  if (device_access && !bus_master()) {
     RecordFault(DmaFault{address, size, write, /*bus_master_disabled=*/true});
     return false;
   }
@@ -47,19 +47,25 @@ bool DmaSpace::ForEachPiece(uint64_t address, uint64_t size, bool write, Fn fn) 
       cursor += length;
     }
   }
-  if (!covered) RecordFault(DmaFault{address, size, write, false});
+  if (!covered && device_access) RecordFault(DmaFault{address, size, write, false});
   return covered;
 }
 
 bool DmaSpace::Read(uint64_t address, void* destination, uint64_t size) {
   auto* out = static_cast<uint8_t*>(destination);
-  return ForEachPiece(address, size, false,
+  return ForEachPiece(address, size, false, /*device_access=*/true,
+                      [&](uint8_t* host, uint64_t done, uint64_t length) { std::memcpy(out + done, host, length); });
+}
+
+bool DmaSpace::Peek(uint64_t address, void* destination, uint64_t size) {
+  auto* out = static_cast<uint8_t*>(destination);
+  return ForEachPiece(address, size, false, /*device_access=*/false,
                       [&](uint8_t* host, uint64_t done, uint64_t length) { std::memcpy(out + done, host, length); });
 }
 
 bool DmaSpace::Write(uint64_t address, const void* source, uint64_t size) {
   const auto* in = static_cast<const uint8_t*>(source);
-  return ForEachPiece(address, size, true,
+  return ForEachPiece(address, size, true, /*device_access=*/true,
                       [&](uint8_t* host, uint64_t done, uint64_t length) { std::memcpy(host, in + done, length); });
 }
 

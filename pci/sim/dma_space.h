@@ -36,6 +36,9 @@ class DmaSpace {
   // A host pointer to [address, address + size) when it lies in one mapping, else nullptr (no fault recorded:
   // callers that get nullptr fall back to Read/Write or report the fault themselves).
   uint8_t* Translate(uint64_t address, uint64_t size);
+  // A debugger's read (pci::Device::ReadDmaMemory): what the device would read, all or nothing, but it is no
+  // bus-master access of the device, so it needs no bus mastering and a miss records no fault.
+  bool Peek(uint64_t address, void* destination, uint64_t size);
 
   void set_bus_master(bool enabled) { bus_master_.store(enabled, std::memory_order_release); }
   bool bus_master() const { return bus_master_.load(std::memory_order_acquire); }
@@ -50,8 +53,10 @@ class DmaSpace {
     uint64_t size;
   };
   // Calls fn(host_pointer, length) for each piece of the range, only after checking that all of it is mapped.
+  // `device_access`: a bus-master access of the model (checked against bus mastering; a miss is a fault), else a
+  // debugger's peek.
   template <typename Fn>
-  bool ForEachPiece(uint64_t address, uint64_t size, bool write, Fn fn);
+  bool ForEachPiece(uint64_t address, uint64_t size, bool write, bool device_access, Fn fn);
 
   mutable base::Mutex mu_;
   std::map<uint64_t, Mapping> mappings_ ABSL_GUARDED_BY(mu_);

@@ -310,6 +310,15 @@ absl::StatusOr<std::unique_ptr<DmaMapping>> VirtualDevice::MapPeerMemory(std::sp
   return std::make_unique<PeerMapping>(iova, memory.size(), dma_, iova_);
 }
 
+absl::Status VirtualDevice::ReadDmaMemory(uint64_t address, std::span<uint8_t> out) {
+  if (!dma_->Peek(address, out.data(), out.size())) {
+    return absl::NotFoundError(absl::StrFormat(
+        "%s: %d bytes at device address %#x are not all DMA memory of this device (no buffer allocated there)", name(),
+        out.size(), address));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status VirtualDevice::ResetFunction() {
   BAREGPU_RETURN_IF_ERROR(DisableInterrupts());
   {

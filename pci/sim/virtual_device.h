@@ -47,6 +47,8 @@ class VirtualDevice : public Device {
   absl::StatusOr<std::unique_ptr<DmaBuffer>> AllocDma(size_t size, const DmaOptions& options) override;
   absl::StatusOr<std::unique_ptr<DmaMapping>> MapPeerMemory(std::span<uint8_t> memory) override;
   absl::Status ResetFunction() override;
+  bool debug_endpoint_default() const override { return true; }
+  absl::Status ReadDmaMemory(uint64_t address, std::span<uint8_t> out) override;
   absl::StatusOr<std::vector<int>> EnableInterrupts(int count) override;
   absl::Status DisableInterrupts() override;
 

@@ -14,8 +14,8 @@
 #include "am/regs/osssys.h"
 #include "am/regs/register_space.h"
 #include "base/status_macros.h"
-#include "pci/open.h"
 #include "tools/cli/command.h"
+#include "tools/cli/device_access.h"
 #include "tools/cli/json.h"
 
 namespace cli {
@@ -28,7 +28,9 @@ constexpr uint32_t kEntryBytes = 32;
 
 absl::Status RunIh(Invocation& inv) {
   if (inv.positional().size() != 1) return inv.UsageError("usage: baregpu ih DEVICE [--json]");
-  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, pci::Open(inv.positional()[0]));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, OpenForInspection(inv, inv.positional()[0]));
+  // Attached, the ring and the fault latches are the holder's to drain: only look (its read pointer stays).
+  const bool peek = AttachedHolder(*device).has_value();
   BAREGPU_ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
   const am::regs::IpBases bases = found.discovery.Bases();
   BAREGPU_ASSIGN_OR_RETURN(pci::Mmio bar5, device->MapMmio(5));
@@ -41,6 +43,7 @@ absl::Status RunIh(Invocation& inv) {
   BAREGPU_ASSIGN_OR_RETURN(const am::FaultLatch mm_latch, am::ResolveFaultLatch(bases, am::Hub::kMm));
   // A page fault's details are in its hub's fault latch, taken (and cleared) as the driver takes it.
   auto hub_status = [&](const am::IhEvent& e) -> std::string {
+    if (peek) return "";
     const bool mm = e.client_id == am::regs::ih::SOC21_IH_CLIENTID_VMC;
     absl::StatusOr<am::VmFault> fault = am::TakeFault(io, mm ? mm_latch : gc_latch, mm ? am::Hub::kMm : am::Hub::kGc);
     return fault.ok() ? fault->description : "";
@@ -94,12 +97,16 @@ absl::Status RunIh(Invocation& inv) {
       inv.out() << absl::StrFormat("%12d  %s\n", e.timestamp, e.description);
     }
   }
-  oss.Write(osssys::IH_RB_RPTR{}.set_raw(static_cast<uint32_t>(rptr)));
+  BAREGPU_RETURN_IF_ERROR(TakeAccessError(*device));
+  if (!peek) oss.Write(osssys::IH_RB_RPTR{}.set_raw(static_cast<uint32_t>(rptr)));
   if (inv.json()) {
-    PrintJson(inv.out(), Json{{"device", device->name()}, {"overflow", wptr.rb_overflow() != 0}, {"events", events}});
+    PrintJson(
+        inv.out(),
+        Json{{"device", device->name()}, {"overflow", wptr.rb_overflow() != 0}, {"peek", peek}, {"events", events}});
   } else {
-    inv.out() << absl::StrFormat("%d entries%s\n", count,
-                                 wptr.rb_overflow() ? " (the ring overflowed: entries lost)" : "");
+    inv.out() << absl::StrFormat(
+        "%d entries%s%s\n", count, wptr.rb_overflow() ? " (the ring overflowed: entries lost)" : "",
+        peek ? " (peeked: the holder's read pointer and fault latches are left as they are)" : "");
   }
   return absl::OkStatus();
 }
@@ -111,7 +118,9 @@ BAREGPU_REGISTER_COMMAND(kIhRegistered, Command{"ih",
                                                 "prints each (timestamp in 100 MHz ticks, client, source, ring, "
                                                 "vmid, data; page faults with their address and their hub's decoded "
                                                 "L2_PROTECTION_FAULT_STATUS, which it clears) and moves the read "
-                                                "pointer past them.",
+                                                "pointer past them. A device another process holds is read through "
+                                                "its debug endpoint and only peeked at: its read pointer and fault "
+                                                "latches stay as they are.",
                                                 {{"json", false, "print the entries as JSON"}},
                                                 RunIh});
 

@@ -1,16 +1,63 @@
 // baregpu list: the GPUs on this machine and the virtual devices this build carries.
+#include <sys/stat.h>
+
 #include <ostream>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "am/sim/persistent_state.h"
+#include "base/printable.h"
 #include "base/status_macros.h"
 #include "pci/enumerate.h"
 #include "pci/virtual_registry.h"
+#include "serve/debug_endpoint.h"
 #include "tools/cli/command.h"
 #include "tools/cli/json.h"
 
 namespace cli {
 namespace {
+
+// An instance found in the state directory: its device name, state, holder and whether that holder serves a debug
+// endpoint (serve/debug_endpoint.h).
+struct Instance {
+  std::string name;  // "sim:navi31:0"; the file base when no registered kind matches it
+  am::sim::StateSummary state;
+  bool endpoint = false;
+};
+
+std::string DeviceNameOf(const std::string& file_base, const std::vector<const pci::VirtualDeviceKind*>& kinds) {
+  // StateFileBase's mapping backwards: "navi31" is sim:navi31, "navi31-0" sim:navi31:0.
+  for (const pci::VirtualDeviceKind* kind : kinds) {
+    if (file_base == kind->kind) return absl::StrCat(pci::kVirtualPrefix, kind->kind);
+    if (absl::StartsWith(file_base, kind->kind + "-")) {
+      return absl::StrCat(pci::kVirtualPrefix, kind->kind, ":", file_base.substr(kind->kind.size() + 1));
+    }
+  }
+  return file_base;
+}
+
+absl::StatusOr<std::vector<Instance>> Instances(const std::vector<const pci::VirtualDeviceKind*>& kinds) {
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<am::sim::StateSummary> states, am::sim::ListStates());
+  std::vector<Instance> instances;
+  for (am::sim::StateSummary& state : states) {
+    Instance instance{DeviceNameOf(state.file_base, kinds), std::move(state), false};
+    absl::StatusOr<std::string> path = serve::DebugEndpointPath(instance.name);
+    struct stat st;
+    instance.endpoint =
+        instance.state.holder_alive && path.ok() && ::lstat(path->c_str(), &st) == 0 && S_ISSOCK(st.st_mode);
+    instances.push_back(std::move(instance));
+  }
+  return instances;
+}
+
+std::string StateText(const am::sim::StateSummary& s) {
+  if (!s.valid_header) return "state not readable (damaged; the next open discards it)";
+  if (s.in_power_transition) return "inside a power transition (the next open completes it)";
+  if (!s.open) return "powered, closed cleanly";
+  return s.holder_alive ? "powered, held" : absl::StrFormat("powered, left open by process %d (ended)", s.holder_pid);
+}
 
 std::string BarSummary(const std::vector<pci::BarInfo>& bars) {
   std::vector<std::string> parts;
@@ -26,6 +73,7 @@ absl::Status RunList(Invocation& inv) {
   if (!inv.positional().empty()) return inv.UsageError("'baregpu list' takes no arguments");
   BAREGPU_ASSIGN_OR_RETURN(std::vector<pci::GpuInfo> gpus, pci::EnumerateGpus());
   std::vector<const pci::VirtualDeviceKind*> kinds = pci::VirtualDeviceKinds();
+  BAREGPU_ASSIGN_OR_RETURN(const std::vector<Instance> instances, Instances(kinds));
 
   if (inv.json()) {
     Json devices = Json::array();
@@ -59,7 +107,16 @@ absl::Status RunList(Invocation& inv) {
                          {"device_id", Hex(kind->device_id, 4)},
                          {"description", kind->description}});
     }
-    PrintJson(inv.out(), Json{{"devices", devices}});
+    Json listed = Json::array();
+    for (const Instance& i : instances) {
+      listed.push_back({{"name", i.name},
+                        {"state_valid", i.state.valid_header},
+                        {"open", i.state.open},
+                        {"power_transition", i.state.in_power_transition},
+                        {"holder_pid", i.state.holder_alive ? Json(i.state.holder_pid) : Json(nullptr)},
+                        {"debug_endpoint", i.endpoint}});
+    }
+    PrintJson(inv.out(), Json{{"devices", devices}, {"instances", listed}});
     return absl::OkStatus();
   }
 
@@ -84,16 +141,32 @@ absl::Status RunList(Invocation& inv) {
     out << absl::StrFormat("  %-14s %04x:%04x  %s\n", absl::StrCat(pci::kVirtualPrefix, kind->kind), kind->vendor_id,
                            kind->device_id, kind->description);
   }
+  if (!instances.empty()) {
+    out << absl::StrFormat("\nVirtual device instances (state in %s):\n", am::sim::StateDirectory());
+    for (const Instance& i : instances) {
+      std::string holder;
+      if (i.state.holder_alive) {
+        holder = absl::StrFormat("; process %d, %s", i.state.holder_pid,
+                                 i.endpoint ? "debug endpoint: `baregpu regs/pt/ih/mem` attach"
+                                            : "no debug endpoint (start it with BAREGPU_DEBUG_ENDPOINT=1)");
+      }
+      out << absl::StrFormat("  %-20s %s%s\n", base::Printable(i.name), StateText(i.state), holder);
+    }
+  }
   return absl::OkStatus();
 }
 
 BAREGPU_REGISTER_COMMAND(kListRegistered,
                          Command{
                              "list",
-                             "list the GPUs on this machine and the virtual devices",
+                             "list the GPUs on this machine, the virtual devices and their instances",
                              "baregpu list [--json]",
                              "Real GPUs are found through hwloc (PCI display and 3D controllers of AMD and NVIDIA)\n"
-                             "and completed from sysfs: bound driver, IOMMU group, BAR sizes.",
+                             "and completed from sysfs: bound driver, IOMMU group, BAR sizes. Virtual device\n"
+                             "instances are the state directory's ($BAREGPU_SIM_DIR): whether each is held, by which\n"
+                             "process, and whether that process serves a debug endpoint. JSON: devices[] and\n"
+                             "instances[] {name, state_valid, open, power_transition, holder_pid (null when free),\n"
+                             "debug_endpoint}.",
                              {{"json", false, "print a JSON document"}},
                              RunList});
 

@@ -19,6 +19,7 @@
 #include "base/status_macros.h"
 #include "pci/open.h"
 #include "tools/cli/command.h"
+#include "tools/cli/device_access.h"
 #include "tools/cli/json.h"
 #include "tools/cli/register_json.h"
 #include "tools/cli/regs_device.h"
@@ -229,7 +230,8 @@ BAREGPU_REGISTER_COMMAND(
             "baregpu regs find PATTERN [--ip=IP] [--json]\n"
             "       baregpu regs find 0xADDRESS [--byte] [--device=DEVICE] [--json]\n       baregpu regs decode [IP] "
             "NAME VALUE [--json]\n"
-            "       baregpu regs DEVICE read NAME | write NAME=VALUE | write NAME.FIELD=VALUE | dump IP [--json]",
+            "       baregpu regs DEVICE read NAME | write NAME=VALUE | write NAME.FIELD=VALUE | dump IP [--json]\n"
+            "           [--force]",
             "The database holds every MMIO register of the Navi31 (RX 7900 XTX) IP blocks gc, mmhub, mp0, mp1,\n"
             "nbio, osssys and hdp, generated from the Linux 6.12 amdgpu headers, with segment (BASE_IDX), dword\n"
             "offset and fields.\n"
@@ -243,11 +245,14 @@ BAREGPU_REGISTER_COMMAND(
             "  DEVICE read NAME   read a register of DEVICE (located through its discovery table), decoded\n"
             "  DEVICE write NAME=VALUE, DEVICE write NAME.FIELD=VALUE\n"
             "                     write a register or one field of it (read-modify-write), then read it back\n"
-            "  DEVICE dump IP     every register of one IP block with its value",
+            "  DEVICE dump IP     every register of one IP block with its value\n"
+            "A device another process holds is reached through that process's debug endpoint, read-only: a write\n"
+            "needs --force and prints the old and new value.",
             {{"json", false, "print a JSON document"},
              {"ip", true, "find: only registers of this IP block"},
              {"byte", false, "find 0xADDRESS: the address is a BAR5 byte offset, not a dword address"},
-             {"device", true, "find 0xADDRESS: use this device's register bases (default: Navi31's)"}},
+             {"device", true, "find 0xADDRESS: use this device's register bases (default: Navi31's)"},
+             ForceOptionSpec()},
             RunRegs});
 
 }  // namespace

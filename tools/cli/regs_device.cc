@@ -12,7 +12,7 @@
 #include "am/register_io.h"
 #include "am/regs/database.h"
 #include "base/status_macros.h"
-#include "pci/open.h"
+#include "tools/cli/device_access.h"
 #include "tools/cli/json.h"
 #include "tools/cli/register_json.h"
 
@@ -76,7 +76,7 @@ absl::Status RunRegsDevice(Invocation& inv) {
   if (action != "read" && action != "write" && action != "dump") {
     return inv.UsageError(absl::StrCat("'", action, "' is not read, write or dump"));
   }
-  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, pci::Open(args[0]));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, OpenForInspection(inv, args[0]));
   BAREGPU_ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
   const regs::IpBases bases = found.discovery.Bases();
   BAREGPU_ASSIGN_OR_RETURN(pci::Mmio bar5, device->MapMmio(5));
@@ -90,6 +90,7 @@ absl::Status RunRegsDevice(Invocation& inv) {
       auto address = bases.Resolve(ip, 0, reg.segment(), reg.offset());
       if (!address.ok()) continue;
       const uint32_t value = io.ReadDword(*address);
+      BAREGPU_RETURN_IF_ERROR(TakeAccessError(*device));
       if (inv.json()) {
         list.push_back(AccessJson({reg, *address}, value));
       } else {
@@ -104,6 +105,7 @@ absl::Status RunRegsDevice(Invocation& inv) {
   if (action == "read") {
     BAREGPU_ASSIGN_OR_RETURN(Located at, Locate(bases, args[2]));
     const uint32_t value = io.ReadDword(at.address);
+    BAREGPU_RETURN_IF_ERROR(TakeAccessError(*device));
     if (inv.json()) {
       SetJsonSchema("baregpu.regs.read/1");
       PrintJson(inv.out(), AccessJson(at, value));
@@ -124,6 +126,8 @@ absl::Status RunRegsDevice(Invocation& inv) {
     target = target.substr(0, dot);
   }
   BAREGPU_ASSIGN_OR_RETURN(Located at, Locate(bases, target));
+  const uint32_t old = io.ReadDword(at.address);
+  BAREGPU_RETURN_IF_ERROR(TakeAccessError(*device));
   uint32_t raw = value;
   if (field_name) {
     std::optional<regs::FieldInfo> field;
@@ -139,17 +143,21 @@ absl::Status RunRegsDevice(Invocation& inv) {
       return inv.UsageError(absl::StrFormat("%s.%s is %d bits wide: %#x does not fit (at most %#x)", at.reg.name(),
                                             field->name, std::popcount(field->mask), value, limit));
     }
-    raw = (io.ReadDword(at.address) & ~field->mask) | ((value << field->shift) & field->mask);
+    raw = (old & ~field->mask) | ((value << field->shift) & field->mask);
   }
+  BAREGPU_RETURN_IF_ERROR(
+      CheckWriteAllowed(inv, *device, absl::StrFormat("write %s: 0x%08x -> 0x%08x", at.reg.name(), old, raw)));
   io.WriteDword(at.address, raw);
   const uint32_t now = io.ReadDword(at.address);
+  BAREGPU_RETURN_IF_ERROR(TakeAccessError(*device));
   if (inv.json()) {
     SetJsonSchema("baregpu.regs.write/1");
     Json j = AccessJson(at, now);
+    j["old"] = Hex(old, 8);
     j["written"] = Hex(raw, 8);
     PrintJson(inv.out(), j);
   } else {
-    inv.out() << absl::StrFormat("wrote 0x%08x; reads back:\n", raw);
+    inv.out() << absl::StrFormat("%s: 0x%08x -> 0x%08x; reads back:\n", at.reg.name(), old, raw);
     PrintAccess(inv.out(), at, now);
   }
   return absl::OkStatus();
