@@ -184,13 +184,13 @@ absl::Status RunMem(Invocation& inv) {
   const std::vector<std::string>& args = inv.positional();
   constexpr absl::string_view kUsage =
       "usage: baregpu mem DEVICE read VA [--bytes=N] [--as=u8|u32|u64|f32] [--vmid=N] | read --phys=OFFSET "
-      "[--bytes=N] | write VA VALUE... --force [--as=TYPE]";
+      "[--bytes=N] | write VA VALUE... --force [--as=TYPE] | write --phys=OFFSET VALUE... --force";
   if (args.size() < 2 || (args[1] != "read" && args[1] != "write")) return inv.UsageError(kUsage);
   const bool write = args[1] == "write";
   const std::optional<std::string> phys_text = inv.value("phys");
-  if (write ? (args.size() < 4 || phys_text.has_value()) : (args.size() != (phys_text ? 2u : 3u))) {
-    return inv.UsageError(kUsage);
-  }
+  // The values of a write follow its VA, or the action itself with --phys.
+  const size_t first_value = phys_text ? 2 : 3;
+  if (write ? args.size() <= first_value : args.size() != first_value) return inv.UsageError(kUsage);
   const ElementType* type = &kElementTypes[0];
   if (std::optional<std::string> as = inv.value("as")) {
     type = nullptr;
@@ -214,13 +214,14 @@ absl::Status RunMem(Invocation& inv) {
   }
   std::vector<uint8_t> new_bytes;
   if (write) {
-    BAREGPU_ASSIGN_OR_RETURN(new_bytes, ParseValues(inv, *type, std::span<const std::string>(args).subspan(3)));
+    BAREGPU_ASSIGN_OR_RETURN(new_bytes,
+                             ParseValues(inv, *type, std::span<const std::string>(args).subspan(first_value)));
     size = new_bytes.size();
     if (size > kMaxBytes) return inv.UsageError(absl::StrFormat("a write of %d bytes; at most %d", size, kMaxBytes));
     if (!inv.has(kForceOption)) {
       return inv.UsageError(absl::StrFormat(
           "writing GPU memory changes what the device and its user see: add --force to write %d bytes at %s", size,
-          base::Printable(args[2])));
+          base::Printable(phys_text ? *phys_text : args[2])));
     }
   } else if (size % type->bytes != 0) {
     return inv.UsageError(absl::StrFormat("--bytes=%d is not a whole number of %s", size, type->name));
@@ -273,12 +274,18 @@ absl::Status RunMem(Invocation& inv) {
     Json translations = Json::array();
     for (const Piece& p : pieces) translations.push_back(PieceJson(p, with_va));
     if (inv.json()) {
-      PrintJson(out, Json{{"device", device->name()},
-                          {"vmid", vmid},
-                          {"va", Hex(start)},
-                          {"as", std::string(type->name)},
-                          {"translations", translations},
-                          {"changes", changes}});
+      Json doc = {{"device", device->name()}};
+      if (with_va) {
+        doc["vmid"] = vmid;
+        doc["va"] = Hex(start);
+      } else {
+        doc["phys"] = Hex(start);
+      }
+      doc["as"] = std::string(type->name);
+      doc["translations"] = translations;
+      doc["changes"] = changes;
+      SetJsonSchema("baregpu.mem.write/1");
+      PrintJson(out, doc);
     } else {
       for (const Piece& p : pieces) out << PieceText(p, with_va);
     }
@@ -304,6 +311,7 @@ absl::Status RunMem(Invocation& inv) {
     doc["translations"] = translations;
     doc["hex"] = hex;
     doc["values"] = values;
+    SetJsonSchema("baregpu.mem.read/1");
     PrintJson(out, doc);
     return absl::OkStatus();
   }
@@ -345,7 +353,7 @@ BAREGPU_REGISTER_COMMAND(
          {"bytes", true, "how many bytes to read (default 64, at most 1 MiB)"},
          {"as", true, "u8 (hex dump, the default for read), u32, u64 or f32"},
          {"vmid", true, "VM context (0-15, default 0)"},
-         {"phys", true, "read VRAM at this offset instead of a virtual address"},
+         {"phys", true, "read or write VRAM at this offset instead of a virtual address"},
          ForceOptionSpec()},
         RunMem});
 
