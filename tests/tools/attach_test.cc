@@ -265,6 +265,25 @@ TEST_F(AttachTest, WritesNeedForceAndSayWhatTheyChange) {
   ASSERT_EQ(undo.exit_status, 0) << undo.err;
 }
 
+// rings and waves select queues and waves through registers the holder uses too: attached, they need --force, and
+// then show the holder's compute queue and (nothing running) no waves.
+TEST_F(AttachTest, RingsAndWavesNeedForceAndThenReadTheHoldersQueues) {
+  for (const char* command : {"rings", "waves"}) {
+    CliResult refused = Run({command, holder_->device()});
+    EXPECT_EQ(refused.exit_status, 1) << command << ": " << refused.err;
+    EXPECT_TRUE(absl::StrContains(refused.err, "attached read-only")) << refused.err;
+    EXPECT_TRUE(absl::StrContains(refused.err, "--force")) << refused.err;
+  }
+  CliResult rings = Run({"rings", holder_->device(), "--queue=comp_1.0.0", "--force", "--json"});
+  ASSERT_EQ(rings.exit_status, 0) << rings.err;
+  auto queue = nlohmann::json::parse(rings.out)["queues"][0];
+  EXPECT_EQ(queue["name"], "comp_1.0.0");
+  EXPECT_EQ(queue["active"], true) << rings.out;
+  CliResult waves = Run({"waves", holder_->device(), "--force", "--json"});
+  ASSERT_EQ(waves.exit_status, 0) << waves.err;
+  EXPECT_EQ(nlohmann::json::parse(waves.out)["waves"].size(), 0u) << waves.out;
+}
+
 TEST_F(AttachTest, ListShowsTheInstanceItsHolderAndTheEndpoint) {
   CliResult r = Run({"list", "--json"});
   ASSERT_EQ(r.exit_status, 0) << r.err;

@@ -19,8 +19,8 @@
 #include "am/regs/gc.h"
 #include "base/printable.h"
 #include "base/status_macros.h"
-#include "pci/open.h"
 #include "tools/cli/command.h"
+#include "tools/cli/device_access.h"
 #include "tools/cli/gpu_memory.h"
 #include "tools/cli/json.h"
 #include "tools/cli/packet_decode.h"
@@ -296,8 +296,14 @@ absl::StatusOr<Options> ParseOptions(const Invocation& inv, const std::vector<Qu
   return options;
 }
 
-// The device the command inspects: opened here only, so that the open can become attach-aware in one place.
-absl::StatusOr<std::unique_ptr<pci::Device>> OpenDevice(const std::string& name) { return pci::Open(name); }
+// The device the command inspects, opened directly or attached to its holder (device_access.h). Reading queues or
+// waves writes selection registers, which the holder's own accesses share: attached, that needs --force.
+absl::StatusOr<std::unique_ptr<pci::Device>> OpenDevice(Invocation& inv, const std::string& name) {
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, OpenForInspection(inv, name));
+  BAREGPU_RETURN_IF_ERROR(CheckWriteAllowed(
+      inv, *device, "select each queue through GRBM_GFX_CNTL (the holder selects queues through it too)"));
+  return device;
+}
 
 absl::Status RunRings(Invocation& inv) {
   if (inv.positional().size() != 1) {
@@ -305,7 +311,7 @@ absl::Status RunRings(Invocation& inv) {
   }
   const std::vector<Queue> queues = AllQueues();
   BAREGPU_ASSIGN_OR_RETURN(Options options, ParseOptions(inv, queues));
-  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, OpenDevice(inv.positional()[0]));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, OpenDevice(inv, inv.positional()[0]));
   BAREGPU_ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
   const am::regs::IpBases bases = found.discovery.Bases();
   BAREGPU_ASSIGN_OR_RETURN(pci::Mmio bar5, device->MapMmio(5));
@@ -429,6 +435,7 @@ BAREGPU_REGISTER_COMMAND(
             "history_undecoded_dwords, error}]}; packet = {offset (ring dword), name, dwords, fields, truncated, raw, "
             "ib: [packet], ib_error}.",
             {{"json", false, "print the queues as JSON"},
+             ForceOptionSpec(),
              {"queue", true, "only this queue (comp_1.P.Q, sdma0, sdma1)"},
              {"history", true, "also decode the last N dwords before the read pointer"}},
             RunRings});

@@ -30,8 +30,8 @@
 #include "am/sim/isa/decoder.h"
 #include "base/printable.h"
 #include "base/status_macros.h"
-#include "pci/open.h"
 #include "tools/cli/command.h"
+#include "tools/cli/device_access.h"
 #include "tools/cli/gpu_memory.h"
 #include "tools/cli/json.h"
 
@@ -191,13 +191,20 @@ Json HexArray(const std::vector<uint32_t>& values, size_t count) {
   return out;
 }
 
-// The device the command inspects: opened here only, so that the open can become attach-aware in one place.
-absl::StatusOr<std::unique_ptr<pci::Device>> OpenDevice(const std::string& name) { return pci::Open(name); }
+// The device the command inspects, opened directly or attached to its holder (device_access.h). Reading queues or
+// waves writes selection registers, which the holder's own accesses share: attached, that needs --force.
+absl::StatusOr<std::unique_ptr<pci::Device>> OpenDevice(Invocation& inv, const std::string& name) {
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, OpenForInspection(inv, name));
+  BAREGPU_RETURN_IF_ERROR(CheckWriteAllowed(
+      inv, *device,
+      "select each wave through GRBM_GFX_INDEX and SQ_IND_INDEX (the holder selects through GRBM_GFX_INDEX too)"));
+  return device;
+}
 
 absl::Status RunWaves(Invocation& inv) {
   if (inv.positional().size() != 1) return inv.UsageError("usage: baregpu waves DEVICE [--lanes=0,1,...] [--halt]");
   BAREGPU_ASSIGN_OR_RETURN(std::vector<uint32_t> lanes, ParseLanes(inv));
-  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, OpenDevice(inv.positional()[0]));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, OpenDevice(inv, inv.positional()[0]));
   BAREGPU_ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
   if (!found.discovery.gc.has_value()) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -296,6 +303,7 @@ BAREGPU_REGISTER_COMMAND(
             "JSON: {device, halted, waves: [{se, sa, wgp, simd, slot, pc, instruction, exec, status, state: [..], "
             "wave64, vmid, hw_id1, hw_id2, mode, trapsts, m0, vcc, sgprs: [s0..s105], vgprs: {LANE: [v0..]}}]}.",
             {{"json", false, "print the waves as JSON"},
+             ForceOptionSpec(),
              {"lanes", true, "lanes whose VGPRs to show, e.g. 0,1,31 (0-63)"},
              {"halt", false, "halt the waves while reading them, resume after"}},
             RunWaves});
