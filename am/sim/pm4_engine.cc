@@ -82,6 +82,11 @@ Pm4Engine::Status Pm4Engine::Fault(uint32_t source_id, const std::string& messag
   return Status::kFault;
 }
 
+Pm4Engine::Status Pm4Engine::WavesFaulted(const std::string& message) {
+  context_.errors.Report("mec", absl::StrFormat("%s: %s; the queue stands at the dispatch", id_.Name(), message));
+  return Status::kFault;
+}
+
 uint32_t Pm4Engine::ShRegister(uint64_t address) const {
   if (address < pm4::PACKET3_SET_SH_REG_START || address >= pm4::PACKET3_SET_SH_REG_END) return 0;
   return sh_[address - pm4::PACKET3_SET_SH_REG_START];
@@ -546,8 +551,7 @@ Pm4Engine::Status Pm4Engine::DispatchDirect(std::span<const uint32_t> packet) {
   if (absl::Status s = executor_->Dispatch(state, context_.memory); !s.ok()) {
     // Waves reset by a dequeue: the queue stops at this packet, as it does in a WAIT_REG_MEM (no device error).
     if (absl::IsCancelled(s)) return Status::kStopped;
-    return Fault(
-        regs::ih::GFX_11_0_0__SRCID__CP_BAD_OPCODE_ERROR,
+    return WavesFaulted(
         absl::StrFormat("DISPATCH_DIRECT of the program at %#x failed: %s", state.program_address, s.message()));
   }
   return Status::kDone;

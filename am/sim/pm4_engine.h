@@ -91,6 +91,9 @@ class Pm4Engine {
 
   // Logs a device error for this queue, posts a CP error interrupt with `source_id`, and returns kFault.
   Status Fault(uint32_t source_id, const std::string& message);
+  // A dispatch whose waves faulted: the queue stands at it (the waves never finish, as halted waves do not) and a
+  // device error is logged, but the CP itself reports nothing: the packet was fine, the SQ raised its own interrupt.
+  Status WavesFaulted(const std::string& message);
 
   // Posts CP_COMPUTE_QUERY_STATUS with `context_id` in src_data[0] when this queue's pipe has
   // CP_ME1_PIPEn_INT_CNTL.CMP_QUERY_STATUS_INT_ENABLE set (the KIQ's QUERY_STATUS commands 0 and 3).

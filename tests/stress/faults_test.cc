@@ -57,25 +57,6 @@ constexpr bool kSanitized = false;
 constexpr uint32_t kIllegalInstruction = 0xffffffff;
 constexpr uint32_t kBranchToItself = (0x17fu << 23) | (32u << 16) | 0xffffu;
 
-// The code object with the first dword of its .text replaced (Elf64_Ehdr e_shoff at 0x28, e_shentsize/e_shnum/
-// e_shstrndx at 0x3a; Elf64_Shdr sh_name at 0, sh_offset at 0x18: elf.h).
-std::vector<char> WithFirstInstruction(std::vector<char> code, uint32_t instruction) {
-  auto read = [&](size_t at, auto value) {
-    std::memcpy(&value, code.data() + at, sizeof(value));
-    return value;
-  };
-  const uint64_t section_headers = read(0x28, uint64_t{});
-  const uint16_t entry_size = read(0x3a, uint16_t{}), count = read(0x3c, uint16_t{}), names = read(0x3e, uint16_t{});
-  const uint64_t name_table = read(section_headers + names * entry_size + 0x18, uint64_t{});
-  for (uint16_t i = 0; i < count; ++i) {
-    const uint64_t header = section_headers + i * entry_size;
-    if (std::string(code.data() + name_table + read(header, uint32_t{})) == ".text") {
-      std::memcpy(code.data() + read(header + 0x18, uint64_t{}), &instruction, 4);
-    }
-  }
-  return code;
-}
-
 class FaultsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -133,7 +114,7 @@ class FaultsTest : public ::testing::Test {
   // a good launch runs after it.
   bool StuckKernelIsRecovered(uint32_t instruction, hcq_status expected, uint64_t timeout_ms,
                               const std::vector<std::string>& causes) {
-    std::vector<char> bad = WithFirstInstruction(code_, instruction);
+    std::vector<char> bad = stress::WithFirstInstruction(code_, instruction);
     hcq_program* program = nullptr;
     if (hcq_program_load(dev_, bad.data(), bad.size(), "vector_add", &program) != HCQ_OK) return false;
     const hcq_status status = Launch(program, timeout_ms);
@@ -267,7 +248,7 @@ TEST_F(FaultsTest, ACopyFromUnmappedMemoryEndsTheWaitWithThePageFault) {
 // Closing while a kernel spins or a huge grid runs: the close ends the waves (RESET_WAVES) before it frees memory,
 // within a bounded time; the next open of the device runs a launch.
 TEST_F(FaultsTest, ClosingWhileAKernelRunsIsBoundedAndTheDeviceOpensAgain) {
-  const std::vector<char> spinning = WithFirstInstruction(code_, kBranchToItself);
+  const std::vector<char> spinning = stress::WithFirstInstruction(code_, kBranchToItself);
   Tally("faults: close while a kernel spins or a huge grid runs, reopen, launch", 2 * stress::Scale(), [&] {
     bool ok = true;
     for (bool spin : {true, false}) {

@@ -86,25 +86,6 @@ CliRun Baregpu(const std::vector<std::string>& args) {
   return {status, out.str(), err.str()};
 }
 
-// The code object with the first dword of its .text replaced (Elf64_Ehdr e_shoff at 0x28, e_shentsize/e_shnum/
-// e_shstrndx at 0x3a; Elf64_Shdr sh_name at 0, sh_offset at 0x18: elf.h).
-std::vector<char> WithFirstInstruction(std::vector<char> code, uint32_t instruction) {
-  auto read = [&](size_t at, auto value) {
-    std::memcpy(&value, code.data() + at, sizeof(value));
-    return value;
-  };
-  const uint64_t section_headers = read(0x28, uint64_t{});
-  const uint16_t entry_size = read(0x3a, uint16_t{}), count = read(0x3c, uint16_t{}), names = read(0x3e, uint16_t{});
-  const uint64_t name_table = read(section_headers + names * entry_size + 0x18, uint64_t{});
-  for (uint16_t i = 0; i < count; ++i) {
-    const uint64_t header = section_headers + i * entry_size;
-    if (std::string(code.data() + name_table + read(header, uint32_t{})) == ".text") {
-      std::memcpy(code.data() + read(header + 0x18, uint64_t{}), &instruction, 4);
-    }
-  }
-  return code;
-}
-
 class WavesCommandTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -127,7 +108,7 @@ class WavesCommandTest : public ::testing::Test {
 
   // Launches one workgroup of the kernel spinning at its first instruction; returns its kernel-argument address.
   uint64_t LaunchSpinningKernel() {
-    const std::vector<char> spinning = WithFirstInstruction(code_, kBranchToItself);
+    const std::vector<char> spinning = stress::WithFirstInstruction(code_, kBranchToItself);
     auto program = device_->LoadProgram(
         std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(spinning.data()), spinning.size()), "vector_add");
     EXPECT_TRUE(program.ok()) << program.status();

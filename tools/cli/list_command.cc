@@ -147,7 +147,7 @@ absl::Status RunList(Invocation& inv) {
       std::string holder;
       if (i.state.holder_alive) {
         holder = absl::StrFormat("; process %d, %s", i.state.holder_pid,
-                                 i.endpoint ? "debug endpoint: `baregpu regs/pt/ih/mem` attach"
+                                 i.endpoint ? "debug endpoint: `baregpu regs/pt/ih/mem/rings/waves` attach"
                                             : "no debug endpoint (start it with BAREGPU_DEBUG_ENDPOINT=1)");
       }
       out << absl::StrFormat("  %-20s %s%s\n", base::Printable(i.name), StateText(i.state), holder);

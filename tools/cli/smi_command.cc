@@ -183,8 +183,9 @@ absl::Status RunSmi(Invocation& inv) {
       PrintJson(out, Json{{"device", name}, {"available", false}, {"processes", Json::array({{{"pid", *holder}}})}});
     } else {
       out << absl::StrFormat(
-          "%s: held by process %d; smi reads a device no other process holds (close it there, "
-          "or wait for attaching to a running process)\n",
+          "%s: held by process %d; smi's metrics come from the SMU's mailbox, which the holder owns, so smi reads "
+          "only a device no other process holds. Inspect it attached with regs, pt, ih, mem, rings and waves, "
+          "or run smi after the holder closes it\n",
           base::Printable(name), *holder);
     }
     return absl::OkStatus();

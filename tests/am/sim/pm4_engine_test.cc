@@ -386,10 +386,18 @@ TEST_F(DispatchTest, DispatchHandsTheComputeStateToTheExecutor) {
   EXPECT_EQ(d.memory.fault_cid, 8u);  // the waves access memory as the TCP (gfxhub_v3_0.c gfxhub_client_ids)
 }
 
-TEST_F(DispatchTest, ExecutorErrorStopsTheQueue) {
+// Waves that fault (an illegal instruction) leave the queue standing at the dispatch with the error logged; the CP
+// posts no error of its own (the packet was fine: the SQ reports the waves' error), unlike a bad packet.
+TEST_F(DispatchTest, ExecutorErrorStopsTheQueueWithoutACpInterrupt) {
   executor_.FailWith(absl::InvalidArgumentError("illegal instruction at pc 0x40"));
   mec_.Submit(q_, {pm4::Packet3(pm4::PACKET3_DISPATCH_DIRECT, 3), 1, 1, 1, 1});
-  ExpectFault("illegal instruction at pc 0x40", ih::GFX_11_0_0__SRCID__CP_BAD_OPCODE_ERROR);
+  ASSERT_TRUE(WaitUntil([&] { return mec_.ErrorLogged("mec", "illegal instruction at pc 0x40"); })) << mec_.Errors();
+  EXPECT_TRUE(mec_.ErrorLogged("mec", "me1 pipe1 queue2")) << mec_.Errors();
+  EXPECT_TRUE(mec_.fixture().interrupts().entries().empty());
+  // A later packet is not executed, even after another doorbell.
+  mec_.Submit(q_, MecFixture::WriteDataMemory(MecFixture::DataAddress(60), {1}));
+  EXPECT_NE(q_.rptr(), q_.put_wrapped());
+  EXPECT_EQ(mec_.Data(60), 0u);
   executor_.FailWith(absl::OkStatus());
 }
 
