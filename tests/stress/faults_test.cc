@@ -209,10 +209,15 @@ TEST_F(FaultsTest, AKernelWritingToUnmappedMemoryEndsTheWaitWithThePageFault) {
     hcq_queue_free(queue);
     EXPECT_EQ(status, HCQ_ERROR_DEVICE_FAULT) << message;
     const std::string where = absl::StrFormat("fault at %#x", address);
-    for (const std::string& part : {std::string("GFX UTCL2_FAULT"), where, std::string("RW write"),
-                                    std::string("(TCP)"), std::string("nothing was reset")}) {
+    for (const std::string& part :
+         {std::string("GFX UTCL2_FAULT"), where, std::string("RW write"), std::string("(TCP)")}) {
       EXPECT_TRUE(absl::StrContains(message, part)) << "missing '" << part << "' in: " << message;
     }
+    // The wait ends as soon as the fault is reported: the kernel may have finished (its write went to the dummy page)
+    // or still run, and the recovery says which.
+    EXPECT_TRUE(absl::StrContains(message, "nothing was reset") ||
+                absl::StrContains(message, "the device reset its busy queues"))
+        << message;
     return status == HCQ_ERROR_DEVICE_FAULT && absl::StrContains(message, where) && GoodLaunchWorks();
   });
   ReportLatency("faults: a kernel writes unmapped memory", latencies);
