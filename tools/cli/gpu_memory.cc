@@ -8,24 +8,20 @@
 #include "absl/strings/str_format.h"
 #include "am/regs/database.h"
 #include "am/regs/gc.h"
-#include "am/regs/vm.h"
 #include "base/status_macros.h"
+#include "tools/cli/page_walk.h"
 
 namespace cli {
 namespace {
 
 namespace gc = am::regs::gc;
-namespace vm = am::regs::vm;
 
 // gfxhub_v3_0_init_system_aperture_regs: FB_LOCATION_BASE/TOP and FB_OFFSET hold address bits 47:24,
 // SYSTEM_APERTURE_LOW/HIGH_ADDR bits 47:18.
 constexpr int kFbShift = 24;
 constexpr int kApertureShift = 18;
-constexpr uint64_t kAddressMask = 0x0000'ffff'ffff'f000;     // amdgpu_vm.h: entry address bits 47:12
-constexpr uint64_t kPdeAddressMask = 0x0000'ffff'ffff'ffc0;  // gmc_v11_0_get_vm_pde: a table is 64-byte aligned
 constexpr int kPageShift = 12;
 constexpr uint64_t kPageSize = uint64_t{1} << kPageShift;
-constexpr int kLevelBits = 9;  // entries per directory: 2^9 (amdgpu_vm_pt_num_entries)
 constexpr uint32_t kContexts = 16;
 // Reads longer than this are refused: a tool reads rings (at most 2^20 dwords, CP_HQD_PQ_CONTROL.QUEUE_SIZE) and
 // indirect buffers (at most 2^20 - 1 dwords, the INDIRECT_BUFFER size field), never more.
@@ -58,73 +54,19 @@ absl::StatusOr<std::optional<uint64_t>> GpuMemoryReader::SystemAperture(uint64_t
   return address - fb_low + (uint64_t{gc::GCMC_VM_FB_OFFSET::FromRaw(offset).fb_offset()} << kFbShift);
 }
 
-absl::StatusOr<uint64_t> GpuMemoryReader::ReadVram64(uint64_t offset) {
-  if (offset > vram_.size() || vram_.size() - offset < sizeof(uint64_t)) {
-    return absl::OutOfRangeError(
-        absl::StrFormat("page-table entry at VRAM %#x is beyond BAR0's %#x bytes", offset, vram_.size()));
-  }
-  uint64_t entry;
-  std::memcpy(&entry, vram_.data() + offset, sizeof(entry));
-  return entry;
-}
-
 absl::StatusOr<uint64_t> GpuMemoryReader::Walk(uint32_t vmid, uint64_t address) {
-  const std::string context = absl::StrFormat("GCVM_CONTEXT%d_", vmid);
-  auto reg = [&](const std::string& suffix) { return Gc((context + suffix).c_str()); };
-  BAREGPU_ASSIGN_OR_RETURN(uint32_t cntl_raw, reg("CNTL"));
-  BAREGPU_ASSIGN_OR_RETURN(uint32_t base_lo, reg("PAGE_TABLE_BASE_ADDR_LO32"));
-  BAREGPU_ASSIGN_OR_RETURN(uint32_t base_hi, reg("PAGE_TABLE_BASE_ADDR_HI32"));
-  BAREGPU_ASSIGN_OR_RETURN(uint32_t start_lo, reg("PAGE_TABLE_START_ADDR_LO32"));
-  BAREGPU_ASSIGN_OR_RETURN(uint32_t start_hi, reg("PAGE_TABLE_START_ADDR_HI32"));
-  BAREGPU_ASSIGN_OR_RETURN(uint32_t end_lo, reg("PAGE_TABLE_END_ADDR_LO32"));
-  BAREGPU_ASSIGN_OR_RETURN(uint32_t end_hi, reg("PAGE_TABLE_END_ADDR_HI32"));
-  const auto cntl = gc::GCVM_CONTEXT0_CNTL::FromRaw(cntl_raw);
-  if (!cntl.enable_context()) {
-    return absl::FailedPreconditionError(
-        absl::StrFormat("VM context %d is disabled (GCVM_CONTEXT%d_CNTL)", vmid, vmid));
+  // The one page walk `pt` and `mem` print (page_walk.h); this reader needs only where it ends.
+  BAREGPU_ASSIGN_OR_RETURN(const VmContext context, ReadVmContext(device_, vmid));
+  BAREGPU_ASSIGN_OR_RETURN(const PageWalk walk, WalkPageTable(device_, context, address));
+  if (!walk.translation.has_value()) {
+    return absl::NotFoundError(absl::StrFormat("%#x in VM context %d: %s", address, vmid, walk.outcome));
   }
-  // START and END are page numbers; END names the context's last page.
-  const uint64_t start = ((uint64_t{start_hi} << 32) | start_lo) << kPageShift;
-  const uint64_t end = ((((uint64_t{end_hi} << 32) | end_lo) << kPageShift)) | (kPageSize - 1);
-  if (address < start || address > end) {
-    return absl::OutOfRangeError(
-        absl::StrFormat("%#x is outside VM context %d's range 0x%x..0x%x", address, vmid, start, end));
+  if (walk.translation->system) {
+    return absl::UnimplementedError(
+        absl::StrFormat("%#x maps to system memory (bus address %#x), which this reader does not follow", address,
+                        walk.translation->address));
   }
-  const int depth = static_cast<int>(cntl.page_table_depth());
-  const int ptb_bits = kLevelBits + static_cast<int>(cntl.page_table_block_size());
-  const uint64_t relative = address - start;
-  const uint64_t base = (uint64_t{base_hi} << 32) | base_lo;
-  uint64_t table = base & kAddressMask;
-  bool system = (base & vm::AMDGPU_PTE_SYSTEM) != 0;
-  for (int level = depth; level >= 0; --level) {
-    const bool leaf_level = level == 0;
-    const int shift = kPageShift + (leaf_level ? 0 : ptb_bits + kLevelBits * (level - 1));
-    const int bits = leaf_level ? ptb_bits : kLevelBits;
-    // The root covers the whole range (its index is not masked); a lower table has 2^bits entries.
-    const uint64_t index = level == depth ? relative >> shift : (relative >> shift) & ((uint64_t{1} << bits) - 1);
-    if (system) {
-      return absl::UnimplementedError(
-          absl::StrFormat("the level-%d table for %#x is in system memory (%#x), which a tool cannot read through BAR0",
-                          level, address, table));
-    }
-    BAREGPU_ASSIGN_OR_RETURN(uint64_t entry, ReadVram64(table + index * sizeof(uint64_t)));
-    if (!(entry & vm::AMDGPU_PTE_VALID)) {
-      return absl::NotFoundError(
-          absl::StrFormat("%#x is not mapped in VM context %d: the level-%d entry is not valid", address, vmid, level));
-    }
-    if (leaf_level || (entry & vm::AMDGPU_PDE_PTE)) {
-      const uint64_t page = uint64_t{1} << shift;
-      if (entry & vm::AMDGPU_PTE_SYSTEM) {
-        return absl::UnimplementedError(
-            absl::StrFormat("%#x maps to system memory (bus address %#x), which a tool cannot read through BAR0",
-                            address, (entry & kAddressMask & ~(page - 1)) + (address & (page - 1))));
-      }
-      return (entry & kAddressMask & ~(page - 1)) + (address & (page - 1));
-    }
-    table = entry & kPdeAddressMask;
-    system = (entry & vm::AMDGPU_PTE_SYSTEM) != 0;
-  }
-  return absl::InternalError(absl::StrFormat("the walk for %#x ended without a page", address));
+  return walk.translation->address;
 }
 
 absl::StatusOr<uint64_t> GpuMemoryReader::Translate(uint32_t vmid, uint64_t address) {

@@ -15,14 +15,15 @@
 #include "absl/status/statusor.h"
 #include "am/register_io.h"
 #include "am/regs/ip_bases.h"
+#include "pci/device.h"
 
 namespace cli {
 
 class GpuMemoryReader {
  public:
   // `vram`: BAR0 as plain memory (pci::Device::MapMemory(0)).
-  GpuMemoryReader(am::RegisterIo& io, const am::regs::IpBases& bases, std::span<uint8_t> vram)
-      : io_(io), bases_(bases), vram_(vram) {}
+  GpuMemoryReader(pci::Device& device, am::RegisterIo& io, const am::regs::IpBases& bases, std::span<uint8_t> vram)
+      : device_(device), io_(io), bases_(bases), vram_(vram) {}
 
   // The VRAM offset GCHUB context `vmid` translates `address` to. An error says why there is none: the context
   // is disabled, the address is outside its range, an entry is not valid, or the page is system memory (which a
@@ -38,8 +39,8 @@ class GpuMemoryReader {
   // onto VRAM, outside the page table. nullopt when `address` is not in it.
   absl::StatusOr<std::optional<uint64_t>> SystemAperture(uint64_t address);
   absl::StatusOr<uint64_t> Walk(uint32_t vmid, uint64_t address);
-  absl::StatusOr<uint64_t> ReadVram64(uint64_t offset);
 
+  pci::Device& device_;
   am::RegisterIo& io_;
   const am::regs::IpBases& bases_;
   std::span<uint8_t> vram_;

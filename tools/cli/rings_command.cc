@@ -317,7 +317,7 @@ absl::Status RunRings(Invocation& inv) {
   BAREGPU_ASSIGN_OR_RETURN(pci::Mmio bar5, device->MapMmio(5));
   am::RegisterIo io(bar5, bases);
   BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> vram, device->MapMemory(0));
-  GpuMemoryReader memory(io, bases, vram);
+  GpuMemoryReader memory(*device, io, bases, vram);
   Registers regs(io, bases);
 
   std::ostream& out = inv.out();

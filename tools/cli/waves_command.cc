@@ -216,7 +216,7 @@ absl::Status RunWaves(Invocation& inv) {
   am::RegisterIo io(bar5, bases);
   BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> vram, device->MapMemory(0));
   BAREGPU_ASSIGN_OR_RETURN(GcRegisters g, GcRegisters::Create(io, bases));
-  GpuMemoryReader memory(io, bases, vram);
+  GpuMemoryReader memory(*device, io, bases, vram);
 
   // The selections are the driver's (gfx_v11_0 leaves GRBM_GFX_INDEX broadcasting): put back whatever was there,
   // the wave index under the selection it was written with.
