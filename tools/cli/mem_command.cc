@@ -248,6 +248,14 @@ absl::Status RunMem(Invocation& inv) {
   }
   const bool with_va = !phys_text.has_value();
   std::ostream& out = inv.out();
+  // Where the access was, as both documents (read and write) start.
+  Json where = {{"device", device->name()}};
+  if (with_va) {
+    where["vmid"] = vmid;
+    where["va"] = Hex(start);
+  } else {
+    where["phys"] = Hex(start);
+  }
 
   if (write) {
     BAREGPU_RETURN_IF_ERROR(CheckWriteAllowed(inv, *device, absl::StrFormat("write %d bytes at 0x%x", size, start)));
@@ -274,13 +282,7 @@ absl::Status RunMem(Invocation& inv) {
     Json translations = Json::array();
     for (const Piece& p : pieces) translations.push_back(PieceJson(p, with_va));
     if (inv.json()) {
-      Json doc = {{"device", device->name()}};
-      if (with_va) {
-        doc["vmid"] = vmid;
-        doc["va"] = Hex(start);
-      } else {
-        doc["phys"] = Hex(start);
-      }
+      Json doc = where;
       doc["as"] = std::string(type->name);
       doc["translations"] = translations;
       doc["changes"] = changes;
@@ -299,13 +301,7 @@ absl::Status RunMem(Invocation& inv) {
     for (uint64_t i = 0; i < size; i += type->bytes) values.push_back(FormatElement(*type, data.data() + i));
     std::string hex;
     for (uint8_t b : data) absl::StrAppend(&hex, absl::StrFormat("%02x", b));
-    Json doc = {{"device", device->name()}};
-    if (with_va) {
-      doc["vmid"] = vmid;
-      doc["va"] = Hex(start);
-    } else {
-      doc["phys"] = Hex(start);
-    }
+    Json doc = where;
     doc["bytes"] = size;
     doc["as"] = std::string(type->name);
     doc["translations"] = translations;
