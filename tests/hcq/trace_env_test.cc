@@ -29,7 +29,8 @@ struct ChildResult {
 // exits 0 on success, 3 on failure (after printing hcq_last_error()). No device is open in the parent, so the child
 // inherits no engine threads.
 ChildResult OpenInChild(const std::string& device, const std::string& trace) {
-  const std::string err_path = ::testing::TempDir() + "/trace_env.err";
+  // Per process: the test runs once per firmware set, side by side, in one TempDir.
+  const std::string err_path = ::testing::TempDir() + "/trace_env." + std::to_string(::getpid()) + ".err";
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::setenv("BAREGPU_TRACE", trace.c_str(), 1);
@@ -53,6 +54,7 @@ ChildResult OpenInChild(const std::string& device, const std::string& trace) {
   std::stringstream text;
   text << in.rdbuf();
   result.err = text.str();
+  ::unlink(err_path.c_str());
   return result;
 }
 
