@@ -24,16 +24,18 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PYTHON = "/usr/bin/python3"
+# The build tree the defaults come from: the one meson's test sets (a sanitizer build's), else build/.
+BUILD = pathlib.Path(os.environ.get("BAREGPU_BUILD_ROOT") or ROOT / "build")
 SKIP = 77
 
 
 def main():
   parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--backend", choices=["serve", "baregpu", "cpu"], default="serve")
-  parser.add_argument("--build", default=str(ROOT / "build"), help="the build tree (its python/ for --backend baregpu)")
-  parser.add_argument("--baregpu", default=str(ROOT / "build/tools/baregpu"))
+  parser.add_argument("--build", default=str(BUILD), help="the build tree (its python/ for --backend baregpu)")
+  parser.add_argument("--baregpu", default=str(BUILD / "tools/baregpu"))
   parser.add_argument("--device", default="sim:navi31:suite")
-  parser.add_argument("--firmware", default=str(ROOT / "build/firmware/virtual"),
+  parser.add_argument("--firmware", default=str(BUILD / "firmware/virtual"),
                       help="directory holding amdgpu/*.bin, for tinygrad and (unless virtual) for the virtual GPU")
   parser.add_argument("--tinygrad", default=os.environ.get("BAREGPU_TINYGRAD",
                                                            str(ROOT.parent / "shared/vendor/tinygrad")))
@@ -59,7 +61,7 @@ def main():
   server = None
   if args.backend == "serve":
     server_env = dict(os.environ, BAREGPU_SIM_DIR=state.name)
-    if pathlib.Path(args.firmware).resolve() != (ROOT / "build/firmware/virtual").resolve():
+    if pathlib.Path(args.firmware).resolve() != (BUILD / "firmware/virtual").resolve():
       server_env["BAREGPU_FIRMWARE_PATH"] = args.firmware
     server = subprocess.Popen([args.baregpu, "serve", args.device, "--listen", "127.0.0.1:0"], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, env=server_env, text=True)
