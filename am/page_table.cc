@@ -41,23 +41,23 @@ PageTable::~PageTable() {
 
 uint64_t PageTable::root() const { return root_->address; }
 
-uint64_t* PageTable::Entry(const Table& table, uint32_t index) const {
-  return reinterpret_cast<uint64_t*>(window_.data() + (table.address - window_offset_)) + index;
-}
-
 absl::StatusOr<std::unique_ptr<PageTable::Table>> PageTable::NewTable(int level) {
   BAREGPU_ASSIGN_OR_RETURN(uint64_t address, tables_.Allocate(kPageSize, kPageSize));
   auto table = std::make_unique<Table>();
   table->address = address;
+  table->entries = reinterpret_cast<uint64_t*>(window_.data() + (address - window_offset_));
   table->level = level;
-  std::memset(Entry(*table, 0), 0, kPageSize);
+  if (level > 0) table->children = std::make_unique<std::array<std::unique_ptr<Table>, kEntriesPerTable>>();
+  std::memset(table->entries, 0, kPageSize);
   ++table_count_;
   return table;
 }
 
 void PageTable::FreeTable(std::unique_ptr<Table> table) {
-  for (auto& child : table->children) {
-    if (child) FreeTable(std::move(child));
+  if (table->children) {
+    for (auto& child : *table->children) {
+      if (child) FreeTable(std::move(child));
+    }
   }
   (void)tables_.Free(table->address);
   --table_count_;
@@ -74,15 +74,24 @@ uint64_t PageTable::LeafBits(const PageFlags& flags) const {
 }
 
 absl::Status PageTable::CheckFree(const Table& table, uint64_t va, uint64_t size) const {
+  if (table.level == 0) {  // [va, va + size) lies inside this page table: its entries, one after the other
+    const uint64_t* entries = table.entries + IndexAt(va, 0);
+    for (uint64_t i = 0; i < size >> kPageShift; ++i) {
+      if (entries[i] & vm::AMDGPU_PTE_VALID) {
+        return absl::AlreadyExistsError(absl::StrFormat("GPU address %#x is already mapped", va + i * kPageSize));
+      }
+    }
+    return absl::OkStatus();
+  }
   const uint64_t span = uint64_t{1} << Shift(table.level);
   const uint64_t end = va + size;
   for (uint64_t at = va; at < end;) {
     const uint32_t index = IndexAt(at, table.level);
     const uint64_t entry_end = (at & ~(span - 1)) + span;
     const uint64_t piece_end = std::min(end, entry_end);
-    if (table.children[index]) {
-      BAREGPU_RETURN_IF_ERROR(CheckFree(*table.children[index], at, piece_end - at));
-    } else if (*Entry(table, index) & vm::AMDGPU_PTE_VALID) {
+    if (const Table* child = table.child(index)) {
+      BAREGPU_RETURN_IF_ERROR(CheckFree(*child, at, piece_end - at));
+    } else if (table.entries[index] & vm::AMDGPU_PTE_VALID) {
       return absl::AlreadyExistsError(absl::StrFormat("GPU address %#x is already mapped", at));
     }
     at = piece_end;
@@ -132,17 +141,18 @@ absl::Status PageTable::MapRun(uint64_t va, uint64_t size, uint64_t address, con
     Table* table = root_.get();
     for (int l = kRootLevel; l > level; --l) {
       const uint32_t index = IndexAt(va, l);
-      if (!table->children[index]) {
-        BAREGPU_ASSIGN_OR_RETURN(table->children[index], NewTable(l - 1));
-        std::atomic_ref<uint64_t>(*Entry(*table, index))
-            .store(table->children[index]->address | vm::AMDGPU_PTE_VALID, std::memory_order_release);
+      std::unique_ptr<Table>& child = (*table->children)[index];
+      if (!child) {
+        BAREGPU_ASSIGN_OR_RETURN(child, NewTable(l - 1));
+        std::atomic_ref<uint64_t>(table->entries[index])
+            .store(child->address | vm::AMDGPU_PTE_VALID, std::memory_order_release);
         ++table->used;
       }
-      table = table->children[index].get();
+      table = child.get();
     }
     const uint32_t index = IndexAt(va, level);
     if (level > 0) {
-      std::atomic_ref<uint64_t>(*Entry(*table, index))
+      std::atomic_ref<uint64_t>(table->entries[index])
           .store((address & kEntryAddressMask) | leaf | vm::AMDGPU_PDE_PTE, std::memory_order_release);
       ++table->used;
       const uint64_t page = uint64_t{1} << Shift(level);
@@ -159,8 +169,9 @@ absl::Status PageTable::MapRun(uint64_t va, uint64_t size, uint64_t address, con
     const uint64_t bits = leaf | vm::PteFragment(fragment);
     // Fill this table's part of the block; the loop comes back for the rest.
     const uint64_t here = std::min<uint64_t>(block, kEntriesPerTable - index);
+    uint64_t* entries = table->entries + index;
     for (uint64_t i = 0; i < here; ++i) {
-      std::atomic_ref<uint64_t>(*Entry(*table, index + i))
+      std::atomic_ref<uint64_t>(entries[i])
           .store(((address + i * kPageSize) & kEntryAddressMask) | bits, std::memory_order_release);
     }
     table->used += here;
@@ -174,17 +185,27 @@ absl::Status PageTable::MapRun(uint64_t va, uint64_t size, uint64_t address, con
 }
 
 void PageTable::UnmapIn(Table& table, uint64_t va, uint64_t end) {
+  if (table.level == 0) {  // [va, end) lies inside this page table: clear its entries in one pass
+    uint64_t* entries = table.entries + IndexAt(va, 0);
+    uint32_t cleared = 0;
+    for (uint64_t i = 0; i < (end - va) >> kPageShift; ++i) {
+      cleared += (entries[i] & vm::AMDGPU_PTE_VALID) != 0;
+      std::atomic_ref<uint64_t>(entries[i]).store(0, std::memory_order_release);
+    }
+    table.used -= cleared;
+    return;
+  }
   const uint64_t span = uint64_t{1} << Shift(table.level);
   for (uint64_t at = va; at < end;) {
     const uint32_t index = IndexAt(at, table.level);
     const uint64_t entry_start = at & ~(span - 1);
     const uint64_t piece_end = std::min(end, entry_start + span);
-    uint64_t* entry = Entry(table, index);
-    if (table.children[index]) {
-      UnmapIn(*table.children[index], at, piece_end);
-      if (table.children[index]->used == 0) {
+    uint64_t* entry = &table.entries[index];
+    if (Table* child = table.child(index)) {
+      UnmapIn(*child, at, piece_end);
+      if (child->used == 0) {
         std::atomic_ref<uint64_t>(*entry).store(0, std::memory_order_release);
-        FreeTable(std::move(table.children[index]));
+        FreeTable(std::move((*table.children)[index]));
         --table.used;
       }
     } else if (*entry & vm::AMDGPU_PTE_VALID) {
@@ -238,7 +259,7 @@ PageTable::Translation PageTable::Walk(uint64_t va) const {
   const Table* table = root_.get();
   while (table != nullptr) {
     const uint32_t index = IndexAt(va, table->level);
-    const uint64_t entry = std::atomic_ref<uint64_t>(*Entry(*table, index)).load(std::memory_order_acquire);
+    const uint64_t entry = std::atomic_ref<uint64_t>(table->entries[index]).load(std::memory_order_acquire);
     result.steps.push_back({table->level, table->address, index, entry});
     if ((entry & vm::AMDGPU_PTE_VALID) == 0) return result;
     if (table->level == 0 || (entry & vm::AMDGPU_PDE_PTE)) {
@@ -247,7 +268,7 @@ PageTable::Translation PageTable::Walk(uint64_t va) const {
       result.address = (entry & kEntryAddressMask & ~(result.page_size - 1)) + (va & (result.page_size - 1));
       return result;
     }
-    table = table->children[index].get();
+    table = table->child(index);
   }
   return result;
 }

@@ -75,11 +75,17 @@ class PageTable {
   size_t table_count() const { return table_count_; }
 
  private:
+  // One table: its entries are in VRAM (`entries`, the host view of them, taken once); the host keeps the count
+  // of valid entries and, for directories only, the child tables their entries point at (a page table's entries
+  // are all leaves, so it carries no child array to clear or scan).
   struct Table {
-    uint64_t address;  // VRAM
+    uint64_t address;   // VRAM
+    uint64_t* entries;  // 512 of them, through the host view of VRAM
     int level;
     uint32_t used = 0;
-    std::array<std::unique_ptr<Table>, 512> children;
+    std::unique_ptr<std::array<std::unique_ptr<Table>, 512>> children;  // level > 0 only
+
+    Table* child(uint32_t index) const { return children ? (*children)[index].get() : nullptr; }
   };
 
   PageTable(std::span<uint8_t> vram_window, uint64_t window_offset, TlsfAllocator& tables, bool huge_pages)
@@ -87,7 +93,6 @@ class PageTable {
 
   static int Shift(int level) { return 12 + 9 * level; }
   static uint32_t IndexAt(uint64_t va, int level) { return (va >> Shift(level)) & 511; }
-  uint64_t* Entry(const Table& table, uint32_t index) const;
   absl::StatusOr<std::unique_ptr<Table>> NewTable(int level);
   void FreeTable(std::unique_ptr<Table> table);
   uint64_t LeafBits(const PageFlags& flags) const;

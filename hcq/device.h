@@ -147,6 +147,10 @@ class Device {
   // RecoverAfter then resets what is stuck. Waits of several threads pending at once all end with the fault: the
   // device does not know which signal the faulting work would have written.
   //
+  // The wait limit, read once when the device opened (DefaultWaitTimeout: HCQDEV_WAIT_TIMEOUT_MS, else 30 s): what
+  // Signal::wait(value) and a full ring's back-pressure wait at most.
+  absl::Duration wait_timeout() const { return wait_timeout_; }
+
   // How many faults the device reported since it opened; waits compare it before and after.
   uint64_t faults() const { return faults_.load(std::memory_order_acquire); }
   // Collects what the device reported since the last call (the AMD backend drains its interrupt ring). Costs one
@@ -181,6 +185,8 @@ class Device {
   absl::Status InitCommon();
   // Releases what InitCommon allocated (the backend's destructor calls it before tearing itself down).
   void FiniCommon();
+
+  absl::Duration wait_timeout_;  // set by the backend's Init, before anything waits
 
  private:
   std::string name_;

@@ -154,7 +154,7 @@ hcq_status hcq_buffer_map(hcq_device* device, const hcq_buffer* buffer);
 /* Lets `peer`'s queues wait on and write `device`'s signals (maps its signal pool into `peer`). */
 hcq_status hcq_device_share_signals(hcq_device* device, hcq_device* peer);
 
-/* Signals. timeout_ms 0 = the default (30 s, or HCQDEV_WAIT_TIMEOUT_MS). */
+/* Signals. timeout_ms 0 = the default (30 s, or HCQDEV_WAIT_TIMEOUT_MS as it was when the device opened). */
 /* Signals come from a per-device pool of 256 (tinygrad's 4096-byte pool; the device's timeline signal is one of
  * them) whose size this API does not set (C++ has hcq::DeviceOptions::signal_pool_bytes). When the pool is used up,
  * hcq_signal_new fails with HCQ_ERROR_RESOURCE_EXHAUSTED: free the signals no longer needed (hcq_signal_free). */

@@ -50,6 +50,8 @@ void Signal::FlushDeviceWrites() const {
 }
 
 absl::Status Signal::wait(uint64_t value) const {
+  // The device read the environment once when it opened: a wait makes no getenv call.
+  if (device_ != nullptr) return wait(value, device_->wait_timeout());
   BAREGPU_ASSIGN_OR_RETURN(absl::Duration timeout, DefaultWaitTimeout());
   return wait(value, timeout);
 }

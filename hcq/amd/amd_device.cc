@@ -52,7 +52,7 @@ absl::StatusOr<std::unique_ptr<Device>> AmdDevice::Open(absl::string_view name, 
 }
 
 absl::Status AmdDevice::Init() {
-  BAREGPU_ASSIGN_OR_RETURN(ring_timeout_, DefaultWaitTimeout());
+  BAREGPU_ASSIGN_OR_RETURN(wait_timeout_, DefaultWaitTimeout());
   return InitCommon();
 }
 

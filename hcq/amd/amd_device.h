@@ -52,8 +52,6 @@ class AmdDevice final : public Device {
   am::Device& am() { return *am_; }
   am::Ring& compute_ring() { return am_->gfx().ring(); }
   am::Ring& copy_ring() { return am_->sdma().ring(); }
-  // How long submit waits for room in a ring (the signal wait timeout, read once at open).
-  absl::Duration ring_timeout() const { return ring_timeout_; }
   uint64_t copy_packet_bytes() const;
   // The debug endpoint's socket, or "" when this process serves none (DeviceOptions::debug_endpoint).
   std::string debug_endpoint_path() const { return debug_endpoint_ ? debug_endpoint_->path() : std::string(); }
@@ -65,7 +63,6 @@ class AmdDevice final : public Device {
   absl::Status StartDebugEndpoint();
 
   std::unique_ptr<am::Device> am_;
-  absl::Duration ring_timeout_;
   // Serves am_'s pci::Device to debuggers; stopped first when the device closes (it reads what closing tears down).
   std::unique_ptr<serve::DebugEndpoint> debug_endpoint_;
   // Host allocations by VA; VRAM allocations keep their offset in the Allocation. Threads allocate and free at

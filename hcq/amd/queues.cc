@@ -191,7 +191,7 @@ ComputeQueue& Pm4Queue::exec(const Program& program, ArgsState& args, const Dims
 }
 
 absl::Status Pm4Queue::WriteRing(std::span<const uint32_t> dwords) {
-  return amd_.compute_ring().Write(dwords, amd_.ring_timeout());
+  return amd_.compute_ring().Write(dwords, amd_.wait_timeout());
 }
 
 absl::Status Pm4Queue::PrepareBind() {
@@ -233,7 +233,7 @@ absl::Status Pm4Queue::WriteIndirect(uint64_t va, uint32_t dwords) {
     const auto packet = pm4::IndirectBuffer::Encode(va + uint64_t{ib_pieces_[i].offset} * 4, ib_pieces_[i].dwords);
     std::copy(packet.begin(), packet.end(), indirect_.begin() + i * pm4::IndirectBuffer::kDwords);
   }
-  return amd_.compute_ring().Write(indirect_, amd_.ring_timeout());
+  return amd_.compute_ring().Write(indirect_, amd_.wait_timeout());
 }
 
 SdmaQueue::SdmaQueue(AmdDevice& device) : CopyQueue(device), amd_(device) {}
@@ -294,12 +294,12 @@ absl::Status SdmaQueue::PrepareBind() {
 }
 
 absl::Status SdmaQueue::WriteRing(std::span<const uint32_t> dwords) {
-  return amd_.copy_ring().Write(dwords, amd_.ring_timeout());
+  return amd_.copy_ring().Write(dwords, amd_.wait_timeout());
 }
 
 absl::Status SdmaQueue::WriteIndirect(uint64_t va, uint32_t dwords) {
   // sdma_v6_0_ring_emit_ib: the INDIRECT packet must end on an 8-dword boundary of the ring (NOPs first).
-  return amd_.copy_ring().Write(sdma::EncodeIndirect(va, dwords), amd_.ring_timeout(), sdma::kIndirectAlignDwords,
+  return amd_.copy_ring().Write(sdma::EncodeIndirect(va, dwords), amd_.wait_timeout(), sdma::kIndirectAlignDwords,
                                 sdma::EncodeNop());
 }
 

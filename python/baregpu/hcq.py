@@ -311,7 +311,9 @@ class Signal(_Handle):
         return lib.hcq_signal_timestamp_us(self.handle)
 
     def wait(self, value: int, timeout_ms: int = 0) -> None:
-        """Until value >= `value`; HcqError TIMEOUT after timeout_ms (0: HCQDEV_WAIT_TIMEOUT_MS or 30 s)."""
+        """Until value >= `value`; HcqError TIMEOUT after timeout_ms.
+
+        0: HCQDEV_WAIT_TIMEOUT_MS as it was when the device opened, or 30 s."""
         _check(lib.hcq_signal_wait(self.handle, value, timeout_ms), f"wait for {value}")
 
 

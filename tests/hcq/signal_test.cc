@@ -74,19 +74,35 @@ TEST_F(SignalTest, TimestampsComeFromTheGpuClockInMicroseconds) {
   EXPECT_DOUBLE_EQ(a->timestamp(), static_cast<double>(a->timestamp_ticks()) / 100.0);
 }
 
-TEST_F(SignalTest, BadTimeoutEnvironmentIsAnErrorNotACrash) {
+TEST_F(SignalTest, BadTimeoutEnvironmentFailsTheOpenNamingTheVariable) {
+  const std::string name = "sim:navi31:timeout-env";
+  ASSERT_TRUE(am::sim::PersistentState::PowerCycle(name).ok());
   ::setenv("HCQDEV_WAIT_TIMEOUT_MS", "soon", 1);
-  auto signal = dev_->NewSignal(1);
-  ASSERT_TRUE(signal.ok());
-  absl::Status status = signal->wait(1);
+  auto device = Device::Open(name);
   ::unsetenv("HCQDEV_WAIT_TIMEOUT_MS");
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StrContains(status.message(), "HCQDEV_WAIT_TIMEOUT_MS=\"soon\"")) << status;
+  EXPECT_EQ(device.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(device.status().message(), "HCQDEV_WAIT_TIMEOUT_MS=\"soon\"")) << device.status();
   ::setenv("HCQDEV_WAIT_TIMEOUT_MS", "20", 1);
   auto timeout = DefaultWaitTimeout();
   ::unsetenv("HCQDEV_WAIT_TIMEOUT_MS");
   ASSERT_TRUE(timeout.ok());
   EXPECT_EQ(*timeout, absl::Milliseconds(20));
+}
+
+// The limit is read once, when the device opens (a wait makes no getenv call): changing the variable later
+// changes nothing for that device.
+TEST_F(SignalTest, AWaitWithoutATimeoutUsesTheLimitReadAtOpen) {
+  dev_.reset();
+  ::setenv("HCQDEV_WAIT_TIMEOUT_MS", "20", 1);
+  dev_ = testing::OpenFresh();
+  ::setenv("HCQDEV_WAIT_TIMEOUT_MS", "soon", 1);
+  ASSERT_NE(dev_, nullptr);
+  auto signal = dev_->NewSignal(0);
+  ASSERT_TRUE(signal.ok());
+  absl::Status status = signal->wait(1);
+  ::unsetenv("HCQDEV_WAIT_TIMEOUT_MS");
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_TRUE(absl::StrContains(status.message(), "after 20ms waiting for 1")) << status;
 }
 
 TEST_F(SignalTest, PoolRunsOutWithAClearError) {
