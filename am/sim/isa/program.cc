@@ -30,6 +30,14 @@ absl::Status FetchPage(GpuMemory& memory, const MemoryClient& client, uint64_t a
   return absl::OkStatus();
 }
 
+// Makes slots[index] exist. The table grows with the walk (doubling, at most to the fetched words), not to the end
+// of every page fetched: a 160-word kernel's table was otherwise 4 KiB / 4 slots of 128 bytes each, most never used.
+void GrowTo(std::vector<DecodedSlot>& slots, uint64_t index, size_t fetched_words) {
+  constexpr size_t kFirstSlots = 64;
+  if (index < slots.size()) return;
+  slots.resize(std::min(fetched_words, std::max<size_t>({index + 1, 2 * slots.size(), kFirstSlots})));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const MemoryClient& client, uint64_t entry,
@@ -50,14 +58,13 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
     // Code before the entry point is not part of this kernel; a wave going there decodes late.
     if (index >= (uint64_t{1} << 24)) continue;
     while (index >= words.size()) BAREGPU_RETURN_IF_ERROR(FetchPage(memory, client, entry + words.size() * 4, words));
-    if (slots.size() < words.size()) slots.resize(words.size());
+    GrowTo(slots, index, words.size());
     if (slots[index].present) continue;
     absl::StatusOr<Instruction> inst = Decode(
         std::span<const uint32_t>(words).subspan(index, std::min<size_t>(kMaxInstructionDwords, words.size() - index)));
     if (!inst.ok() && words.size() - index < kMaxInstructionDwords) {
       // Possibly cut off by the end of the fetched page: the instruction continues on the next one.
       BAREGPU_RETURN_IF_ERROR(FetchPage(memory, client, entry + words.size() * 4, words));
-      slots.resize(words.size());
       inst = Decode(std::span<const uint32_t>(words).subspan(index, kMaxInstructionDwords));
     }
     DecodedSlot& slot = slots[index];
@@ -87,6 +94,8 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
     (void)kSop1Swappc;
     if (falls_through) work.push_back(next);
   }
+  // Slots past the reachable code were never decoded: At() decodes them late, if a wave gets there.
+  if (slots.size() > end_word) slots.resize(end_word);
   // The prefetcher runs `prefetch_lines` lines ahead of the line being executed: past the line that holds the last
   // reachable word. The fetched pages are already known to be executable; the ones after them are checked.
   const uint64_t code_end = entry + end_word * 4;
