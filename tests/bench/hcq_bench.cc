@@ -1,5 +1,6 @@
-// Issue 8's HCQ numbers on the virtual Navi31: building and submitting queues, graph replay, signal round trip,
-// host-to-VRAM bandwidth through the staging ring.
+// Issue 8's HCQ numbers on the virtual Navi31: building and submitting queues, graph replay, signal round trip (and
+// its floor, an atomic ping-pong between two threads), host-to-VRAM bandwidth through the staging ring.
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -8,6 +9,7 @@
 #include <iterator>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "am/sim/persistent_state.h"
@@ -149,6 +151,34 @@ void BM_SignalRoundTrip(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_SignalRoundTrip)->UseRealTime();
+
+// The floor for the signal round trip (issue 24: within 2x of it): two threads passing a counter back and forth
+// through one cache line each way, both spinning, as the host and the MEC thread do. One iteration is one round
+// trip. A hardware-free figure of this machine's cross-core latency.
+void BM_AtomicPingPong(benchmark::State& state) {
+  alignas(64) std::atomic<uint64_t> ping{0};
+  alignas(64) std::atomic<uint64_t> pong{0};
+  std::atomic<bool> stop{false};
+  std::thread peer([&] {
+    uint64_t seen = 0;
+    while (!stop.load(std::memory_order_relaxed)) {
+      const uint64_t value = ping.load(std::memory_order_acquire);
+      if (value != seen) {
+        seen = value;
+        pong.store(value, std::memory_order_release);
+      }
+    }
+  });
+  uint64_t value = 0;
+  for (auto _ : state) {
+    ping.store(++value, std::memory_order_release);
+    while (pong.load(std::memory_order_acquire) != value) {
+    }
+  }
+  stop.store(true, std::memory_order_relaxed);
+  peer.join();
+}
+BENCHMARK(BM_AtomicPingPong)->UseRealTime();
 
 // Host memory to VRAM through the staging ring (copyin), 64 MiB per iteration.
 void BM_CopyInBandwidth(benchmark::State& state) {
