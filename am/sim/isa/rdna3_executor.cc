@@ -148,8 +148,10 @@ absl::Status Rdna3Executor::Dispatch(const DispatchState& state, GpuMemory& memo
   std::mutex error_mu;
   absl::Status first_error;
   WaveFault first_fault;
-  auto worker = [&] {
-    WorkgroupRunner runner(setup);
+  const int threads_used = static_cast<int>(std::min<uint64_t>(workers_, workgroups));
+  if (waves_by_worker_.size() < static_cast<size_t>(threads_used)) waves_by_worker_.resize(threads_used);
+  auto worker = [&](int worker_index) {
+    WorkgroupRunner runner(setup, waves_by_worker_[worker_index]);
     while (!setup.stopping()) {
       const uint64_t index = next.fetch_add(1, std::memory_order_relaxed);
       if (index >= workgroups) break;
@@ -168,10 +170,9 @@ absl::Status Rdna3Executor::Dispatch(const DispatchState& state, GpuMemory& memo
     }
     lane_instructions_.fetch_add(runner.lane_instructions(), std::memory_order_relaxed);
   };
-  const int threads_used = static_cast<int>(std::min<uint64_t>(workers_, workgroups));
   std::vector<std::thread> pool;
-  for (int i = 1; i < threads_used; ++i) pool.emplace_back(worker);
-  worker();
+  for (int i = 1; i < threads_used; ++i) pool.emplace_back(worker, i);
+  worker(0);
   for (std::thread& t : pool) t.join();
 
   if (state.reset_waves != nullptr && state.reset_waves->load(std::memory_order_relaxed) && first_error.ok()) {

@@ -11,9 +11,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "am/sim/isa/program.h"
+#include "am/sim/isa/wave.h"
 #include "am/sim/model_context.h"
 #include "am/sim/shader_executor.h"
 #include "am/sim/wave_slots.h"
@@ -43,8 +45,11 @@ class Rdna3Executor final : public ShaderExecutor {
   ModelContext context_;
   int workers_;
   WaveSlots* wave_slots_;
-  std::mutex mu_;  // one dispatch at a time; guards programs_
+  std::mutex mu_;  // one dispatch at a time; guards programs_ and waves_by_worker_
   std::map<uint64_t, std::unique_ptr<Program>> programs_;
+  // Each worker's waves, kept between dispatches as the hardware keeps its register files: a wave starts with what
+  // InitWave sets (SGPRs, VGPR0, EXEC) and the rest as the last wave in that storage left it.
+  std::vector<std::vector<Wave>> waves_by_worker_;
   std::atomic<uint64_t> lane_instructions_{0};
 };
 

@@ -39,8 +39,8 @@ constexpr uint64_t kInlineF64[] = {0x3fe0000000000000, 0xbfe0000000000000, 0x3ff
 
 }  // namespace
 
-WorkgroupRunner::WorkgroupRunner(const DispatchSetup& setup)
-    : setup_(setup), memory_(*setup.memory, setup.client), lds_(setup.lds_bytes) {
+WorkgroupRunner::WorkgroupRunner(const DispatchSetup& setup, std::vector<Wave>& waves)
+    : setup_(setup), memory_(*setup.memory, setup.client), waves_(waves), lds_(setup.lds_bytes) {
   // SHARED_BASE and PRIVATE_BASE are address bits 63:48, so bits 63:32 of an aperture address are the field << 16.
   const auto bases = regs::gc::SH_MEM_BASES::FromRaw(setup.sh_mem.bases);
   shared_aperture_high_ = bases.shared_base() << 16;

@@ -71,7 +71,9 @@ struct WaveFault {
 
 class WorkgroupRunner {
  public:
-  explicit WorkgroupRunner(const DispatchSetup& setup);
+  // `waves`: the wave storage this runner uses (grown as needed), owned by the caller so that it outlives the
+  // dispatch: a wave's register file is 64 KiB, which a new runner per dispatch would allocate and clear again.
+  WorkgroupRunner(const DispatchSetup& setup, std::vector<Wave>& waves);
   ~WorkgroupRunner();
   WorkgroupRunner(const WorkgroupRunner&) = delete;
   WorkgroupRunner& operator=(const WorkgroupRunner&) = delete;
@@ -147,7 +149,7 @@ class WorkgroupRunner {
 
   const DispatchSetup& setup_;
   MemoryView memory_;
-  std::vector<Wave> waves_;
+  std::vector<Wave>& waves_;
   std::vector<uint8_t> lds_;
   std::vector<uint8_t> scratch_;  // per wave: lanes x scratch_bytes_per_lane
   WaveFault fault_;
