@@ -103,7 +103,8 @@ void BM_VectorAdd(benchmark::State& state) {
 }
 BENCHMARK(BM_VectorAdd)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 
-// Issue 24's first dispatch against a warm one: a small vector_add (4 workgroups of 64) dispatched by an executor
+// Issue 24's first dispatch against a warm one: a small vector_add (4 workgroups of 64), with 1 and 2 workers (the
+// virtual GPU uses as many as the machine has hardware threads), dispatched by an executor
 // that has never run the kernel (it fetches and decodes the program and sizes its waves' registers) and by one
 // that has (its program table is kept while the code is unchanged).
 constexpr uint32_t kSmallDispatch = 256;
@@ -111,18 +112,18 @@ void BM_FirstDispatch(benchmark::State& state) {
   VectorAdd work(kSmallDispatch);
   if (std::string error = work.Prepare(); !error.empty()) return state.SkipWithError(error.c_str());
   for (auto _ : state) {
-    Rdna3Executor executor(work.fixture.context(), /*workers=*/1);
+    Rdna3Executor executor(work.fixture.context(), static_cast<int>(state.range(0)));
     if (absl::Status s = executor.Dispatch(work.dispatch, work.fixture.memory()); !s.ok()) {
       return state.SkipWithError(std::string(s.message()).c_str());
     }
   }
   if (!work.Correct()) return state.SkipWithError("wrong result");
 }
-BENCHMARK(BM_FirstDispatch)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_FirstDispatch)->ArgName("workers")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 void BM_WarmDispatch(benchmark::State& state) {
   VectorAdd work(kSmallDispatch);
   if (std::string error = work.Prepare(); !error.empty()) return state.SkipWithError(error.c_str());
-  Rdna3Executor executor(work.fixture.context(), /*workers=*/1);
+  Rdna3Executor executor(work.fixture.context(), static_cast<int>(state.range(0)));
   if (!executor.Dispatch(work.dispatch, work.fixture.memory()).ok()) return state.SkipWithError("dispatch failed");
   for (auto _ : state) {
     if (absl::Status s = executor.Dispatch(work.dispatch, work.fixture.memory()); !s.ok()) {
@@ -131,7 +132,7 @@ void BM_WarmDispatch(benchmark::State& state) {
   }
   if (!work.Correct()) return state.SkipWithError("wrong result");
 }
-BENCHMARK(BM_WarmDispatch)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_WarmDispatch)->ArgName("workers")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace am::sim::isa

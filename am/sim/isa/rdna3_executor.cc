@@ -32,7 +32,8 @@ constexpr uint32_t kVgprGranuleWave32 = 8, kVgprGranuleWave64 = 4;
 Rdna3Executor::Rdna3Executor(const ModelContext& context, int workers, WaveSlots* wave_slots)
     : context_(context),
       workers_(workers > 0 ? workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
-      wave_slots_(wave_slots) {}
+      wave_slots_(wave_slots),
+      pool_(workers_) {}
 
 absl::StatusOr<Program*> Rdna3Executor::ProgramAt(uint64_t address, GpuMemory& memory, const MemoryClient& client,
                                                   uint32_t prefetch_lines) {
@@ -170,10 +171,7 @@ absl::Status Rdna3Executor::Dispatch(const DispatchState& state, GpuMemory& memo
     }
     lane_instructions_.fetch_add(runner.lane_instructions(), std::memory_order_relaxed);
   };
-  std::vector<std::thread> pool;
-  for (int i = 1; i < threads_used; ++i) pool.emplace_back(worker, i);
-  worker(0);
-  for (std::thread& t : pool) t.join();
+  pool_.Run(threads_used, worker);
 
   if (state.reset_waves != nullptr && state.reset_waves->load(std::memory_order_relaxed) && first_error.ok()) {
     return absl::CancelledError("the queue's waves were reset (CP_HQD_DEQUEUE_REQUEST RESET_WAVES)");

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "am/sim/isa/program.h"
 #include "am/sim/isa/wave.h"
+#include "am/sim/isa/worker_pool.h"
 #include "am/sim/model_context.h"
 #include "am/sim/shader_executor.h"
 #include "am/sim/wave_slots.h"
@@ -50,6 +51,7 @@ class Rdna3Executor final : public ShaderExecutor {
   // Each worker's waves, kept between dispatches as the hardware keeps its register files: a wave starts with what
   // InitWave sets (SGPRs, VGPR0, EXEC) and the rest as the last wave in that storage left it.
   std::vector<std::vector<Wave>> waves_by_worker_;
+  WorkerPool pool_;  // declared after workers_, which sizes it
   std::atomic<uint64_t> lane_instructions_{0};
 };
 
