@@ -52,7 +52,7 @@ void WaveSlots::Occupy(uint32_t wgp, uint32_t wave_in_workgroup) {
   {
     base::MutexLock lock(&slot.mu);
     slot.served = slot.requested.load(std::memory_order_acquire);  // the previous wave's copies are not this one's
-    slot.snapshot = WaveSnapshot{};
+    slot.snapshot.reset();
   }
   slot.occupied.store(true, std::memory_order_release);
 }
@@ -79,7 +79,11 @@ void WaveSlots::Publish(uint32_t wgp, uint32_t wave_in_workgroup, const WaveSnap
   // Read before the copy: a request made while copying gets a later ticket and waits for the next copy.
   const uint64_t answered = slot.requested.load(std::memory_order_acquire);
   base::MutexLock lock(&slot.mu);
-  slot.snapshot = snapshot;
+  if (slot.snapshot) {
+    *slot.snapshot = snapshot;
+  } else {
+    slot.snapshot = std::make_unique<WaveSnapshot>(snapshot);
+  }
   slot.served = answered;
 }
 
@@ -99,7 +103,7 @@ std::optional<WaveSnapshot> WaveSlots::Snapshot(const WaveLocation& where, absl:
     {
       base::ReaderMutexLock lock(&slot.mu);
       if (slot.served >= ticket) {
-        copy = slot.snapshot;
+        copy = slot.snapshot ? *slot.snapshot : WaveSnapshot{};  // none: a new wave answered an earlier wave's request
         break;
       }
     }
@@ -107,7 +111,7 @@ std::optional<WaveSnapshot> WaveSlots::Snapshot(const WaveLocation& where, absl:
     if (absl::Now() > deadline) {
       // The wave's thread did not come by in time: the last copy made of this wave, if any.
       base::ReaderMutexLock lock(&slot.mu);
-      if (slot.snapshot.status != 0) copy = slot.snapshot;
+      if (slot.snapshot && slot.snapshot->status != 0) copy = *slot.snapshot;
       break;
     }
     std::this_thread::sleep_for(kCopyPoll);

@@ -95,7 +95,9 @@ class WaveSlots {
     std::atomic<uint64_t> requested{0};  // copy requests so far (tickets)
     base::Mutex mu;
     uint64_t served ABSL_GUARDED_BY(mu) = 0;  // the last ticket a copy answered
-    WaveSnapshot snapshot ABSL_GUARDED_BY(mu);
+    // Made by the first Publish, dropped when the next wave occupies the slot: 48 WGPs x 64 slots of snapshots
+    // cleared at every open cost more than the rest of a partial boot, and most slots are never copied.
+    std::unique_ptr<WaveSnapshot> snapshot ABSL_GUARDED_BY(mu);
   };
   struct Wgp {
     std::atomic<bool> claimed{false};
