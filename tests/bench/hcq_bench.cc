@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -29,9 +30,17 @@ double ThreadCpuSeconds() {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
+// The virtual GPU every benchmark opens; BAREGPU_BENCH_DEVICE names another (tools/bench/compare gives its own, so
+// that it never shares one with a test or benchmark running beside it).
+std::string BenchDeviceName() {
+  const char* name = std::getenv("BAREGPU_BENCH_DEVICE");
+  return name != nullptr && *name != '\0' ? name : "sim:navi31:hcq-bench";
+}
+
 std::unique_ptr<Device> OpenBenchDevice() {
-  (void)am::sim::PersistentState::PowerCycle("sim:navi31:hcq-bench");
-  auto device = Device::Open("sim:navi31:hcq-bench");
+  const std::string name = BenchDeviceName();
+  (void)am::sim::PersistentState::PowerCycle(name);
+  auto device = Device::Open(name);
   return device.ok() ? std::move(*device) : nullptr;
 }
 
@@ -62,6 +71,50 @@ void BM_BuildExecSignal(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_BuildExecSignal);
+
+// Issue 24's side-by-side rows (tools/bench/compare): building a compute queue of `state.range(0)` exec + signal
+// pairs from empty (the same exec and signal as above, each pair its own signal value), and a copy queue of one
+// copy + signal. CPU cost of the commands only; nothing is submitted. "dwords" is the queue's length per build.
+void BM_BuildExecSignalPairs(benchmark::State& state) {
+  auto dev = OpenBenchDevice();
+  if (!dev) return state.SkipWithError("open failed");
+  std::unique_ptr<Program> program = LoadVectorAdd(*dev);
+  if (!program) return state.SkipWithError("the corpus's vector_add is not built");
+  auto signal = dev->NewSignal();
+  auto args = dev->NewArgs(program->args_size(), 3);
+  if (!signal.ok() || !args.ok()) return state.SkipWithError("setup failed");
+  const int pairs = static_cast<int>(state.range(0));
+  auto queue = dev->NewComputeQueue();
+  uint64_t value = 0;
+  for (auto _ : state) {
+    queue->reset();
+    for (int i = 0; i < pairs; ++i) queue->exec(*program, *args, {4, 1, 1}, {64, 1, 1}).signal(*signal, ++value);
+    benchmark::DoNotOptimize(queue->dwords().data());
+  }
+  state.SetItemsProcessed(state.iterations() * pairs);
+  state.counters["dwords"] = static_cast<double>(queue->dwords().size());
+}
+BENCHMARK(BM_BuildExecSignalPairs)->Arg(1)->Arg(8)->Arg(64);
+
+// One copy of 1 MiB (a single COPY_LINEAR packet) between two VRAM buffers, then a signal (an SDMA FENCE).
+void BM_BuildCopySignal(benchmark::State& state) {
+  auto dev = OpenBenchDevice();
+  if (!dev) return state.SkipWithError("open failed");
+  constexpr uint64_t kBytes = uint64_t{1} << 20;
+  auto source = dev->allocator().alloc(kBytes), destination = dev->allocator().alloc(kBytes);
+  auto signal = dev->NewSignal();
+  if (!source.ok() || !destination.ok() || !signal.ok()) return state.SkipWithError("setup failed");
+  auto queue = dev->NewCopyQueue();
+  uint64_t value = 0;
+  for (auto _ : state) {
+    queue->reset();
+    queue->copy(destination->va(), source->va(), kBytes).signal(*signal, ++value);
+    benchmark::DoNotOptimize(queue->dwords().data());
+  }
+  state.SetItemsProcessed(state.iterations());
+  state.counters["dwords"] = static_cast<double>(queue->dwords().size());
+}
+BENCHMARK(BM_BuildCopySignal);
 
 // Submitting a bound compute queue of `state.range(0)` exec + signal pairs (vector_add over 64 elements, the signal
 // value a variable): patch, INDIRECT_BUFFER into the ring, HDP flush, doorbell. CPU time of the submitting thread per
