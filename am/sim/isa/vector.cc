@@ -18,6 +18,14 @@
 namespace am::sim::isa {
 namespace {
 
+uint32_t AbsoluteDifference(uint32_t x, uint32_t y) { return x > y ? x - y : y - x; }
+// The four bytes' absolute differences, summed (V_SAD_U8, V_SAD_HI_U8).
+uint32_t SumOfByteDifferences(uint32_t x, uint32_t y) {
+  uint32_t sum = 0;
+  for (int shift = 0; shift < 32; shift += 8) sum += AbsoluteDifference((x >> shift) & 0xff, (y >> shift) & 0xff);
+  return sum;
+}
+
 // A resolved source: a VGPR row (and the next row for 64-bit operands) or a value for every lane.
 struct Src {
   const uint32_t* lo = nullptr;
@@ -1006,6 +1014,54 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
       break;
     case vop3::kVMinmaxF32:
       setf32([&](int l) { return MaxF(MinF(fa(l), fb(l)), fc(l)); });
+      break;
+    case vop3::kVMaxminF16:
+      setf16([&](int l) { return MinF(MaxF(ha(l), hb(l)), hc(l)); });
+      break;
+    case vop3::kVMinmaxF16:
+      setf16([&](int l) { return MaxF(MinF(ha(l), hb(l)), hc(l)); });
+      break;
+    // 16-bit multiply-add; VOP3's clamp saturates an integer result to its type's range (as LLVM uses it for
+    // saturating arithmetic), else the result wraps.
+    case vop3::kVMadU16:
+      set16([&](int l) {
+        const uint32_t r = uint32_t{u16(0, a(l))} * u16(1, b(l)) + u16(2, c(l));
+        return inst.clamp ? std::min<uint32_t>(r, 0xffff) : r;
+      });
+      break;
+    case vop3::kVMadI16:
+      set16([&](int l) {
+        const int32_t r = int32_t{i16(0, a(l))} * i16(1, b(l)) + i16(2, c(l));
+        return static_cast<uint16_t>(inst.clamp ? std::clamp(r, -32768, 32767) : r);
+      });
+      break;
+    // Sums of absolute differences onto S2 (RDNA3 ISA, V_SAD_*): per byte, per byte into bits 31:16, per half, and
+    // of the whole dwords.
+    case vop3::kVSadU8:
+      set32([&](int l) { return c(l) + SumOfByteDifferences(a(l), b(l)); });
+      break;
+    case vop3::kVSadHiU8:
+      set32([&](int l) { return c(l) + (SumOfByteDifferences(a(l), b(l)) << 16); });
+      break;
+    case vop3::kVSadU16:
+      set32([&](int l) {
+        return c(l) + AbsoluteDifference(a(l) & 0xffff, b(l) & 0xffff) + AbsoluteDifference(a(l) >> 16, b(l) >> 16);
+      });
+      break;
+    case vop3::kVSadU32:
+      set32([&](int l) { return c(l) + AbsoluteDifference(a(l), b(l)); });
+      break;
+    // Per byte, the average of S0's and S1's bytes rounded by the bit of S2 at the byte's lowest position.
+    case vop3::kVLerpU8:
+      set32([&](int l) {
+        uint32_t r = 0;
+        for (int byte = 0; byte < 4; ++byte) {
+          const int shift = 8 * byte;
+          const uint32_t sum = ((a(l) >> shift) & 0xff) + ((b(l) >> shift) & 0xff) + ((c(l) >> shift) & 1);
+          r |= (sum >> 1) << shift;
+        }
+        return r;
+      });
       break;
     case vop3::kVMaxminU32:
       set32([&](int l) { return std::min(std::max(a(l), b(l)), c(l)); });

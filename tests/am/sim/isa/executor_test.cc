@@ -536,6 +536,28 @@ TEST_F(ExecutorTest, SixteenBitMinMaxAndMedianOfThree) {
   EXPECT_EQ(out[11], 0x3c00u);     // v_med3_f16 (2.0, 1.0, -1.0), inline constants: 1.0
 }
 
+// VOP3 operations the interpreter lacked (issue 24). Expected values worked by hand from the RDNA3 ISA's pseudocode
+// for each (the rows of asm/vop3_more.s show the arithmetic); V_MAD_U16's clamp saturating and its wrap without it
+// are also what tinygrad's hardware tests (test/amd/hw/test_vop3.py) expect of the hardware.
+TEST_F(ExecutorTest, MaxminF16Mad16SumsOfAbsoluteDifferencesAndLerp) {
+  std::span<uint32_t> out = Out(13);
+  absl::Status status = Run("vop3_more", Pointer(kOut), 1);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(out[0], 0xaaaa3800u);   // v_maxmin_f16 (1, -2, 0.5): 0.5; the other half kept
+  EXPECT_EQ(out[1], 0xaaaa3800u);   // v_minmax_f16 (1, -2, 0.5): 0.5
+  EXPECT_EQ(out[2], 0xaaaa3c00u);   // v_minmax_f16 (-2, 0.5, 1): 1.0
+  EXPECT_EQ(out[3], 0xaaaa5f97u);   // v_mad_u16 300 * 300 + 7 wraps
+  EXPECT_EQ(out[4], 0xaaaaffffu);   // ... with clamp saturates
+  EXPECT_EQ(out[5], 0xaaaa8ad7u);   // v_mad_i16 300 * -100 + 7 = -29993
+  EXPECT_EQ(out[6], 0xaaaa8ad7u);   // ... clamp leaves a result in range alone
+  EXPECT_EQ(out[7], 0xaaaa7fffu);   // v_mad_i16 300 * 300 - 100 with clamp: 32767
+  EXPECT_EQ(out[8], 1288u);         // v_sad_u8
+  EXPECT_EQ(out[9], 0x012003e8u);   // v_sad_hi_u8
+  EXPECT_EQ(out[10], 5113u);        // v_sad_u16
+  EXPECT_EQ(out[11], 0x0f0104f8u);  // v_sad_u32
+  EXPECT_EQ(out[12], 0x01ff0504u);  // v_lerp_u8
+}
+
 TEST_F(ExecutorTest, STrapWithoutATrapHandlerStopsTheDispatchAndDebugtrapContinues) {
   std::span<uint32_t> out = Out(3);
   out[2] = 0xdeadbeef;
