@@ -1367,6 +1367,30 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
     case vop3::kVAshrrevI64:
       set64([&](int l) { return static_cast<uint64_t>(static_cast<int64_t>(b64(l)) >> (a(l) & 63)); });
       break;
+    // Lane swizzles within (permlane16) or across (permlanex16: row r reads row r ^ 1) rows of 16 lanes: destination
+    // lane i of a row takes the row's lane named by bits 4i+3:4i of {S2, S1} (RDNA3 ISA pseudocode). op_sel[0] is
+    // FI (read a source lane even when EXEC has it off) and op_sel[1] BOUND_CTRL: without FI an inactive source lane
+    // leaves the destination as it was, or writes 0 under BOUND_CTRL (LLVM's llvm.amdgcn.permlane16: `old`, fi,
+    // bound_ctrl; the same rule as DPP's).
+    case vop3::kVPermlane16B32:
+    case vop3::kVPermlanex16B32: {
+      if (src[0].lo == nullptr) return Illegal(wave, inst, "V_PERMLANE16/X16 reads src0 from other lanes: a VGPR");
+      const uint64_t lane_select = uint64_t{c(0)} << 32 | b(0);
+      const bool fetch_inactive = (inst.opsel & 1) != 0, bound_ctrl = (inst.opsel & 2) != 0;
+      const bool other_row = op == vop3::kVPermlanex16B32;
+      uint32_t before[kMaxLanes];  // the sources as they were: D may be S0
+      std::copy(src[0].lo, src[0].lo + n, before);
+      each([&](int l) {
+        const int row = (l >> 4) ^ (other_row ? 1 : 0);
+        const int from = row * 16 + static_cast<int>((lane_select >> (4 * (l & 15))) & 0xf);
+        if (!fetch_inactive && !((exec >> from) & 1)) {
+          if (bound_ctrl) d[l] = 0;
+          return;
+        }
+        d[l] = before[from];
+      });
+      break;
+    }
     case vop3::kVReadlaneB32: {
       const uint32_t lane = b(0) & (n - 1);
       WriteScalar(wave, inst.vdst, src[0].lo != nullptr ? src[0].lo[lane] : a(0));

@@ -558,6 +558,20 @@ TEST_F(ExecutorTest, MaxminF16Mad16SumsOfAbsoluteDifferencesAndLerp) {
   EXPECT_EQ(out[12], 0x01ff0504u);  // v_lerp_u8
 }
 
+// V_PERMLANE16_B32 / V_PERMLANEX16_B32 on a full wave32 (RDNA3 ISA pseudocode): each lane of a row takes the lane
+// its 4-bit select names, from its own row or (x16) from the other one.
+TEST_F(ExecutorTest, PermlaneSwizzlesWithinAndAcrossRowsOfSixteen) {
+  std::span<uint32_t> out = Out(64);
+  absl::Status status = Run("permlane", Pointer(kOut), 32);
+  ASSERT_TRUE(status.ok()) << status;
+  for (uint32_t lane = 0; lane < 32; ++lane) {
+    // The selects, nibble i for lane i: 0x01234567 gives lanes 0-7 the sources 7..0, 0x89abcdef lanes 8-15 15..8.
+    const uint32_t row = lane / 16, in_row = lane % 16, selected = in_row < 8 ? 7 - in_row : 23 - in_row;
+    EXPECT_EQ(out[lane], 10 * (row * 16 + selected)) << "permlane16, lane " << lane;
+    EXPECT_EQ(out[32 + lane], 10 * ((row ^ 1) * 16 + selected)) << "permlanex16, lane " << lane;
+  }
+}
+
 TEST_F(ExecutorTest, STrapWithoutATrapHandlerStopsTheDispatchAndDebugtrapContinues) {
   std::span<uint32_t> out = Out(3);
   out[2] = 0xdeadbeef;
