@@ -13,11 +13,27 @@
 // with the global operator new (-Wmismatched-new-delete, in optimised sanitizer builds).
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 
+// clang links its ThreadSanitizer runtime statically, and that runtime defines operator new and delete itself: a
+// second definition does not link. There the counting is off and the tests skip (GCC's TSan runtime is a shared
+// library, which a definition here overrides as usual).
+#if defined(__clang__) && defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define BAREGPU_FAST_PATH_CANNOT_COUNT 1
+#endif
+#endif
+
 namespace {
+#ifdef BAREGPU_FAST_PATH_CANNOT_COUNT
+constexpr bool kCanCount = false;
+uint64_t allocations = 0;
+#else
+constexpr bool kCanCount = true;
 // Plain (no constructor or destructor), so that operator new may touch it on any thread at any time.
 thread_local uint64_t allocations = 0;
+#endif
 }  // namespace
 
+#ifndef BAREGPU_FAST_PATH_CANNOT_COUNT
 void* operator new(std::size_t size) {
   ++allocations;
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
@@ -25,13 +41,20 @@ void* operator new(std::size_t size) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#endif
 
 namespace hcq {
 namespace {
 
 auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
 
-using FastPathTest = testing::HcqTest;
+class FastPathTest : public testing::HcqTest {
+ protected:
+  void SetUp() override {
+    if (!kCanCount) GTEST_SKIP() << "allocations cannot be counted under clang's ThreadSanitizer (see the top)";
+    testing::HcqTest::SetUp();
+  }
+};
 
 TEST_F(FastPathTest, RebuildingAndSubmittingAWarmQueueAllocatesNothing) {
   auto signal = dev_->NewSignal(0);
