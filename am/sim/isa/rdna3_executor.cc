@@ -31,9 +31,9 @@ constexpr uint32_t kVgprGranuleWave32 = 8, kVgprGranuleWave64 = 4;
 
 Rdna3Executor::Rdna3Executor(const ModelContext& context, int workers, WaveSlots* wave_slots)
     : context_(context),
-      workers_(workers > 0 ? workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
       wave_slots_(wave_slots),
-      pool_(workers_) {}
+      pool_(workers > 0 ? workers : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))),
+      waves_by_worker_(pool_.threads()) {}
 
 absl::StatusOr<Program*> Rdna3Executor::ProgramAt(uint64_t address, GpuMemory& memory, const MemoryClient& client,
                                                   uint32_t prefetch_lines) {
@@ -149,8 +149,7 @@ absl::Status Rdna3Executor::Dispatch(const DispatchState& state, GpuMemory& memo
   std::mutex error_mu;
   absl::Status first_error;
   WaveFault first_fault;
-  const int threads_used = static_cast<int>(std::min<uint64_t>(workers_, workgroups));
-  if (waves_by_worker_.size() < static_cast<size_t>(threads_used)) waves_by_worker_.resize(threads_used);
+  const int threads_used = static_cast<int>(std::min<uint64_t>(pool_.threads(), workgroups));
   auto worker = [&](int worker_index) {
     WorkgroupRunner runner(setup, waves_by_worker_[worker_index]);
     while (!setup.stopping()) {

@@ -44,14 +44,13 @@ class Rdna3Executor final : public ShaderExecutor {
   void ReportIllegalInstruction(const DispatchState& state, const WaveFault& fault, const std::string& message);
 
   ModelContext context_;
-  int workers_;
   WaveSlots* wave_slots_;
   std::mutex mu_;  // one dispatch at a time; guards programs_ and waves_by_worker_
   std::map<uint64_t, std::unique_ptr<Program>> programs_;
-  // Each worker's waves, kept between dispatches as the hardware keeps its register files: a wave starts with what
-  // InitWave sets (SGPRs, VGPR0, EXEC) and the rest as the last wave in that storage left it.
+  WorkerPool pool_;  // its threads() is the most workers one dispatch uses
+  // Each worker's waves (one list per pool thread), kept between dispatches as the hardware keeps its register
+  // files: a wave starts with what InitWave sets (SGPRs, VGPR0, EXEC) and the rest as the last wave there left it.
   std::vector<std::vector<Wave>> waves_by_worker_;
-  WorkerPool pool_;  // declared after workers_, which sizes it
   std::atomic<uint64_t> lane_instructions_{0};
 };
 
