@@ -25,6 +25,9 @@
 
 namespace am {
 
+// The register aperture's BAR (amdgpu_device_init maps rmmio from BAR 5 on every ASIC since Bonaire).
+inline constexpr int kRegisterBar = 5;
+
 class Gfx;
 class Gmc;
 class Ih;

@@ -15,6 +15,7 @@
 #include "am/regs/pm4.h"
 #include "am/regs/sh_mem_constants.h"
 #include "am/soc.h"
+#include "base/mutex.h"
 #include "base/status_macros.h"
 #include "firmware/container.h"
 #include "firmware/requirements.h"
@@ -93,8 +94,18 @@ absl::Status Gfx::InitSw() {
   hdp_flush_request_ = static_cast<uint32_t>(nbio.AddressOf<regs::nbio::BIF_BX_PF0_GPU_HDP_FLUSH_REQ>().value_or(0));
   hdp_flush_done_ = static_cast<uint32_t>(nbio.AddressOf<regs::nbio::BIF_BX_PF0_GPU_HDP_FLUSH_DONE>().value_or(0));
   BAREGPU_RETURN_IF_ERROR(nbio.status());
+  // The registers that select which bank the GC registers after them reach (soc21_grbm_select's GRBM_GFX_CNTL,
+  // gfx_v11_0_select_se_sh's GRBM_GFX_INDEX, and the SQ's indirect index): what a debugger's register sequence may
+  // write through the debug endpoint (pci/register_sequence.h), since each is put back after the sequence.
+  auto g = device_.Regs<regs::Ip::kGc>();
+  std::vector<uint32_t> selections;
+  for (std::optional<uint64_t> dword :
+       {g.AddressOf<gc::GRBM_GFX_CNTL>(), g.AddressOf<gc::GRBM_GFX_INDEX>(), g.AddressOf<gc::SQ_IND_INDEX>()}) {
+    if (dword.has_value()) selections.push_back(static_cast<uint32_t>(*dword * 4));
+  }
+  device_.pci().set_selection_registers(kRegisterBar, std::move(selections));
   BAREGPU_ASSIGN_OR_RETURN(pci::Mmio doorbells, device_.pci().MapMmio(2));
-  BAREGPU_ASSIGN_OR_RETURN(pci::Mmio registers, device_.pci().MapMmio(5));
+  BAREGPU_ASSIGN_OR_RETURN(pci::Mmio registers, device_.pci().MapMmio(kRegisterBar));
   // A partial boot keeps the queue's write pointer where the previous process left it (LoadQueue reloads it).
   ring_.Attach({.ring = ring,
                 .rptr = pointers.data(),
@@ -140,6 +151,7 @@ absl::Status Gfx::InitHw() {
 
 void Gfx::InitShaderMemory() {
   auto g = device_.Regs<regs::Ip::kGc>();
+  base::MutexLock selection(&device_.pci().register_sequence_mutex());  // the GRBM selection is one per device
   for (uint32_t vmid = 0; vmid < kVmids; ++vmid) {
     // soc21_grbm_select(adev, 0, 0, 0, vmid): the banked SH_MEM_* of that VMID.
     g.Write(gc::GRBM_GFX_CNTL{}.vmid(vmid));
@@ -185,12 +197,15 @@ absl::Status Gfx::ConfigMec() {
   BAREGPU_ASSIGN_OR_RETURN(const uint64_t start, MecUcodeStart());
   auto g = device_.Regs<regs::Ip::kGc>();
   // gfx_v11_0_config_gfx_rs64: each pipe's start address (dwords) under its GRBM selection...
-  for (uint32_t pipe = 0; pipe < kMecPipes; ++pipe) {
-    Select(1, pipe, 0);
-    g.Write(gc::CP_MEC_RS64_PRGRM_CNTR_START{}.ip_start(static_cast<uint32_t>(start >> 2)));
-    g.Write(gc::CP_MEC_RS64_PRGRM_CNTR_START_HI{}.ip_start(static_cast<uint32_t>(start >> 34)));
+  {
+    base::MutexLock selection(&device_.pci().register_sequence_mutex());  // the GRBM selection is one per device
+    for (uint32_t pipe = 0; pipe < kMecPipes; ++pipe) {
+      Select(1, pipe, 0);
+      g.Write(gc::CP_MEC_RS64_PRGRM_CNTR_START{}.ip_start(static_cast<uint32_t>(start >> 2)));
+      g.Write(gc::CP_MEC_RS64_PRGRM_CNTR_START_HI{}.ip_start(static_cast<uint32_t>(start >> 34)));
+    }
+    Select(0, 0, 0);
   }
-  Select(0, 0, 0);
   // ...then a reset pulse of every pipe, which makes it fetch from there.
   auto cntl = g.Read<gc::CP_MEC_RS64_CNTL>();
   g.Write(cntl.mec_pipe0_reset(1).mec_pipe1_reset(1).mec_pipe2_reset(1).mec_pipe3_reset(1));
@@ -276,6 +291,7 @@ absl::Status Gfx::LoadQueue() {
 
   const uint32_t* dwords = reinterpret_cast<const uint32_t*>(&mqd);
   const uint64_t first = *g.AddressOf<gc::CP_MQD_BASE_ADDR>();
+  base::MutexLock selection(&device_.pci().register_sequence_mutex());  // the GRBM selection is one per device
   Select(1, 0, 0);
   for (uint32_t i = 0; i < kHqdCount; ++i) device_.io().WriteDword(first + i, dwords[kHqdFirstMqdDword + i]);
   g.Write(gc::CP_HQD_ACTIVE{}.active(1));
@@ -289,6 +305,7 @@ absl::Status Gfx::FiniHw() { return Dequeue(regs::DequeueRequest::kResetWaves); 
 
 absl::Status Gfx::Dequeue(regs::DequeueRequest request) {
   auto g = device_.Regs<regs::Ip::kGc>();
+  base::MutexLock selection(&device_.pci().register_sequence_mutex());  // the GRBM selection is one per device
   Select(1, 0, 0);
   absl::Status idle = g.status();
   // gfx_v11_0_kiq_init_register / tinygrad's _dequeue_hqds: only an active HQD is dequeued; wait for it to go

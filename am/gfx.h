@@ -64,6 +64,7 @@ class Gfx final : public IpBlock {
   absl::StatusOr<QueueReset> ResetQueue();
 
  private:
+  // GRBM_GFX_CNTL; callers hold pci().register_sequence_mutex() from the selection to the one that ends it.
   void Select(uint32_t me, uint32_t pipe, uint32_t queue);
   // gfx_v11_0_wait_for_rlc_autoload_complete: BOOTLOAD_COMPLETE and an idle CP.
   absl::Status WaitForAutoload();

@@ -164,6 +164,14 @@ absl::Status MemoryManager::Unmap(uint64_t va) {
   return absl::OkStatus();
 }
 
+MemoryManager::Usage MemoryManager::usage() const {
+  auto region = [](const TlsfAllocator& a) {
+    return RegionUsage{a.size(), a.free_bytes(), a.largest_free_block(), a.allocation_count()};
+  };
+  base::MutexLock lock(&mu_);
+  return Usage{region(boot_), region(tables_), region(general_), mappings_.size()};
+}
+
 absl::Status MemoryManager::Flush() { return tlb_flush_ ? tlb_flush_() : absl::OkStatus(); }
 
 }  // namespace am

@@ -64,6 +64,19 @@ class MemoryManager {
   // The CPU's view of [address, address + size) of VRAM; an error when BAR0 does not show all of it.
   absl::StatusOr<std::span<uint8_t>> CpuView(uint64_t address, uint64_t size) const;
 
+  // How full each VRAM region is, for `baregpu smi` (through a debug endpoint: the allocations are this process's).
+  struct RegionUsage {
+    uint64_t size = 0;
+    uint64_t free = 0;
+    uint64_t largest_free = 0;
+    size_t allocations = 0;
+  };
+  struct Usage {
+    RegionUsage boot, page_tables, general;
+    size_t mappings = 0;  // GPU virtual mappings made through this manager
+  };
+  Usage usage() const;
+
   PageTable& page_table() { return *page_table_; }
   // Maps VRAM / a DMA buffer at a new address of the process-wide VA space; Unmap removes it and frees the VA.
   absl::StatusOr<uint64_t> MapVram(uint64_t address, uint64_t size, const PageFlags& flags = {});

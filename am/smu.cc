@@ -48,6 +48,11 @@ absl::Status Smu::InitSw() {
 }
 
 absl::StatusOr<uint32_t> Smu::Send(uint32_t message, uint32_t argument) {
+  base::MutexLock lock(&mailbox_mu_);
+  return SendLocked(message, argument);
+}
+
+absl::StatusOr<uint32_t> Smu::SendLocked(uint32_t message, uint32_t argument) {
   auto regs = device_.Regs<regs::Ip::kMp1>();
   regs.Write(mp1::MP1_SMN_C2PMSG_90{}.set_raw(0));
   regs.Write(mp1::MP1_SMN_C2PMSG_82{}.set_raw(argument));
@@ -99,7 +104,8 @@ absl::StatusOr<std::vector<uint32_t>> Smu::DpmLevels(uint32_t clock) {
 }
 
 absl::StatusOr<regs::smu::SmuMetrics> Smu::Metrics() {
-  BAREGPU_RETURN_IF_ERROR(Send(smu::PPSMC_MSG_TransferTableSmu2Dram, smu::TABLE_SMU_METRICS).status());
+  base::MutexLock lock(&mailbox_mu_);
+  BAREGPU_RETURN_IF_ERROR(SendLocked(smu::PPSMC_MSG_TransferTableSmu2Dram, smu::TABLE_SMU_METRICS).status());
   BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> table,
                            device_.memory().CpuView(driver_table_, sizeof(regs::smu::SmuMetrics)));
   regs::smu::SmuMetrics metrics;

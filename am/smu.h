@@ -8,10 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "am/ip_block.h"
 #include "am/regs/smu_tables.h"
+#include "base/mutex.h"
 
 namespace am {
 
@@ -29,8 +31,11 @@ class Smu final : public IpBlock {
   absl::Status InitSw() override;
   absl::Status InitHw() override;
 
-  // One message; the SMU's output argument on success. Errors name the message and the PPSMC_Result.
+  // One message; the SMU's output argument on success. Errors name the message and the PPSMC_Result. Thread-safe:
+  // one message at a time goes through the mailbox (amdgpu's smu->message_lock), so a debug endpoint's thread may
+  // read metrics beside the driver.
   absl::StatusOr<uint32_t> Send(uint32_t message, uint32_t argument = 0);
+  // TransferTableSmu2Dram of the metrics table and its copy, under the mailbox lock (the table is shared too).
   absl::StatusOr<regs::smu::SmuMetrics> Metrics();
   // DPM levels (MHz) of a PPCLK_* clock.
   absl::StatusOr<std::vector<uint32_t>> DpmLevels(uint32_t clock);
@@ -41,7 +46,10 @@ class Smu final : public IpBlock {
   uint32_t firmware_version() const { return firmware_version_; }
 
  private:
+  absl::StatusOr<uint32_t> SendLocked(uint32_t message, uint32_t argument) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mailbox_mu_);
+
   Device& device_;
+  base::Mutex mailbox_mu_;
   uint64_t driver_table_ = 0;  // VRAM
   uint32_t firmware_version_ = 0;
 };

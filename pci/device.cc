@@ -2,6 +2,7 @@
 
 #include <linux/pci_regs.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_format.h"
@@ -81,6 +82,30 @@ absl::Status Device::SetBusMaster(bool enable) {
   const uint16_t updated = enable ? (command | PCI_COMMAND_MASTER) : (command & ~PCI_COMMAND_MASTER);
   if (updated == command) return absl::OkStatus();
   return WriteConfig16(PCI_COMMAND, updated);
+}
+
+absl::Status Device::RunRegisterSequence(int bar, std::span<const RegisterStep> steps, std::span<uint32_t> out) {
+  BAREGPU_ASSIGN_OR_RETURN(Mmio mmio, MapMmio(bar));
+  BAREGPU_ASSIGN_OR_RETURN(const size_t reads, CheckRegisterSequence(steps, mmio.size()));
+  if (out.size() != reads) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: a register sequence reading %d dwords given room for %d", name_, reads, out.size()));
+  }
+  base::MutexLock lock(&register_sequence_mu_);
+  pci::RunRegisterSequence(mmio, steps, out);
+  return absl::OkStatus();
+}
+
+void Device::set_selection_registers(int bar, std::vector<uint32_t> offsets) {
+  base::MutexLock lock(&selection_mu_);
+  std::erase_if(selection_registers_, [&](const auto& r) { return r.first == bar; });
+  for (uint32_t offset : offsets) selection_registers_.emplace_back(bar, offset);
+}
+
+bool Device::IsSelectionRegister(int bar, uint32_t offset) const {
+  base::ReaderMutexLock lock(&selection_mu_);
+  return std::find(selection_registers_.begin(), selection_registers_.end(), std::make_pair(bar, offset)) !=
+         selection_registers_.end();
 }
 
 }  // namespace pci

@@ -16,9 +16,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/mutex.h"
 #include "pci/dma_buffer.h"
 #include "pci/dma_mapping.h"
 #include "pci/mmio.h"
+#include "pci/register_sequence.h"
 
 namespace pci {
 
@@ -109,6 +111,18 @@ class Device {
   // DMA memory of this device; Unimplemented for backends that do not track their DMA memory.
   virtual absl::Status ReadDmaMemory(uint64_t address, std::span<uint8_t> out);
 
+  // Runs a register sequence (pci/register_sequence.h) on register BAR `bar`: the reads' values go to `out` (sized
+  // by CheckRegisterSequence), every selection is put back at the end. The base runs it on MapMmio(bar) under
+  // register_sequence_mutex(); a debug endpoint's client forwards it to the holder, which runs it the same way.
+  virtual absl::Status RunRegisterSequence(int bar, std::span<const RegisterStep> steps, std::span<uint32_t> out);
+  // Held around every access sequence whose steps must not interleave with another's: the driver's bank selections
+  // (am::Gfx's GRBM_GFX_CNTL), a debugger's sequences. One per device, as amdgpu has one grbm_idx_mutex per GPU.
+  base::Mutex& register_sequence_mutex() const { return register_sequence_mu_; }
+  // The selection registers of register BAR `bar` (byte offsets) as the driver declares them: the only registers a
+  // debug endpoint lets a client's sequence write. Empty until the driver says.
+  void set_selection_registers(int bar, std::vector<uint32_t> offsets);
+  bool IsSelectionRegister(int bar, uint32_t offset) const;
+
   // Function-level reset (or the backend's closest equivalent).
   virtual absl::Status ResetFunction() = 0;
 
@@ -123,6 +137,9 @@ class Device {
  private:
   std::string name_;
   std::vector<std::string> firmware_roots_;
+  mutable base::Mutex register_sequence_mu_;
+  mutable base::Mutex selection_mu_;
+  std::vector<std::pair<int, uint32_t>> selection_registers_ ABSL_GUARDED_BY(selection_mu_);
   uint64_t dma_mask_ = 0xffffffff;  // PCI's default: 32-bit DMA until the driver says more
 };
 

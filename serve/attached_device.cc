@@ -25,6 +25,8 @@ namespace {
 constexpr uint32_t kDeviceIndex = 0;
 // An error text longer than this is not a status line (the server cuts its own at 4096, serve/session.cc).
 constexpr uint64_t kMaxErrorText = 64 * 1024;
+// A holder's status document (AmdDevice::HolderStatus) is a few KiB; anything this long is a broken stream.
+constexpr uint64_t kMaxHolderStatus = 1024 * 1024;
 constexpr mode_t kForeignAccess = S_IRWXG | S_IRWXO;
 
 Request MakeRequest(Command command, uint32_t bar = 0, uint64_t a0 = 0, uint64_t a1 = 0, uint64_t a2 = 0) {
@@ -355,6 +357,52 @@ absl::StatusOr<std::unique_ptr<pci::DmaBuffer>> AttachedDevice::AllocDma(size_t 
 absl::Status AttachedDevice::ReadDmaMemory(uint64_t address, std::span<uint8_t> out) {
   base::MutexLock lock(&mu_);
   return Rpc(MakeRequest(Command::kDmaRead, 0, address, out.size()), {}, out).status();
+}
+
+absl::Status AttachedDevice::RunRegisterSequence(int bar, std::span<const pci::RegisterStep> steps,
+                                                 std::span<uint32_t> out) {
+  // Read-only attachments may run sequences: the holder lets them write only the selection registers its driver
+  // declared and puts each back, so the device is left as it was (serve/protocol.h, REGISTER_SEQUENCE).
+  BAREGPU_ASSIGN_OR_RETURN(pci::BarInfo info, GetBarInfo(bar));
+  BAREGPU_ASSIGN_OR_RETURN(const size_t reads, pci::CheckRegisterSequence(steps, info.size));
+  if (out.size() != reads) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: a register sequence reading %d dwords given room for %d", name(), reads, out.size()));
+  }
+  const std::vector<uint8_t> payload = EncodeRegisterSteps(steps);
+  base::MutexLock lock(&mu_);
+  BAREGPU_ASSIGN_OR_RETURN(
+      Call call, Rpc(MakeRequest(Command::kRegisterSequence, static_cast<uint32_t>(bar), steps.size()), payload, {}));
+  if (call.reply.value0 != reads) {
+    socket_.Reset();
+    return absl::DataLossError(absl::StrFormat(
+        "%s: the holder answered a register sequence of %d reads with %d dwords; the connection is out of step", name(),
+        reads, call.reply.value0));
+  }
+  if (absl::Status s = Receive(std::span<uint8_t>(reinterpret_cast<uint8_t*>(out.data()), out.size_bytes()), nullptr);
+      !s.ok()) {
+    socket_.Reset();
+    return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> AttachedDevice::HolderStatus() {
+  base::MutexLock lock(&mu_);
+  BAREGPU_ASSIGN_OR_RETURN(Call call, Rpc(MakeRequest(Command::kHolderStatus, 0), {}, {}));
+  if (call.reply.value0 > kMaxHolderStatus) {
+    socket_.Reset();
+    return absl::DataLossError(
+        absl::StrFormat("%s: the holder's status claims %d bytes (at most %d); the connection is out of step", name(),
+                        call.reply.value0, kMaxHolderStatus));
+  }
+  std::string text(call.reply.value0, '\0');
+  if (absl::Status s = Receive(std::span<uint8_t>(reinterpret_cast<uint8_t*>(text.data()), text.size()), nullptr);
+      !s.ok()) {
+    socket_.Reset();
+    return s;
+  }
+  return text;
 }
 
 absl::Status AttachedDevice::ResetFunction() {

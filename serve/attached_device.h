@@ -60,6 +60,10 @@ class AttachedDevice final : public pci::Device {
   using Device::AllocDma;
   absl::StatusOr<std::unique_ptr<pci::DmaBuffer>> AllocDma(size_t size, const pci::DmaOptions& options) override;
   absl::Status ReadDmaMemory(uint64_t address, std::span<uint8_t> out) override;
+  // One REGISTER_SEQUENCE round trip, allowed read-only (see the .cc).
+  absl::Status RunRegisterSequence(int bar, std::span<const pci::RegisterStep> steps, std::span<uint32_t> out) override;
+  // HOLDER_STATUS: the holder's JSON document (hcq::amd::AmdDevice::HolderStatus), unparsed.
+  absl::StatusOr<std::string> HolderStatus();
   absl::Status ResetFunction() override;
   absl::StatusOr<std::vector<int>> EnableInterrupts(int count) override;
   absl::Status DisableInterrupts() override { return absl::OkStatus(); }

@@ -93,8 +93,10 @@ absl::StatusOr<bool> DebugEndpointWanted(const pci::Device& device, std::optiona
   return device.debug_endpoint_default();
 }
 
-absl::StatusOr<std::unique_ptr<DebugEndpoint>> DebugEndpoint::Start(pci::Device& device) {
+absl::StatusOr<std::unique_ptr<DebugEndpoint>> DebugEndpoint::Start(
+    pci::Device& device, std::function<absl::StatusOr<std::string>()> holder_status) {
   std::unique_ptr<DebugEndpoint> endpoint(new DebugEndpoint(device));
+  endpoint->served_.set_holder_status(std::move(holder_status));
   BAREGPU_ASSIGN_OR_RETURN(endpoint->path_, DebugEndpointPath(device.name()));
   const std::string& path = endpoint->path_;
   const std::string dir = RuntimeDirectory();

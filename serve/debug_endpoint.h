@@ -15,6 +15,7 @@
 
 #include <sys/types.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -46,7 +47,10 @@ class DebugEndpoint {
  public:
   // Binds DebugEndpointPath(device.name()) and starts serving `device`, which must outlive the endpoint. Fails with
   // AlreadyExists when another live process serves that path, PermissionDenied when the directory is not private.
-  static absl::StatusOr<std::unique_ptr<DebugEndpoint>> Start(pci::Device& device);
+  // `holder_status`, when given, answers HOLDER_STATUS (`baregpu smi` attached): a JSON document of what the
+  // holder's driver knows (it runs on the endpoint's thread, beside the holder's own work: it must be thread-safe).
+  static absl::StatusOr<std::unique_ptr<DebugEndpoint>> Start(
+      pci::Device& device, std::function<absl::StatusOr<std::string>()> holder_status = {});
   // Stops serving (a client in the middle of a request is cut off at once), joins the thread and removes the socket
   // file if it is still ours.
   ~DebugEndpoint();

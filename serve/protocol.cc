@@ -6,8 +6,9 @@ namespace serve {
 namespace {
 
 constexpr std::array<absl::string_view, kCommandCount> kCommandNames = {
-    "PROBE",      "MAP_BAR",     "MAP_SYSMEM_FD", "CFG_READ",   "CFG_WRITE", "RESET",      "MMIO_READ", "MMIO_WRITE",
-    "MAP_SYSMEM", "SYSMEM_READ", "SYSMEM_WRITE",  "RESIZE_BAR", "PING",      "MAP_BAR_FD", "DMA_READ",
+    "PROBE",     "MAP_BAR",    "MAP_SYSMEM_FD", "CFG_READ",          "CFG_WRITE",     "RESET",
+    "MMIO_READ", "MMIO_WRITE", "MAP_SYSMEM",    "SYSMEM_READ",       "SYSMEM_WRITE",  "RESIZE_BAR",
+    "PING",      "MAP_BAR_FD", "DMA_READ",      "REGISTER_SEQUENCE", "HOLDER_STATUS",
 };
 
 template <typename T>
@@ -63,6 +64,27 @@ std::array<uint8_t, kReplyHeaderSize> Reply::Encode() const {
   StoreLittleEndian(&bytes[1], value0);
   StoreLittleEndian(&bytes[9], value1);
   return bytes;
+}
+
+std::vector<uint8_t> EncodeRegisterSteps(std::span<const pci::RegisterStep> steps) {
+  std::vector<uint8_t> bytes(steps.size() * kRegisterStepSize);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    uint8_t* at = &bytes[i * kRegisterStepSize];
+    StoreLittleEndian(at, static_cast<uint32_t>(steps[i].kind));
+    StoreLittleEndian(at + 4, steps[i].offset);
+    StoreLittleEndian(at + 8, steps[i].value);
+  }
+  return bytes;
+}
+
+std::vector<pci::RegisterStep> DecodeRegisterSteps(std::span<const uint8_t> bytes) {
+  std::vector<pci::RegisterStep> steps(bytes.size() / kRegisterStepSize);
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const uint8_t* at = &bytes[i * kRegisterStepSize];
+    steps[i] = {static_cast<pci::RegisterStep::Kind>(LoadLittleEndian<uint32_t>(at)),
+                LoadLittleEndian<uint32_t>(at + 4), LoadLittleEndian<uint32_t>(at + 8)};
+  }
+  return steps;
 }
 
 }  // namespace serve

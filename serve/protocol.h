@@ -13,6 +13,14 @@
 //     bytes [offset, offset + size) are the BAR's memory (pci::Device::ShareMemory): a live view, mapped by the client.
 //   DMA_READ (14): args (device address, size). Reply (status 0, 0, 0) and `size` bytes: the host memory the device
 //     reaches at that address (pci::Device::ReadDmaMemory), which is what GPU page tables point at for host buffers.
+//   REGISTER_SEQUENCE (15): BAR in the BAR field, args (step count); payload: that many 12-byte steps, each three
+//     little-endian u32 (kind: 0 select, 1 read; byte offset; value or read count) as pci::RegisterStep. The holder
+//     runs them under its register-sequence lock (pci::Device::RunRegisterSequence), refusing a select of a register
+//     its driver did not declare a selection register. Reply (status 0, dwords read, 0) and those dwords. A step count
+//     over pci::kMaxRegisterSteps closes the connection (its payload is not read).
+//   HOLDER_STATUS (16): reply (status 0, length, 0) and a JSON document of that length: what the holder's driver says
+//     of the device it drives (firmware, metrics, memory use: serve/debug_endpoint.h's holder_status).
+
 #ifndef BAREGPU_SERVE_PROTOCOL_H_
 #define BAREGPU_SERVE_PROTOCOL_H_
 
@@ -20,9 +28,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
+#include "pci/register_sequence.h"
 
 namespace serve {
 
@@ -44,8 +55,10 @@ enum class Command : uint8_t {
   // baregpu's additions (above).
   kMapBarFd = 13,
   kDmaRead = 14,
+  kRegisterSequence = 15,
+  kHolderStatus = 16,
 };
-inline constexpr int kCommandCount = 15;
+inline constexpr int kCommandCount = 17;
 // tinygrad's RemoteCmd has range(13): every command below this value is tinygrad's.
 inline constexpr int kTinygradCommandCount = 13;
 
@@ -58,6 +71,8 @@ inline constexpr size_t kRequestHeaderSize = 1 + 4 + 4 + 8 + 8 + 8;  // '<BIIQQQ
 inline constexpr size_t kReplyHeaderSize = 1 + 8 + 8;                // '<BQQ'
 // tinygrad's REMOTE default port (RemotePCIDevice.remote_list).
 inline constexpr uint16_t kDefaultPort = 6667;
+// REGISTER_SEQUENCE's step on the wire: kind, offset, value (u32 each).
+inline constexpr size_t kRegisterStepSize = 12;
 
 struct Request {
   uint8_t command = 0;  // raw: an unknown value is answered with an error, not dropped
@@ -79,6 +94,11 @@ struct Reply {
   static Reply Decode(const std::array<uint8_t, kReplyHeaderSize>& bytes);
   std::array<uint8_t, kReplyHeaderSize> Encode() const;
 };
+
+// REGISTER_SEQUENCE's payload. Decoding keeps a step's kind as sent (CheckRegisterSequence refuses unknown kinds);
+// `bytes` must hold whole steps.
+std::vector<uint8_t> EncodeRegisterSteps(std::span<const pci::RegisterStep> steps);
+std::vector<pci::RegisterStep> DecodeRegisterSteps(std::span<const uint8_t> bytes);
 
 }  // namespace serve
 

@@ -47,6 +47,35 @@ absl::StatusOr<pci::Device::SharedMemory> ServedDevice::ShareBar(uint32_t bar) {
   return shared;
 }
 
+absl::StatusOr<std::vector<uint32_t>> ServedDevice::RunRegisterSequence(uint32_t bar,
+                                                                        std::span<const pci::RegisterStep> steps) {
+  BAREGPU_ASSIGN_OR_RETURN(Window * w, OpenWindow(bar));
+  if (!w->memory.empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: BAR %d is memory; a register sequence runs on a register BAR", name(), bar));
+  }
+  BAREGPU_ASSIGN_OR_RETURN(const size_t reads, pci::CheckRegisterSequence(steps, w->size));
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (steps[i].kind == pci::RegisterStep::Kind::kSelect &&
+        !device_->IsSelectionRegister(static_cast<int>(bar), steps[i].offset)) {
+      return absl::PermissionDeniedError(absl::StrFormat(
+          "%s: register sequence step %d writes BAR %d offset %#x, which the device's driver did not declare a "
+          "selection register; a sequence only selects (and puts the selections back), other writes are MMIO_WRITEs",
+          name(), i, bar, steps[i].offset));
+    }
+  }
+  std::vector<uint32_t> values(reads);
+  BAREGPU_RETURN_IF_ERROR(device_->RunRegisterSequence(static_cast<int>(bar), steps, values));
+  return values;
+}
+
+absl::StatusOr<std::string> ServedDevice::HolderStatus() const {
+  if (!holder_status_) {
+    return absl::UnimplementedError(absl::StrFormat("%s: the process serving it reports no status", name()));
+  }
+  return holder_status_();
+}
+
 absl::StatusOr<bool> ServedDevice::Matches(uint16_t vendor, uint8_t base_class,
                                            std::span<const DeviceIdFilter> filters) {
   BAREGPU_ASSIGN_OR_RETURN(uint16_t vendor_id, device_->ReadConfig16(PCI_VENDOR_ID));

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -62,6 +63,13 @@ class ServedDevice {
   absl::Status Reset() { return device_->ResetFunction(); }
   // MAP_BAR_FD: the BAR's memory as a file (pci::Device::ShareMemory); the descriptor stays the device's.
   absl::StatusOr<pci::Device::SharedMemory> ShareBar(uint32_t bar);
+  // REGISTER_SEQUENCE on a register BAR: the steps are checked (pci::CheckRegisterSequence), and every select must
+  // name a register the device's driver declared a selection register (pci::Device::IsSelectionRegister), or the
+  // sequence is refused before any access. Returns the dwords read.
+  absl::StatusOr<std::vector<uint32_t>> RunRegisterSequence(uint32_t bar, std::span<const pci::RegisterStep> steps);
+  // HOLDER_STATUS: what the process driving the device reports (set by whoever serves a debug endpoint).
+  void set_holder_status(std::function<absl::StatusOr<std::string>()> status) { holder_status_ = std::move(status); }
+  absl::StatusOr<std::string> HolderStatus() const;
 
  private:
   struct Window {
@@ -78,6 +86,7 @@ class ServedDevice {
   std::unique_ptr<pci::Device> owned_;  // null when borrowed
   pci::Device* device_;
   std::array<Window, pci::kBarCount> windows_;
+  std::function<absl::StatusOr<std::string>()> holder_status_;
   mutable base::Mutex mu_;
   uint64_t holder_id_ ABSL_GUARDED_BY(mu_) = 0;  // 0: free
   std::string holder_label_ ABSL_GUARDED_BY(mu_);

@@ -372,6 +372,39 @@ absl::Status Session::DmaRead(const Request& request) {
   return SendAll(chunk);
 }
 
+absl::Status Session::RegisterSequence(const Request& request) {
+  const uint64_t count = request.args[0];
+  if (count > pci::kMaxRegisterSteps) {
+    // The payload is count x 12 bytes of a client that does not follow the protocol: not worth reading.
+    const absl::Status error = absl::InvalidArgumentError(
+        absl::StrFormat("REGISTER_SEQUENCE of %d steps; at most %d (closing the connection: the payload is not read)",
+                        count, pci::kMaxRegisterSteps));
+    (void)SendError(error);
+    return error;
+  }
+  std::vector<uint8_t> payload(static_cast<size_t>(count) * kRegisterStepSize);
+  if (ReadExact(payload, false) != ReadResult::kOk) {
+    return absl::DataLossError("the connection ended inside a REGISTER_SEQUENCE payload");
+  }
+  auto device = Device(request);
+  if (!device.ok()) return SendError(device.status());
+  const std::vector<pci::RegisterStep> steps = DecodeRegisterSteps(payload);
+  absl::StatusOr<std::vector<uint32_t>> values = (*device)->RunRegisterSequence(request.bar, steps);
+  if (!values.ok()) return SendError(values.status());
+  return SendReply(
+      Reply{ReplyStatus::kOk, values->size(), 0},
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(values->data()), values->size() * sizeof(uint32_t)));
+}
+
+absl::Status Session::HolderStatus(const Request& request) {
+  auto device = Device(request);
+  if (!device.ok()) return SendError(device.status());
+  absl::StatusOr<std::string> text = (*device)->HolderStatus();
+  if (!text.ok()) return SendError(text.status());
+  return SendReply(Reply{ReplyStatus::kOk, text->size(), 0},
+                   std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text->data()), text->size()));
+}
+
 absl::Status Session::Handle(const Request& request) {
   counters_.requests.fetch_add(1, std::memory_order_relaxed);
   const std::optional<absl::string_view> name = CommandName(request.command);
@@ -385,8 +418,13 @@ absl::Status Session::Handle(const Request& request) {
   const Command command = static_cast<Command>(request.command);
   if (IsPostedWrite(command)) return BulkWrite(request);
   if (!deferred_error_.ok()) {
-    // The failed write is answered now. PROBE's payload is still consumed so the stream stays framed.
+    // The failed write is answered now. PROBE's and REGISTER_SEQUENCE's payloads are still consumed so the stream stays
+    // framed.
     if (command == Command::kProbe) BAREGPU_RETURN_IF_ERROR(DiscardPayload(request.args[1]));
+    if (command == Command::kRegisterSequence) {
+      if (request.args[0] > pci::kMaxRegisterSteps) return RegisterSequence(request);  // refused and closed there
+      BAREGPU_RETURN_IF_ERROR(DiscardPayload(request.args[0] * kRegisterStepSize));
+    }
     absl::Status error = std::exchange(deferred_error_, absl::OkStatus());
     return SendError(absl::Status(error.code(), absl::StrCat(error.message(), "; this ", *name, " was not run")));
   }
@@ -446,6 +484,10 @@ absl::Status Session::Handle(const Request& request) {
       return MapBarFd(request);
     case Command::kDmaRead:
       return DmaRead(request);
+    case Command::kRegisterSequence:
+      return RegisterSequence(request);
+    case Command::kHolderStatus:
+      return HolderStatus(request);
     case Command::kMmioWrite:
     case Command::kSysmemWrite:
       break;  // posted, above

@@ -80,6 +80,8 @@ class Session {
   absl::Status BulkWrite(const Request& request);
   absl::Status MapBarFd(const Request& request);
   absl::Status DmaRead(const Request& request);
+  absl::Status RegisterSequence(const Request& request);
+  absl::Status HolderStatus(const Request& request);
   // Reads and drops `size` payload bytes that cannot be used, so the next header is framed correctly.
   absl::Status DiscardPayload(uint64_t size);
   // The system memory a SYSMEM_READ/WRITE names (its handle in the BAR field), with the range checked.

@@ -1,8 +1,11 @@
 #include "hcq/amd/amd_device.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -11,9 +14,13 @@
 #include "am/ih.h"
 #include "am/kernel_dispatch.h"
 #include "am/page_table.h"
+#include "am/psp.h"
 #include "am/regs/hw_id_constants.h"
+#include "am/regs/smu_constants.h"
+#include "am/smu.h"
 #include "am/soc.h"
 #include "base/bits.h"
+#include "base/json_string.h"
 #include "base/status_macros.h"
 #include "hcq/amd/amd_program.h"
 #include "hcq/amd/queues.h"
@@ -60,7 +67,8 @@ absl::Status AmdDevice::StartDebugEndpoint() {
   pci::Device& pci = am_->pci();
   BAREGPU_ASSIGN_OR_RETURN(const bool wanted, serve::DebugEndpointWanted(pci, options().debug_endpoint));
   if (!wanted) return absl::OkStatus();
-  absl::StatusOr<std::unique_ptr<serve::DebugEndpoint>> endpoint = serve::DebugEndpoint::Start(pci);
+  absl::StatusOr<std::unique_ptr<serve::DebugEndpoint>> endpoint =
+      serve::DebugEndpoint::Start(pci, [this] { return HolderStatus(); });
   if (endpoint.ok()) {
     debug_endpoint_ = std::move(*endpoint);
     return absl::OkStatus();
@@ -70,6 +78,34 @@ absl::Status AmdDevice::StartDebugEndpoint() {
   const char* variable = std::getenv(serve::kDebugEndpointEnv);
   const bool asked = options().debug_endpoint.has_value() || (variable != nullptr && *variable != '\0');
   return asked ? endpoint.status() : absl::OkStatus();
+}
+
+absl::StatusOr<std::string> AmdDevice::HolderStatus() {
+  auto number_or_null = [](const absl::StatusOr<uint32_t>& v) { return v.ok() ? absl::StrCat(*v) : "null"; };
+  const absl::StatusOr<uint32_t> smu = am_->smu().Send(am::regs::smu::PPSMC_MSG_GetSmuVersion);
+  const absl::StatusOr<uint32_t> sos =
+      am_->psp().sos_alive() ? absl::StatusOr<uint32_t>(am_->psp().sos_version()) : absl::NotFoundError("no sOS");
+  std::string metrics;
+  if (absl::StatusOr<am::regs::smu::SmuMetrics> m = am_->smu().Metrics(); m.ok()) {
+    metrics =
+        absl::StrFormat(R"({"size": %d, "table": "%s"})", sizeof(*m),
+                        absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(&*m), sizeof(*m))));
+  } else {
+    metrics = absl::StrFormat(R"({"error": %s})", base::JsonString(m.status().message()));
+  }
+  const am::MemoryManager& memory = am_->memory();
+  const am::MemoryManager::Usage usage = memory.usage();
+  auto region = [](const am::MemoryManager::RegionUsage& r) {
+    return absl::StrFormat(R"({"size": %d, "free": %d, "largest_free": %d, "allocations": %d})", r.size, r.free,
+                           r.largest_free, r.allocations);
+  };
+  return absl::StrFormat(
+      R"({"schema": "baregpu.holder_status/1", "pid": %d, "device": %s, "firmware": {"smu": %s, "sos": %s}, )"
+      R"("metrics": %s, "vram": {"total": %d, "cpu_visible": %d, "regions": {"boot": %s, "page_tables": %s, )"
+      R"("general": %s}, "mappings": %d}})",
+      ::getpid(), base::JsonString(am_->pci().name()), number_or_null(smu), number_or_null(sos), metrics,
+      memory.layout().vram_size, memory.cpu_visible_size(), region(usage.boot), region(usage.page_tables),
+      region(usage.general), usage.mappings);
 }
 
 AmdDevice::~AmdDevice() {

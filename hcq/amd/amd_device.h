@@ -61,6 +61,11 @@ class AmdDevice final : public Device {
       : Device(std::move(name), options), am_(std::move(am)) {}
   absl::Status Init();
   absl::Status StartDebugEndpoint();
+  // The debug endpoint's HOLDER_STATUS (`baregpu smi` attached), schema baregpu.holder_status/1: {"pid", "device",
+  // "firmware": {"smu", "sos"} (numbers, null when not answering), "metrics": {"table": hex of SmuMetrics_t,
+  // "size"} or {"error"}, "vram": {"total", "cpu_visible", "regions": {"boot"|"page_tables"|"general": {"size",
+  // "free", "largest_free", "allocations"}}, "mappings"}}. Runs on the endpoint's thread.
+  absl::StatusOr<std::string> HolderStatus();
 
   std::unique_ptr<am::Device> am_;
   // Serves am_'s pci::Device to debuggers; stopped first when the device closes (it reads what closing tears down).

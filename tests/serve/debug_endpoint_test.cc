@@ -22,6 +22,7 @@
 #include "pci/sim/edu_device.h"
 #include "serve/attached_device.h"
 #include "serve/protocol.h"
+#include "tests/serve/serve_client.h"
 
 namespace serve {
 namespace {
@@ -219,6 +220,126 @@ TEST_F(DebugEndpointTest, CloseIsBoundedWhileAClientIsStuckMidRequest) {
   auto vendor = (*client)->ReadConfig16(PCI_VENDOR_ID);
   EXPECT_FALSE(vendor.ok());
   ::close(raw);
+}
+
+// A register sequence through the endpoint: the holder runs it, selects only the registers its driver declared, and
+// puts every selection back. edu has no selection registers; two plain RW registers stand in for them.
+TEST_F(DebugEndpointTest, ARegisterSequenceSelectsReadsAndPutsTheSelectionsBack) {
+  using Step = pci::RegisterStep;
+  namespace edu_regs = pci::sim::edu;
+  auto edu = Edu("sim:edu:sequence");
+  ASSERT_NE(edu, nullptr);
+  edu->set_selection_registers(0, {edu_regs::kDmaSource, edu_regs::kDmaDestination});
+  auto direct = edu->MapMmio(0);
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  direct->Write32(edu_regs::kDmaSource, 0x1111);
+  direct->Write32(edu_regs::kDmaDestination, 0x2222);
+  auto endpoint = DebugEndpoint::Start(*edu);
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  auto client = AttachedDevice::Connect("sim:edu:sequence", (*endpoint)->path());  // read-only
+  ASSERT_TRUE(client.ok()) << client.status();
+
+  const std::vector<Step> steps = {Step::Select(edu_regs::kDmaSource, 0xaaaa), Step::Read(edu_regs::kDmaSource),
+                                   Step::Select(edu_regs::kDmaDestination, 0xbbbb),
+                                   Step::Read(edu_regs::kDmaDestination, 2), Step::Read(edu_regs::kIdentification)};
+  std::vector<uint32_t> values(4);
+  ASSERT_TRUE((*client)->RunRegisterSequence(0, steps, values).ok());
+  EXPECT_EQ(values, (std::vector<uint32_t>{0xaaaa, 0xbbbb, 0xbbbb, edu_regs::kIdentificationValue}));
+  EXPECT_EQ(direct->Read32(edu_regs::kDmaSource), 0x1111u);
+  EXPECT_EQ(direct->Read32(edu_regs::kDmaDestination), 0x2222u);
+
+  // A select of a register the driver did not declare refuses the whole sequence before any access.
+  direct->Write32(edu_regs::kFactorial, 3);  // 3! = 6
+  const uint32_t factorial = direct->Read32(edu_regs::kFactorial);
+  std::vector<uint32_t> one(1);
+  absl::Status refused = (*client)->RunRegisterSequence(
+      0,
+      std::vector<Step>{Step::Select(edu_regs::kDmaSource, 0xcccc), Step::Select(edu_regs::kFactorial, 5),
+                        Step::Read(edu_regs::kFactorial)},
+      one);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;  // the holder's error, as all are
+  EXPECT_TRUE(absl::StrContains(refused.message(), "selection register")) << refused;
+  EXPECT_EQ(direct->Read32(edu_regs::kFactorial), factorial);
+  EXPECT_EQ(direct->Read32(edu_regs::kDmaSource), 0x1111u);
+
+  // Checked on this side too: a read count of 0, an offset outside the BAR, a result buffer of the wrong size.
+  EXPECT_EQ((*client)->RunRegisterSequence(0, std::vector<Step>{Step::Read(0, 0)}, {}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*client)->RunRegisterSequence(0, std::vector<Step>{Step::Read(edu_regs::kBarSize)}, one).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*client)->RunRegisterSequence(0, std::vector<Step>{Step::Read(0)}, values).code(),
+            absl::StatusCode::kInvalidArgument);
+  // The connection still works.
+  ASSERT_TRUE((*client)->RunRegisterSequence(0, std::vector<Step>{Step::Read(edu_regs::kIdentification)}, one).ok());
+  EXPECT_EQ(one[0], edu_regs::kIdentificationValue);
+}
+
+// What a client that does not follow the protocol gets: errors for bad steps (the connection stays framed), a closed
+// connection for a step count it will not read, and an endpoint that serves the next client after a cut-off payload.
+TEST_F(DebugEndpointTest, MalformedRegisterSequencesAreRefused) {
+  using testing::Client;
+  using testing::MakeRequest;
+  auto edu = Edu("sim:edu:badseq");
+  ASSERT_NE(edu, nullptr);
+  auto endpoint = DebugEndpoint::Start(*edu);
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  const std::string path = (*endpoint)->path();
+  auto steps = [](std::vector<pci::RegisterStep> s) { return EncodeRegisterSteps(s); };
+  {
+    std::optional<Client> c = Client::ConnectUnix(path);
+    ASSERT_TRUE(c.has_value());
+    // Unknown kind, unaligned offset, an offset past the BAR, a read count of 0, a register BAR that does not exist.
+    std::vector<uint8_t> unknown_kind = steps({pci::RegisterStep::Read(0)});
+    unknown_kind[0] = 7;
+    for (const auto& [bar, payload] : std::vector<std::pair<uint32_t, std::vector<uint8_t>>>{
+             {0, unknown_kind},
+             {0, steps({pci::RegisterStep::Read(2)})},
+             {0, steps({pci::RegisterStep::Read(pci::sim::edu::kBarSize)})},
+             {0, steps({pci::RegisterStep::Read(0, 0)})},
+             {0, steps({pci::RegisterStep::Select(pci::sim::edu::kDmaSource, 1)})},  // nothing declared
+             {3, steps({pci::RegisterStep::Read(0)})}}) {
+      auto reply =
+          c->Call(MakeRequest(Command::kRegisterSequence, 0, bar, payload.size() / kRegisterStepSize), 0, payload);
+      ASSERT_TRUE(reply.has_value());
+      EXPECT_EQ(reply->reply.status, ReplyStatus::kError) << bar;
+      EXPECT_FALSE(reply->error.empty());
+    }
+    auto status = c->Call(MakeRequest(Command::kHolderStatus));  // this endpoint was started without a status
+    ASSERT_TRUE(status.has_value());
+    EXPECT_EQ(status->reply.status, ReplyStatus::kError);
+    EXPECT_TRUE(absl::StrContains(status->error, "reports no status")) << status->error;
+    auto ping = c->Call(MakeRequest(Command::kPing));
+    ASSERT_TRUE(ping.has_value());
+    EXPECT_EQ(ping->reply.status, ReplyStatus::kOk);
+    // More steps than any sequence may have: refused, and the connection closed without reading the payload.
+    auto huge = c->Call(MakeRequest(Command::kRegisterSequence, 0, 0, uint64_t{1} << 40));
+    ASSERT_TRUE(huge.has_value());
+    EXPECT_EQ(huge->reply.status, ReplyStatus::kError);
+    EXPECT_TRUE(c->ClosedByServer());
+  }
+  {
+    // Two steps announced, one sent, then the client goes: the endpoint drops it and serves the next one.
+    std::optional<Client> c = Client::ConnectUnix(path);
+    ASSERT_TRUE(c.has_value());
+    const std::vector<uint8_t> half = steps({pci::RegisterStep::Read(0)});
+    ASSERT_TRUE(c->Send(MakeRequest(Command::kRegisterSequence, 0, 0, 2), half));
+    c->Close();
+  }
+  auto client = AttachedDevice::Connect("sim:edu:badseq", path);
+  ASSERT_TRUE(client.ok()) << client.status();
+  EXPECT_EQ(*(*client)->ReadConfig16(PCI_VENDOR_ID), pci::sim::edu::kVendorId);
+}
+
+TEST_F(DebugEndpointTest, HolderStatusIsWhatTheHolderSays) {
+  auto edu = Edu("sim:edu:status");
+  ASSERT_NE(edu, nullptr);
+  auto endpoint = DebugEndpoint::Start(*edu, []() -> absl::StatusOr<std::string> { return R"({"ok": true})"; });
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  auto client = AttachedDevice::Connect("sim:edu:status", (*endpoint)->path());
+  ASSERT_TRUE(client.ok()) << client.status();
+  auto status = (*client)->HolderStatus();
+  ASSERT_TRUE(status.ok()) << status.status();
+  EXPECT_EQ(*status, R"({"ok": true})");
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // debuggers did to the endpoint) and exits 0, or 1 with a message on stderr.
 //
 // stdout, one line: "ready VRAM_VA HOST_VA SCRATCH_VALUE ENDPOINT_PATH" (ENDPOINT_PATH "-" when none).
+// With a second argument "spin", it first launches one workgroup (two wave32 waves) of the corpus's vector_add whose
+// first instruction is s_branch to itself, so a debugger finds waves running; the close ends them (RESET_WAVES).
 #include <poll.h>
 #include <unistd.h>
 
@@ -16,6 +18,8 @@
 #include "am/regs/database.h"
 #include "hcq/amd/amd_device.h"
 #include "hcq/device.h"
+#include "hcq/program.h"
+#include "tests/stress/corpus.h"
 
 namespace {
 
@@ -25,6 +29,9 @@ constexpr int kHoldLimitMs = 120'000;
 // buffers' bytes (byte i of each buffer is a function of i, distinct between the two).
 constexpr uint32_t kScratchValue = 0x5ca1ab1e;
 constexpr uint64_t kBufferBytes = 8192;  // two pages: a read across the page boundary translates twice
+// s_branch -1 (SOPP 0x17f << 23, s_branch = opcode 32 in LLVM's GFX11 SOPP table): a wave that jumps to itself.
+constexpr uint32_t kBranchToItself = (0x17fu << 23) | (32u << 16) | 0xffffu;
+constexpr uint32_t kSpinWorkgroupSize = 64;  // two wave32 waves
 uint8_t VramByte(uint64_t i) { return static_cast<uint8_t>(i * 7 + 1); }
 uint8_t HostByte(uint64_t i) { return static_cast<uint8_t>(i * 13 + 5); }
 
@@ -36,7 +43,8 @@ int Fail(const std::string& what) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) return Fail("usage: attach_holder DEVICE");
+  const bool spin = argc == 3 && std::string(argv[2]) == "spin";
+  if (argc != 2 && !spin) return Fail("usage: attach_holder DEVICE [spin]");
   auto opened = hcq::Device::Open(argv[1]);
   if (!opened.ok()) return Fail(std::string(opened.status().message()));
   auto* device = dynamic_cast<hcq::amd::AmdDevice*>(opened->get());
@@ -54,6 +62,22 @@ int main(int argc, char** argv) {
   auto scratch = am::regs::ResolveAddress(am.bases(), "SCRATCH_REG0", am::regs::Ip::kGc);
   if (!scratch.ok()) return Fail(std::string(scratch.status().message()));
   am.io().WriteDword(*scratch, kScratchValue);
+
+  std::unique_ptr<hcq::Program> program;
+  std::unique_ptr<hcq::ComputeQueue> queue;
+  if (spin) {
+    const std::vector<char> code =
+        stress::WithFirstInstruction(stress::ReadCodeObject("vector_add-O2"), kBranchToItself);
+    auto loaded = device->LoadProgram(
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(code.data()), code.size()), "vector_add");
+    if (!loaded.ok()) return Fail(std::string(loaded.status().message()));
+    program = std::move(*loaded);
+    auto args = device->NewArgs(program->args_size(), 3);
+    if (!args.ok()) return Fail(std::string(args.status().message()));
+    queue = device->NewComputeQueue();
+    queue->exec(*program, *args, {1, 1, 1}, {kSpinWorkgroupSize, 1, 1});
+    if (auto s = queue->submit(*device); !s.ok()) return Fail(std::string(s.message()));
+  }
 
   const std::string endpoint = device->debug_endpoint_path();
   std::printf("ready %#llx %#llx %#x %s\n", static_cast<unsigned long long>(vram->va()),

@@ -14,6 +14,7 @@
 #include <array>
 #include <chrono>
 #include <cstdlib>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -73,7 +74,7 @@ std::string HexBytes(uint8_t (*byte)(uint64_t), uint64_t from, uint64_t count) {
 class Holder {
  public:
   // Starts attach_holder on `device` with `env` added, and waits for its ready line.
-  void Start(const std::string& device, const std::vector<std::string>& env) {
+  void Start(const std::string& device, const std::vector<std::string>& env, const std::string& mode = "") {
     device_ = device;
     int in[2], out[2];
     ASSERT_EQ(::pipe2(in, O_CLOEXEC), 0);
@@ -89,8 +90,8 @@ class Holder {
     std::vector<char*> envp;
     for (std::string& e : env_storage) envp.push_back(e.data());
     envp.push_back(nullptr);
-    std::string arg0 = path, arg1 = device;
-    char* argv[] = {arg0.data(), arg1.data(), nullptr};
+    std::string arg0 = path, arg1 = device, arg2 = mode;
+    char* argv[] = {arg0.data(), arg1.data(), mode.empty() ? nullptr : arg2.data(), nullptr};
     const int spawned = posix_spawn(&pid_, path.c_str(), &actions, nullptr, argv, envp.data());
     posix_spawn_file_actions_destroy(&actions);
     ::close(in[0]);
@@ -265,23 +266,73 @@ TEST_F(AttachTest, WritesNeedForceAndSayWhatTheyChange) {
   ASSERT_EQ(undo.exit_status, 0) << undo.err;
 }
 
-// rings and waves select queues and waves through registers the holder uses too: attached, they need --force, and
-// then show the holder's compute queue and (nothing running) no waves.
-TEST_F(AttachTest, RingsAndWavesNeedForceAndThenReadTheHoldersQueues) {
-  for (const char* command : {"rings", "waves"}) {
-    CliResult refused = Run({command, holder_->device()});
-    EXPECT_EQ(refused.exit_status, 1) << command << ": " << refused.err;
-    EXPECT_TRUE(absl::StrContains(refused.err, "attached read-only")) << refused.err;
-    EXPECT_TRUE(absl::StrContains(refused.err, "--force")) << refused.err;
-  }
-  CliResult rings = Run({"rings", holder_->device(), "--queue=comp_1.0.0", "--force", "--json"});
+// rings and waves select queues and waves through registers the holder uses too: attached, the holder runs each
+// selection and its reads as one register sequence and puts the selection back, so they need no --force. Halting
+// waves does.
+TEST_F(AttachTest, RingsAndWavesReadTheHoldersQueuesWithoutForce) {
+  CliResult rings = Run({"rings", holder_->device(), "--queue=comp_1.0.0", "--json"});
   ASSERT_EQ(rings.exit_status, 0) << rings.err;
   auto queue = nlohmann::json::parse(rings.out)["queues"][0];
   EXPECT_EQ(queue["name"], "comp_1.0.0");
   EXPECT_EQ(queue["active"], true) << rings.out;
-  CliResult waves = Run({"waves", holder_->device(), "--force", "--json"});
+  // The holder's selection is back where its driver leaves it (am::Gfx: me 0, pipe 0, queue 0).
+  // (The queue read selected ME 1, so a selection left behind would read MEID=1.)
+  CliResult cntl = Run({"regs", holder_->device(), "read", "GRBM_GFX_CNTL", "--json"});
+  ASSERT_EQ(cntl.exit_status, 0) << cntl.err;
+  EXPECT_EQ(nlohmann::json::parse(cntl.out)["value"], "0x00000000") << cntl.out;
+  CliResult waves = Run({"waves", holder_->device(), "--json"});
   ASSERT_EQ(waves.exit_status, 0) << waves.err;
   EXPECT_EQ(nlohmann::json::parse(waves.out)["waves"].size(), 0u) << waves.out;
+  CliResult halt = Run({"waves", holder_->device(), "--halt"});
+  EXPECT_EQ(halt.exit_status, 1) << halt.out;
+  EXPECT_TRUE(absl::StrContains(halt.err, "SETHALT")) << halt.err;
+  EXPECT_TRUE(absl::StrContains(halt.err, "--force")) << halt.err;
+}
+
+// smi attached: the holder reports its firmware, SMU metrics and its own VRAM allocations (attach_holder allocated
+// one VRAM buffer of 8 KiB) through HOLDER_STATUS.
+TEST_F(AttachTest, SmiReadsTheHoldersMetricsAndAllocations) {
+  CliResult r = Run({"smi", holder_->device(), "--json"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["attached"], true);
+  EXPECT_EQ(j["processes"][0]["pid"], holder_->pid()) << r.out;
+  EXPECT_EQ(j["samples"].size(), 1u) << r.out;
+  // The virtual SMU's metrics (am/sim: the gfx clock it reports at its top DPM level).
+  EXPECT_GT(j["samples"][0]["clocks_mhz"]["gfx"].get<uint32_t>(), 0u) << r.out;
+  EXPECT_TRUE(j["firmware"]["smu"].is_string()) << r.out;
+  const auto& general = j["vram"]["regions"]["general"];
+  EXPECT_GE(general["allocations"].get<uint64_t>(), 1u) << r.out;
+  EXPECT_LT(general["free"].get<uint64_t>(), general["size"].get<uint64_t>()) << r.out;
+  CliResult text = Run({"smi", holder_->device(), "--count=2", "--watch=0.01"});
+  ASSERT_EQ(text.exit_status, 0) << text.err;
+  EXPECT_TRUE(absl::StrContains(text.out, absl::StrFormat("attached to process %d", holder_->pid()))) << text.out;
+  EXPECT_TRUE(absl::StrContains(text.out, "sample 2")) << text.out;
+}
+
+// A holder running a kernel that never ends: `waves` attached, read-only, finds its two waves at the s_branch.
+TEST(AttachSpinningTest, WavesSeesTheHoldersRunningWavesReadOnly) {
+  Holder holder;
+  holder.Start("sim:navi31:spin", {"BAREGPU_DEBUG_ENDPOINT=1"}, "spin");
+  if (HasFatalFailure()) return;
+  CliResult r;
+  // The waves start a moment after the submit: bounded retries.
+  for (int attempt = 0; attempt < 500; ++attempt) {
+    r = RunBaregpu({"waves", "sim:navi31:spin", "--lanes=0", "--json"});
+    if (r.exit_status != 0 || nlohmann::json::parse(r.out)["waves"].size() >= 2) break;
+    ::usleep(10'000);
+  }
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["waves"].size(), 2u) << r.out;
+  std::set<std::string> first_ids;
+  for (const auto& w : j["waves"]) {
+    EXPECT_EQ(w["instruction"], "s_branch 65535") << r.out;
+    EXPECT_EQ(w["exec"], "0xffffffff") << r.out;
+    first_ids.insert(w["vgprs"]["0"][0].get<std::string>());  // v0 of lane 0: the wave's first work-item id
+  }
+  EXPECT_EQ(first_ids, (std::set<std::string>{"0x0", "0x20"})) << r.out;
+  EXPECT_EQ(holder.Stop(), 0);
 }
 
 TEST_F(AttachTest, ListShowsTheInstanceItsHolderAndTheEndpoint) {

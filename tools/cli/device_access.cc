@@ -1,16 +1,35 @@
 #include "tools/cli/device_access.h"
 
 #include <ostream>
+#include <string>
 #include <utility>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "base/file.h"
 #include "base/printable.h"
 #include "pci/open.h"
+#include "pci/virtual_registry.h"
 #include "serve/attached_device.h"
 #include "serve/debug_endpoint.h"
 
 namespace cli {
+namespace {
+
+// The firmware roots a virtual device of this name gets when opened (its kind's virtual firmware), so an attached
+// device finds the same files as the holder: "sim:navi31:0" -> the navi31 kind's roots.
+std::vector<std::string> VirtualFirmwareRoots(const std::string& name) {
+  if (!absl::StartsWith(name, pci::kVirtualPrefix)) return {};
+  const std::vector<std::string> parts = absl::StrSplit(name.substr(pci::kVirtualPrefix.size()), ':');
+  for (const pci::VirtualDeviceKind* kind : pci::VirtualDeviceKinds()) {
+    if (kind->kind == parts[0] && kind->firmware_roots) return kind->firmware_roots();
+  }
+  return {};
+}
+
+}  // namespace
 
 OptionSpec ForceOptionSpec() {
   return {kForceOption, false,
@@ -36,6 +55,7 @@ absl::StatusOr<std::unique_ptr<pci::Device>> OpenForInspection(Invocation& inv, 
         attached.status().code(),
         absl::StrFormat("%s; attaching to it failed: %s", direct.status().message(), attached.status().message()));
   }
+  (*attached)->set_firmware_roots(VirtualFirmwareRoots(name));
   if (inv.interactive()) {
     inv.err() << absl::StrFormat("%s: attached to process %d, which holds it (%s)\n", name, (*attached)->holder_pid(),
                                  inv.has(kForceOption) ? "writes allowed" : "read-only");

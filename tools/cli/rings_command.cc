@@ -3,6 +3,8 @@
 // the SDMA queues, their ring read through the VM at the ring's GPU address, and the packets between the read and
 // write pointers (and the last ones before the read pointer) decoded, one level into indirect buffers.
 #include <algorithm>
+#include <array>
+#include <iterator>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -13,12 +15,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "am/device.h"
 #include "am/discovery.h"
 #include "am/register_io.h"
 #include "am/regs/database.h"
 #include "am/regs/gc.h"
 #include "base/printable.h"
 #include "base/status_macros.h"
+#include "pci/register_sequence.h"
 #include "tools/cli/command.h"
 #include "tools/cli/device_access.h"
 #include "tools/cli/gpu_memory.h"
@@ -96,50 +100,46 @@ class Registers {
     if (record != nullptr) record->registers.emplace_back(name, value);
     return value;
   }
-  absl::Status Write(const std::string& name, uint32_t value) {
-    BAREGPU_ASSIGN_OR_RETURN(uint64_t address, am::regs::ResolveAddress(bases_, name, am::regs::Ip::kGc));
-    io_.WriteDword(address, value);
-    return absl::OkStatus();
-  }
 
  private:
   am::RegisterIo& io_;
   const am::regs::IpBases& bases_;
 };
 
-absl::StatusOr<QueueState> ReadComputeQueue(Registers& regs, const Queue& q) {
-  // The HQD registers are banked per me/pipe/queue behind GRBM_GFX_CNTL (soc21_grbm_select); whatever selection
-  // the driver left is put back afterwards, also when a read fails.
-  BAREGPU_ASSIGN_OR_RETURN(uint32_t saved, regs.Read("GRBM_GFX_CNTL", nullptr));
-  BAREGPU_RETURN_IF_ERROR(
-      regs.Write("GRBM_GFX_CNTL", gc::GRBM_GFX_CNTL{}.meid(kComputeMe).pipeid(q.pipe).queueid(q.queue).raw()));
-  auto read = [&]() -> absl::StatusOr<QueueState> {
-    QueueState s;
-    BAREGPU_ASSIGN_OR_RETURN(uint32_t active, regs.Read("CP_HQD_ACTIVE", &s));
-    BAREGPU_ASSIGN_OR_RETURN(uint32_t vmid, regs.Read("CP_HQD_VMID", &s));
-    BAREGPU_ASSIGN_OR_RETURN(uint32_t base_lo, regs.Read("CP_HQD_PQ_BASE", &s));
-    BAREGPU_ASSIGN_OR_RETURN(uint32_t base_hi, regs.Read("CP_HQD_PQ_BASE_HI", &s));
-    BAREGPU_ASSIGN_OR_RETURN(uint32_t control, regs.Read("CP_HQD_PQ_CONTROL", &s));
-    BAREGPU_ASSIGN_OR_RETURN(uint32_t rptr, regs.Read("CP_HQD_PQ_RPTR", &s));
-    BAREGPU_ASSIGN_OR_RETURN(uint32_t wptr_lo, regs.Read("CP_HQD_PQ_WPTR_LO", &s));
-    BAREGPU_ASSIGN_OR_RETURN(uint32_t wptr_hi, regs.Read("CP_HQD_PQ_WPTR_HI", &s));
-    BAREGPU_ASSIGN_OR_RETURN(uint32_t doorbell, regs.Read("CP_HQD_PQ_DOORBELL_CONTROL", &s));
-    s.active = gc::CP_HQD_ACTIVE::FromRaw(active).active();
-    s.vmid = gc::CP_HQD_VMID::FromRaw(vmid).vmid();
-    s.base = ((uint64_t{base_hi} << 32) | base_lo) << kRingBaseShift;
-    // gfx_v11_0_compute_mqd_init: QUEUE_SIZE = log2(ring dwords) - 1.
-    s.size_dwords = uint64_t{2} << gc::CP_HQD_PQ_CONTROL::FromRaw(control).queue_size();
-    s.rptr = rptr;
-    s.wptr = (uint64_t{wptr_hi} << 32) | wptr_lo;
-    s.unit_bytes = 4;
-    const auto bell = gc::CP_HQD_PQ_DOORBELL_CONTROL::FromRaw(doorbell);
-    s.doorbell_enabled = bell.doorbell_en();
-    s.doorbell = bell.doorbell_offset();
-    return s;
+absl::StatusOr<QueueState> ReadComputeQueue(pci::Device& device, const am::regs::IpBases& bases, const Queue& q) {
+  // The HQD registers are banked per me/pipe/queue behind GRBM_GFX_CNTL (soc21_grbm_select): one register sequence
+  // selects the queue and reads them, and puts the driver's selection back (attached, the holder runs it).
+  constexpr const char* kNames[] = {"CP_HQD_ACTIVE",     "CP_HQD_VMID",       "CP_HQD_PQ_BASE",
+                                    "CP_HQD_PQ_BASE_HI", "CP_HQD_PQ_CONTROL", "CP_HQD_PQ_RPTR",
+                                    "CP_HQD_PQ_WPTR_LO", "CP_HQD_PQ_WPTR_HI", "CP_HQD_PQ_DOORBELL_CONTROL"};
+  auto byte_offset = [&](const char* name) -> absl::StatusOr<uint32_t> {
+    BAREGPU_ASSIGN_OR_RETURN(uint64_t dword, am::regs::ResolveAddress(bases, name, am::regs::Ip::kGc));
+    return static_cast<uint32_t>(dword * 4);
   };
-  absl::StatusOr<QueueState> state = read();
-  BAREGPU_RETURN_IF_ERROR(regs.Write("GRBM_GFX_CNTL", saved));
-  return state;
+  BAREGPU_ASSIGN_OR_RETURN(uint32_t select, byte_offset("GRBM_GFX_CNTL"));
+  std::vector<pci::RegisterStep> steps = {
+      pci::RegisterStep::Select(select, gc::GRBM_GFX_CNTL{}.meid(kComputeMe).pipeid(q.pipe).queueid(q.queue).raw())};
+  for (const char* name : kNames) {
+    BAREGPU_ASSIGN_OR_RETURN(uint32_t offset, byte_offset(name));
+    steps.push_back(pci::RegisterStep::Read(offset));
+  }
+  std::array<uint32_t, std::size(kNames)> v{};
+  BAREGPU_RETURN_IF_ERROR(device.RunRegisterSequence(am::kRegisterBar, steps, v));
+  QueueState s;
+  for (size_t i = 0; i < v.size(); ++i) s.registers.emplace_back(kNames[i], v[i]);
+  const auto [active, vmid, base_lo, base_hi, control, rptr, wptr_lo, wptr_hi, doorbell] = v;
+  s.active = gc::CP_HQD_ACTIVE::FromRaw(active).active();
+  s.vmid = gc::CP_HQD_VMID::FromRaw(vmid).vmid();
+  s.base = ((uint64_t{base_hi} << 32) | base_lo) << kRingBaseShift;
+  // gfx_v11_0_compute_mqd_init: QUEUE_SIZE = log2(ring dwords) - 1.
+  s.size_dwords = uint64_t{2} << gc::CP_HQD_PQ_CONTROL::FromRaw(control).queue_size();
+  s.rptr = rptr;
+  s.wptr = (uint64_t{wptr_hi} << 32) | wptr_lo;
+  s.unit_bytes = 4;
+  const auto bell = gc::CP_HQD_PQ_DOORBELL_CONTROL::FromRaw(doorbell);
+  s.doorbell_enabled = bell.doorbell_en();
+  s.doorbell = bell.doorbell_offset();
+  return s;
 }
 
 absl::StatusOr<QueueState> ReadSdmaQueue(Registers& regs, const Queue& q) {
@@ -296,25 +296,16 @@ absl::StatusOr<Options> ParseOptions(const Invocation& inv, const std::vector<Qu
   return options;
 }
 
-// The device the command inspects, opened directly or attached to its holder (device_access.h). Reading queues or
-// waves writes selection registers, which the holder's own accesses share: attached, that needs --force.
-absl::StatusOr<std::unique_ptr<pci::Device>> OpenDevice(Invocation& inv, const std::string& name) {
-  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, OpenForInspection(inv, name));
-  BAREGPU_RETURN_IF_ERROR(CheckWriteAllowed(
-      inv, *device, "select each queue through GRBM_GFX_CNTL (the holder selects queues through it too)"));
-  return device;
-}
-
 absl::Status RunRings(Invocation& inv) {
   if (inv.positional().size() != 1) {
     return inv.UsageError("usage: baregpu rings DEVICE [--queue=NAME] [--history=N] [--json]");
   }
   const std::vector<Queue> queues = AllQueues();
   BAREGPU_ASSIGN_OR_RETURN(Options options, ParseOptions(inv, queues));
-  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, OpenDevice(inv, inv.positional()[0]));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, OpenForInspection(inv, inv.positional()[0]));
   BAREGPU_ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
   const am::regs::IpBases bases = found.discovery.Bases();
-  BAREGPU_ASSIGN_OR_RETURN(pci::Mmio bar5, device->MapMmio(5));
+  BAREGPU_ASSIGN_OR_RETURN(pci::Mmio bar5, device->MapMmio(am::kRegisterBar));
   am::RegisterIo io(bar5, bases);
   BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> vram, device->MapMemory(0));
   GpuMemoryReader memory(*device, io, bases, vram);
@@ -324,8 +315,8 @@ absl::Status RunRings(Invocation& inv) {
   Json json_queues = Json::array();
   for (const Queue& q : queues) {
     if (options.queue.has_value() && q.name != *options.queue) continue;
-    BAREGPU_ASSIGN_OR_RETURN(QueueState s,
-                             q.engine == Engine::kCompute ? ReadComputeQueue(regs, q) : ReadSdmaQueue(regs, q));
+    BAREGPU_ASSIGN_OR_RETURN(
+        QueueState s, q.engine == Engine::kCompute ? ReadComputeQueue(*device, bases, q) : ReadSdmaQueue(regs, q));
     const Decoder decode = q.engine == Engine::kCompute ? DecodePm4 : DecodeSdmaPacket;
     const char* unit = s.unit_bytes == 4 ? "dwords" : "bytes";
     Json j = {{"name", q.name},
@@ -429,13 +420,13 @@ BAREGPU_REGISTER_COMMAND(
             "doorbell, with the registers' fields. For an active queue (or the one --queue names) it reads the ring "
             "through the VM and decodes the packets between the read and write pointers, following each indirect "
             "buffer one level. --history=N also decodes the N dwords before the read pointer, from the first packet "
-            "boundary that ends exactly at it.\n"
+            "boundary that ends exactly at it. It writes nothing: on a device another process holds, it attaches to "
+            "the holder's debug endpoint, which runs each queue's selection and reads and puts the selection back.\n"
             "JSON: {device, queues: [{name, engine, active, vmid, ring, size_dwords, rptr, wptr, pointer_unit, "
             "doorbell, doorbell_enabled, registers: {NAME: value}, pending: [packet], history: [packet], "
             "history_undecoded_dwords, error}]}; packet = {offset (ring dword), name, dwords, fields, truncated, raw, "
             "ib: [packet], ib_error}.",
             {{"json", false, "print the queues as JSON"},
-             ForceOptionSpec(),
              {"queue", true, "only this queue (comp_1.P.Q, sdma0, sdma1)"},
              {"history", true, "also decode the last N dwords before the read pointer"}},
             RunRings});

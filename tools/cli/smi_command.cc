@@ -5,21 +5,29 @@
 //
 // The metrics need the SMU's driver table, which only a booted driver has: on a device baregpu booted, smi opens it
 // as every baregpu program does (a partial boot: the firmware keeps running, the queues are set up again); on a
-// device no one booted it reports what needs no firmware and says how to boot. It never boots a cold device.
+// device no one booted it reports what needs no firmware and says how to boot. It never boots a cold device. On a
+// device another process holds, the holder's driver answers through its debug endpoint (HOLDER_STATUS).
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <cstring>
+#include <functional>
+#include <initializer_list>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "am/device.h"
+#include "am/discovery.h"
 #include "am/gmc.h"
 #include "am/memory_manager.h"
 #include "am/psp.h"
@@ -36,7 +44,10 @@
 #include "firmware/store.h"
 #include "pci/open.h"
 #include "pci/virtual_registry.h"
+#include "serve/attached_device.h"
+#include "serve/debug_endpoint.h"
 #include "tools/cli/command.h"
+#include "tools/cli/device_access.h"
 #include "tools/cli/json.h"
 
 namespace cli {
@@ -116,11 +127,11 @@ std::string SmuVersionText(uint32_t v) {
                          (v >> kSmuVersionMinorShift) & kSmuVersionFieldMask, v & kSmuVersionFieldMask);
 }
 
-Json FirmwareFiles(am::Device& device) {
+Json FirmwareFiles(const absl::StatusOr<std::vector<firmware::RequiredFile>>& required,
+                   const std::vector<std::string>& roots) {
   Json files = Json::array();
-  absl::StatusOr<std::vector<firmware::RequiredFile>> required = device.RequiredFirmware();
   if (!required.ok()) return files;
-  const firmware::Store store(firmware::DeviceSearchRoots(device.pci().firmware_roots()));
+  const firmware::Store store(firmware::DeviceSearchRoots(roots));
   for (const firmware::RequiredFile& file : *required) {
     absl::StatusOr<firmware::LoadedFile> loaded = store.Load(file.name, file.fallbacks);
     if (!loaded.ok()) {
@@ -165,8 +176,156 @@ void PrintMetrics(std::ostream& out, const smu::SmuMetrics& m) {
                          m.PcieWidth);
 }
 
-// The device the command inspects: opened here only, so that the open can become attach-aware in one place.
-absl::StatusOr<std::unique_ptr<pci::Device>> OpenDevice(const std::string& name) { return pci::Open(name); }
+void PrintFirmware(std::ostream& out, const FirmwareVersions& versions) {
+  out << absl::StrFormat("  firmware: SMU %s, PSP sOS %s\n",
+                         versions.smu ? SmuVersionText(*versions.smu) : "not answering",
+                         versions.sos ? Hex(*versions.sos, 8) : "not running");
+  for (const Json& file : versions.files) {
+    out << absl::StrFormat(
+        "    %-26s %s\n", file["name"].get<std::string>(),
+        file.contains("ucode_version") ? file["ucode_version"].get<std::string>() : file["error"].get<std::string>());
+  }
+}
+
+Json FirmwareJson(const FirmwareVersions& versions) {
+  return {{"smu", versions.smu ? Json(SmuVersionText(*versions.smu)) : Json(nullptr)},
+          {"sos", versions.sos ? Json(Hex(*versions.sos, 8)) : Json(nullptr)},
+          {"files", versions.files}};
+}
+
+// Samples `count` times, `interval` apart; `sample` gives the metrics or nullopt when there are none. Text is printed
+// as it comes (--watch), JSON collected.
+absl::StatusOr<Json> Sample(Invocation& inv, uint64_t count, std::optional<double> interval,
+                            const std::function<absl::StatusOr<smu::SmuMetrics>()>& sample) {
+  Json samples = Json::array();
+  for (uint64_t i = 0; i < count; ++i) {
+    if (i > 0) std::this_thread::sleep_for(std::chrono::duration<double>(*interval));
+    BAREGPU_ASSIGN_OR_RETURN(smu::SmuMetrics metrics, sample());
+    if (inv.json()) {
+      samples.push_back(MetricsJson(metrics));
+    } else {
+      if (count > 1) inv.out() << absl::StrFormat("sample %d\n", i + 1);
+      PrintMetrics(inv.out(), metrics);
+      inv.out().flush();
+    }
+  }
+  return samples;
+}
+
+// The holder's status document (hcq::amd::AmdDevice::HolderStatus, baregpu.holder_status/1), checked.
+absl::StatusOr<Json> HolderStatus(serve::AttachedDevice& attached) {
+  BAREGPU_ASSIGN_OR_RETURN(std::string text, attached.HolderStatus());
+  Json status = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto numbers = [](const Json& object, std::initializer_list<const char*> keys) {
+    if (!object.is_object()) return false;
+    for (const char* key : keys) {
+      if (!object.contains(key) || !object[key].is_number_unsigned()) return false;
+    }
+    return true;
+  };
+  auto shaped = [&](const Json& s) {
+    if (!s.is_object() || s.value("schema", "") != "baregpu.holder_status/1" || !numbers(s, {"pid"})) return false;
+    if (!s.contains("firmware") || !s["firmware"].is_object() || !s.contains("metrics") || !s["metrics"].is_object() ||
+        !s.contains("vram") || !numbers(s["vram"], {"total", "cpu_visible", "mappings"}) ||
+        !s["vram"].contains("regions")) {
+      return false;
+    }
+    for (const char* region : {"general", "boot", "page_tables"}) {
+      const Json& regions = s["vram"]["regions"];
+      if (!regions.is_object() || !regions.contains(region) ||
+          !numbers(regions[region], {"size", "free", "largest_free", "allocations"})) {
+        return false;
+      }
+    }
+    return true;
+  };
+  if (status.is_discarded() || !shaped(status)) {
+    return absl::DataLossError(absl::StrFormat(
+        "%s: process %d's status is not a baregpu.holder_status/1 document (a holder of another baregpu version?)",
+        attached.name(), attached.holder_pid()));
+  }
+  return status;
+}
+
+// The SMU metrics table as the holder sent it (the raw SmuMetrics_t bytes in hex), or why there is none.
+absl::StatusOr<smu::SmuMetrics> MetricsFrom(const Json& status) {
+  const Json& m = status["metrics"];
+  if (m.contains("error")) {
+    return absl::UnavailableError(
+        absl::StrCat("the holder's SMU: ", m["error"].is_string() ? m["error"].get<std::string>() : "?"));
+  }
+  if (!m.contains("table") || !m["table"].is_string() || !m.contains("size") || !m["size"].is_number_unsigned()) {
+    return absl::DataLossError("the holder's metrics have no table");
+  }
+  const std::string hex = m.value("table", "");
+  smu::SmuMetrics metrics;
+  if (m.value("size", uint64_t{0}) != sizeof(metrics) || hex.size() != 2 * sizeof(metrics)) {
+    return absl::DataLossError(
+        absl::StrFormat("the holder's metrics table has %d bytes; SmuMetrics_t (smu13_driver_if_v13_0_0.h) has %d",
+                        m.value("size", uint64_t{0}), sizeof(metrics)));
+  }
+  if (!std::all_of(hex.begin(), hex.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); })) {
+    return absl::DataLossError("the holder's metrics table is not hex");
+  }
+  const std::string bytes = absl::HexStringToBytes(hex);
+  std::memcpy(&metrics, bytes.data(), sizeof(metrics));
+  return metrics;
+}
+
+// smi on a device another process holds: everything from the holder, through its debug endpoint.
+absl::Status RunAttached(Invocation& inv, const Options& options, serve::AttachedDevice& attached) {
+  std::ostream& out = inv.out();
+  BAREGPU_ASSIGN_OR_RETURN(Json status, HolderStatus(attached));
+  FirmwareVersions versions;
+  const Json firmware = status["firmware"];
+  if (firmware.contains("smu") && firmware["smu"].is_number_unsigned()) versions.smu = firmware["smu"].get<uint32_t>();
+  if (firmware.contains("sos") && firmware["sos"].is_number_unsigned()) versions.sos = firmware["sos"].get<uint32_t>();
+  absl::StatusOr<am::DeviceDiscovery> found = am::ReadDiscovery(attached);
+  versions.files = FirmwareFiles(found.ok() ? am::RequiredFirmware(found->discovery)
+                                            : absl::StatusOr<std::vector<firmware::RequiredFile>>(found.status()),
+                                 attached.firmware_roots());
+  const Json vram = status["vram"];
+  const Json regions = vram["regions"];
+  const uint32_t pid = status["pid"].get<uint32_t>();
+  const bool metrics = MetricsFrom(status).ok();
+  if (!inv.json()) {
+    out << absl::StrFormat("%s (attached to process %d, which holds it): %s\n", attached.name(), pid,
+                           metrics ? "booted, firmware running" : "booted; no metrics from its SMU");
+    auto mib = [](const Json& v) { return v.get<uint64_t>() >> 20; };
+    out << absl::StrFormat("  VRAM %d MiB (%d MiB CPU-visible); the holder's allocations:\n", mib(vram["total"]),
+                           mib(vram["cpu_visible"]));
+    for (const char* name : {"general", "boot", "page_tables"}) {
+      const Json& r = regions[name];
+      out << absl::StrFormat("    %-12s %6d MiB, %6d MiB free (largest free block %d MiB), %d allocations\n", name,
+                             mib(r["size"]), mib(r["free"]), mib(r["largest_free"]), r["allocations"].get<uint64_t>());
+    }
+    out << absl::StrFormat("    %d GPU mappings\n", vram["mappings"].get<uint64_t>());
+    PrintFirmware(out, versions);
+    out << absl::StrFormat("  processes: %d (the holder)\n", pid);
+  }
+  const uint64_t count = options.count.value_or(options.watch_seconds.has_value() ? UINT64_MAX : 1);
+  BAREGPU_ASSIGN_OR_RETURN(
+      Json samples, Sample(inv, metrics ? count : 0, options.watch_seconds, [&]() -> absl::StatusOr<smu::SmuMetrics> {
+        // Each sample is a fresh status.
+        BAREGPU_ASSIGN_OR_RETURN(Json now, HolderStatus(attached));
+        return MetricsFrom(now);
+      }));
+  if (inv.json()) {
+    PrintJson(out, Json{{"device", attached.name()},
+                        {"available", true},
+                        {"attached", true},
+                        {"booted", true},
+                        {"firmware", FirmwareJson(versions)},
+                        {"vram",
+                         {{"total", vram["total"]},
+                          {"cpu_visible", vram["cpu_visible"]},
+                          {"regions", regions},
+                          {"mappings", vram["mappings"]}}},
+                        {"processes", Json::array({{{"pid", pid}, {"note", "holder"}}})},
+                        {"samples", samples}});
+  }
+  return absl::OkStatus();
+}
 
 absl::Status RunSmi(Invocation& inv) {
   if (inv.positional().size() != 1) {
@@ -176,22 +335,27 @@ absl::Status RunSmi(Invocation& inv) {
   const std::string name = inv.positional()[0];
   std::ostream& out = inv.out();
 
-  // A device another process holds cannot be opened here (one holder at a time): say who holds it.
+  // A device another process holds is read through its debug endpoint; without one, say who holds it.
+  absl::StatusOr<std::unique_ptr<pci::Device>> opened = OpenForInspection(inv, name);
+  if (opened.ok()) {
+    if (auto* attached = dynamic_cast<serve::AttachedDevice*>(opened->get())) {
+      return RunAttached(inv, options, *attached);
+    }
+  }
   BAREGPU_ASSIGN_OR_RETURN(std::optional<uint32_t> holder, HolderOf(name));
-  if (holder.has_value()) {
+  if (!opened.ok() && opened.status().code() == absl::StatusCode::kUnavailable && holder.has_value()) {
     if (inv.json()) {
       PrintJson(out, Json{{"device", name}, {"available", false}, {"processes", Json::array({{{"pid", *holder}}})}});
     } else {
       out << absl::StrFormat(
-          "%s: held by process %d; smi's metrics come from the SMU's mailbox, which the holder owns, so smi reads "
-          "only a device no other process holds. Inspect it attached with regs, pt, ih, mem, rings and waves, "
-          "or run smi after the holder closes it\n",
-          base::Printable(name), *holder);
+          "%s: held by process %d, which serves no debug endpoint; smi's metrics come from the SMU's mailbox, "
+          "which the holder owns, so they are read through the holder: start it with %s=1\n",
+          base::Printable(name), *holder, serve::kDebugEndpointEnv);
     }
     return absl::OkStatus();
   }
 
-  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> pci, OpenDevice(name));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> pci, std::move(opened));
   BAREGPU_RETURN_IF_ERROR(pci->SetDmaMaskBits(am::Gmc::kDmaMaskBits));  // as am::Device::Open(name) does
   BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<am::Device> device, am::Device::Open(std::move(pci)));
 
@@ -209,7 +373,7 @@ absl::Status RunSmi(Invocation& inv) {
     BAREGPU_ASSIGN_OR_RETURN(uint32_t smu_version, device->smu().Send(smu::PPSMC_MSG_GetSmuVersion));
     versions.smu = smu_version;
   }
-  versions.files = FirmwareFiles(*device);
+  versions.files = FirmwareFiles(device->RequiredFirmware(), device->pci().firmware_roots());
 
   const am::VramLayout& layout = device->memory().layout();
   const uint64_t general = layout.vram_size - layout.reserved_top - layout.boot_size - layout.page_table_size;
@@ -223,9 +387,7 @@ absl::Status RunSmi(Invocation& inv) {
                 "not visible: each baregpu process allocates from the general region itself and shares no "
                 "allocation table"}};
   const Json processes = Json::array({{{"pid", static_cast<uint32_t>(::getpid())}, {"note", "this smi"}}});
-  Json firmware = {{"smu", versions.smu ? Json(SmuVersionText(*versions.smu)) : Json(nullptr)},
-                   {"sos", versions.sos ? Json(Hex(*versions.sos, 8)) : Json(nullptr)},
-                   {"files", versions.files}};
+  const Json firmware = FirmwareJson(versions);
 
   if (!inv.json()) {
     out << absl::StrFormat("%s (%s): %s\n", device->pci().name(), device->pci().backend(),
@@ -238,32 +400,13 @@ absl::Status RunSmi(Invocation& inv) {
         "%d MiB; allocations are each process's own and not visible here\n",
         layout.vram_size >> 20, device->memory().cpu_visible_size() >> 20, layout.reserved_top >> 20,
         layout.boot_size >> 20, layout.page_table_size >> 20, general >> 20);
-    out << absl::StrFormat("  firmware: SMU %s, PSP sOS %s\n",
-                           versions.smu ? SmuVersionText(*versions.smu) : "not answering",
-                           versions.sos ? Hex(*versions.sos, 8) : "not running");
-    for (const Json& file : versions.files) {
-      out << absl::StrFormat(
-          "    %-26s %s\n", file["name"].get<std::string>(),
-          file.contains("ucode_version") ? file["ucode_version"].get<std::string>() : file["error"].get<std::string>());
-    }
+    PrintFirmware(out, versions);
     out << absl::StrFormat("  processes: %d (this smi; no other process holds the device)\n", ::getpid());
   }
 
-  Json samples = Json::array();
   const uint64_t count = options.count.value_or(options.watch_seconds.has_value() ? UINT64_MAX : 1);
-  for (uint64_t i = 0; i < count && booted; ++i) {
-    if (i > 0) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(*options.watch_seconds));
-    }
-    BAREGPU_ASSIGN_OR_RETURN(smu::SmuMetrics metrics, device->smu().Metrics());
-    if (inv.json()) {
-      samples.push_back(MetricsJson(metrics));
-    } else {
-      if (count > 1) out << absl::StrFormat("sample %d\n", i + 1);
-      PrintMetrics(out, metrics);
-      out.flush();
-    }
-  }
+  BAREGPU_ASSIGN_OR_RETURN(
+      Json samples, Sample(inv, booted ? count : 0, options.watch_seconds, [&] { return device->smu().Metrics(); }));
   if (inv.json()) {
     PrintJson(out, Json{{"device", device->pci().name()},
                         {"available", true},
@@ -278,27 +421,31 @@ absl::Status RunSmi(Invocation& inv) {
 
 BAREGPU_REGISTER_COMMAND(
     kSmiRegistered,
-    Command{"smi",
-            "show clocks, temperatures, power, activity, VRAM, firmware versions and holders",
-            "baregpu smi DEVICE [--watch[=SECONDS]] [--count=N] [--json]",
-            "Reads the SMU's metrics table (TransferTableSmu2Dram of TABLE_SMU_METRICS: current clocks, "
-            "temperatures, socket power, GFX and memory activity, fan, PCIe) on a device baregpu booted (it opens it "
-            "as any baregpu program does: a partial boot that leaves the firmware running); a device no one booted "
-            "is not booted, only what needs no firmware is shown. Also VRAM (size and how the driver divides it; "
-            "allocations belong to the process that made them and are not visible), the running firmware (SMU "
-            "GetSmuVersion, PSP sOS version) with the versions in the files a boot loads, and the process that holds "
-            "the device (a virtual device's state names it; then nothing else can be read). --watch repeats every "
-            "SECONDS (default 1) until interrupted or --count samples.\n"
-            "JSON: {device, available, booted, firmware: {smu, sos, files: [{name, ucode_version | error}]}, "
-            "vram: {total, cpu_visible, firmware_reserved, driver_boot_region, page_tables, general, allocations}, "
-            "processes: [{pid, note}], samples: [{clocks_mhz: {gfx, soc, memory, fabric, video0, decode0}, "
-            "gfx_clock_average_mhz, temperatures_c: {edge, hotspot, memory, vr_gfx, vr_soc}, socket_power_w, "
-            "gfx_activity_percent, memory_activity_percent, fan_rpm, pcie: {rate, width}, metrics_counter}]}; a held "
-            "device: {device, available: false, processes: [{pid}]}.",
-            {{"json", false, "print one JSON document (all samples)"},
-             {"watch", true, "repeat every SECONDS (default 1)", /*optional_value=*/true},
-             {"count", true, "stop after N samples"}},
-            RunSmi});
+    Command{
+        "smi",
+        "show clocks, temperatures, power, activity, VRAM, firmware versions and holders",
+        "baregpu smi DEVICE [--watch[=SECONDS]] [--count=N] [--json]",
+        "Reads the SMU's metrics table (TransferTableSmu2Dram of TABLE_SMU_METRICS: current clocks, "
+        "temperatures, socket power, GFX and memory activity, fan, PCIe) on a device baregpu booted (it opens it "
+        "as any baregpu program does: a partial boot that leaves the firmware running); a device no one booted "
+        "is not booted, only what needs no firmware is shown. Also VRAM (size and how the driver divides it; "
+        "allocations belong to the process that made them and are not visible), the running firmware (SMU "
+        "GetSmuVersion, PSP sOS version) with the versions in the files a boot loads, and the process that holds "
+        "the device. A device another process holds is read through that process's debug endpoint: its driver "
+        "reports the metrics, firmware and its own VRAM allocations. --watch repeats every "
+        "SECONDS (default 1) until interrupted or --count samples.\n"
+        "JSON: {device, available, booted, firmware: {smu, sos, files: [{name, ucode_version | error}]}, "
+        "vram: {total, cpu_visible, firmware_reserved, driver_boot_region, page_tables, general, allocations}, "
+        "processes: [{pid, note}], samples: [{clocks_mhz: {gfx, soc, memory, fabric, video0, decode0}, "
+        "gfx_clock_average_mhz, temperatures_c: {edge, hotspot, memory, vr_gfx, vr_soc}, socket_power_w, "
+        "gfx_activity_percent, memory_activity_percent, fan_rpm, pcie: {rate, width}, metrics_counter}]}; attached: "
+        "also attached: true and vram: {total, cpu_visible, regions: {general, boot, page_tables: {size, free, "
+        "largest_free, allocations}}, mappings}; a held device without an endpoint: {device, available: false, "
+        "processes: [{pid}]}.",
+        {{"json", false, "print one JSON document (all samples)"},
+         {"watch", true, "repeat every SECONDS (default 1)", /*optional_value=*/true},
+         {"count", true, "stop after N samples"}},
+        RunSmi});
 
 }  // namespace
 }  // namespace cli

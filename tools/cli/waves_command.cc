@@ -3,7 +3,9 @@
 // is (WGP << 2) | SIMD, gfx_v11_0_read_wave_data) and every wave slot, the SQ's indirect registers through
 // SQ_IND_INDEX/SQ_IND_DATA: SQ_WAVE_STATUS (VALID: a wave is there), PC, EXEC, HW_ID1/2, GPR_ALLOC, the SGPRs and
 // the VGPRs of the chosen lanes. With --halt the waves are halted first (SQ_CMD SETHALT, broadcast) and resumed
-// after; without it nothing stops them, so a running wave's registers come from slightly different moments.
+// after; without it nothing stops them, so a running wave's registers come from slightly different moments. Each
+// group of reads is a register sequence (pci/register_sequence.h), which the holder of a device runs for an attached
+// debugger under its own selection lock, putting the selections back: reading waves changes nothing.
 //
 // The instruction at each PC is read through the wave's VM context and disassembled with the gfx1100 decoder.
 // That decoder lives in the virtual GPU's library (am/sim/isa), which the baregpu tool links already (`sim`);
@@ -19,6 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "am/device.h"
 #include "am/discovery.h"
 #include "am/register_io.h"
 #include "am/regs/gc.h"
@@ -30,6 +33,7 @@
 #include "am/sim/isa/decoder.h"
 #include "base/printable.h"
 #include "base/status_macros.h"
+#include "pci/register_sequence.h"
 #include "tools/cli/command.h"
 #include "tools/cli/device_access.h"
 #include "tools/cli/gpu_memory.h"
@@ -115,47 +119,80 @@ absl::StatusOr<std::vector<uint32_t>> ParseLanes(const Invocation& inv) {
   return lanes;
 }
 
-// Reads every valid wave slot. The caller restores GRBM_GFX_INDEX.
-std::vector<WaveRead> ReadWaves(GcRegisters& g, const am::GcInfo& info, const std::vector<uint32_t>& lanes) {
+// The registers a wave read goes through, as BAR5 byte offsets.
+struct SelectionOffsets {
+  uint32_t gfx_index, ind_index, ind_data;
+};
+
+// Reads every valid wave slot. Each step is one register sequence (pci::Device::RunRegisterSequence: the selections
+// are put back after it, and attached it is one round trip to the holder): the slots' status words of one SIMD, then
+// per valid wave its hardware registers and SGPRs, then the chosen lanes' VGPRs (their count is in GPR_ALLOC).
+absl::StatusOr<std::vector<WaveRead>> ReadWaves(pci::Device& device, const SelectionOffsets& at, const am::GcInfo& info,
+                                                const std::vector<uint32_t>& lanes) {
+  using Step = pci::RegisterStep;
   std::vector<WaveRead> waves;
   const uint32_t wgps = info.num_cu_per_sa / kCusPerWgp;
-  auto burst = [&](uint32_t slot, uint32_t index, uint32_t lane, uint32_t count) {
-    g.Write(gc::SQ_IND_INDEX{}.wave_id(slot).index(index).workitem_id(lane).auto_incr(1));
-    std::vector<uint32_t> values(count);
-    for (uint32_t& v : values) v = g.Read<gc::SQ_IND_DATA>().raw();
+  auto run = [&](const std::vector<Step>& steps, size_t reads) -> absl::StatusOr<std::vector<uint32_t>> {
+    std::vector<uint32_t> values(reads);
+    BAREGPU_RETURN_IF_ERROR(device.RunRegisterSequence(am::kRegisterBar, steps, values));
     return values;
+  };
+  auto index = [&](uint32_t slot, uint32_t ix, uint32_t lane, bool increment) {
+    return Step::Select(
+        at.ind_index, gc::SQ_IND_INDEX{}.wave_id(slot).index(ix).workitem_id(lane).auto_incr(increment ? 1 : 0).raw());
   };
   for (uint32_t se = 0; se < info.num_se; ++se) {
     for (uint32_t sa = 0; sa < info.num_sa_per_se; ++sa) {
       for (uint32_t wgp = 0; wgp < wgps; ++wgp) {
         for (uint32_t simd = 0; simd < kSimdsPerWgp; ++simd) {
-          g.Write(gc::GRBM_GFX_INDEX{}.se_index(se).sa_index(sa).instance_index((wgp << kInstanceSimdBits) | simd));
+          const Step select = Step::Select(
+              at.gfx_index,
+              gc::GRBM_GFX_INDEX{}.se_index(se).sa_index(sa).instance_index((wgp << kInstanceSimdBits) | simd).raw());
+          std::vector<Step> status_steps = {select};
           for (uint32_t slot = 0; slot < info.max_waves_per_simd; ++slot) {
-            g.Write(gc::SQ_IND_INDEX{}.wave_id(slot).index(sq::ixSQ_WAVE_STATUS));
-            if (!(g.Read<gc::SQ_IND_DATA>().raw() & sq::SQ_WAVE_STATUS__VALID_MASK)) continue;
+            status_steps.push_back(index(slot, sq::ixSQ_WAVE_STATUS, 0, false));
+            status_steps.push_back(Step::Read(at.ind_data));
+          }
+          BAREGPU_ASSIGN_OR_RETURN(std::vector<uint32_t> statuses, run(status_steps, info.max_waves_per_simd));
+          for (uint32_t slot = 0; slot < info.max_waves_per_simd; ++slot) {
+            if (!(statuses[slot] & sq::SQ_WAVE_STATUS__VALID_MASK)) continue;
             // One burst per group, each a consistent copy on the virtual GPU (the index write takes it).
-            const std::vector<uint32_t> hw = burst(slot, kHwRegsFirst, 0, kHwRegsCount);
-            auto at = [&](uint32_t ix) { return hw[ix - kHwRegsFirst]; };
+            BAREGPU_ASSIGN_OR_RETURN(
+                std::vector<uint32_t> regs,
+                run({select, index(slot, kHwRegsFirst, 0, true), Step::Read(at.ind_data, kHwRegsCount),
+                     index(slot, sq::SQIND_WAVE_SGPRS_OFFSET, 0, true), Step::Read(at.ind_data, kSgprCodes)},
+                    kHwRegsCount + kSgprCodes));
+            auto hw = [&](uint32_t ix) { return regs[ix - kHwRegsFirst]; };
             WaveRead w{se,
                        sa,
                        wgp,
                        simd,
                        slot,
-                       at(sq::ixSQ_WAVE_MODE),
-                       at(sq::ixSQ_WAVE_STATUS),
-                       at(sq::ixSQ_WAVE_TRAPSTS),
-                       at(sq::ixSQ_WAVE_GPR_ALLOC),
-                       at(sq::ixSQ_WAVE_HW_ID1),
-                       at(sq::ixSQ_WAVE_HW_ID2),
-                       at(sq::ixSQ_WAVE_IB_STS2),
-                       at(sq::ixSQ_WAVE_PC_LO) | uint64_t{at(sq::ixSQ_WAVE_PC_HI)} << 32,
-                       {},
+                       hw(sq::ixSQ_WAVE_MODE),
+                       hw(sq::ixSQ_WAVE_STATUS),
+                       hw(sq::ixSQ_WAVE_TRAPSTS),
+                       hw(sq::ixSQ_WAVE_GPR_ALLOC),
+                       hw(sq::ixSQ_WAVE_HW_ID1),
+                       hw(sq::ixSQ_WAVE_HW_ID2),
+                       hw(sq::ixSQ_WAVE_IB_STS2),
+                       hw(sq::ixSQ_WAVE_PC_LO) | uint64_t{hw(sq::ixSQ_WAVE_PC_HI)} << 32,
+                       std::vector<uint32_t>(regs.begin() + kHwRegsCount, regs.end()),
                        {},
                        ""};
-            w.sgpr = burst(slot, sq::SQIND_WAVE_SGPRS_OFFSET, 0, kSgprCodes);
+            std::vector<Step> vgpr_steps = {select};
+            std::vector<uint32_t> shown;
             for (uint32_t lane : lanes) {
               if (lane >= (w.wave64() ? 64u : 32u)) continue;  // a wave32 has lanes 0..31
-              w.vgpr.emplace_back(lane, burst(slot, sq::SQIND_WAVE_VGPRS_OFFSET, lane, w.vgprs()));
+              shown.push_back(lane);
+              vgpr_steps.push_back(index(slot, sq::SQIND_WAVE_VGPRS_OFFSET, lane, true));
+              vgpr_steps.push_back(Step::Read(at.ind_data, w.vgprs()));
+            }
+            if (!shown.empty()) {
+              BAREGPU_ASSIGN_OR_RETURN(std::vector<uint32_t> vgprs, run(vgpr_steps, shown.size() * w.vgprs()));
+              for (size_t i = 0; i < shown.size(); ++i) {
+                w.vgpr.emplace_back(shown[i], std::vector<uint32_t>(vgprs.begin() + i * w.vgprs(),
+                                                                    vgprs.begin() + (i + 1) * w.vgprs()));
+              }
             }
             waves.push_back(std::move(w));
           }
@@ -191,20 +228,14 @@ Json HexArray(const std::vector<uint32_t>& values, size_t count) {
   return out;
 }
 
-// The device the command inspects, opened directly or attached to its holder (device_access.h). Reading queues or
-// waves writes selection registers, which the holder's own accesses share: attached, that needs --force.
-absl::StatusOr<std::unique_ptr<pci::Device>> OpenDevice(Invocation& inv, const std::string& name) {
-  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, OpenForInspection(inv, name));
-  BAREGPU_RETURN_IF_ERROR(CheckWriteAllowed(
-      inv, *device,
-      "select each wave through GRBM_GFX_INDEX and SQ_IND_INDEX (the holder selects through GRBM_GFX_INDEX too)"));
-  return device;
-}
-
 absl::Status RunWaves(Invocation& inv) {
   if (inv.positional().size() != 1) return inv.UsageError("usage: baregpu waves DEVICE [--lanes=0,1,...] [--halt]");
   BAREGPU_ASSIGN_OR_RETURN(std::vector<uint32_t> lanes, ParseLanes(inv));
-  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, OpenDevice(inv, inv.positional()[0]));
+  const bool halt = inv.has("halt");
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, OpenForInspection(inv, inv.positional()[0]));
+  // Reading needs only selections, which a register sequence puts back; halting is a command to the SQ.
+  if (halt)
+    BAREGPU_RETURN_IF_ERROR(CheckWriteAllowed(inv, *device, "halt every wave (SQ_CMD SETHALT) and resume them"));
   BAREGPU_ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
   if (!found.discovery.gc.has_value()) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -212,23 +243,27 @@ absl::Status RunWaves(Invocation& inv) {
   }
   const am::GcInfo info = *found.discovery.gc;
   const am::regs::IpBases bases = found.discovery.Bases();
-  BAREGPU_ASSIGN_OR_RETURN(pci::Mmio bar5, device->MapMmio(5));
+  BAREGPU_ASSIGN_OR_RETURN(pci::Mmio bar5, device->MapMmio(am::kRegisterBar));
   am::RegisterIo io(bar5, bases);
   BAREGPU_ASSIGN_OR_RETURN(std::span<uint8_t> vram, device->MapMemory(0));
   BAREGPU_ASSIGN_OR_RETURN(GcRegisters g, GcRegisters::Create(io, bases));
   GpuMemoryReader memory(*device, io, bases, vram);
 
-  // The selections are the driver's (gfx_v11_0 leaves GRBM_GFX_INDEX broadcasting): put back whatever was there,
-  // the wave index under the selection it was written with.
-  const gc::GRBM_GFX_INDEX saved = g.Read<gc::GRBM_GFX_INDEX>();
-  const gc::SQ_IND_INDEX saved_index = g.Read<gc::SQ_IND_INDEX>();
-  const bool halt = inv.has("halt");
-  if (halt) SetHaltAll(g, true);
-  std::vector<WaveRead> waves = ReadWaves(g, info, lanes);
-  if (halt) SetHaltAll(g, false);
-  g.Write(saved);
-  g.Write(saved_index);
+  const SelectionOffsets offsets{static_cast<uint32_t>(*g.AddressOf<gc::GRBM_GFX_INDEX>() * 4),
+                                 static_cast<uint32_t>(*g.AddressOf<gc::SQ_IND_INDEX>() * 4),
+                                 static_cast<uint32_t>(*g.AddressOf<gc::SQ_IND_DATA>() * 4)};
   BAREGPU_RETURN_IF_ERROR(g.status());
+  // Halting broadcasts through GRBM_GFX_INDEX, which is the driver's (gfx_v11_0 leaves it broadcasting): it is put
+  // back after the resume.
+  const gc::GRBM_GFX_INDEX saved = g.Read<gc::GRBM_GFX_INDEX>();
+  if (halt) SetHaltAll(g, true);
+  absl::StatusOr<std::vector<WaveRead>> read = ReadWaves(*device, offsets, info, lanes);
+  if (halt) {
+    SetHaltAll(g, false);
+    g.Write(saved);
+  }
+  BAREGPU_RETURN_IF_ERROR(g.status());
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<WaveRead> waves, std::move(read));
   for (WaveRead& w : waves) w.instruction = DisassembleAt(memory, w.vmid(), w.pc, w.wave64());
 
   std::ostream& out = inv.out();
@@ -291,22 +326,25 @@ absl::Status RunWaves(Invocation& inv) {
 
 BAREGPU_REGISTER_COMMAND(
     kWavesRegistered,
-    Command{"waves",
-            "show the waves running on the GPU: PC and instruction, EXEC, state, SGPRs, VGPRs",
-            "baregpu waves DEVICE [--lanes=0,1,...] [--halt] [--json]",
-            "Reads every wave slot of every SE, SA, WGP and SIMD through the SQ's indirect registers (SQ_IND_INDEX / "
-            "SQ_IND_DATA, as umr --waves and amdgpu's debugfs do; GRBM_GFX_INDEX is put back after). For each wave: "
-            "where it runs, its state (running, halted, trapped, at barrier), PC with the instruction there, EXEC, "
-            "M0, VCC, s0-s105 and v0.. of the chosen lanes (--lanes, default 0; lanes past a wave32's 31 are "
-            "skipped). --halt halts every wave (SQ_CMD SETHALT) while they are read, then resumes them; without it "
-            "the waves run on and each group of registers is a copy from a slightly different moment.\n"
-            "JSON: {device, halted, waves: [{se, sa, wgp, simd, slot, pc, instruction, exec, status, state: [..], "
-            "wave64, vmid, hw_id1, hw_id2, mode, trapsts, m0, vcc, sgprs: [s0..s105], vgprs: {LANE: [v0..]}}]}.",
-            {{"json", false, "print the waves as JSON"},
-             ForceOptionSpec(),
-             {"lanes", true, "lanes whose VGPRs to show, e.g. 0,1,31 (0-63)"},
-             {"halt", false, "halt the waves while reading them, resume after"}},
-            RunWaves});
+    Command{
+        "waves",
+        "show the waves running on the GPU: PC and instruction, EXEC, state, SGPRs, VGPRs",
+        "baregpu waves DEVICE [--lanes=0,1,...] [--halt] [--json]",
+        "Reads every wave slot of every SE, SA, WGP and SIMD through the SQ's indirect registers (SQ_IND_INDEX / "
+        "SQ_IND_DATA, as umr --waves and amdgpu's debugfs do; GRBM_GFX_INDEX is put back after). For each wave: "
+        "where it runs, its state (running, halted, trapped, at barrier), PC with the instruction there, EXEC, "
+        "M0, VCC, s0-s105 and v0.. of the chosen lanes (--lanes, default 0; lanes past a wave32's 31 are "
+        "skipped). --halt halts every wave (SQ_CMD SETHALT) while they are read, then resumes them; without it "
+        "the waves run on and each group of registers is a copy from a slightly different moment. On a device another "
+        "process holds, waves attaches to its debug endpoint and the holder runs each group of reads (selections "
+        "put back after it), so no --force is needed; --halt needs it.\n"
+        "JSON: {device, halted, waves: [{se, sa, wgp, simd, slot, pc, instruction, exec, status, state: [..], "
+        "wave64, vmid, hw_id1, hw_id2, mode, trapsts, m0, vcc, sgprs: [s0..s105], vgprs: {LANE: [v0..]}}]}.",
+        {{"json", false, "print the waves as JSON"},
+         ForceOptionSpec(),
+         {"lanes", true, "lanes whose VGPRs to show, e.g. 0,1,31 (0-63)"},
+         {"halt", false, "halt the waves while reading them, resume after"}},
+        RunWaves});
 
 }  // namespace
 }  // namespace cli
