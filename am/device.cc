@@ -14,6 +14,7 @@
 #include "am/gfx.h"
 #include "am/gmc.h"
 #include "am/ih.h"
+#include "am/packet_trace.h"
 #include "am/psp.h"
 #include "am/regs/gc.h"
 #include "am/regs/hw_id_constants.h"
@@ -76,9 +77,12 @@ absl::StatusOr<TraceOptions> ParseTraceOptions(absl::string_view value) {
     entry = absl::StripAsciiWhitespace(entry);
     if (entry == "regs") {
       options.regs = true;
+    } else if (entry == "packets") {
+      options.packets = true;
     } else {
       return absl::InvalidArgumentError(
-          absl::StrFormat("%s=%s: unknown entry %s; accepted: regs (every register access, decoded), comma-separated",
+          absl::StrFormat("%s=%s: unknown entry %s; accepted: regs (every register access, decoded), packets (every "
+                          "packet given to a ring, decoded), comma-separated",
                           kTraceEnvironmentVariable, base::Printable(value), base::Printable(entry)));
     }
   }
@@ -130,6 +134,10 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device
     options.firmware = firmware::Store(firmware::DeviceSearchRoots(device->pci_->firmware_roots()));
   }
   BAREGPU_RETURN_IF_ERROR(device->CreateBlocks(*options.firmware));
+  if (trace.packets) {
+    device->gfx_->ring().set_tracer(PacketTracer(*device));
+    device->sdma_->ring().set_tracer(PacketTracer(*device));
+  }
   BAREGPU_LOG(kInfo, "%s: IP discovery at VRAM %#x, %d IP blocks, VRAM %d MiB, FB at MC %#x", device->pci_->name(),
               device->discovery_.table_address, device->discovery_.discovery.ips.size(),
               device->discovery_.vram_size >> 20, device->fb_start_);

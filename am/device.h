@@ -69,10 +69,12 @@ struct BootStep {
 
 // What BAREGPU_TRACE asks every device opened in this process to trace, to stderr, as tinygrad's AM_DEBUG does:
 // a comma-separated list; "regs" is every register access, decoded, under a "== DEVICE: block phase" line per boot
-// step. Formatted as it happens, so traced step times include the printing (`baregpu boot --trace=regs` does not).
+// step; "packets" every packet given to a ring (the driver's and HCQ's), decoded, with its indirect buffers. Formatted
+// as it happens, so traced step times include the printing (`baregpu boot --trace=regs` does not).
 inline constexpr char kTraceEnvironmentVariable[] = "BAREGPU_TRACE";
 struct TraceOptions {
   bool regs = false;
+  bool packets = false;  // every packet written to a ring, decoded, with its indirect buffers (am/packet_trace.h)
 };
 // Parses the variable's value; an unknown entry is an InvalidArgument naming the variable and the accepted values.
 absl::StatusOr<TraceOptions> ParseTraceOptions(absl::string_view value);

@@ -111,6 +111,15 @@ void Ring::CopyIn(uint64_t at, const void* data, uint64_t bytes) {
 
 absl::Status Ring::Write(std::span<const uint32_t> dwords, absl::Duration timeout, uint32_t end_alignment,
                          uint32_t pad) {
+  absl::StatusOr<uint64_t> at = Append(dwords, timeout, end_alignment, pad);
+  if (!at.ok()) return at.status();
+  // Outside the lock: a tracer formats (and may read the memory an indirect buffer points at) while others write.
+  if (tracer_) tracer_(*this, dwords, *at);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<uint64_t> Ring::Append(std::span<const uint32_t> dwords, absl::Duration timeout, uint32_t end_alignment,
+                                      uint32_t pad) {
   base::SpinLockHolder lock(&mu_);
   if (!attached()) return absl::FailedPreconditionError(absl::StrFormat("%s: not set up (boot first)", format_.queue));
   uint64_t pads = 0;
@@ -144,6 +153,7 @@ absl::Status Ring::Write(std::span<const uint32_t> dwords, absl::Duration timeou
   uint64_t wptr = wptr_.load(std::memory_order_relaxed);
   uint64_t at = wptr * format_.pointer_unit;
   for (uint64_t i = 0; i < pads; ++i, at += 4) CopyIn(at, &pad, 4);
+  const uint64_t packets_at = at / format_.pointer_unit;
   CopyIn(at, dwords.data(), dwords.size_bytes());
   wptr += units;
   wptr_.store(wptr, std::memory_order_release);
@@ -155,7 +165,7 @@ absl::Status Ring::Write(std::span<const uint32_t> dwords, absl::Duration timeou
   StoreFence();
   layout_.registers.Write32(layout_.hdp_flush_offset, 0);
   layout_.doorbells.Write64(layout_.doorbell_offset, wptr);
-  return absl::OkStatus();
+  return packets_at;
 }
 
 uint32_t Ring::DwordAt(uint64_t byte_offset) const {

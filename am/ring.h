@@ -17,11 +17,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "base/spin_lock.h"
 #include "pci/mmio.h"
@@ -72,6 +74,12 @@ class Ring {
   absl::Status Write(std::span<const uint32_t> dwords, absl::Duration timeout, uint32_t end_alignment = 0,
                      uint32_t pad = 0) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Sees every Write's packets once they are published (BAREGPU_TRACE=packets): the packets and the write pointer
+  // (in the format's unit) where the first one starts. Set before the ring is shared between threads; none by
+  // default, and then Write only tests for it.
+  using Tracer = std::function<void(const Ring& ring, std::span<const uint32_t> packets, uint64_t at)>;
+  void set_tracer(Tracer tracer) { tracer_ = std::move(tracer); }
+
   // Pointers in the format's unit: wptr never wraps; rptr as the engine reports it.
   uint64_t wptr() const { return wptr_.load(std::memory_order_acquire); }
   uint64_t rptr() const;
@@ -88,6 +96,9 @@ class Ring {
   std::string Describe() const;
 
  private:
+  // Write without the tracer: returns where the packets start (after any padding).
+  absl::StatusOr<uint64_t> Append(std::span<const uint32_t> dwords, absl::Duration timeout, uint32_t end_alignment,
+                                  uint32_t pad) ABSL_LOCKS_EXCLUDED(mu_);
   uint32_t DwordAt(uint64_t byte_offset) const;
   // Copies at byte position `at` of the ring (wrapping).
   void CopyIn(uint64_t at, const void* data, uint64_t bytes);
@@ -97,6 +108,7 @@ class Ring {
   Layout layout_;
   base::SpinLock mu_;
   std::atomic<uint64_t> wptr_{0};
+  Tracer tracer_;
 };
 
 }  // namespace am

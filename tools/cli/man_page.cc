@@ -53,7 +53,9 @@ constexpr EnvironmentEntry kEnvironment[] = {
     {"BAREGPU_VIRTUAL_FIRMWARE_DIR", "where the virtual GPU's firmware is (default: beside the program or library)"},
     {"BAREGPU_SIM_DIR", "the directory holding virtual devices' persistent state (mode 0700, yours)"},
     {"BAREGPU_LOG", "log level on stderr: off (default), error, warn, info, debug; -v and -vv override it"},
-    {"BAREGPU_TRACE", "comma-separated traces to stderr for every device opened: regs (register accesses, decoded)"},
+    {"BAREGPU_TRACE",
+     "comma-separated traces to stderr for every device opened: regs (register accesses, decoded), packets (every "
+     "packet given to a ring, decoded, with its indirect buffers)"},
 };
 
 }  // namespace

@@ -27,12 +27,16 @@
 #include "tools/cli/device_access.h"
 #include "tools/cli/gpu_memory.h"
 #include "tools/cli/json.h"
-#include "tools/cli/packet_decode.h"
+#include "am/packet_decode.h"
 
 namespace cli {
 namespace {
 
 namespace gc = am::regs::gc;
+using am::DecodedPacket;
+using am::DecodePm4;
+using am::DecodeSdma;
+using am::IndirectTarget;
 
 // gfx_v11_0_sw_init for GC 11.0.0: one MEC of 4 pipes with 4 queues each (mec.num_pipe_per_mec,
 // num_queue_per_pipe); the compute queues are on ME 1 (amdgpu's ring->me for MEC1).

@@ -1,8 +1,8 @@
 // Packets of a compute queue (PM4 type 3, nvd.h) and of an SDMA queue (sdma_v6_0_0_pkt_open.h) decoded for a
 // person: the packet's name from am/regs' one table per engine, the fields worth reading (addresses, data,
 // register names from the database), its length, and where an indirect buffer it starts lives.
-#ifndef BAREGPU_TOOLS_CLI_PACKET_DECODE_H_
-#define BAREGPU_TOOLS_CLI_PACKET_DECODE_H_
+#ifndef BAREGPU_AM_PACKET_DECODE_H_
+#define BAREGPU_AM_PACKET_DECODE_H_
 
 #include <cstdint>
 #include <optional>
@@ -11,7 +11,7 @@
 
 #include "am/regs/ip_bases.h"
 
-namespace cli {
+namespace am {
 
 // An indirect buffer a packet hands the engine (PM4 INDIRECT_BUFFER, SDMA INDIRECT).
 struct IndirectTarget {
@@ -33,6 +33,6 @@ struct DecodedPacket {
 DecodedPacket DecodePm4(std::span<const uint32_t> packet, const am::regs::IpBases& bases);
 DecodedPacket DecodeSdma(std::span<const uint32_t> packet);
 
-}  // namespace cli
+}  // namespace am
 
-#endif  // BAREGPU_TOOLS_CLI_PACKET_DECODE_H_
+#endif  // BAREGPU_AM_PACKET_DECODE_H_

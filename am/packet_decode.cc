@@ -1,4 +1,4 @@
-#include "tools/cli/packet_decode.h"
+#include "am/packet_decode.h"
 
 #include <algorithm>
 #include <bit>
@@ -12,7 +12,7 @@
 #include "am/regs/pm4_packets.h"
 #include "am/regs/sdma_packets.h"
 
-namespace cli {
+namespace am {
 namespace {
 
 namespace pm4 = am::regs::pm4;
@@ -46,15 +46,17 @@ const char* CompareName(uint32_t function) {
   return function < std::size(kNames) ? kNames[function] : "?";
 }
 
-// The register at gc segment-0 dword offset `offset` (SET_*_REG's START + offset) by its database name.
-std::string GcRegisterName(const am::regs::IpBases& bases, uint32_t offset) {
-  absl::StatusOr<uint64_t> absolute = bases.Resolve(am::regs::Ip::kGc, 0, 0, offset);
-  if (absolute.ok()) {
-    for (const am::regs::AddressMatch& match : am::regs::FindByAddress(bases, *absolute)) {
-      if (match.reg.ip() == am::regs::Ip::kGc) return std::string(match.reg.name());
-    }
+// The register at absolute dword address `address` by its database name: what SET_SH_REG's START + offset,
+// WRITE_DATA's register destination and WAIT_REG_MEM's registers hold (gfx_v11_0 and tinygrad put SOC15_REG_OFFSET,
+// base included, in them; a wait may name an NBIO register, as the HDP flush's write-wait does). GC first when
+// blocks overlap.
+std::string RegisterName(const am::regs::IpBases& bases, uint32_t address) {
+  const std::vector<am::regs::AddressMatch> matches = am::regs::FindByAddress(bases, address);
+  for (const am::regs::AddressMatch& match : matches) {
+    if (match.reg.ip() == am::regs::Ip::kGc) return std::string(match.reg.name());
   }
-  return absl::StrFormat("gc+%#x", offset);
+  if (!matches.empty()) return std::string(matches.front().reg.name());
+  return absl::StrFormat("reg %#x", address);
 }
 
 // Up to kRawDwordsShown dwords of `packet` from index `from` in hex, "..." when there are more.
@@ -86,7 +88,7 @@ std::string Pm4Fields(uint32_t opcode, std::span<const uint32_t> p, const am::re
       std::vector<std::string> writes;
       for (size_t i = pm4::SetShReg::kHeaderDwords; i < p.size() && writes.size() < kRegistersShown; ++i) {
         const uint32_t offset = start + (p[1] & kSetRegOffsetMask) + static_cast<uint32_t>(i) - 2;
-        writes.push_back(absl::StrFormat("%s=%#x", GcRegisterName(bases, offset), p[i]));
+        writes.push_back(absl::StrFormat("%s=%#x", RegisterName(bases, offset), p[i]));
       }
       return absl::StrJoin(writes, " ");
     }
@@ -94,7 +96,7 @@ std::string Pm4Fields(uint32_t opcode, std::span<const uint32_t> p, const am::re
       if (p.size() < pm4::WriteData::kHeaderDwords) return "";
       const uint32_t dst = (p[1] >> kWriteDstSelShift) & kFourBits;
       std::string target =
-          dst == pm4::WriteData::kDstRegister ? GcRegisterName(bases, p[2]) : absl::StrFormat("addr=%#x", Pair(p, 2));
+          dst == pm4::WriteData::kDstRegister ? RegisterName(bases, p[2]) : absl::StrFormat("addr=%#x", Pair(p, 2));
       return absl::StrFormat("dst_sel=%d %s data=%s", dst, target, HexWords(p, pm4::WriteData::kHeaderDwords));
     }
     case pm4::PACKET3_RELEASE_MEM: {
@@ -109,8 +111,8 @@ std::string Pm4Fields(uint32_t opcode, std::span<const uint32_t> p, const am::re
       const uint32_t operation = (p[1] >> kWaitOperationShift) & kTwoBits;
       const std::string what =
           memory ? absl::StrFormat("mem %#x", Pair(p, pm4::WaitMemory::kAddressLoDword) & ~uint64_t{3})
-                 : absl::StrFormat("reg %s%s", GcRegisterName(bases, p[3]),
-                                   operation != 0 ? absl::StrCat(" after writing ", GcRegisterName(bases, p[2])) : "");
+                 : absl::StrFormat("reg %s%s", RegisterName(bases, p[3]),
+                                   operation != 0 ? absl::StrCat(" after writing ", RegisterName(bases, p[2])) : "");
       return absl::StrFormat("wait until %s & %#x %s %#x (poll %d)", what, p[5], CompareName(p[1] & kWaitFunctionMask),
                              p[4], p[6]);
     }
@@ -199,4 +201,4 @@ DecodedPacket DecodeSdma(std::span<const uint32_t> packet) {
   return decoded;
 }
 
-}  // namespace cli
+}  // namespace am
