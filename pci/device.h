@@ -97,8 +97,9 @@ class Device {
   virtual bool debug_endpoint_default() const { return false; }
 
   // A memory BAR (VRAM) as a file another process can map, for a debugger's live view of it: bytes
-  // [offset, offset + size) of `fd` are the BAR. The descriptor stays the device's (valid while it lives).
-  // Unimplemented for backends whose BAR is no mappable file; callers fall back to BAR reads.
+  // [offset, offset + size) of `fd` are the BAR (a virtual device's VRAM state file, the VFIO device's region, the
+  // sysfs resource file). The descriptor stays the device's (valid while it lives). An error when the BAR cannot be
+  // mapped whole (VFIO allows mmap of only parts of it).
   struct SharedMemory {
     int fd = -1;
     uint64_t offset = 0;
@@ -107,8 +108,8 @@ class Device {
   virtual absl::StatusOr<SharedMemory> ShareMemory(int bar);
 
   // Reads the host memory the device reaches at device address `address` (what its page tables point at for host
-  // buffers), as a debugger: no DMA happens and nothing is recorded. NotFound when any byte of the range is not
-  // DMA memory of this device; Unimplemented for backends that do not track their DMA memory.
+  // buffers), as a debugger: no DMA happens and nothing is recorded. NotFound when the range is not inside one
+  // piece of this process's DMA memory (a buffer; on sysfs, one hugepage of it: pci/dma_registry.h).
   virtual absl::Status ReadDmaMemory(uint64_t address, std::span<uint8_t> out);
 
   // Runs a register sequence (pci/register_sequence.h) on register BAR `bar`: the reads' values go to `out` (sized

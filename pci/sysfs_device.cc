@@ -5,8 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
+#include <memory>
+#include <span>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -15,6 +18,7 @@
 #include "base/file.h"
 #include "base/mutex.h"
 #include "base/status_macros.h"
+#include "pci/dma_registry.h"
 #include "pci/host_memory.h"
 #include "pci/pagemap.h"
 #include "pci/sysfs_tree.h"
@@ -27,7 +31,20 @@ namespace {
 // without an IOMMU the device reaches all memory anyway, so the driver must stop DMA before freeing.
 class PhysicalBuffer : public DmaBuffer {
  public:
-  PhysicalBuffer(HostMemory memory, std::vector<uint64_t> pages) : DmaBuffer(std::move(memory), std::move(pages)) {}
+  // Each hugepage is physically contiguous; they go into `registry` one by one, for a debugger's reads.
+  PhysicalBuffer(HostMemory memory, std::vector<uint64_t> pages, std::shared_ptr<DmaRegistry> registry)
+      : DmaBuffer(std::move(memory), std::move(pages)), registry_(std::move(registry)) {
+    for (size_t offset = 0; offset < size(); offset += kHugePageSize) {
+      registry_->Add(device_address(offset),
+                     std::span<const uint8_t>(cpu() + offset, std::min<size_t>(kHugePageSize, size() - offset)));
+    }
+  }
+  ~PhysicalBuffer() override {
+    for (size_t offset = 0; offset < size(); offset += kHugePageSize) registry_->Remove(device_address(offset));
+  }
+
+ private:
+  std::shared_ptr<DmaRegistry> registry_;
 };
 
 struct Mapping {
@@ -53,6 +70,11 @@ class SysfsDevice : public Device {
   absl::StatusOr<std::span<uint8_t>> MapMemory(int bar) override;
   using Device::AllocDma;
   absl::StatusOr<std::unique_ptr<DmaBuffer>> AllocDma(size_t size, const DmaOptions& options) override;
+  // The resource file MapMemory maps (whoever holds the descriptor maps the same BAR), and this process's DMA memory.
+  absl::StatusOr<SharedMemory> ShareMemory(int bar) override;
+  absl::Status ReadDmaMemory(uint64_t address, std::span<uint8_t> out) override {
+    return dma_->Read(name(), address, out);
+  }
   absl::Status ResetFunction() override;
   absl::StatusOr<std::vector<int>> EnableInterrupts(int count) override;
   absl::Status DisableInterrupts() override { return absl::OkStatus(); }
@@ -70,7 +92,9 @@ class SysfsDevice : public Device {
   std::array<BarInfo, kBarCount> bars_{};
   std::optional<int> numa_node_;
   base::Mutex mu_;
-  std::array<std::array<Mapping, 2>, kBarCount> maps_ ABSL_GUARDED_BY(mu_){};  // [bar][wc]
+  std::array<std::array<Mapping, 2>, kBarCount> maps_ ABSL_GUARDED_BY(mu_){};        // [bar][wc]
+  std::array<std::array<base::ScopedFd, 2>, kBarCount> files_ ABSL_GUARDED_BY(mu_);  // the mapped resource files
+  std::shared_ptr<DmaRegistry> dma_ = std::make_shared<DmaRegistry>();
 };
 
 absl::Status SysfsDevice::Init() {
@@ -155,6 +179,7 @@ absl::StatusOr<Mapping> SysfsDevice::Map(int bar, bool wc) {
   void* host = ::mmap(nullptr, info.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
   if (host == MAP_FAILED) return base::ErrnoError(errno, absl::StrFormat("mmap of %#x bytes of %s", info.size, path));
   m = Mapping{host, info.size};
+  files_[bar][wc ? 1 : 0] = std::move(fd);  // kept for ShareMemory
   return m;
 }
 
@@ -168,6 +193,13 @@ absl::StatusOr<std::span<uint8_t>> SysfsDevice::MapMemory(int bar) {
   const bool wc = base::PathExists(function_.Attribute(absl::StrFormat("resource%d_wc", bar)));
   BAREGPU_ASSIGN_OR_RETURN(Mapping m, Map(bar, wc));
   return std::span<uint8_t>(static_cast<uint8_t*>(m.host), m.size);
+}
+
+absl::StatusOr<Device::SharedMemory> SysfsDevice::ShareMemory(int bar) {
+  const bool wc = base::PathExists(function_.Attribute(absl::StrFormat("resource%d_wc", bar)));
+  BAREGPU_ASSIGN_OR_RETURN(Mapping m, Map(bar, wc));
+  base::MutexLock lock(&mu_);
+  return SharedMemory{files_[bar][wc ? 1 : 0].get(), 0, m.size};
 }
 
 absl::StatusOr<std::unique_ptr<DmaBuffer>> SysfsDevice::AllocDma(size_t size, const DmaOptions& dma_options) {
@@ -195,7 +227,7 @@ absl::StatusOr<std::unique_ptr<DmaBuffer>> SysfsDevice::AllocDma(size_t size, co
           name(), pages[i], dma_mask()));
     }
   }
-  return std::make_unique<PhysicalBuffer>(std::move(memory), std::move(pages));
+  return std::make_unique<PhysicalBuffer>(std::move(memory), std::move(pages), dma_);
 }
 
 absl::Status SysfsDevice::ResetFunction() {

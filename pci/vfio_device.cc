@@ -11,6 +11,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -20,6 +21,7 @@
 #include "base/file.h"
 #include "base/mutex.h"
 #include "base/status_macros.h"
+#include "pci/dma_registry.h"
 #include "pci/host_memory.h"
 #include "pci/iova_allocator.h"
 #include "pci/sysfs_tree.h"
@@ -57,13 +59,17 @@ struct IommuContext {
   base::ScopedFd container;
   base::ScopedFd group;
   std::unique_ptr<IovaAllocator> iova;
+  DmaRegistry buffers;  // the live DMA buffers by IOVA, for a debugger's reads (Device::ReadDmaMemory)
 };
 
 class VfioBuffer : public DmaBuffer {
  public:
   VfioBuffer(HostMemory memory, std::vector<uint64_t> pages, std::shared_ptr<IommuContext> iommu)
-      : DmaBuffer(std::move(memory), std::move(pages)), iommu_(std::move(iommu)) {}
+      : DmaBuffer(std::move(memory), std::move(pages)), iommu_(std::move(iommu)) {
+    iommu_->buffers.Add(device_address(), std::span<const uint8_t>(cpu(), size()));
+  }
   ~VfioBuffer() override {
+    iommu_->buffers.Remove(device_address());
     vfio_iommu_type1_dma_unmap unmap{};
     unmap.argsz = sizeof(unmap);
     unmap.iova = device_address();
@@ -113,6 +119,8 @@ class VfioDevice : public Device {
   using Device::AllocDma;
   absl::StatusOr<std::unique_ptr<DmaBuffer>> AllocDma(size_t size, const DmaOptions& options) override;
   absl::StatusOr<std::unique_ptr<DmaMapping>> MapPeerMemory(std::span<uint8_t> memory) override;
+  absl::StatusOr<SharedMemory> ShareMemory(int bar) override;
+  absl::Status ReadDmaMemory(uint64_t address, std::span<uint8_t> out) override;
   absl::Status ResetFunction() override;
   absl::StatusOr<std::vector<int>> EnableInterrupts(int count) override;
   absl::Status DisableInterrupts() override;
@@ -378,6 +386,26 @@ absl::StatusOr<std::span<uint8_t>> VfioDevice::MapMemory(int bar) {
         name(), bar, areas->size()));
   }
   return std::span<uint8_t>(areas->front().host, info.size);
+}
+
+// The BAR as the device file's region: another process holding the descriptor maps the same pages (vfio-pci's mmap
+// serves any holder of the device fd), which is what a debugger attached through a debug endpoint gets. The whole BAR
+// must be mmap-able, as for MapMemory.
+absl::StatusOr<Device::SharedMemory> VfioDevice::ShareMemory(int bar) {
+  BAREGPU_RETURN_IF_ERROR(CheckBar(bar));
+  const vfio_region_info& info = bars_[bar].info;
+  const std::vector<Range>& areas = bars_[bar].mmap_areas;
+  if (!(info.flags & VFIO_REGION_INFO_FLAG_MMAP) || areas.size() != 1 || areas.front().start != 0 ||
+      areas.front().end + 1 != info.size) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "%s: vfio-pci allows mmap of only parts of BAR %d (%d areas), so it cannot be shared as one mapping", name(),
+        bar, areas.size()));
+  }
+  return SharedMemory{device_.get(), info.offset, info.size};
+}
+
+absl::Status VfioDevice::ReadDmaMemory(uint64_t address, std::span<uint8_t> out) {
+  return iommu_->buffers.Read(name(), address, out);
 }
 
 absl::StatusOr<std::unique_ptr<DmaBuffer>> VfioDevice::AllocDma(size_t size, const DmaOptions& dma_options) {

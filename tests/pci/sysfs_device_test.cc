@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <iostream>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "base/file.h"
@@ -147,6 +148,19 @@ TEST_F(OpenedSysfsDeviceTest, MemoryPrefersTheWriteCombinedFile) {
   EXPECT_EQ(regs->Read32(8), 0x11u);
 }
 
+// The resource file MapMemory maps, shared as a descriptor (a debugger attached through the debug endpoint maps it).
+TEST_F(OpenedSysfsDeviceTest, ShareMemoryHandsOutTheMappedResourceFile) {
+  auto shared = device_->ShareMemory(0);
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  EXPECT_EQ(shared->offset, 0u);
+  EXPECT_EQ(shared->size, kBar0Size);
+  uint8_t byte = 0;
+  ASSERT_EQ(::pread(shared->fd, &byte, 1, 8), 1);
+  EXPECT_EQ(byte, 0x77);  // resource0_wc, the file MapMemory maps
+  std::vector<uint8_t> out(8);
+  EXPECT_EQ(device_->ReadDmaMemory(0x1000, out).code(), absl::StatusCode::kNotFound);  // no DMA memory yet
+}
+
 TEST_F(OpenedSysfsDeviceTest, ResetWritesTheAttribute) {
   ASSERT_TRUE(device_->ResetFunction().ok());
   EXPECT_EQ(*base::ReadFile(Attribute("reset")), "1");
@@ -187,6 +201,16 @@ TEST_F(OpenedSysfsDeviceTest, DmaMemoryComesFromHugepagesWithPhysicalAddresses) 
   EXPECT_EQ((*buffer)->size(), kHugePageSize);
   EXPECT_NE((*buffer)->device_address(), 0u);
   EXPECT_TRUE((*buffer)->contiguous());  // one hugepage is physically contiguous
+  // A debugger reads it by physical address (what the GPU's page tables hold for it), and nothing past it.
+  for (size_t i = 0; i < 4096; ++i) (*buffer)->cpu()[i] = static_cast<uint8_t>(i * 5);
+  std::vector<uint8_t> out(64);
+  ASSERT_TRUE((*real)->ReadDmaMemory((*buffer)->device_address(100), out).ok());
+  for (size_t i = 0; i < out.size(); ++i) EXPECT_EQ(out[i], static_cast<uint8_t>((100 + i) * 5)) << i;
+  EXPECT_EQ((*real)->ReadDmaMemory((*buffer)->device_address() + kHugePageSize - 8, out).code(),
+            absl::StatusCode::kNotFound);
+  const uint64_t freed = (*buffer)->device_address();
+  buffer->reset();
+  EXPECT_EQ((*real)->ReadDmaMemory(freed, out).code(), absl::StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -3,14 +3,18 @@
 // three moments: before vfio-pci is loaded (NotLoaded), with vfio-pci loaded but edu bound to no driver
 // (NotBound), and with edu bound to vfio-pci (everything else). BAREGPU_EDU_ADDRESS names the device.
 #include <linux/pci_regs.h>
+#include <sys/mman.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
 #include "pci/sim/edu_device.h"
+#include "serve/attached_device.h"
+#include "serve/debug_endpoint.h"
 #include "tests/pci/edu_driver.h"
 
 namespace pci {
@@ -121,6 +125,46 @@ TEST_F(VfioEduTest, DmaToAnUnmappedIovaIsRefusedByTheIommu) {
   ASSERT_TRUE(edu_->DmaFromDevice(0, unmapped, kTransfer).ok());
   for (size_t i = 0; i < edu::kDmaBufferSize; ++i) ASSERT_EQ((*buffer)->cpu()[i], 0) << i;
   std::cout << "unmapped IOVA used: 0x" << std::hex << unmapped << std::dec << "\n";
+}
+
+// What a debugger attached to this process's debug endpoint gets from a real VFIO device: the BAR as the device
+// file's region (mapped by whoever holds the descriptor; edu's BAR0 registers read through that mapping), and the
+// bytes of this process's DMA buffers by IOVA, directly and over the endpoint's DMA_READ.
+TEST_F(VfioEduTest, ADebuggerReadsTheBarMappingAndDmaMemory) {
+  auto shared = device_->ShareMemory(0);
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  EXPECT_EQ(shared->size, edu::kBarSize);
+  void* view = ::mmap(nullptr, shared->size, PROT_READ, MAP_SHARED, shared->fd, static_cast<off_t>(shared->offset));
+  ASSERT_NE(view, MAP_FAILED);
+  EXPECT_EQ(*static_cast<volatile const uint32_t*>(view), edu::kIdentificationValue);
+  ::munmap(view, shared->size);
+
+  auto buffer = device_->AllocDma(2 * 4096);
+  ASSERT_TRUE(buffer.ok()) << buffer.status();
+  for (size_t i = 0; i < (*buffer)->size(); ++i) (*buffer)->cpu()[i] = static_cast<uint8_t>(i * 7 + 3);
+  std::vector<uint8_t> bytes(100);
+  const uint64_t iova = (*buffer)->device_address(4090);  // across the page boundary
+  ASSERT_TRUE(device_->ReadDmaMemory(iova, bytes).ok());
+  for (size_t i = 0; i < bytes.size(); ++i) EXPECT_EQ(bytes[i], static_cast<uint8_t>((4090 + i) * 7 + 3)) << i;
+  EXPECT_EQ(device_->ReadDmaMemory((*buffer)->device_address((*buffer)->size() - 10), bytes).code(),
+            absl::StatusCode::kNotFound);  // runs past the buffer's end
+
+  char pattern[] = "/tmp/baregpu-runtime-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  ::setenv(serve::kRuntimeDirEnv, pattern, 1);
+  auto endpoint = serve::DebugEndpoint::Start(*device_);
+  ASSERT_TRUE(endpoint.ok()) << endpoint.status();
+  auto client = serve::AttachedDevice::Connect(device_->name(), (*endpoint)->path());
+  ASSERT_TRUE(client.ok()) << client.status();
+  std::vector<uint8_t> remote(100);
+  ASSERT_TRUE((*client)->ReadDmaMemory(iova, remote).ok());
+  EXPECT_EQ(remote, bytes);
+  EXPECT_EQ(*(*client)->ReadConfig16(PCI_VENDOR_ID), edu::kVendorId);
+
+  const uint64_t freed = (*buffer)->device_address();
+  buffer->reset();
+  EXPECT_EQ(device_->ReadDmaMemory(freed, bytes).code(), absl::StatusCode::kNotFound);
+  EXPECT_FALSE((*client)->ReadDmaMemory(freed, remote).ok());
 }
 
 TEST_F(VfioEduTest, CloseAndReopen) {
