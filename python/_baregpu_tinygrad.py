@@ -1,14 +1,16 @@
 """Makes tinygrad's `tinygrad.runtime.ops_baregpu` import baregpu.tinygrad (DEV=BAREGPU) without importing tinygrad
 or baregpu before tinygrad asks for it. Loaded at start-up by baregpu-tinygrad.pth (installed) or the build tree's
 sitecustomize.py."""
-import importlib.abc
+import importlib
 import importlib.machinery
 import sys
 
 RUNTIME = "tinygrad.runtime.ops_baregpu"
 
 
-class _Loader(importlib.abc.Loader):
+# Plain classes, not importlib.abc's: the import system needs only these methods, and importing importlib.abc costs
+# every Python process that loads this file ~30 ms (it pulls in importlib.resources and typing on Python 3.11).
+class _Loader:
     def create_module(self, spec):
         return importlib.import_module("baregpu.tinygrad")
 
@@ -16,7 +18,7 @@ class _Loader(importlib.abc.Loader):
         pass  # baregpu.tinygrad ran when create_module imported it
 
 
-class _Finder(importlib.abc.MetaPathFinder):
+class _Finder:
     def find_spec(self, fullname, path=None, target=None):
         return importlib.machinery.ModuleSpec(fullname, _Loader()) if fullname == RUNTIME else None
 

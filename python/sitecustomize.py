@@ -1,6 +1,5 @@
 """The build tree's stand-in for the installed baregpu-tinygrad.pth (PYTHONPATH=BUILD/python): registers DEV=BAREGPU
 with tinygrad, then runs the sitecustomize this one shadows (Debian's), if any."""
-import importlib.util
 import os
 import sys
 
@@ -11,6 +10,8 @@ for _entry in sys.path:
     if _entry and os.path.abspath(_entry) != _here:
         _path = os.path.join(_entry, "sitecustomize.py")
         if os.path.isfile(_path):
+            import importlib.util  # only then: it costs ~8 ms of start-up (contextlib and friends)
+
             _spec = importlib.util.spec_from_file_location("_shadowed_sitecustomize", _path)
             _spec.loader.exec_module(importlib.util.module_from_spec(_spec))
             break

@@ -8,10 +8,8 @@ FAILED_PRECONDITION, and freeing them stays safe), as the C API defines.
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 import threading
 from collections.abc import Sequence
-from typing import Optional, Union
 
 from . import _buffers
 from . import _hcq
@@ -41,17 +39,52 @@ def api_version() -> tuple[int, int]:
     return v >> 16, v & 0xffff  # HCQ_API_VERSION's packing: (major << 16) | minor
 
 
-@dataclasses.dataclass(frozen=True)
-class Variable:
+class _Record:
+    """A frozen record of named fields, compared and printed by them: what dataclasses.dataclass(frozen=True) gives,
+    without importing dataclasses (and inspect) at start-up, ~5 ms of every program's first result."""
+    _fields: tuple = ()
+    _defaults: dict = {}
+
+    def __init__(self, *args, **kwargs):
+        if len(args) > len(self._fields):
+            raise TypeError(f"{type(self).__name__} takes {len(self._fields)} arguments, not {len(args)}")
+        values = dict(zip(self._fields, args))
+        for name, value in kwargs.items():
+            if name not in self._fields or name in values:
+                raise TypeError(f"{type(self).__name__}: unexpected or repeated argument {name!r}")
+            values[name] = value
+        for name in self._fields:
+            if name not in values and name not in self._defaults:
+                raise TypeError(f"{type(self).__name__}: missing argument {name!r}")
+            object.__setattr__(self, name, values.get(name, self._defaults.get(name)))
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"{type(self).__name__} is frozen: cannot assign to {name!r}")
+
+    def __delattr__(self, name):
+        raise AttributeError(f"{type(self).__name__} is frozen: cannot delete {name!r}")
+
+    def __eq__(self, other):
+        return type(other) is type(self) and all(getattr(self, f) == getattr(other, f) for f in self._fields)
+
+    def __hash__(self):
+        return hash(tuple(getattr(self, f) for f in self._fields))
+
+    def __repr__(self):
+        return f"{type(self).__name__}({', '.join(f'{f}={getattr(self, f)!r}' for f in self._fields)})"
+
+
+class Variable(_Record):
     """A command argument known only at submit: the index-th value of Queue.submit's values, plus `addend`."""
-    index: int
-    addend: int = 0
+    _fields = ("index", "addend")
+    _defaults = {"addend": 0}
 
     def __add__(self, offset: int) -> "Variable":
         return Variable(self.index, self.addend + offset)
 
 
-Value = Union[int, Variable]
+# A union without the typing module (Python 3.10+), which would cost ~5 ms of start-up to import.
+Value = int | Variable
 
 
 def _value(v: Value) -> _hcq.hcq_value:
@@ -115,15 +148,12 @@ def _is_ip_version(field: str) -> bool:
     return field.endswith("_version") and field != "gfx_target_version"
 
 
-# hcq_device_properties as a frozen dataclass, its fields taken from the generated struct (none kept by hand):
-# strings decoded, the *_version IP fields gathered into ip_versions {"gc": (11, 0, 0), ...}.
-DeviceProperties = dataclasses.make_dataclass(
-    "DeviceProperties",
-    [(f, str if t._type_ is ctypes.c_char else int) if hasattr(t, "_length_") else (f, int)
-     for f, t in _hcq.hcq_device_properties._fields_ if f != "struct_size" and not _is_ip_version(f)] +
-    [("ip_versions", dict)],
-    frozen=True)
-DeviceProperties.__doc__ = "hcq_device_properties: what a device is (IP versions as (major, minor, revision))."
+class DeviceProperties(_Record):
+    """hcq_device_properties: what a device is (IP versions as (major, minor, revision)). Its fields are the
+    generated struct's (none kept by hand): strings decoded, the *_version IP fields gathered into ip_versions
+    {"gc": (11, 0, 0), ...}."""
+    _fields = tuple(f for f, _ in _hcq.hcq_device_properties._fields_
+                    if f != "struct_size" and not _is_ip_version(f)) + ("ip_versions",)
 
 
 def _properties_from_c(p: _hcq.hcq_device_properties) -> DeviceProperties:
@@ -223,7 +253,7 @@ class Buffer(_Handle):
     """Device memory at a GPU virtual address (`address`), with the CPU's view when the CPU maps it."""
     _free = staticmethod(lib.hcq_buffer_free)
 
-    def __init__(self, device: Device, handle: int, base: Optional["Buffer"] = None):
+    def __init__(self, device: Device, handle: int, base: Buffer | None = None):
         super().__init__(handle)
         self.device, self.base = device, base
 
@@ -239,7 +269,7 @@ class Buffer(_Handle):
         return lib.hcq_buffer_size(self.handle)
 
     @property
-    def cpu_address(self) -> Optional[int]:
+    def cpu_address(self) -> int | None:
         """The CPU's address of the buffer, None when the CPU cannot map it (or the device was closed)."""
         return lib.hcq_buffer_cpu(self.handle) or None
 
@@ -258,7 +288,7 @@ class Buffer(_Handle):
         with _buffers.exported(data) as (address, size):
             _check(lib.hcq_buffer_copyin(self.handle, address, size), "copyin")
 
-    def copyout(self, out=None, size: Optional[int] = None):
+    def copyout(self, out=None, size: int | None = None):
         """Copies the buffer's first bytes into `out` (a writable buffer-protocol object) or a new bytearray."""
         if out is None:
             out = bytearray(self.size if size is None else size)
@@ -332,11 +362,11 @@ class Queue(_Handle):
         self.device = device
         self._keep: list = []  # what the commands reference until the queue is reset or closed
 
-    def wait(self, signal: Union[Signal, Value], value: Value) -> "Queue":
+    def wait(self, signal: Signal | Value, value: Value) -> "Queue":
         """Waits until the signal (a Signal, or the address of a 16-byte signal slot) is >= value."""
         return self._signal_like(lib.hcq_queue_wait, lib.hcq_queue_wait_var, lib.hcq_queue_wait_at, signal, value)
 
-    def signal(self, signal: Union[Signal, Value], value: Value) -> "Queue":
+    def signal(self, signal: Signal | Value, value: Value) -> "Queue":
         """Sets the signal (a Signal, or the address of a signal slot) to value once earlier commands are done."""
         return self._signal_like(lib.hcq_queue_signal, lib.hcq_queue_signal_var, lib.hcq_queue_signal_at, signal, value)
 
@@ -353,7 +383,7 @@ class Queue(_Handle):
             at(self.handle, _value(signal), _value(value))
         return self
 
-    def timestamp(self, signal: Union[Signal, Value]) -> "Queue":
+    def timestamp(self, signal: Signal | Value) -> "Queue":
         """Writes the GPU clock into the signal's timestamp (or at a timestamp address) when earlier work is done."""
         if isinstance(signal, Signal):
             lib.hcq_queue_timestamp(self.handle, signal.handle)
@@ -407,7 +437,7 @@ class ComputeQueue(Queue):
 class CopyQueue(Queue):
     _new = staticmethod(lib.hcq_queue_new_copy)
 
-    def copy(self, destination: Union[Buffer, Value], source: Union[Buffer, Value], size: int) -> "CopyQueue":
+    def copy(self, destination: Buffer | Value, source: Buffer | Value, size: int) -> "CopyQueue":
         """Copies size bytes between device addresses (Buffers, addresses, or Variables)."""
         lib.hcq_queue_copy_at(self.handle, _value(_address(destination)), _value(_address(source)), size)
         self._keep += [b for b in (destination, source) if isinstance(b, Buffer)]
@@ -444,14 +474,14 @@ class Program(_Handle):
         return list(zip(offsets, sizes))
 
     @property
-    def required_local_size(self) -> Optional[tuple[int, int, int]]:
+    def required_local_size(self) -> tuple[int, int, int] | None:
         """The kernel's reqd_work_group_size, None when it has none."""
         local = (ctypes.c_uint32 * 3)()
         _check(lib.hcq_program_required_local(self.handle, local), "required_local_size")
         return tuple(local) if any(local) else None
 
     def __call__(self, *buffers: Buffer, values: Sequence[int] = (), global_size: Sequence[int] = (1, 1, 1),
-                 local_size: Sequence[int] = (1, 1, 1), wait: bool = True) -> Optional[float]:
+                 local_size: Sequence[int] = (1, 1, 1), wait: bool = True) -> float | None:
         """Runs the kernel ordered by the device's timeline; with wait, returns its GPU time in seconds."""
         handles = (ctypes.c_void_p * len(buffers))(*(b.handle for b in buffers))
         vals = (ctypes.c_uint32 * len(values))(*values)
@@ -488,7 +518,7 @@ class Graph(_Handle):
         self._keep += [program, *buffers]
         return self
 
-    def add_copy(self, device: Device, destination: Union[Buffer, int], source: Union[Buffer, int],
+    def add_copy(self, device: Device, destination: Buffer | int, source: Buffer | int,
                  size: int) -> "Graph":
         lib.hcq_graph_add_copy(self.handle, device.handle, _address(destination), _address(source), size)
         self._keep += [device] + [b for b in (destination, source) if isinstance(b, Buffer)]
