@@ -99,6 +99,7 @@ absl::Status Rdna3Executor::Dispatch(const DispatchState& state, GpuMemory& memo
         state.sh_mem.config, state.memory.vmid));
   }
   setup.sh_mem = state.sh_mem;
+  setup.fast_paths = fast_paths_;
   for (int i = 0; i < 3; ++i) {
     setup.workgroup_size[i] = gc::COMPUTE_NUM_THREAD_X::FromRaw(state.num_thread[i]).num_thread_full();
     setup.grid[i] = state.dimensions[i];

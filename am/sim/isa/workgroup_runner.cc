@@ -350,6 +350,7 @@ WorkgroupRunner::Flow WorkgroupRunner::Execute(Wave& wave, const Instruction& in
     case Encoding::kVopc:
     case Encoding::kVop3:
       if ((wave.mode & kModeFpRound) != 0) return DirectedRoundingValu(wave, inst);
+      if (inst.fast_valu != FastValu::kNone && setup_.fast_paths) return RunFastValu(wave, inst);
       return Valu(wave, inst);
     case Encoding::kVop3p:
       // WMMA rounds to nearest even under every MODE (wmma.cc), so it never runs under a switched host mode.
