@@ -9,8 +9,10 @@
 #include <atomic>
 #include <bit>
 #include <cstring>
+#include <optional>
 
 #include "absl/strings/str_format.h"
+#include "am/regs/sh_mem_constants.h"
 #include "am/sim/isa/float_bits.h"
 #include "am/sim/isa/opcodes.h"
 #include "am/sim/isa/workgroup_runner.h"
@@ -207,8 +209,9 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
   const bool generic = inst.encoding == Encoding::kFlat;
   const Access1 k = LoadStoreKind(inst.opcode);
   if (k.valid) {
-    for (uint64_t m = exec; m != 0; m &= m - 1) {
-      const int l = std::countr_zero(m);
+    // One lane's access, every case (apertures, alignment modes, unaligned or page-straddling addresses, faults);
+    // nothing when it went through, else how the instruction ends.
+    auto lane_access = [&](int l) -> std::optional<Flow> {
       uint8_t bytes[16];
       absl::StatusOr<uint64_t> aligned = Aligned(address(l), k.bytes);
       if (!aligned.ok()) return MemoryFault(wave, inst, aligned.status());
@@ -231,7 +234,7 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
             }
             LoadToVgprs(wave, inst.vdst, l, k, bytes);
           }
-          continue;
+          return std::nullopt;
         }
         if (aperture == Aperture::kPrivate) {
           absl::StatusOr<uint8_t*> lane_bytes = PrivateBytes(wave, l, offset, k.bytes, k.store);
@@ -241,7 +244,7 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
           } else {
             LoadToVgprs(wave, inst.vdst, l, k, *lane_bytes);
           }
-          continue;
+          return std::nullopt;
         }
       }
       if (k.store) {
@@ -251,6 +254,41 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
         if (absl::Status s = memory_.Read(where, bytes, k.bytes); !s.ok()) return MemoryFault(wave, inst, s);
         LoadToVgprs(wave, inst.vdst, l, k, bytes);
       }
+      return std::nullopt;
+    };
+    // Whole dwords (b32..b128) at a naturally aligned global address in the page the view last translated, which
+    // is what most lanes of a kernel's loads and stores are: the dwords move between the VGPRs and the page's host
+    // view directly, as lane_access would move them (relaxed dword accesses, MemoryView::CopyRelaxed), in the same
+    // lane order. Every other lane, and the first lane in a page not yet translated, goes through lane_access, so
+    // faults, apertures and alignment modes are as before.
+    // SH_MEM_CONFIG.ALIGNMENT_MODE leaves a dword-aligned address of a dword-multiple access as it is (Aligned),
+    // except STRICT, which wants the access's natural alignment (a dword's for 12 bytes).
+    const bool dwords = k.bytes >= 4 && k.d16 == 0 && setup_.fast_paths;
+    const int count = k.bytes / 4;
+    const uint64_t misaligned =
+        alignment_mode_ == regs::gc::SH_MEM_ALIGNMENT_MODE_STRICT && k.bytes != 12 ? k.bytes - 1 : 3;
+    const Access access = k.store ? Access::kWrite : Access::kRead;
+    uint32_t* rows[4] = {};
+    for (int i = 0; i < count && dwords; ++i)
+      rows[i] = wave.v((k.store ? inst.src[1] - operand::kVgpr0 : inst.vdst) + i);
+    for (uint64_t m = exec; m != 0; m &= m - 1) {
+      const int l = std::countr_zero(m);
+      if (dwords) {
+        const uint64_t where = address(l);
+        uint8_t* host = (where & misaligned) == 0 && (!generic || ApertureOf(where) == Aperture::kGlobal)
+                            ? memory_.Cached(where, k.bytes, access)
+                            : nullptr;
+        if (host != nullptr && (reinterpret_cast<uintptr_t>(host) & 3) == 0) {
+          uint32_t* host_dwords = reinterpret_cast<uint32_t*>(host);
+          if (k.store) {
+            for (int i = 0; i < count; ++i) __atomic_store_n(host_dwords + i, rows[i][l], __ATOMIC_RELAXED);
+          } else {
+            for (int i = 0; i < count; ++i) rows[i][l] = __atomic_load_n(host_dwords + i, __ATOMIC_RELAXED);
+          }
+          continue;
+        }
+      }
+      if (std::optional<Flow> flow = lane_access(l); flow.has_value()) return *flow;
     }
     return Flow::kNext;
   }

@@ -19,6 +19,13 @@ class MemoryView {
 
   // A host pointer to `size` bytes at `address` when they lie in one translated piece; null (with OK) when they
   // straddle two, so that the caller takes Read/Write. A fault is the GMC's error.
+  // The host pointer to `size` bytes at `address` when they lie in the piece last translated for `access`, else
+  // null: no translation, so no fault (Host translates and faults).
+  uint8_t* Cached(uint64_t address, uint32_t size, Access access) const {
+    const Window& w = access == Access::kRead ? read_ : write_;
+    const uint64_t offset = address - w.base;
+    return offset < w.length && w.length - offset >= size ? w.host + offset : nullptr;
+  }
   absl::StatusOr<uint8_t*> Host(uint64_t address, uint32_t size, Access access) {
     Window& w = access == Access::kRead ? read_ : write_;
     if (address - w.base < w.length && w.length - (address - w.base) >= size) return w.host + (address - w.base);
