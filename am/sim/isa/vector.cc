@@ -381,10 +381,6 @@ FastValu FastValuOf(const Instruction& inst) {
       return FastValu::kSubrevF32;
     case vop3::kVMulF32:
       return FastValu::kMulF32;
-    case vop3::kVFmacF32:
-      return FastValu::kFmacF32;
-    case vop3::kVFmaF32:
-      return FastValu::kFmaF32;
     case vop3::kVCndmaskB32:
       return FastValu::kCndmaskB32;
     case vop3::kVAddCoU32:
@@ -549,16 +545,6 @@ class FastValuLanes {
     ForLanes<N>(r_, [&](int l) { return Bits32(f(AsF32(a[l]), AsF32(b[l]))); });
     return FloatResult();
   }
-  // An fma is a libm call per lane (the build has no FMA instructions): only the active lanes pay for one.
-  Flow Fma(const uint32_t* a, const uint32_t* b, const uint32_t* c) {
-    for (uint64_t m = exec_; m != 0; m &= m - 1) {
-      const int l = std::countr_zero(m);
-      const uint32_t bits = Bits32(std::fma(AsF32(a[l]), AsF32(b[l]), AsF32(c[l])));
-      r_[l] = flush32_ ? FlushDenormF32(bits) : bits;
-    }
-    Commit<N>(D(), r_, exec_);
-    return Flow::kNext;
-  }
   // Carry operations: the 32-bit result to D and the carry-out lane mask to SDST (VCC in the short forms); the
   // carry-in is SRC2's mask (VCC in the short forms; not read by the forms without one).
   template <bool kCarryIn, typename F>
@@ -640,16 +626,6 @@ class FastValuLanes {
       return FloatBinary([](float x, float y) { return y - x; });
     } else if constexpr (kOp == FastValu::kMulF32) {
       return FloatBinary([](float x, float y) { return x * y; });
-    } else if constexpr (kOp == FastValu::kFmacF32) {
-      // The accumulator is D as it is, unflushed (as Valu reads it).
-      FloatSource(0);
-      FloatSource(1);
-      return Fma(s_[0], s_[1], D());
-    } else if constexpr (kOp == FastValu::kFmaF32) {
-      FloatSource(0);
-      FloatSource(1);
-      FloatSource(2);
-      return Fma(s_[0], s_[1], s_[2]);
     } else if constexpr (kOp == FastValu::kCndmaskB32) {
       Source(0);
       Source(1);
