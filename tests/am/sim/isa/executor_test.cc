@@ -547,6 +547,56 @@ TEST_F(ExecutorTest, FastPathsMatchTheGeneralPath) {
   }
 }
 
+// A store whose lanes walk off the end of a mapped page (asm/page_walk.s, lane l at 256l): the lanes before the
+// first one past the page store, that one faults (the GMC names the unmapped page) and stops the dispatch, and the
+// lanes after it store nothing; with lane 16 off, lane 17 faults; a b64 store that lane 15 makes across the end of
+// the page writes its dword in the page and faults on the next one. The fast path (the lanes in the page the view
+// has translated) and the general one leave the same page and report the same fault.
+TEST_F(ExecutorTest, StoreLanesWalkingOffAMappedPageStopAtTheFirstUnmappedOne) {
+  constexpr uint64_t kPage = 0x500000, kPageBytes = 4096;
+  struct Case {
+    uint32_t exec;
+    uint32_t wide;
+  };
+  const Case cases[] = {{0xffffffff, 0}, {0xfffeffff, 0}, {0xffffffff, 1}};
+  Load("page_walk");
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrFormat("EXEC %#x, %s", c.exec, c.wide ? "b64" : "b32"));
+    std::vector<uint8_t> pages[2];
+    std::string messages[2];
+    int faults[2];
+    for (const bool fast : {true, false}) {
+      std::span<uint8_t> page = fixture_.memory().Place(kPage, kPageBytes);
+      std::vector<uint32_t> user = Pointer(kPage);
+      user.push_back(c.exec);
+      user.push_back(c.wide);
+      const int faults_before = fixture_.memory().faults();
+      executor_.set_fast_paths(fast);
+      const absl::Status status = executor_.Dispatch(State(user, 32), fixture_.memory());
+      ASSERT_FALSE(status.ok());
+      EXPECT_TRUE(absl::StrContains(status.message(), absl::StrFormat("%#x", kPage + kPageBytes))) << status;
+      messages[fast] = std::string(status.message());
+      faults[fast] = fixture_.memory().faults() - faults_before;
+      pages[fast].assign(page.begin(), page.end());
+      for (uint32_t l = 0; l < 16; ++l) {
+        SCOPED_TRACE(l);
+        const uint32_t offset = l * 256 + (c.wide ? 252 : 0);
+        uint32_t stored[2] = {0, 0};
+        std::memcpy(stored, page.data() + offset, std::min<uint64_t>(8, kPageBytes - offset));
+        const bool on = ((c.exec >> l) & 1) != 0;
+        EXPECT_EQ(stored[0], on ? 0x1000 + l : 0u);
+        if (c.wide && offset + 8 <= kPageBytes) {
+          EXPECT_EQ(stored[1], on ? ~(0x1000 + l) : 0u);
+        }
+      }
+    }
+    executor_.set_fast_paths(true);
+    EXPECT_EQ(pages[1], pages[0]);
+    EXPECT_EQ(messages[1], messages[0]);
+    EXPECT_EQ(faults[1], faults[0]);
+  }
+}
+
 TEST_F(ExecutorTest, IllegalInstructionPostsTheSqInterrupt) {
   std::span<uint32_t> out = Out(1);
   absl::Status status = Run("illegal", Pointer(kOut), 1);
