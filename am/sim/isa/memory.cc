@@ -10,6 +10,7 @@
 #include <bit>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 
 #include "absl/strings/str_format.h"
 #include "am/regs/sh_mem_constants.h"
@@ -263,32 +264,58 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
     // faults, apertures and alignment modes are as before.
     // SH_MEM_CONFIG.ALIGNMENT_MODE leaves a dword-aligned address of a dword-multiple access as it is (Aligned),
     // except STRICT, which wants the access's natural alignment (a dword's for 12 bytes).
-    const bool dwords = k.bytes >= 4 && k.d16 == 0 && setup_.fast_paths;
-    const int count = k.bytes / 4;
     const uint64_t misaligned =
         alignment_mode_ == regs::gc::SH_MEM_ALIGNMENT_MODE_STRICT && k.bytes != 12 ? k.bytes - 1 : 3;
     const Access access = k.store ? Access::kWrite : Access::kRead;
-    uint32_t* rows[4] = {};
-    for (int i = 0; i < count && dwords; ++i)
-      rows[i] = wave.v((k.store ? inst.src[1] - operand::kVgpr0 : inst.vdst) + i);
-    for (uint64_t m = exec; m != 0; m &= m - 1) {
-      const int l = std::countr_zero(m);
-      if (dwords) {
-        const uint64_t where = address(l);
+    // The lane loop with the access's width, direction and address form as constants (one loop per combination, so
+    // that a lane in the window costs its address, one compare and its dwords).
+    auto lanes = [&](auto dwords, auto store, auto scalar_base) -> Flow {
+      constexpr int kDwords = decltype(dwords)::value;
+      constexpr bool kStore = decltype(store)::value, kScalarBase = decltype(scalar_base)::value;
+      uint32_t* rows[kDwords];
+      for (int i = 0; i < kDwords; ++i) rows[i] = wave.v((kStore ? inst.src[1] - operand::kVgpr0 : inst.vdst) + i);
+      for (uint64_t m = exec; m != 0; m &= m - 1) {
+        const int l = std::countr_zero(m);
+        const uint64_t where = (kScalarBase ? sbase + vaddr[l] : (vaddr[l] | uint64_t{vaddr_hi[l]} << 32)) +
+                               static_cast<int64_t>(inst.offset);
         uint8_t* host = (where & misaligned) == 0 && (!generic || ApertureOf(where) == Aperture::kGlobal)
-                            ? memory_.Cached(where, k.bytes, access)
+                            ? memory_.Cached(where, kDwords * 4, access)
                             : nullptr;
         if (host != nullptr && (reinterpret_cast<uintptr_t>(host) & 3) == 0) {
           uint32_t* host_dwords = reinterpret_cast<uint32_t*>(host);
-          if (k.store) {
-            for (int i = 0; i < count; ++i) __atomic_store_n(host_dwords + i, rows[i][l], __ATOMIC_RELAXED);
-          } else {
-            for (int i = 0; i < count; ++i) rows[i][l] = __atomic_load_n(host_dwords + i, __ATOMIC_RELAXED);
+          for (int i = 0; i < kDwords; ++i) {
+            if (kStore) {
+              __atomic_store_n(host_dwords + i, rows[i][l], __ATOMIC_RELAXED);
+            } else {
+              rows[i][l] = __atomic_load_n(host_dwords + i, __ATOMIC_RELAXED);
+            }
           }
           continue;
         }
+        if (std::optional<Flow> flow = lane_access(l); flow.has_value()) return *flow;
       }
-      if (std::optional<Flow> flow = lane_access(l); flow.has_value()) return *flow;
+      return Flow::kNext;
+    };
+    auto with_width = [&](auto store, auto scalar_base) {
+      switch (k.bytes) {
+        case 4:
+          return lanes(std::integral_constant<int, 1>(), store, scalar_base);
+        case 8:
+          return lanes(std::integral_constant<int, 2>(), store, scalar_base);
+        case 12:
+          return lanes(std::integral_constant<int, 3>(), store, scalar_base);
+        default:
+          return lanes(std::integral_constant<int, 4>(), store, scalar_base);
+      }
+    };
+    if (k.bytes >= 4 && k.d16 == 0 && setup_.fast_paths) {
+      if (k.store) {
+        return saddr ? with_width(std::true_type(), std::true_type()) : with_width(std::true_type(), std::false_type());
+      }
+      return saddr ? with_width(std::false_type(), std::true_type()) : with_width(std::false_type(), std::false_type());
+    }
+    for (uint64_t m = exec; m != 0; m &= m - 1) {
+      if (std::optional<Flow> flow = lane_access(std::countr_zero(m)); flow.has_value()) return *flow;
     }
     return Flow::kNext;
   }

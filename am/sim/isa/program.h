@@ -45,9 +45,15 @@ class Program {
   // The slot at `pc`; decodes it (under a lock) when it was not reached by the static walk. An error is an
   // instruction fetch fault.
   absl::StatusOr<const DecodedSlot*> At(uint64_t pc, GpuMemory& memory, const MemoryClient& client) {
+    if (const DecodedSlot* slot = Find(pc); slot != nullptr) return slot;
+    return Late(pc, memory, client);
+  }
+  // The slot at `pc` when the static walk decoded it, else null (At decodes it): the lookup of every instruction a
+  // wave runs, without At's status.
+  const DecodedSlot* Find(uint64_t pc) const {
     const uint64_t index = (pc - entry_) / 4;
     if (pc >= entry_ && (pc & 3) == 0 && index < slots_.size() && slots_[index].present) return &slots_[index];
-    return Late(pc, memory, client);
+    return nullptr;
   }
   // Whether the code in memory is still what was decoded.
   bool Unchanged(GpuMemory& memory, const MemoryClient& client) const;
