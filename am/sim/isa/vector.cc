@@ -444,17 +444,17 @@ inline uint64_t MaskOf(uint64_t exec, F bit) {
   }
   return mask & exec;
 }
-// The lanes of a mask as bytes (0 or 1): kLaneBytes[m] has byte i = bit i of the 8-bit m.
-inline constexpr auto kLaneBytes = [] {
-  std::array<uint64_t, 256> table{};
-  for (int m = 0; m < 256; ++m) {
-    for (int i = 0; i < 8; ++i) table[m] |= uint64_t((m >> i) & 1) << (8 * i);
+// The lanes of a mask as dwords (0 or 1), 4 lanes per table entry: kLaneDwords[m] has dword i = bit i of the 4-bit m.
+inline constexpr auto kLaneDwords = [] {
+  std::array<std::array<uint32_t, 4>, 16> table{};
+  for (int m = 0; m < 16; ++m) {
+    for (int i = 0; i < 4; ++i) table[m][i] = (m >> i) & 1;
   }
   return table;
 }();
 template <int N>
-inline void MaskToBytes(uint64_t mask, uint8_t* bytes) {
-  for (int k = 0; k < N / 8; ++k) std::memcpy(bytes + 8 * k, &kLaneBytes[(mask >> (8 * k)) & 0xff], 8);
+inline void MaskToDwords(uint64_t mask, uint32_t* dwords) {
+  for (int k = 0; k < N / 4; ++k) std::memcpy(dwords + 4 * k, kLaneDwords[(mask >> (4 * k)) & 0xf].data(), 16);
 }
 // One comparison over the lanes, its condition a constant so that the loop body is one compare.
 template <int N, typename T, CompareOp::Cond kCond>
@@ -468,11 +468,18 @@ uint64_t CompareLanes(CompareOp::Cond cond, const T* x, const T* y, uint64_t exe
   return kByCond[cond](x, y, exec);
 }
 
-// The result and carry-out of one lane of the carry operations.
+// The result and carry-out (0 or 1) of one lane of the carry operations.
 struct WithCarry {
   uint32_t value;
-  bool carry;
+  uint32_t carry;
 };
+// The carry out of bit 31 of sum = x + y (+ a carry in), and the borrow of difference = x - y (- a borrow in), from
+// bit 31 of the operands and the result alone (a full adder's carry is the majority of its inputs), so that the
+// lane loops stay in 32-bit arithmetic, which vectorizes: carry = x + y + ci > 2^32 - 1, borrow = y + bi > x.
+inline uint32_t AddCarry(uint32_t x, uint32_t y, uint32_t sum) { return ((x & y) | ((x | y) & ~sum)) >> 31; }
+inline uint32_t SubBorrow(uint32_t x, uint32_t y, uint32_t difference) {
+  return ((~x & y) | (~(x ^ y) & difference)) >> 31;
+}
 
 }  // namespace
 
@@ -572,9 +579,9 @@ class FastValuLanes {
     Source(0);
     Source(1);
     const uint32_t *a = s_[0], *b = s_[1];
-    uint8_t carry_in[N] = {};
-    if (kCarryIn) MaskToBytes<N>(wave_.mask_at(inst_.src[2]), carry_in);
-    auto lane = [&](int l) { return f(a[l], b[l], uint32_t{carry_in[l]}); };
+    uint32_t carry_in[N] = {};
+    if (kCarryIn) MaskToDwords<N>(wave_.mask_at(inst_.src[2]), carry_in);
+    auto lane = [&](int l) { return f(a[l], b[l], carry_in[l]); };
     ForLanes<N>(r_, [&](int l) { return lane(l).value; });
     const uint64_t carry_out = MaskOf<N>(exec_, [&](int l) { return lane(l).carry; });
     Commit<N>(D(), r_, exec_);
@@ -656,20 +663,21 @@ class FastValuLanes {
       Commit<N>(D(), r_, exec_);
       return Flow::kNext;
     } else if constexpr (kOp == FastValu::kAddCoU32) {
-      return Carry<false>([](uint32_t x, uint32_t y, uint32_t) { return P{x + y, x + y < x}; });
+      return Carry<false>([](uint32_t x, uint32_t y, uint32_t) { return P{x + y, AddCarry(x, y, x + y)}; });
     } else if constexpr (kOp == FastValu::kSubCoU32) {
-      return Carry<false>([](uint32_t x, uint32_t y, uint32_t) { return P{x - y, y > x}; });
+      return Carry<false>([](uint32_t x, uint32_t y, uint32_t) { return P{x - y, SubBorrow(x, y, x - y)}; });
     } else if constexpr (kOp == FastValu::kSubrevCoU32) {
-      return Carry<false>([](uint32_t x, uint32_t y, uint32_t) { return P{y - x, x > y}; });
+      return Carry<false>([](uint32_t x, uint32_t y, uint32_t) { return P{y - x, SubBorrow(y, x, y - x)}; });
     } else if constexpr (kOp == FastValu::kAddCoCiU32) {
-      return Carry<true>([](uint32_t x, uint32_t y, uint32_t ci) {
-        const uint64_t sum = uint64_t{x} + y + ci;
-        return P{static_cast<uint32_t>(sum), (sum >> 32) != 0};
-      });
+      return Carry<true>([](uint32_t x, uint32_t y, uint32_t ci) { return P{x + y + ci, AddCarry(x, y, x + y + ci)}; });
     } else if constexpr (kOp == FastValu::kSubCoCiU32) {
-      return Carry<true>([](uint32_t x, uint32_t y, uint32_t ci) { return P{x - y - ci, uint64_t{y} + ci > x}; });
+      return Carry<true>([](uint32_t x, uint32_t y, uint32_t ci) {
+        return P{x - y - ci, SubBorrow(x, y, x - y - ci)};
+      });
     } else if constexpr (kOp == FastValu::kSubrevCoCiU32) {
-      return Carry<true>([](uint32_t x, uint32_t y, uint32_t ci) { return P{y - x - ci, uint64_t{x} + ci > y}; });
+      return Carry<true>([](uint32_t x, uint32_t y, uint32_t ci) {
+        return P{y - x - ci, SubBorrow(y, x, y - x - ci)};
+      });
     } else if constexpr (kOp == FastValu::kLshlrevB64) {
       Source(0);
       Source(1);
