@@ -274,14 +274,24 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
       constexpr bool kStore = decltype(store)::value, kScalarBase = decltype(scalar_base)::value;
       uint32_t* rows[kDwords];
       for (int i = 0; i < kDwords; ++i) rows[i] = wave.v((kStore ? inst.src[1] - operand::kVgpr0 : inst.vdst) + i);
+      // The window, copied so that the loop keeps it in registers (a relaxed atomic access is a compiler barrier,
+      // which would reload it every lane); taken again after every lane that went through lane_access. A window
+      // whose host view and base are not both dword aligned (never the case for pages) sends every lane there,
+      // so that a dword-aligned address always has a dword-aligned host address.
+      MemoryView::Window window;
+      auto take_window = [&] {
+        window = memory_.LastTranslated(access);
+        if (((reinterpret_cast<uintptr_t>(window.host) | window.base) & 3) != 0) window.length = 0;
+      };
+      take_window();
       for (uint64_t m = exec; m != 0; m &= m - 1) {
         const int l = std::countr_zero(m);
         const uint64_t where = (kScalarBase ? sbase + vaddr[l] : (vaddr[l] | uint64_t{vaddr_hi[l]} << 32)) +
                                static_cast<int64_t>(inst.offset);
         uint8_t* host = (where & misaligned) == 0 && (!generic || ApertureOf(where) == Aperture::kGlobal)
-                            ? memory_.Cached(where, kDwords * 4, access)
+                            ? window.Find(where, kDwords * 4)
                             : nullptr;
-        if (host != nullptr && (reinterpret_cast<uintptr_t>(host) & 3) == 0) {
+        if (host != nullptr) {
           uint32_t* host_dwords = reinterpret_cast<uint32_t*>(host);
           for (int i = 0; i < kDwords; ++i) {
             if (kStore) {
@@ -293,6 +303,7 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
           continue;
         }
         if (std::optional<Flow> flow = lane_access(l); flow.has_value()) return *flow;
+        take_window();
       }
       return Flow::kNext;
     };

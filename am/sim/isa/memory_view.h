@@ -19,22 +19,29 @@ class MemoryView {
 
   // A host pointer to `size` bytes at `address` when they lie in one translated piece; null (with OK) when they
   // straddle two, so that the caller takes Read/Write. A fault is the GMC's error.
-  // The host pointer to `size` bytes at `address` when they lie in the piece last translated for `access`, else
-  // null: no translation, so no fault (Host translates and faults).
-  uint8_t* Cached(uint64_t address, uint32_t size, Access access) const {
-    const Window& w = access == Access::kRead ? read_ : write_;
-    const uint64_t offset = address - w.base;
-    return offset < w.length && w.length - offset >= size ? w.host + offset : nullptr;
-  }
+  // A translated piece: `length` bytes of GPU memory at `base`, seen by the host at `host`.
+  struct Window {
+    uint64_t base = 0;
+    uint64_t length = 0;
+    uint8_t* host = nullptr;
+    // The host pointer to `size` bytes at `address` when they lie in this piece, else null.
+    uint8_t* Find(uint64_t address, uint32_t size) const {
+      const uint64_t offset = address - base;
+      return offset < length && length - offset >= size ? host + offset : nullptr;
+    }
+  };
+  // The piece last translated for `access` (Host changes it): a fast path's lanes look there first, and take Host
+  // (which translates, and faults) for an address outside it.
+  const Window& LastTranslated(Access access) const { return access == Access::kRead ? read_ : write_; }
+
   absl::StatusOr<uint8_t*> Host(uint64_t address, uint32_t size, Access access) {
     Window& w = access == Access::kRead ? read_ : write_;
-    if (address - w.base < w.length && w.length - (address - w.base) >= size) return w.host + (address - w.base);
+    if (uint8_t* host = w.Find(address, size); host != nullptr) return host;
     const uint64_t page = address & ~uint64_t{kPage - 1};
     absl::StatusOr<std::span<uint8_t>> span = memory_.Map(client_, page, kPage, access);
     if (!span.ok()) return span.status();
     w = {page, span->size(), span->data()};
-    if (address - w.base < w.length && w.length - (address - w.base) >= size) return w.host + (address - w.base);
-    return nullptr;
+    return w.Find(address, size);
   }
   absl::Status Read(uint64_t address, void* out, uint32_t size) {
     absl::StatusOr<uint8_t*> host = Host(address, size, Access::kRead);
@@ -76,11 +83,6 @@ class MemoryView {
       __atomic_store_n(to + i, __atomic_load_n(from + i, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
     }
   }
-  struct Window {
-    uint64_t base = 0;
-    uint64_t length = 0;
-    uint8_t* host = nullptr;
-  };
   GpuMemory& memory_;
   MemoryClient client_;
   Window read_, write_;

@@ -524,9 +524,11 @@ class FastValuLanes {
     const uint64_t value = inst_.src_dwords[i] == 2 ? runner_.ScalarValue64(wave_, inst_, code, inst_.float_bits == 64)
                                                     : runner_.ScalarValue(wave_, inst_, code);
     std::fill_n(splat_[i], N, static_cast<uint32_t>(value));
-    std::fill_n(splat_hi_[i], N, static_cast<uint32_t>(value >> 32));
     s_[i] = splat_[i];
-    hi_[i] = splat_hi_[i];
+    if (inst_.src_dwords[i] == 2) {
+      std::fill_n(splat_hi_[i], N, static_cast<uint32_t>(value >> 32));
+      hi_[i] = splat_hi_[i];
+    }
   }
   // A float source under MODE's denormal flush (Valu's f32in without modifiers): flushed in a copy.
   void FloatSource(int i) {
@@ -682,10 +684,13 @@ class FastValuLanes {
       Source(0);
       Source(1);
       const uint32_t *shift = s_[0], *lo = s_[1], *high = hi_[1];
-      auto lane = [&](int l) { return (lo[l] | uint64_t{high[l]} << 32) << (shift[l] & 63); };
       uint32_t r_hi[N];
-      ForLanes<N>(r_, [&](int l) { return static_cast<uint32_t>(lane(l)); });
-      ForLanes<N>(r_hi, [&](int l) { return static_cast<uint32_t>(lane(l) >> 32); });
+      // One loop for both halves: SSE2 has no per-lane 64-bit shift, so this one is scalar whatever its shape.
+      for (int l = 0; l < N; ++l) {
+        const uint64_t value = (lo[l] | uint64_t{high[l]} << 32) << (shift[l] & 63);
+        r_[l] = static_cast<uint32_t>(value);
+        r_hi[l] = static_cast<uint32_t>(value >> 32);
+      }
       Commit<N>(D(), r_, exec_);
       Commit<N>(wave_.v(inst_.vdst + 1), r_hi, exec_);
       return Flow::kNext;
