@@ -417,11 +417,17 @@ inline void ForLanes(uint32_t* __restrict out, F f) {
 }
 template <int N>
 inline constexpr uint64_t kAllLanes = N == 64 ? ~uint64_t{0} : (uint64_t{1} << N) - 1;
-// Writes the active lanes of `result` to `d` (v_mov_b32's result is its source row, which may be `d` itself).
-template <int N>
+// Writes the active lanes of `result` to `d`. `result` is a row of the handler's own, so never `d`, except for
+// v_mov_b32, whose result is its source row (kMayAlias: memmove, which the compiler leaves to libc, where a copy
+// of a known size is inlined).
+template <int N, bool kMayAlias = false>
 inline void Commit(uint32_t* d, const uint32_t* result, uint64_t exec) {
   if (exec == kAllLanes<N>) {
-    std::memmove(d, result, N * sizeof(uint32_t));
+    if (kMayAlias) {
+      std::memmove(d, result, N * sizeof(uint32_t));
+    } else {
+      std::memcpy(d, result, N * sizeof(uint32_t));
+    }
     return;
   }
   for (uint64_t m = exec; m != 0; m &= m - 1) {
@@ -468,11 +474,6 @@ uint64_t CompareLanes(CompareOp::Cond cond, const T* x, const T* y, uint64_t exe
   return kByCond[cond](x, y, exec);
 }
 
-// The result and carry-out (0 or 1) of one lane of the carry operations.
-struct WithCarry {
-  uint32_t value;
-  uint32_t carry;
-};
 // The carry out of bit 31 of sum = x + y (+ a carry in), and the borrow of difference = x - y (- a borrow in), from
 // bit 31 of the operands and the result alone (a full adder's carry is the majority of its inputs), so that the
 // lane loops stay in 32-bit arithmetic, which vectorizes: carry = x + y + ci > 2^32 - 1, borrow = y + bi > x.
@@ -521,6 +522,11 @@ class FastValuLanes {
       hi_[i] = wave_.v(code - operand::kVgpr0 + 1);
       return;
     }
+    ScalarSource(i);
+  }
+  // Kept out of Source, so that Source's VGPR case is small enough to be inlined.
+  [[gnu::noinline]] void ScalarSource(int i) {
+    const uint16_t code = inst_.src[i];
     const uint64_t value = inst_.src_dwords[i] == 2 ? runner_.ScalarValue64(wave_, inst_, code, inst_.float_bits == 64)
                                                     : runner_.ScalarValue(wave_, inst_, code);
     std::fill_n(splat_[i], N, static_cast<uint32_t>(value));
@@ -576,16 +582,17 @@ class FastValuLanes {
   }
   // Carry operations: the 32-bit result to D and the carry-out lane mask to SDST (VCC in the short forms); the
   // carry-in is SRC2's mask (VCC in the short forms; not read by the forms without one).
-  template <bool kCarryIn, typename F>
-  Flow Carry(F f) {
+  // `value(x, y, carry_in)` is a lane's result; `carry(x, y, result)` its carry-out (0 or 1). Two functions, not one
+  // returning both, so that each loop has a plain 32-bit body the compiler vectorizes.
+  template <bool kCarryIn, typename V, typename C>
+  Flow Carry(V value, C carry) {
     Source(0);
     Source(1);
     const uint32_t *a = s_[0], *b = s_[1];
     uint32_t carry_in[N] = {};
     if (kCarryIn) MaskToDwords<N>(wave_.mask_at(inst_.src[2]), carry_in);
-    auto lane = [&](int l) { return f(a[l], b[l], carry_in[l]); };
-    ForLanes<N>(r_, [&](int l) { return lane(l).value; });
-    const uint64_t carry_out = MaskOf<N>(exec_, [&](int l) { return lane(l).carry; });
+    ForLanes<N>(r_, [&](int l) { return value(a[l], b[l], carry_in[l]); });
+    const uint64_t carry_out = MaskOf<N>(exec_, [&](int l) { return carry(a[l], b[l], r_[l]); });
     Commit<N>(D(), r_, exec_);
     wave_.set_mask_at(inst_.sdst, carry_out);
     return Flow::kNext;
@@ -597,10 +604,9 @@ class FastValuLanes {
 
   template <FastValu kOp>
   Flow Execute() {
-    using P = WithCarry;
     if constexpr (kOp == FastValu::kMovB32) {
       Source(0);
-      Commit<N>(D(), s_[0], exec_);
+      Commit<N, /*kMayAlias=*/true>(D(), s_[0], exec_);
       return Flow::kNext;
     } else if constexpr (kOp == FastValu::kAddNcU32) {
       return Binary([](uint32_t x, uint32_t y) { return x + y; });
@@ -665,21 +671,23 @@ class FastValuLanes {
       Commit<N>(D(), r_, exec_);
       return Flow::kNext;
     } else if constexpr (kOp == FastValu::kAddCoU32) {
-      return Carry<false>([](uint32_t x, uint32_t y, uint32_t) { return P{x + y, AddCarry(x, y, x + y)}; });
+      return Carry<false>([](uint32_t x, uint32_t y, uint32_t) { return x + y; },
+                          [](uint32_t x, uint32_t y, uint32_t r) { return AddCarry(x, y, r); });
     } else if constexpr (kOp == FastValu::kSubCoU32) {
-      return Carry<false>([](uint32_t x, uint32_t y, uint32_t) { return P{x - y, SubBorrow(x, y, x - y)}; });
+      return Carry<false>([](uint32_t x, uint32_t y, uint32_t) { return x - y; },
+                          [](uint32_t x, uint32_t y, uint32_t r) { return SubBorrow(x, y, r); });
     } else if constexpr (kOp == FastValu::kSubrevCoU32) {
-      return Carry<false>([](uint32_t x, uint32_t y, uint32_t) { return P{y - x, SubBorrow(y, x, y - x)}; });
+      return Carry<false>([](uint32_t x, uint32_t y, uint32_t) { return y - x; },
+                          [](uint32_t x, uint32_t y, uint32_t r) { return SubBorrow(y, x, r); });
     } else if constexpr (kOp == FastValu::kAddCoCiU32) {
-      return Carry<true>([](uint32_t x, uint32_t y, uint32_t ci) { return P{x + y + ci, AddCarry(x, y, x + y + ci)}; });
+      return Carry<true>([](uint32_t x, uint32_t y, uint32_t ci) { return x + y + ci; },
+                         [](uint32_t x, uint32_t y, uint32_t r) { return AddCarry(x, y, r); });
     } else if constexpr (kOp == FastValu::kSubCoCiU32) {
-      return Carry<true>([](uint32_t x, uint32_t y, uint32_t ci) {
-        return P{x - y - ci, SubBorrow(x, y, x - y - ci)};
-      });
+      return Carry<true>([](uint32_t x, uint32_t y, uint32_t bi) { return x - y - bi; },
+                         [](uint32_t x, uint32_t y, uint32_t r) { return SubBorrow(x, y, r); });
     } else if constexpr (kOp == FastValu::kSubrevCoCiU32) {
-      return Carry<true>([](uint32_t x, uint32_t y, uint32_t ci) {
-        return P{y - x - ci, SubBorrow(y, x, y - x - ci)};
-      });
+      return Carry<true>([](uint32_t x, uint32_t y, uint32_t bi) { return y - x - bi; },
+                         [](uint32_t x, uint32_t y, uint32_t r) { return SubBorrow(y, x, r); });
     } else if constexpr (kOp == FastValu::kLshlrevB64) {
       Source(0);
       Source(1);
