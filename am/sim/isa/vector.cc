@@ -405,34 +405,32 @@ FastValu FastValuOf(const Instruction& inst) {
 namespace {
 
 // Bodies of the fast path's loops. The lanes are the N lanes of the wave (32 or 64, a constant so that the loops
-// have a fixed count). Every lane is computed into a local array, which no register row can alias, so the loops
-// vectorize without run-time overlap checks; the results then go to the lanes EXEC enables. Computing an inactive
-// lane is harmless: these operations have no side effect, and the host's floating-point exception flags are read
-// by nothing.
-// `out` is __restrict (a GCC and Clang extension): it is never a source row, and saying so lets the loop vectorize
-// without the run-time overlap check that -O2's cost model would not pay for.
-template <int N, typename F>
-inline void ForLanes(uint32_t* __restrict out, F f) {
-  for (int l = 0; l < N; ++l) out[l] = f(l);
-}
+// have a fixed count).
 template <int N>
 inline constexpr uint64_t kAllLanes = N == 64 ? ~uint64_t{0} : (uint64_t{1} << N) - 1;
-// Writes the active lanes of `result` to `d`. `result` is a row of the handler's own, so never `d`, except for
-// v_mov_b32, whose result is its source row (kMayAlias: memmove, which the compiler leaves to libc, where a copy
-// of a known size is inlined).
-template <int N, bool kMayAlias = false>
-inline void Commit(uint32_t* d, const uint32_t* result, uint64_t exec) {
+
+// Marks a lane loop whose iterations are independent: lane l reads only lane l of its rows and writes only lane l of
+// its destination. A destination row is a source row itself or another row (VGPR rows are 64 lanes apart, the
+// handler's own rows are arrays of their own), never one shifted by a few lanes, so a vector of lanes loads its
+// sources before it stores them back, as the lanes one by one would. Said to the compiler so that it vectorizes
+// without the run-time overlap check that -O2's cost model does not pay for.
+#if defined(__clang__)
+#define BAREGPU_INDEPENDENT_LANES _Pragma("clang loop vectorize(assume_safety)")
+#else
+#define BAREGPU_INDEPENDENT_LANES _Pragma("GCC ivdep")
+#endif
+
+// d[l] = f(l) for the lanes EXEC enables: one loop over every lane when all are, else the enabled ones in order.
+template <int N, typename F>
+inline void Apply(uint32_t* d, uint64_t exec, F f) {
   if (exec == kAllLanes<N>) {
-    if (kMayAlias) {
-      std::memmove(d, result, N * sizeof(uint32_t));
-    } else {
-      std::memcpy(d, result, N * sizeof(uint32_t));
-    }
+    BAREGPU_INDEPENDENT_LANES
+    for (int l = 0; l < N; ++l) d[l] = f(l);
     return;
   }
   for (uint64_t m = exec; m != 0; m &= m - 1) {
     const int l = std::countr_zero(m);
-    d[l] = result[l];
+    d[l] = f(l);
   }
 }
 // The lane mask of `bit(l)` (0 or 1) over the active lanes. The bits go to bytes first, in a loop that vectorizes,
@@ -551,8 +549,7 @@ class FastValuLanes {
     Source(0);
     Source(1);
     const uint32_t *a = s_[0], *b = s_[1];
-    ForLanes<N>(r_, [&](int l) { return f(a[l], b[l]); });
-    Commit<N>(D(), r_, exec_);
+    Apply<N>(D(), exec_, [&](int l) { return f(a[l], b[l]); });
     return Flow::kNext;
   }
   template <typename F>
@@ -561,39 +558,40 @@ class FastValuLanes {
     Source(1);
     Source(2);
     const uint32_t *a = s_[0], *b = s_[1], *c = s_[2];
-    ForLanes<N>(r_, [&](int l) { return f(a[l], b[l], c[l]); });
-    Commit<N>(D(), r_, exec_);
+    Apply<N>(D(), exec_, [&](int l) { return f(a[l], b[l], c[l]); });
     return Flow::kNext;
   }
-  Flow FloatResult() {
-    if (flush32_) {
-      for (int l = 0; l < N; ++l) r_[l] = FlushDenormF32(r_[l]);
-    }
-    Commit<N>(D(), r_, exec_);
-    return Flow::kNext;
-  }
+  // The result under MODE's denormal flush (Valu's out_f32 without omod and clamp).
   template <typename F>
   Flow FloatBinary(F f) {
     FloatSource(0);
     FloatSource(1);
     const uint32_t *a = s_[0], *b = s_[1];
-    ForLanes<N>(r_, [&](int l) { return Bits32(f(AsF32(a[l]), AsF32(b[l]))); });
-    return FloatResult();
+    if (flush32_) {
+      Apply<N>(D(), exec_, [&](int l) { return FlushDenormF32(Bits32(f(AsF32(a[l]), AsF32(b[l])))); });
+    } else {
+      Apply<N>(D(), exec_, [&](int l) { return Bits32(f(AsF32(a[l]), AsF32(b[l]))); });
+    }
+    return Flow::kNext;
   }
-  // Carry operations: the 32-bit result to D and the carry-out lane mask to SDST (VCC in the short forms); the
-  // carry-in is SRC2's mask (VCC in the short forms; not read by the forms without one).
   // `value(x, y, carry_in)` is a lane's result; `carry(x, y, result)` its carry-out (0 or 1). Two functions, not one
-  // returning both, so that each loop has a plain 32-bit body the compiler vectorizes.
+  // returning both, so that each loop has a plain 32-bit body the compiler vectorizes. The carry-outs come first:
+  // D may be a source.
   template <bool kCarryIn, typename V, typename C>
   Flow Carry(V value, C carry) {
     Source(0);
     Source(1);
     const uint32_t *a = s_[0], *b = s_[1];
-    uint32_t carry_in[N] = {};
-    if (kCarryIn) MaskToDwords<N>(wave_.mask_at(inst_.src[2]), carry_in);
-    ForLanes<N>(r_, [&](int l) { return value(a[l], b[l], carry_in[l]); });
-    const uint64_t carry_out = MaskOf<N>(exec_, [&](int l) { return carry(a[l], b[l], r_[l]); });
-    Commit<N>(D(), r_, exec_);
+    uint64_t carry_out;
+    if constexpr (kCarryIn) {
+      uint32_t carry_in[N];
+      MaskToDwords<N>(wave_.mask_at(inst_.src[2]), carry_in);
+      carry_out = MaskOf<N>(exec_, [&](int l) { return carry(a[l], b[l], value(a[l], b[l], carry_in[l])); });
+      Apply<N>(D(), exec_, [&](int l) { return value(a[l], b[l], carry_in[l]); });
+    } else {
+      carry_out = MaskOf<N>(exec_, [&](int l) { return carry(a[l], b[l], value(a[l], b[l], 0)); });
+      Apply<N>(D(), exec_, [&](int l) { return value(a[l], b[l], 0); });
+    }
     wave_.set_mask_at(inst_.sdst, carry_out);
     return Flow::kNext;
   }
@@ -606,7 +604,8 @@ class FastValuLanes {
   Flow Execute() {
     if constexpr (kOp == FastValu::kMovB32) {
       Source(0);
-      Commit<N, /*kMayAlias=*/true>(D(), s_[0], exec_);
+      const uint32_t* a = s_[0];
+      Apply<N>(D(), exec_, [&](int l) { return a[l]; });
       return Flow::kNext;
     } else if constexpr (kOp == FastValu::kAddNcU32) {
       return Binary([](uint32_t x, uint32_t y) { return x + y; });
@@ -667,8 +666,7 @@ class FastValuLanes {
       Source(1);
       const uint32_t *a = s_[0], *b = s_[1];
       const uint64_t select = wave_.mask_at(inst_.src[2]);
-      ForLanes<N>(r_, [&](int l) { return ((select >> l) & 1) != 0 ? b[l] : a[l]; });
-      Commit<N>(D(), r_, exec_);
+      Apply<N>(D(), exec_, [&](int l) { return ((select >> l) & 1) != 0 ? b[l] : a[l]; });
       return Flow::kNext;
     } else if constexpr (kOp == FastValu::kAddCoU32) {
       return Carry<false>([](uint32_t x, uint32_t y, uint32_t) { return x + y; },
@@ -692,15 +690,19 @@ class FastValuLanes {
       Source(0);
       Source(1);
       const uint32_t *shift = s_[0], *lo = s_[1], *high = hi_[1];
-      uint32_t r_hi[N];
-      // One loop for both halves: SSE2 has no per-lane 64-bit shift, so this one is scalar whatever its shape.
-      for (int l = 0; l < N; ++l) {
+      uint32_t *d = D(), *d_hi = wave_.v(inst_.vdst + 1);
+      // Both halves in one loop, each lane's sources read before its destination is written (D may overlap the
+      // source pair). SSE2 has no per-lane 64-bit shift, so the loop is scalar whatever its shape.
+      auto lane = [&](int l) {
         const uint64_t value = (lo[l] | uint64_t{high[l]} << 32) << (shift[l] & 63);
-        r_[l] = static_cast<uint32_t>(value);
-        r_hi[l] = static_cast<uint32_t>(value >> 32);
+        d[l] = static_cast<uint32_t>(value);
+        d_hi[l] = static_cast<uint32_t>(value >> 32);
+      };
+      if (exec_ == kAllLanes<N>) {
+        for (int l = 0; l < N; ++l) lane(l);
+      } else {
+        for (uint64_t m = exec_; m != 0; m &= m - 1) lane(std::countr_zero(m));
       }
-      Commit<N>(D(), r_, exec_);
-      Commit<N>(wave_.v(inst_.vdst + 1), r_hi, exec_);
       return Flow::kNext;
     } else {
       static_assert(kOp == FastValu::kCompare);
@@ -739,7 +741,6 @@ class FastValuLanes {
   const bool flush32_;
   const uint32_t* s_[3] = {nullptr, nullptr, nullptr};
   const uint32_t* hi_[3] = {nullptr, nullptr, nullptr};
-  uint32_t r_[N];
   uint32_t splat_[3][N];
   uint32_t splat_hi_[3][N];
   uint32_t flushed_[3][N];

@@ -863,6 +863,28 @@
   out v11
   out_mask s8, s9
   begin
+  v_add_co_u32 v11, vcc_lo, v11, v3
+  end
+  out v11
+  out_mask vcc_lo, vcc_hi
+  begin
+  v_sub_co_ci_u32 v11, vcc_lo, v3, v11, vcc_lo
+  end
+  out v11
+  out_mask vcc_lo, vcc_hi
+  begin
+  v_add_nc_u32 v11, v11, v11
+  end
+  out v11
+  begin
+  v_lshl_or_b32 v11, v11, v3, v11
+  end
+  out v11
+  begin
+  v_mul_f32 v11, v11, v11
+  end
+  out v11
+  begin
   v_lshlrev_b64 v[11:12], v2, v[3:4]
   end
   out v11
