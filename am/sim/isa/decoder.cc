@@ -274,6 +274,7 @@ absl::StatusOr<Instruction> Decode(std::span<const uint32_t> words) {
   for (int i = 0; i < 3; ++i) inst.src_dwords[i] = shape.src_dwords[i];
   inst.float_bits = shape.float_bits;
   inst.round_shift = (shape.result_float_bits == 16 || shape.result_float_bits == 64) ? 2 : 0;
+  inst.fast_valu = FastValuOf(inst);
   return inst;
 }
 

@@ -78,6 +78,57 @@ enum VopdOp : uint8_t {
   kDualAndB32 = 18,
 };
 
+// The VALU operations the executor runs through its fast path (vector.cc, WorkgroupRunner::FastValu): every lane's
+// result is computed in one plain loop the compiler can vectorize, then written to the lanes EXEC enables. The
+// decoder picks one (FastValuOf) only for an instruction that has nothing that path leaves out (DPP, abs/neg,
+// op_sel, clamp, omod); the general path (WorkgroupRunner::Valu) runs every other one, and runs these too when MODE
+// asks for a directed rounding. V_FMA_F32 and V_FMAC_F32 stay on the general path: GCC treats fma's first two
+// arguments as interchangeable and may swap them, which picks the other NaN when both are NaNs, so a second copy
+// of the call could differ from Valu's in that case (and a libm call per lane leaves little for a fast path to save).
+enum class FastValu : uint8_t {
+  kNone,
+  kMovB32,
+  kAddNcU32,
+  kSubNcU32,
+  kSubrevNcU32,
+  kAndB32,
+  kOrB32,
+  kXorB32,
+  kLshlrevB32,
+  kLshrrevB32,
+  kAshrrevI32,
+  kMinU32,
+  kMaxU32,
+  kMinI32,
+  kMaxI32,
+  kMulLoU32,
+  kMulU32U24,
+  kLshlOrB32,
+  kLshlAddU32,
+  kAddLshlU32,
+  kAdd3U32,
+  kAndOrB32,
+  kOr3B32,
+  kAddF32,
+  kSubF32,
+  kSubrevF32,
+  kMulF32,
+  kCndmaskB32,
+  kAddCoU32,
+  kSubCoU32,
+  kSubrevCoU32,
+  kAddCoCiU32,
+  kSubCoCiU32,
+  kSubrevCoCiU32,
+  kLshlrevB64,
+  kCompare,  // VOPC (and its VOP3 form) on i32, u32 or f32 operands, any condition but class
+};
+inline constexpr int kFastValuCount = static_cast<int>(FastValu::kCompare) + 1;
+
+struct Instruction;
+// The fast path for `inst` (kNone: the general one). Defined in vector.cc, beside the loops it selects.
+FastValu FastValuOf(const Instruction& inst);
+
 struct Instruction {
   Encoding encoding = Encoding::kSopp;
   uint8_t dwords = 1;   // length including the literal / second dword
@@ -118,6 +169,8 @@ struct Instruction {
   uint8_t round_shift = 0;
   // The mnemonic from the opcode table (never null for a decoded instruction).
   const char* name = "";
+  // Set by the decoder (FastValuOf) once the fields above are.
+  FastValu fast_valu = FastValu::kNone;
 };
 
 }  // namespace am::sim::isa

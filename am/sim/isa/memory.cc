@@ -9,8 +9,11 @@
 #include <atomic>
 #include <bit>
 #include <cstring>
+#include <optional>
+#include <type_traits>
 
 #include "absl/strings/str_format.h"
+#include "am/regs/sh_mem_constants.h"
 #include "am/sim/isa/float_bits.h"
 #include "am/sim/isa/opcodes.h"
 #include "am/sim/isa/workgroup_runner.h"
@@ -207,8 +210,9 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
   const bool generic = inst.encoding == Encoding::kFlat;
   const Access1 k = LoadStoreKind(inst.opcode);
   if (k.valid) {
-    for (uint64_t m = exec; m != 0; m &= m - 1) {
-      const int l = std::countr_zero(m);
+    // One lane's access, every case (apertures, alignment modes, unaligned or page-straddling addresses, faults);
+    // nothing when it went through, else how the instruction ends.
+    auto lane_access = [&](int l) -> std::optional<Flow> {
       uint8_t bytes[16];
       absl::StatusOr<uint64_t> aligned = Aligned(address(l), k.bytes);
       if (!aligned.ok()) return MemoryFault(wave, inst, aligned.status());
@@ -231,7 +235,7 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
             }
             LoadToVgprs(wave, inst.vdst, l, k, bytes);
           }
-          continue;
+          return std::nullopt;
         }
         if (aperture == Aperture::kPrivate) {
           absl::StatusOr<uint8_t*> lane_bytes = PrivateBytes(wave, l, offset, k.bytes, k.store);
@@ -241,7 +245,7 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
           } else {
             LoadToVgprs(wave, inst.vdst, l, k, *lane_bytes);
           }
-          continue;
+          return std::nullopt;
         }
       }
       if (k.store) {
@@ -251,6 +255,78 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
         if (absl::Status s = memory_.Read(where, bytes, k.bytes); !s.ok()) return MemoryFault(wave, inst, s);
         LoadToVgprs(wave, inst.vdst, l, k, bytes);
       }
+      return std::nullopt;
+    };
+    // Whole dwords (b32..b128) at a naturally aligned global address in the page the view last translated, which
+    // is what most lanes of a kernel's loads and stores are: the dwords move between the VGPRs and the page's host
+    // view directly, as lane_access would move them (relaxed dword accesses, MemoryView::CopyRelaxed), in the same
+    // lane order. Every other lane, and the first lane in a page not yet translated, goes through lane_access, so
+    // faults, apertures and alignment modes are as before.
+    // SH_MEM_CONFIG.ALIGNMENT_MODE leaves a dword-aligned address of a dword-multiple access as it is (Aligned),
+    // except STRICT, which wants the access's natural alignment (a dword's for 12 bytes).
+    const uint64_t misaligned =
+        alignment_mode_ == regs::gc::SH_MEM_ALIGNMENT_MODE_STRICT && k.bytes != 12 ? k.bytes - 1 : 3;
+    const Access access = k.store ? Access::kWrite : Access::kRead;
+    // The lane loop with the access's width, direction and address form as constants (one loop per combination, so
+    // that a lane in the window costs its address, one compare and its dwords).
+    auto lanes = [&](auto dwords, auto store, auto scalar_base) -> Flow {
+      constexpr int kDwords = decltype(dwords)::value;
+      constexpr bool kStore = decltype(store)::value, kScalarBase = decltype(scalar_base)::value;
+      uint32_t* rows[kDwords];
+      for (int i = 0; i < kDwords; ++i) rows[i] = wave.v((kStore ? inst.src[1] - operand::kVgpr0 : inst.vdst) + i);
+      // The window, copied so that the loop keeps it in registers (a relaxed atomic access is a compiler barrier,
+      // which would reload it every lane); taken again after every lane that went through lane_access. A window
+      // whose host view and base are not both dword aligned (never the case for pages) sends every lane there,
+      // so that a dword-aligned address always has a dword-aligned host address.
+      MemoryView::Window window;
+      auto take_window = [&] {
+        window = memory_.LastTranslated(access);
+        if (((reinterpret_cast<uintptr_t>(window.host) | window.base) & 3) != 0) window.length = 0;
+      };
+      take_window();
+      for (uint64_t m = exec; m != 0; m &= m - 1) {
+        const int l = std::countr_zero(m);
+        const uint64_t where = (kScalarBase ? sbase + vaddr[l] : (vaddr[l] | uint64_t{vaddr_hi[l]} << 32)) +
+                               static_cast<int64_t>(inst.offset);
+        uint8_t* host = (where & misaligned) == 0 && (!generic || ApertureOf(where) == Aperture::kGlobal)
+                            ? window.Find(where, kDwords * 4)
+                            : nullptr;
+        if (host != nullptr) {
+          uint32_t* host_dwords = reinterpret_cast<uint32_t*>(host);
+          for (int i = 0; i < kDwords; ++i) {
+            if (kStore) {
+              __atomic_store_n(host_dwords + i, rows[i][l], __ATOMIC_RELAXED);
+            } else {
+              rows[i][l] = __atomic_load_n(host_dwords + i, __ATOMIC_RELAXED);
+            }
+          }
+          continue;
+        }
+        if (std::optional<Flow> flow = lane_access(l); flow.has_value()) return *flow;
+        take_window();
+      }
+      return Flow::kNext;
+    };
+    auto with_width = [&](auto store, auto scalar_base) {
+      switch (k.bytes) {
+        case 4:
+          return lanes(std::integral_constant<int, 1>(), store, scalar_base);
+        case 8:
+          return lanes(std::integral_constant<int, 2>(), store, scalar_base);
+        case 12:
+          return lanes(std::integral_constant<int, 3>(), store, scalar_base);
+        default:
+          return lanes(std::integral_constant<int, 4>(), store, scalar_base);
+      }
+    };
+    if (k.bytes >= 4 && k.d16 == 0 && setup_.fast_paths) {
+      if (k.store) {
+        return saddr ? with_width(std::true_type(), std::true_type()) : with_width(std::true_type(), std::false_type());
+      }
+      return saddr ? with_width(std::false_type(), std::true_type()) : with_width(std::false_type(), std::false_type());
+    }
+    for (uint64_t m = exec; m != 0; m &= m - 1) {
+      if (std::optional<Flow> flow = lane_access(std::countr_zero(m)); flow.has_value()) return *flow;
     }
     return Flow::kNext;
   }

@@ -1,6 +1,6 @@
 // A wave's window onto GPU memory: translations go through the GMC (GpuMemory::Map, so unmapped or protected pages
-// fault exactly as for any engine), and the host view of the last page read and the last page written is kept, so
-// that consecutive lanes touching one page translate once rather than once per lane.
+// fault exactly as for any engine), and the host views of the last few pages read and written are kept, so that
+// lanes and instructions touching those pages translate once rather than once per lane.
 #ifndef BAREGPU_AM_SIM_ISA_MEMORY_VIEW_H_
 #define BAREGPU_AM_SIM_ISA_MEMORY_VIEW_H_
 
@@ -17,17 +17,42 @@ class MemoryView {
  public:
   MemoryView(GpuMemory& memory, const MemoryClient& client) : memory_(memory), client_(client) {}
 
+  // A translated piece: `length` bytes of GPU memory at `base`, seen by the host at `host`.
+  struct Window {
+    uint64_t base = 0;
+    uint64_t length = 0;
+    uint8_t* host = nullptr;
+    // The host pointer to `size` bytes at `address` when they lie in this piece, else null.
+    uint8_t* Find(uint64_t address, uint32_t size) const {
+      const uint64_t offset = address - base;
+      return offset < length && length - offset >= size ? host + offset : nullptr;
+    }
+  };
+  // The piece last used for `access` (Host changes it): a fast path's lanes look there first, and take Host (which
+  // looks in the others, translates, and faults) for an address outside it.
+  const Window& LastTranslated(Access access) const {
+    const Windows& w = access == Access::kRead ? read_ : write_;
+    return w.way[w.last];
+  }
+
   // A host pointer to `size` bytes at `address` when they lie in one translated piece; null (with OK) when they
   // straddle two, so that the caller takes Read/Write. A fault is the GMC's error.
   absl::StatusOr<uint8_t*> Host(uint64_t address, uint32_t size, Access access) {
-    Window& w = access == Access::kRead ? read_ : write_;
-    if (address - w.base < w.length && w.length - (address - w.base) >= size) return w.host + (address - w.base);
+    Windows& w = access == Access::kRead ? read_ : write_;
+    if (uint8_t* host = w.way[w.last].Find(address, size); host != nullptr) return host;
+    for (int i = 0; i < kWays; ++i) {
+      if (uint8_t* host = w.way[i].Find(address, size); host != nullptr) {
+        w.last = i;
+        return host;
+      }
+    }
     const uint64_t page = address & ~uint64_t{kPage - 1};
     absl::StatusOr<std::span<uint8_t>> span = memory_.Map(client_, page, kPage, access);
     if (!span.ok()) return span.status();
-    w = {page, span->size(), span->data()};
-    if (address - w.base < w.length && w.length - (address - w.base) >= size) return w.host + (address - w.base);
-    return nullptr;
+    w.last = w.next;
+    w.next = (w.next + 1) % kWays;
+    w.way[w.last] = {page, span->size(), span->data()};
+    return w.way[w.last].Find(address, size);
   }
   absl::Status Read(uint64_t address, void* out, uint32_t size) {
     absl::StatusOr<uint8_t*> host = Host(address, size, Access::kRead);
@@ -69,14 +94,20 @@ class MemoryView {
       __atomic_store_n(to + i, __atomic_load_n(from + i, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
     }
   }
-  struct Window {
-    uint64_t base = 0;
-    uint64_t length = 0;
-    uint8_t* host = nullptr;
+  // The last pages translated for reads and for writes, a few of each: a kernel reads its arguments and each of its
+  // inputs from pages of their own, and with one window each wave of vector_add translated three pages again
+  // (kernarg, a, b), each translation a page walk (and, for FlatMemory, a lock both workers take). Replaced round
+  // robin. Like the single window before them they live for one dispatch (a runner's view), during which the
+  // driver does not change the page tables under the dispatch.
+  static constexpr int kWays = 4;
+  struct Windows {
+    Window way[kWays];
+    int last = 0;  // the way used last, which LastTranslated returns
+    int next = 0;  // the way the next translation replaces
   };
   GpuMemory& memory_;
   MemoryClient client_;
-  Window read_, write_;
+  Windows read_, write_;
 };
 
 }  // namespace am::sim::isa

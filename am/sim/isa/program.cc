@@ -96,6 +96,7 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
   }
   // Slots past the reachable code were never decoded: At() decodes them late, if a wave gets there.
   if (slots.size() > end_word) slots.resize(end_word);
+  program->slot_count_ = slots.size();
   // The prefetcher runs `prefetch_lines` lines ahead of the line being executed: past the line that holds the last
   // reachable word. The fetched pages are already known to be executable; the ones after them are checked.
   const uint64_t code_end = entry + end_word * 4;

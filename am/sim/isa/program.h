@@ -45,9 +45,15 @@ class Program {
   // The slot at `pc`; decodes it (under a lock) when it was not reached by the static walk. An error is an
   // instruction fetch fault.
   absl::StatusOr<const DecodedSlot*> At(uint64_t pc, GpuMemory& memory, const MemoryClient& client) {
-    const uint64_t index = (pc - entry_) / 4;
-    if (pc >= entry_ && (pc & 3) == 0 && index < slots_.size() && slots_[index].present) return &slots_[index];
+    if (const DecodedSlot* slot = Find(pc); slot != nullptr) return slot;
     return Late(pc, memory, client);
+  }
+  // The slot at `pc` when the static walk decoded it, else null (At decodes it): the lookup of every instruction a
+  // wave runs, without At's status.
+  const DecodedSlot* Find(uint64_t pc) const {
+    const uint64_t index = (pc - entry_) / 4;
+    if (pc >= entry_ && (pc & 3) == 0 && index < slot_count_ && slots_[index].present) return &slots_[index];
+    return nullptr;
   }
   // Whether the code in memory is still what was decoded.
   bool Unchanged(GpuMemory& memory, const MemoryClient& client) const;
@@ -61,6 +67,7 @@ class Program {
   uint64_t entry_;
   std::vector<uint32_t> words_;  // the code from entry_ on, whole pages as fetched
   std::vector<DecodedSlot> slots_;
+  size_t slot_count_ = 0;  // slots_.size(), kept so that Find does not divide by the slot's size
   size_t decoded_ = 0;
   uint32_t prefetch_lines_ = 0;
   std::mutex late_mu_;

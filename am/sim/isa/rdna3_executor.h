@@ -33,6 +33,10 @@ class Rdna3Executor final : public ShaderExecutor {
 
   absl::Status Dispatch(const DispatchState& state, GpuMemory& memory) override;
 
+  // For tests: false runs every instruction through the interpreter's general paths, which the fast paths must
+  // match bit for bit. Set between dispatches.
+  void set_fast_paths(bool enabled) { fast_paths_ = enabled; }
+
   // Lane-instructions executed by every dispatch so far (instructions x wave width), for benchmarks.
   uint64_t lane_instructions() const { return lane_instructions_.load(std::memory_order_relaxed); }
 
@@ -52,6 +56,7 @@ class Rdna3Executor final : public ShaderExecutor {
   // files: a wave starts with what InitWave sets (SGPRs, VGPR0, EXEC) and the rest as the last wave there left it.
   std::vector<std::vector<Wave>> waves_by_worker_;
   std::atomic<uint64_t> lane_instructions_{0};
+  bool fast_paths_ = true;
 };
 
 }  // namespace am::sim::isa

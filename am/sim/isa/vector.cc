@@ -2,10 +2,12 @@
 // runs over the wave's lanes in one loop; sources are resolved once per instruction into a VGPR row or a broadcast
 // value, so a lane costs a load, the operation and a store.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <optional>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
@@ -86,7 +88,7 @@ const CompareOp* CompareTable() {
 }
 
 template <typename T>
-bool CompareValues(CompareOp::Cond cond, T a, T b) {
+inline bool CompareValues(CompareOp::Cond cond, T a, T b) {
   switch (cond) {
     case CompareOp::kF:
       return false;
@@ -311,6 +313,447 @@ std::optional<uint64_t> DppGather(const Instruction& inst, int n, uint64_t exec,
 }
 
 }  // namespace
+
+FastValu FastValuOf(const Instruction& inst) {
+  const bool valu = inst.encoding == Encoding::kVop1 || inst.encoding == Encoding::kVop2 ||
+                    inst.encoding == Encoding::kVopc || inst.encoding == Encoding::kVop3;
+  // The general path applies these; the fast one leaves them out.
+  if (!valu || inst.dpp != 0 || inst.abs != 0 || inst.neg != 0 || inst.opsel != 0 || inst.clamp != 0 ||
+      inst.omod != 0) {
+    return FastValu::kNone;
+  }
+  const uint16_t op = inst.valu_op;
+  if (op < 256) {
+    const CompareOp& cmp = CompareTable()[op];
+    const bool type = cmp.type == CompareOp::kI32 || cmp.type == CompareOp::kU32 || cmp.type == CompareOp::kF32;
+    return type && cmp.cond != CompareOp::kClass ? FastValu::kCompare : FastValu::kNone;
+  }
+  switch (op) {
+    case vop3::kVMovB32:
+      return FastValu::kMovB32;
+    case vop3::kVAddNcU32:
+      return FastValu::kAddNcU32;
+    case vop3::kVSubNcU32:
+      return FastValu::kSubNcU32;
+    case vop3::kVSubrevNcU32:
+      return FastValu::kSubrevNcU32;
+    case vop3::kVAndB32:
+      return FastValu::kAndB32;
+    case vop3::kVOrB32:
+      return FastValu::kOrB32;
+    case vop3::kVXorB32:
+      return FastValu::kXorB32;
+    case vop3::kVLshlrevB32:
+      return FastValu::kLshlrevB32;
+    case vop3::kVLshrrevB32:
+      return FastValu::kLshrrevB32;
+    case vop3::kVAshrrevI32:
+      return FastValu::kAshrrevI32;
+    case vop3::kVMinU32:
+      return FastValu::kMinU32;
+    case vop3::kVMaxU32:
+      return FastValu::kMaxU32;
+    case vop3::kVMinI32:
+      return FastValu::kMinI32;
+    case vop3::kVMaxI32:
+      return FastValu::kMaxI32;
+    case vop3::kVMulLoU32:
+      return FastValu::kMulLoU32;
+    case vop3::kVMulU32U24:
+      return FastValu::kMulU32U24;
+    case vop3::kVLshlOrB32:
+      return FastValu::kLshlOrB32;
+    case vop3::kVLshlAddU32:
+      return FastValu::kLshlAddU32;
+    case vop3::kVAddLshlU32:
+      return FastValu::kAddLshlU32;
+    case vop3::kVAdd3U32:
+      return FastValu::kAdd3U32;
+    case vop3::kVAndOrB32:
+      return FastValu::kAndOrB32;
+    case vop3::kVOr3B32:
+      return FastValu::kOr3B32;
+    case vop3::kVAddF32:
+      return FastValu::kAddF32;
+    case vop3::kVSubF32:
+      return FastValu::kSubF32;
+    case vop3::kVSubrevF32:
+      return FastValu::kSubrevF32;
+    case vop3::kVMulF32:
+      return FastValu::kMulF32;
+    case vop3::kVCndmaskB32:
+      return FastValu::kCndmaskB32;
+    case vop3::kVAddCoU32:
+      return FastValu::kAddCoU32;
+    case vop3::kVSubCoU32:
+      return FastValu::kSubCoU32;
+    case vop3::kVSubrevCoU32:
+      return FastValu::kSubrevCoU32;
+    case vop3::kVAddCoCiU32:
+      return FastValu::kAddCoCiU32;
+    case vop3::kVSubCoCiU32:
+      return FastValu::kSubCoCiU32;
+    case vop3::kVSubrevCoCiU32:
+      return FastValu::kSubrevCoCiU32;
+    case vop3::kVLshlrevB64:
+      return FastValu::kLshlrevB64;
+    default:
+      return FastValu::kNone;
+  }
+}
+
+namespace {
+
+// Bodies of the fast path's loops. The lanes are the N lanes of the wave (32 or 64, a constant so that the loops
+// have a fixed count).
+template <int N>
+inline constexpr uint64_t kAllLanes = N == 64 ? ~uint64_t{0} : (uint64_t{1} << N) - 1;
+
+// Marks a lane loop whose iterations are independent: lane l reads only lane l of its rows and writes only lane l of
+// its destination. A destination row is a source row itself or another row (VGPR rows are 64 lanes apart, the
+// handler's own rows are arrays of their own), never one shifted by a few lanes, so a vector of lanes loads its
+// sources before it stores them back, as the lanes one by one would. Said to GCC (ivdep) so that it vectorizes
+// without the run-time overlap check that its -O2 cost model does not pay for. Nothing for clang: its -O2 pays for
+// the check, and its one way to say this (vectorize(assume_safety)) also demands vectorization and warns, an error
+// under -Werror, for the loops it cannot vectorize.
+#if defined(__clang__)
+#define BAREGPU_INDEPENDENT_LANES
+#else
+#define BAREGPU_INDEPENDENT_LANES _Pragma("GCC ivdep")
+#endif
+
+// d[l] = f(l) for the lanes EXEC enables: one loop over every lane when all are, else the enabled ones in order.
+template <int N, typename F>
+inline void Apply(uint32_t* d, uint64_t exec, F f) {
+  if (exec == kAllLanes<N>) {
+    BAREGPU_INDEPENDENT_LANES
+    for (int l = 0; l < N; ++l) d[l] = f(l);
+    return;
+  }
+  for (uint64_t m = exec; m != 0; m &= m - 1) {
+    const int l = std::countr_zero(m);
+    d[l] = f(l);
+  }
+}
+// The lane mask of `bit(l)` (0 or 1) over the active lanes. The bits go to bytes first, in a loop that vectorizes,
+// then 8 bytes at a time into 8 mask bits: the product of the 8 bytes (each 0 or 1) as a little-endian word with
+// 0x0102040810204080 has byte i's bit at bit 56 + i, with no carries between the partial products.
+template <int N, typename F>
+inline uint64_t MaskOf(uint64_t exec, F bit) {
+  uint8_t bits[N];
+  for (int l = 0; l < N; ++l) bits[l] = static_cast<uint8_t>(bit(l));
+  uint64_t mask = 0;
+  for (int k = 0; k < N / 8; ++k) {
+    uint64_t eight;
+    std::memcpy(&eight, bits + 8 * k, sizeof(eight));
+    mask |= ((eight * 0x0102040810204080ull) >> 56) << (8 * k);
+  }
+  return mask & exec;
+}
+// The lanes of a mask as dwords (0 or 1), 4 lanes per table entry: kLaneDwords[m] has dword i = bit i of the 4-bit m.
+inline constexpr auto kLaneDwords = [] {
+  std::array<std::array<uint32_t, 4>, 16> table{};
+  for (int m = 0; m < 16; ++m) {
+    for (int i = 0; i < 4; ++i) table[m][i] = (m >> i) & 1;
+  }
+  return table;
+}();
+template <int N>
+inline void MaskToDwords(uint64_t mask, uint32_t* dwords) {
+  for (int k = 0; k < N / 4; ++k) std::memcpy(dwords + 4 * k, kLaneDwords[(mask >> (4 * k)) & 0xf].data(), 16);
+}
+// One comparison over the lanes, its condition a constant so that the loop body is one compare.
+template <int N, typename T, CompareOp::Cond kCond>
+uint64_t CompareMask(const T* x, const T* y, uint64_t exec) {
+  return MaskOf<N>(exec, [&](int l) { return CompareValues(kCond, x[l], y[l]); });
+}
+template <int N, typename T, size_t... kConds>
+uint64_t CompareLanes(CompareOp::Cond cond, const T* x, const T* y, uint64_t exec, std::index_sequence<kConds...>) {
+  using Compare = uint64_t (*)(const T*, const T*, uint64_t);
+  static constexpr Compare kByCond[] = {&CompareMask<N, T, static_cast<CompareOp::Cond>(kConds)>...};
+  return kByCond[cond](x, y, exec);
+}
+
+// The carry out of bit 31 of sum = x + y (+ a carry in), and the borrow of difference = x - y (- a borrow in), from
+// bit 31 of the operands and the result alone (a full adder's carry is the majority of its inputs), so that the
+// lane loops stay in 32-bit arithmetic, which vectorizes: carry = x + y + ci > 2^32 - 1, borrow = y + bi > x.
+inline uint32_t AddCarry(uint32_t x, uint32_t y, uint32_t sum) { return ((x & y) | ((x | y) & ~sum)) >> 31; }
+inline uint32_t SubBorrow(uint32_t x, uint32_t y, uint32_t difference) {
+  return ((~x & y) | (~(x ^ y) & difference)) >> 31;
+}
+
+}  // namespace
+
+// One handler per FastValu operation and wave width (Run<Op>), so that each is a small function whose lane loop
+// the compiler inlines and vectorizes; RunFastValu calls the one the decoder chose through a table.
+template <int N>
+class FastValuLanes {
+ public:
+  using Flow = WorkgroupRunner::Flow;
+  static Flow Dispatch(WorkgroupRunner& runner, Wave& wave, const Instruction& inst) {
+    return kHandlers[static_cast<size_t>(inst.fast_valu)](runner, wave, inst);
+  }
+
+ private:
+  using Handler = Flow (*)(WorkgroupRunner&, Wave&, const Instruction&);
+  template <size_t... kOps>
+  static constexpr std::array<Handler, sizeof...(kOps)> Handlers(std::index_sequence<kOps...>) {
+    return {&Run<static_cast<FastValu>(kOps)>...};
+  }
+  template <FastValu kOp>
+  static Flow Run(WorkgroupRunner& runner, Wave& wave, const Instruction& inst) {
+    if constexpr (kOp == FastValu::kNone) {
+      return runner.Valu(wave, inst);
+    } else {
+      FastValuLanes lanes(runner, wave, inst);
+      return lanes.Execute<kOp>();
+    }
+  }
+
+  FastValuLanes(WorkgroupRunner& runner, Wave& wave, const Instruction& inst)
+      : runner_(runner), wave_(wave), inst_(inst), exec_(wave.exec()), flush32_(FlushF32(wave.mode)) {}
+
+  // Source i as a row: its VGPR's, or a scalar operand (resolved as Valu resolves it) broadcast to every lane. A
+  // 64-bit source's high dwords are in hi_[i].
+  void Source(int i) {
+    const uint16_t code = inst_.src[i];
+    if (operand::IsVgpr(code)) {
+      s_[i] = wave_.v(code - operand::kVgpr0);
+      hi_[i] = wave_.v(code - operand::kVgpr0 + 1);
+      return;
+    }
+    ScalarSource(i);
+  }
+  // Kept out of Source, so that Source's VGPR case is small enough to be inlined.
+  [[gnu::noinline]] void ScalarSource(int i) {
+    const uint16_t code = inst_.src[i];
+    const uint64_t value = inst_.src_dwords[i] == 2 ? runner_.ScalarValue64(wave_, inst_, code, inst_.float_bits == 64)
+                                                    : runner_.ScalarValue(wave_, inst_, code);
+    std::fill_n(splat_[i], N, static_cast<uint32_t>(value));
+    s_[i] = splat_[i];
+    if (inst_.src_dwords[i] == 2) {
+      std::fill_n(splat_hi_[i], N, static_cast<uint32_t>(value >> 32));
+      hi_[i] = splat_hi_[i];
+    }
+  }
+  // A float source under MODE's denormal flush (Valu's f32in without modifiers): flushed in a copy.
+  void FloatSource(int i) {
+    Source(i);
+    if (flush32_) {
+      for (int l = 0; l < N; ++l) flushed_[i][l] = FlushDenormF32(s_[i][l]);
+      s_[i] = flushed_[i];
+    }
+  }
+  uint32_t* D() { return wave_.v(inst_.vdst); }
+
+  template <typename F>
+  Flow Binary(F f) {
+    Source(0);
+    Source(1);
+    const uint32_t *a = s_[0], *b = s_[1];
+    Apply<N>(D(), exec_, [&](int l) { return f(a[l], b[l]); });
+    return Flow::kNext;
+  }
+  template <typename F>
+  Flow Ternary(F f) {
+    Source(0);
+    Source(1);
+    Source(2);
+    const uint32_t *a = s_[0], *b = s_[1], *c = s_[2];
+    Apply<N>(D(), exec_, [&](int l) { return f(a[l], b[l], c[l]); });
+    return Flow::kNext;
+  }
+  // The result under MODE's denormal flush (Valu's out_f32 without omod and clamp).
+  template <typename F>
+  Flow FloatBinary(F f) {
+    FloatSource(0);
+    FloatSource(1);
+    const uint32_t *a = s_[0], *b = s_[1];
+    if (flush32_) {
+      Apply<N>(D(), exec_, [&](int l) { return FlushDenormF32(Bits32(f(AsF32(a[l]), AsF32(b[l])))); });
+    } else {
+      Apply<N>(D(), exec_, [&](int l) { return Bits32(f(AsF32(a[l]), AsF32(b[l]))); });
+    }
+    return Flow::kNext;
+  }
+  // `value(x, y, carry_in)` is a lane's result; `carry(x, y, result)` its carry-out (0 or 1). Two functions, not one
+  // returning both, so that each loop has a plain 32-bit body the compiler vectorizes. The carry-outs come first:
+  // D may be a source.
+  template <bool kCarryIn, typename V, typename C>
+  Flow Carry(V value, C carry) {
+    Source(0);
+    Source(1);
+    const uint32_t *a = s_[0], *b = s_[1];
+    uint64_t carry_out;
+    if constexpr (kCarryIn) {
+      uint32_t carry_in[N];
+      MaskToDwords<N>(wave_.mask_at(inst_.src[2]), carry_in);
+      carry_out = MaskOf<N>(exec_, [&](int l) { return carry(a[l], b[l], value(a[l], b[l], carry_in[l])); });
+      Apply<N>(D(), exec_, [&](int l) { return value(a[l], b[l], carry_in[l]); });
+    } else {
+      carry_out = MaskOf<N>(exec_, [&](int l) { return carry(a[l], b[l], value(a[l], b[l], 0)); });
+      Apply<N>(D(), exec_, [&](int l) { return value(a[l], b[l], 0); });
+    }
+    wave_.set_mask_at(inst_.sdst, carry_out);
+    return Flow::kNext;
+  }
+  template <typename T>
+  uint64_t Compare(CompareOp::Cond cond, const T* x, const T* y) {
+    return CompareLanes<N, T>(cond, x, y, exec_, std::make_index_sequence<CompareOp::kT + 1>());
+  }
+
+  template <FastValu kOp>
+  Flow Execute() {
+    if constexpr (kOp == FastValu::kMovB32) {
+      Source(0);
+      const uint32_t* a = s_[0];
+      Apply<N>(D(), exec_, [&](int l) { return a[l]; });
+      return Flow::kNext;
+    } else if constexpr (kOp == FastValu::kAddNcU32) {
+      return Binary([](uint32_t x, uint32_t y) { return x + y; });
+    } else if constexpr (kOp == FastValu::kSubNcU32) {
+      return Binary([](uint32_t x, uint32_t y) { return x - y; });
+    } else if constexpr (kOp == FastValu::kSubrevNcU32) {
+      return Binary([](uint32_t x, uint32_t y) { return y - x; });
+    } else if constexpr (kOp == FastValu::kAndB32) {
+      return Binary([](uint32_t x, uint32_t y) { return x & y; });
+    } else if constexpr (kOp == FastValu::kOrB32) {
+      return Binary([](uint32_t x, uint32_t y) { return x | y; });
+    } else if constexpr (kOp == FastValu::kXorB32) {
+      return Binary([](uint32_t x, uint32_t y) { return x ^ y; });
+    } else if constexpr (kOp == FastValu::kLshlrevB32) {
+      return Binary([](uint32_t x, uint32_t y) { return y << (x & 31); });
+    } else if constexpr (kOp == FastValu::kLshrrevB32) {
+      return Binary([](uint32_t x, uint32_t y) { return y >> (x & 31); });
+    } else if constexpr (kOp == FastValu::kAshrrevI32) {
+      return Binary([](uint32_t x, uint32_t y) { return static_cast<uint32_t>(static_cast<int32_t>(y) >> (x & 31)); });
+    } else if constexpr (kOp == FastValu::kMinU32) {
+      return Binary([](uint32_t x, uint32_t y) { return std::min(x, y); });
+    } else if constexpr (kOp == FastValu::kMaxU32) {
+      return Binary([](uint32_t x, uint32_t y) { return std::max(x, y); });
+    } else if constexpr (kOp == FastValu::kMinI32) {
+      return Binary([](uint32_t x, uint32_t y) {
+        return static_cast<uint32_t>(std::min(static_cast<int32_t>(x), static_cast<int32_t>(y)));
+      });
+    } else if constexpr (kOp == FastValu::kMaxI32) {
+      return Binary([](uint32_t x, uint32_t y) {
+        return static_cast<uint32_t>(std::max(static_cast<int32_t>(x), static_cast<int32_t>(y)));
+      });
+    } else if constexpr (kOp == FastValu::kMulLoU32) {
+      return Binary([](uint32_t x, uint32_t y) { return x * y; });
+    } else if constexpr (kOp == FastValu::kMulU32U24) {
+      return Binary([](uint32_t x, uint32_t y) { return (x & 0xffffff) * (y & 0xffffff); });
+    } else if constexpr (kOp == FastValu::kLshlOrB32) {
+      return Ternary([](uint32_t x, uint32_t y, uint32_t z) { return (x << (y & 31)) | z; });
+    } else if constexpr (kOp == FastValu::kLshlAddU32) {
+      return Ternary([](uint32_t x, uint32_t y, uint32_t z) { return (x << (y & 31)) + z; });
+    } else if constexpr (kOp == FastValu::kAddLshlU32) {
+      return Ternary([](uint32_t x, uint32_t y, uint32_t z) { return (x + y) << (z & 31); });
+    } else if constexpr (kOp == FastValu::kAdd3U32) {
+      return Ternary([](uint32_t x, uint32_t y, uint32_t z) { return x + y + z; });
+    } else if constexpr (kOp == FastValu::kAndOrB32) {
+      return Ternary([](uint32_t x, uint32_t y, uint32_t z) { return (x & y) | z; });
+    } else if constexpr (kOp == FastValu::kOr3B32) {
+      return Ternary([](uint32_t x, uint32_t y, uint32_t z) { return x | y | z; });
+    } else if constexpr (kOp == FastValu::kAddF32) {
+      return FloatBinary([](float x, float y) { return x + y; });
+    } else if constexpr (kOp == FastValu::kSubF32) {
+      return FloatBinary([](float x, float y) { return x - y; });
+    } else if constexpr (kOp == FastValu::kSubrevF32) {
+      return FloatBinary([](float x, float y) { return y - x; });
+    } else if constexpr (kOp == FastValu::kMulF32) {
+      return FloatBinary([](float x, float y) { return x * y; });
+    } else if constexpr (kOp == FastValu::kCndmaskB32) {
+      Source(0);
+      Source(1);
+      const uint32_t *a = s_[0], *b = s_[1];
+      const uint64_t select = wave_.mask_at(inst_.src[2]);
+      Apply<N>(D(), exec_, [&](int l) { return ((select >> l) & 1) != 0 ? b[l] : a[l]; });
+      return Flow::kNext;
+    } else if constexpr (kOp == FastValu::kAddCoU32) {
+      return Carry<false>([](uint32_t x, uint32_t y, uint32_t) { return x + y; },
+                          [](uint32_t x, uint32_t y, uint32_t r) { return AddCarry(x, y, r); });
+    } else if constexpr (kOp == FastValu::kSubCoU32) {
+      return Carry<false>([](uint32_t x, uint32_t y, uint32_t) { return x - y; },
+                          [](uint32_t x, uint32_t y, uint32_t r) { return SubBorrow(x, y, r); });
+    } else if constexpr (kOp == FastValu::kSubrevCoU32) {
+      return Carry<false>([](uint32_t x, uint32_t y, uint32_t) { return y - x; },
+                          [](uint32_t x, uint32_t y, uint32_t r) { return SubBorrow(y, x, r); });
+    } else if constexpr (kOp == FastValu::kAddCoCiU32) {
+      return Carry<true>([](uint32_t x, uint32_t y, uint32_t ci) { return x + y + ci; },
+                         [](uint32_t x, uint32_t y, uint32_t r) { return AddCarry(x, y, r); });
+    } else if constexpr (kOp == FastValu::kSubCoCiU32) {
+      return Carry<true>([](uint32_t x, uint32_t y, uint32_t bi) { return x - y - bi; },
+                         [](uint32_t x, uint32_t y, uint32_t r) { return SubBorrow(x, y, r); });
+    } else if constexpr (kOp == FastValu::kSubrevCoCiU32) {
+      return Carry<true>([](uint32_t x, uint32_t y, uint32_t bi) { return y - x - bi; },
+                         [](uint32_t x, uint32_t y, uint32_t r) { return SubBorrow(y, x, r); });
+    } else if constexpr (kOp == FastValu::kLshlrevB64) {
+      Source(0);
+      Source(1);
+      const uint32_t *shift = s_[0], *lo = s_[1], *high = hi_[1];
+      uint32_t *d = D(), *d_hi = wave_.v(inst_.vdst + 1);
+      // Both halves in one loop, each lane's sources read before its destination is written (D may overlap the
+      // source pair). SSE2 has no per-lane 64-bit shift, so the loop is scalar whatever its shape.
+      auto lane = [&](int l) {
+        const uint64_t value = (lo[l] | uint64_t{high[l]} << 32) << (shift[l] & 63);
+        d[l] = static_cast<uint32_t>(value);
+        d_hi[l] = static_cast<uint32_t>(value >> 32);
+      };
+      if (exec_ == kAllLanes<N>) {
+        for (int l = 0; l < N; ++l) lane(l);
+      } else {
+        for (uint64_t m = exec_; m != 0; m &= m - 1) lane(std::countr_zero(m));
+      }
+      return Flow::kNext;
+    } else {
+      static_assert(kOp == FastValu::kCompare);
+      const CompareOp& cmp = CompareTable()[inst_.valu_op];
+      uint64_t mask = 0;
+      if (cmp.type == CompareOp::kF32) {
+        FloatSource(0);
+        FloatSource(1);
+        float x[N], y[N];
+        for (int l = 0; l < N; ++l) x[l] = AsF32(s_[0][l]), y[l] = AsF32(s_[1][l]);
+        mask = Compare(cmp.cond, x, y);
+      } else if (cmp.type == CompareOp::kI32) {
+        Source(0);
+        Source(1);
+        int32_t x[N], y[N];
+        for (int l = 0; l < N; ++l) x[l] = static_cast<int32_t>(s_[0][l]), y[l] = static_cast<int32_t>(s_[1][l]);
+        mask = Compare(cmp.cond, x, y);
+      } else {
+        Source(0);
+        Source(1);
+        mask = Compare(cmp.cond, s_[0], s_[1]);
+      }
+      if (cmp.writes_exec) {
+        wave_.set_exec(mask);
+      } else {
+        wave_.set_mask_at(inst_.sdst, mask);
+      }
+      return Flow::kNext;
+    }
+  }
+
+  WorkgroupRunner& runner_;
+  Wave& wave_;
+  const Instruction& inst_;
+  const uint64_t exec_;
+  const bool flush32_;
+  const uint32_t* s_[3] = {nullptr, nullptr, nullptr};
+  const uint32_t* hi_[3] = {nullptr, nullptr, nullptr};
+  uint32_t splat_[3][N];
+  uint32_t splat_hi_[3][N];
+  uint32_t flushed_[3][N];
+
+  static constexpr std::array<Handler, kFastValuCount> kHandlers = Handlers(std::make_index_sequence<kFastValuCount>());
+};
+
+WorkgroupRunner::Flow WorkgroupRunner::RunFastValu(Wave& wave, const Instruction& inst) {
+  return wave.lanes == 64 ? FastValuLanes<64>::Dispatch(*this, wave, inst)
+                          : FastValuLanes<32>::Dispatch(*this, wave, inst);
+}
 
 WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst) {
   const int n = wave.lanes;

@@ -210,15 +210,24 @@ void WorkgroupRunner::InitWave(Wave& wave, uint32_t index, uint32_t x, uint32_t 
   const uint32_t total = size[0] * size[1] * size[2];
   uint32_t* v0 = wave.v(0);
   uint64_t exec = 0;
+  // Work-item t = index * lanes + lane is (t % X, t / X % Y, t / (X * Y)): divided once for the first lane, then
+  // counted on.
+  const uint32_t first = index * wave.lanes;
+  uint32_t tx = first % size[0], ty = (first / size[0]) % size[1], tz = first / (size[0] * size[1]);
   for (int lane = 0; lane < wave.lanes; ++lane) {
-    const uint32_t t = index * wave.lanes + lane;
-    if (t >= total) {
+    if (first + lane >= total) {
       v0[lane] = 0;
       continue;
     }
     exec |= uint64_t{1} << lane;
-    const uint32_t tx = t % size[0], ty = (t / size[0]) % size[1], tz = t / (size[0] * size[1]);
     v0[lane] = tx | (setup_.workitem_id_dims >= 1 ? ty << 10 : 0) | (setup_.workitem_id_dims >= 2 ? tz << 20 : 0);
+    if (++tx == size[0]) {
+      tx = 0;
+      if (++ty == size[1]) {
+        ty = 0;
+        ++tz;
+      }
+    }
   }
   wave.set_exec(exec);
 }
@@ -284,16 +293,20 @@ WorkgroupRunner::Flow WorkgroupRunner::RunWave(Wave& wave) {
   uint64_t executed = 0;
   while (true) {
     if (wgp_.has_value() && (executed & (kSqPollInstructions - 1)) == 0 && AttendSq(wave)) return Flow::kHalted;
-    absl::StatusOr<const DecodedSlot*> slot = setup_.program->At(wave.pc, *setup_.memory, setup_.client);
-    if (!slot.ok()) {
-      fault_ = {WaveFault::kMemory,
-                wave.pc,
-                {0, 0, 0},
-                0,
-                absl::StrFormat("instruction fetch at PC %#x: %s", wave.pc, slot.status().message())};
-      return Flow::kFault;
+    const DecodedSlot* found = setup_.program->Find(wave.pc);
+    if (found == nullptr) {
+      absl::StatusOr<const DecodedSlot*> slot = setup_.program->At(wave.pc, *setup_.memory, setup_.client);
+      if (!slot.ok()) {
+        fault_ = {WaveFault::kMemory,
+                  wave.pc,
+                  {0, 0, 0},
+                  0,
+                  absl::StrFormat("instruction fetch at PC %#x: %s", wave.pc, slot.status().message())};
+        return Flow::kFault;
+      }
+      found = *slot;
     }
-    const DecodedSlot& decoded = **slot;
+    const DecodedSlot& decoded = *found;
     if (!decoded.valid) return Illegal(wave, decoded.inst, decoded.error);
     const Instruction& inst = decoded.inst;
     const Flow flow = Execute(wave, inst);
@@ -350,6 +363,7 @@ WorkgroupRunner::Flow WorkgroupRunner::Execute(Wave& wave, const Instruction& in
     case Encoding::kVopc:
     case Encoding::kVop3:
       if ((wave.mode & kModeFpRound) != 0) return DirectedRoundingValu(wave, inst);
+      if (inst.fast_valu != FastValu::kNone && setup_.fast_paths) return RunFastValu(wave, inst);
       return Valu(wave, inst);
     case Encoding::kVop3p:
       // WMMA rounds to nearest even under every MODE (wmma.cc), so it never runs under a switched host mode.

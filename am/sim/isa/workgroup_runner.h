@@ -23,6 +23,9 @@
 
 namespace am::sim::isa {
 
+template <int N>
+class FastValuLanes;
+
 // Everything the waves of a dispatch share, fixed before the first wave starts.
 struct DispatchSetup {
   Program* program = nullptr;
@@ -40,9 +43,12 @@ struct DispatchSetup {
   std::array<uint32_t, 3> start{};
   uint32_t lds_bytes = 0;
   uint32_t scratch_bytes_per_lane = 0;
-  uint32_t float_mode = 0;            // RSRC1.FLOAT_MODE, the wave's initial MODE round/denorm bits
-  ShMemRegisters sh_mem;              // the VMID's SH_MEM_BASES (FLAT apertures) and SH_MEM_CONFIG (alignment)
-  std::atomic<bool>* stop = nullptr;  // set when any workgroup failed: the others end early
+  uint32_t float_mode = 0;  // RSRC1.FLOAT_MODE, the wave's initial MODE round/denorm bits
+  ShMemRegisters sh_mem;    // the VMID's SH_MEM_BASES (FLAT apertures) and SH_MEM_CONFIG (alignment)
+  // Whether the fast paths run (FastValu, whole-dword global accesses); off, every instruction takes the general
+  // path, which is the oracle the tests check the fast ones against (Rdna3Executor::set_fast_paths).
+  bool fast_paths = true;
+  std::atomic<bool>* stop = nullptr;               // set when any workgroup failed: the others end early
   const std::atomic<bool>* reset_waves = nullptr;  // DispatchState::reset_waves: every wave ends where it is
   // The SQ's wave slots, where the waves show themselves to the SQ's indirect registers (null: nowhere), and what
   // those registers say of every wave of the dispatch: VGPRs per lane, SQ_WAVE_GPR_ALLOC, SQ_WAVE_HW_ID2's queue
@@ -107,6 +113,11 @@ class WorkgroupRunner {
   Flow Sopp(Wave& wave, const Instruction& inst);
   Flow Smem(Wave& wave, const Instruction& inst);
   Flow Valu(Wave& wave, const Instruction& inst);
+  // An instruction the decoder gave a FastValu (instruction.h), under round-to-nearest-even: its lanes in one
+  // plain loop. Bit for bit what Valu does with it.
+  Flow RunFastValu(Wave& wave, const Instruction& inst);
+  template <int N>
+  friend class FastValuLanes;  // RunFastValu's handlers (vector.cc)
   // A VALU instruction under a MODE.FP_ROUND other than round-to-nearest-even: runs it with the host's rounding
   // mode switched to the one MODE selects for the instruction's result precision.
   Flow DirectedRoundingValu(Wave& wave, const Instruction& inst);

@@ -480,6 +480,123 @@ TEST_F(ExecutorTest, OutOfBoundsStoreIsAVmFaultThatStopsTheDispatch) {
   EXPECT_EQ(out[0], 0xdeadbeefu) << "the store after the faulting one ran";
 }
 
+// The fast paths (FastValu, whole-dword global and FLAT accesses) against the general path they shortcut, which
+// is their oracle: asm/fast_paths.s (and its wave64 twin) runs every operation they take, on VGPR, SGPR, inline and
+// literal sources, under a full and a partial EXEC, and loads across a page boundary (one lane straddling it), on
+// inputs with denormals, infinities, NaNs and equal pairs, with MODE keeping denormals and flushing them; out[] must
+// be the same bit for bit.
+TEST_F(ExecutorTest, FastPathsMatchTheGeneralPath) {
+  constexpr uint32_t kLaneBytes = 160;  // asm/fast_paths.s: lane l's inputs at in + 160l
+  constexpr uint32_t kRows = 1024;      // more than the snippet writes
+  // Floats the fast path must treat as the general one does (denormals under both MODEs, signed zeros, NaNs).
+  constexpr uint32_t kSpecial[] = {0x00000000, 0x80000000, 0x00000001, 0x807fffff, 0x00400000, 0x7f800000,
+                                   0xff800000, 0x7fc00000, 0x7f800001, 0xffc00123, 0x3f800000, 0x7f7fffff,
+                                   0x0000001f, 0x80000040, 0x00000020, 0x3fc00000};
+  for (const bool wave64 : {false, true}) {
+    const uint32_t lanes = wave64 ? 64 : 32;
+    for (const uint32_t float_mode : {0xf0u, 0x00u}) {
+      SCOPED_TRACE(absl::StrFormat("wave%d, FLOAT_MODE %#x", lanes, float_mode));
+      Load(wave64 ? "fast_paths_wave64" : "fast_paths");
+      std::span<uint8_t> in_bytes = fixture_.memory().Place(kIn, (lanes + 1) * kLaneBytes);
+      std::span<uint32_t> in(reinterpret_cast<uint32_t*>(in_bytes.data()), in_bytes.size() / 4);
+      uint64_t seed = 0x243f6a8885a308d3;  // a fixed LCG (Knuth's MMIX constants), so every run is the same
+      for (size_t i = 0; i < in.size(); ++i) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        const uint32_t r = static_cast<uint32_t>(seed >> 32);
+        in[i] = (r & 3) == 0 ? kSpecial[(r >> 2) % std::size(kSpecial)] : r;
+      }
+      for (uint32_t l = 0; l < lanes; l += 3) in[l * kLaneBytes / 4 + 3] = in[l * kLaneBytes / 4];  // v5 = v2
+      // Two different NaNs in v2 and v3, v5 and v6 of every fifth lane.
+      for (uint32_t l = 1; l < lanes; l += 5) {
+        in[l * kLaneBytes / 4 + 0] = 0x7f800001;
+        in[l * kLaneBytes / 4 + 1] = 0xffc00123;
+        in[l * kLaneBytes / 4 + 3] = 0x7fc00000;
+        in[l * kLaneBytes / 4 + 4] = 0xff800abc;
+      }
+      std::vector<uint32_t> user = Pointer(kOut);
+      for (uint32_t word : Pointer(kIn)) user.push_back(word);
+      DispatchState state = State(user, lanes, 0, float_mode);
+      state.dispatch_initiator = gc::COMPUTE_DISPATCH_INITIATOR{}.compute_shader_en(1).cs_w32_en(wave64 ? 0 : 1).raw();
+      std::vector<uint32_t> results[2];
+      for (const bool fast : {true, false}) {
+        std::span<uint32_t> out = Out(kRows * lanes);
+        executor_.set_fast_paths(fast);
+        ASSERT_TRUE(executor_.Dispatch(state, fixture_.memory()).ok());
+        results[fast].assign(out.begin(), out.end());
+      }
+      executor_.set_fast_paths(true);
+      size_t written = 0;
+      for (size_t i = 0; i < results[0].size(); ++i) {
+        if (results[0][i] != 0) written = i + 1;
+      }
+      EXPECT_GT(written, size_t{400} * lanes) << "the snippet wrote fewer rows than it has";
+      // Which of two NaN operands a float result keeps is the order the compiler gave the host's instruction its
+      // operands, which Valu's own full- and partial-EXEC loops do not agree on: a NaN matches any NaN (the inputs
+      // have two NaNs in some lanes of every float operation).
+      auto nan = [](uint32_t bits) { return (bits & 0x7f800000) == 0x7f800000 && (bits & 0x7fffff) != 0; };
+      size_t nans = 0;
+      for (size_t i = 0; i < results[0].size(); ++i) {
+        if (results[1][i] != results[0][i] && nan(results[0][i]) && nan(results[1][i])) {
+          ++nans;
+          continue;
+        }
+        ASSERT_EQ(results[1][i], results[0][i]) << "row " << i / lanes << " lane " << i % lanes;
+      }
+      EXPECT_LT(nans, size_t{100}) << "NaNs that differ are the two-NaN lanes of the float operations only";
+    }
+  }
+}
+
+// A store whose lanes walk off the end of a mapped page (asm/page_walk.s, lane l at 256l): the lanes before the
+// first one past the page store, that one faults (the GMC names the unmapped page) and stops the dispatch, and the
+// lanes after it store nothing; with lane 16 off, lane 17 faults; a b64 store that lane 15 makes across the end of
+// the page writes its dword in the page and faults on the next one. The fast path (the lanes in the page the view
+// has translated) and the general one leave the same page and report the same fault.
+TEST_F(ExecutorTest, StoreLanesWalkingOffAMappedPageStopAtTheFirstUnmappedOne) {
+  constexpr uint64_t kPage = 0x500000, kPageBytes = 4096;
+  struct Case {
+    uint32_t exec;
+    uint32_t wide;
+  };
+  const Case cases[] = {{0xffffffff, 0}, {0xfffeffff, 0}, {0xffffffff, 1}};
+  Load("page_walk");
+  for (const Case& c : cases) {
+    SCOPED_TRACE(absl::StrFormat("EXEC %#x, %s", c.exec, c.wide ? "b64" : "b32"));
+    std::vector<uint8_t> pages[2];
+    std::string messages[2];
+    int faults[2];
+    for (const bool fast : {true, false}) {
+      std::span<uint8_t> page = fixture_.memory().Place(kPage, kPageBytes);
+      std::vector<uint32_t> user = Pointer(kPage);
+      user.push_back(c.exec);
+      user.push_back(c.wide);
+      const int faults_before = fixture_.memory().faults();
+      executor_.set_fast_paths(fast);
+      const absl::Status status = executor_.Dispatch(State(user, 32), fixture_.memory());
+      ASSERT_FALSE(status.ok());
+      EXPECT_TRUE(absl::StrContains(status.message(), absl::StrFormat("%#x", kPage + kPageBytes))) << status;
+      messages[fast] = std::string(status.message());
+      faults[fast] = fixture_.memory().faults() - faults_before;
+      pages[fast].assign(page.begin(), page.end());
+      for (uint32_t l = 0; l < 16; ++l) {
+        SCOPED_TRACE(l);
+        const uint32_t offset = l * 256 + (c.wide ? 252 : 0);
+        uint32_t stored[2] = {0, 0};
+        std::memcpy(stored, page.data() + offset, std::min<uint64_t>(8, kPageBytes - offset));
+        const bool on = ((c.exec >> l) & 1) != 0;
+        EXPECT_EQ(stored[0], on ? 0x1000 + l : 0u);
+        if (c.wide && offset + 8 <= kPageBytes) {
+          EXPECT_EQ(stored[1], on ? ~(0x1000 + l) : 0u);
+        }
+      }
+    }
+    executor_.set_fast_paths(true);
+    EXPECT_EQ(pages[1], pages[0]);
+    EXPECT_EQ(messages[1], messages[0]);
+    EXPECT_EQ(faults[1], faults[0]);
+  }
+}
+
 TEST_F(ExecutorTest, IllegalInstructionPostsTheSqInterrupt) {
   std::span<uint32_t> out = Out(1);
   absl::Status status = Run("illegal", Pointer(kOut), 1);
