@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "am/device.h"
 #include "am/discovery.h"
+#include "am/packet_decode.h"
 #include "am/register_io.h"
 #include "am/regs/database.h"
 #include "am/regs/gc.h"
@@ -27,7 +28,6 @@
 #include "tools/cli/device_access.h"
 #include "tools/cli/gpu_memory.h"
 #include "tools/cli/json.h"
-#include "am/packet_decode.h"
 
 namespace cli {
 namespace {
