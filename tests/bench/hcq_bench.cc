@@ -147,6 +147,37 @@ void BM_SubmitBoundExecSignal(benchmark::State& state) {
 // default would submit until 0.5 s of the submitting thread's CPU time, millions of kernels (12 minutes).
 BENCHMARK(BM_SubmitBoundExecSignal)->Arg(1)->Arg(8)->Iterations(8192);
 
+// Submitting a bound compute queue of one signal (its value a variable): the submit path's own cost (patch,
+// INDIRECT_BUFFER into the ring, HDP flush, doorbell) without a kernel behind it, so it can run long enough to profile.
+// CPU time of the submitting thread; the ring is drained every 64 submits outside the timing, as above.
+void BM_SubmitBoundSignal(benchmark::State& state) {
+  auto dev = OpenBenchDevice();
+  if (!dev) return state.SkipWithError("open failed");
+  auto signal = dev->NewSignal(), fence = dev->NewSignal();
+  if (!signal.ok() || !fence.ok()) return state.SkipWithError("setup failed");
+  auto queue = dev->NewComputeQueue();
+  queue->signal(*signal, Variable{0});
+  if (!queue->bind(*dev).ok()) return state.SkipWithError("bind failed");
+  uint64_t fenced = 0, value = 0;
+  auto drain = [&] {
+    auto fence_queue = dev->NewComputeQueue();
+    fence_queue->signal(*fence, ++fenced);
+    return fence_queue->submit(*dev).ok() && fence->wait(fenced).ok();
+  };
+  for (auto _ : state) {
+    const uint64_t vals[] = {++value};
+    if (!queue->submit(*dev, vals).ok()) return state.SkipWithError("submit failed");
+    if (value % 64 == 0) {
+      state.PauseTiming();
+      if (!drain()) return state.SkipWithError("the device did not finish");
+      state.ResumeTiming();
+    }
+  }
+  if (!drain()) return state.SkipWithError("the device did not finish");
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_SubmitBoundSignal);
+
 // Graph replay, per recorded entry: a graph of 256 copies of 64 bytes (kernels need the ISA interpreter); each
 // iteration is one Run() (patch + submit of its bound queue) on an idle device, whose work is waited for outside
 // the timing.
