@@ -46,6 +46,8 @@ struct VectorAdd {
     // The image and the instruction prefetcher's guard after it, as the driver maps code.
     std::span<uint8_t> image = memory.Place(kCode, CodeBytesWithPrefetchGuard(code->image().size()));
     std::memcpy(image.data(), code->image().data(), code->image().size());
+    code_image.assign(code->image().begin(), code->image().end());
+    entry_offset = (*kernel)->entry_offset;
     auto floats = [&](uint64_t address) {
       std::span<uint8_t> b = memory.Place(address, uint64_t{n} * 4);
       return std::span<float>(reinterpret_cast<float*>(b.data()), n);
@@ -82,7 +84,17 @@ struct VectorAdd {
     return true;
   }
 
+  // Another copy of the code object's image at `address` (page aligned, below kKernargs' region): the same kernel
+  // at an address the executor has not seen. Returns the dispatch's program address there.
+  uint64_t PlaceCopy(uint64_t address) {
+    std::span<uint8_t> image = fixture.memory().Place(address, CodeBytesWithPrefetchGuard(code_image.size()));
+    std::memcpy(image.data(), code_image.data(), code_image.size());
+    return address + entry_offset;
+  }
+
   uint32_t n;
+  std::vector<uint8_t> code_image;
+  uint64_t entry_offset = 0;
   testing::ModelFixture fixture;
   DispatchState dispatch;
   std::span<float> c;
@@ -147,6 +159,29 @@ void BM_WarmDispatch(benchmark::State& state) {
   if (!work.Correct()) return state.SkipWithError("wrong result");
 }
 BENCHMARK(BM_WarmDispatch)->ArgName("workers")->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
+
+// Issue 24's "first dispatch of a kernel": a warm executor (its workers and waves made by an earlier dispatch) runs a
+// kernel it has not seen, so the dispatch fetches and decodes the program first. Each iteration takes the next of
+// kFreshKernels copies of vector_add at addresses of their own; BM_WarmDispatch/1 is the later dispatch to compare.
+constexpr int kFreshKernels = 512;
+constexpr uint64_t kCopiesBase = 0x4000000, kCopyStride = 0x10000;
+void BM_FirstDispatchOfAKernel(benchmark::State& state) {
+  VectorAdd work(kSmallDispatch);
+  if (std::string error = work.Prepare(); !error.empty()) return state.SkipWithError(error.c_str());
+  std::vector<uint64_t> entries;
+  for (int i = 0; i < kFreshKernels; ++i) entries.push_back(work.PlaceCopy(kCopiesBase + i * kCopyStride));
+  Rdna3Executor executor(work.fixture.context(), /*workers=*/1);
+  if (!executor.Dispatch(work.dispatch, work.fixture.memory()).ok()) return state.SkipWithError("dispatch failed");
+  size_t next = 0;
+  for (auto _ : state) {
+    work.dispatch.program_address = entries[next++];
+    if (absl::Status s = executor.Dispatch(work.dispatch, work.fixture.memory()); !s.ok()) {
+      return state.SkipWithError(std::string(s.message()).c_str());
+    }
+  }
+  if (!work.Correct()) return state.SkipWithError("wrong result");
+}
+BENCHMARK(BM_FirstDispatchOfAKernel)->Iterations(kFreshKernels)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace am::sim::isa
