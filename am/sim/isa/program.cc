@@ -117,9 +117,19 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
 }
 
 bool Program::Unchanged(GpuMemory& memory, const MemoryClient& client) const {
-  std::vector<uint8_t> current(words_.size() * 4);
-  if (!ReadMemory(memory, client, entry_, current, Access::kExecute).ok()) return false;
-  return std::memcmp(current.data(), words_.data(), current.size()) == 0;
+  // Compared a chunk at a time through a buffer on the stack: every dispatch of a cached program asks, and a copy of
+  // the whole code on the heap was an allocation per dispatch.
+  constexpr size_t kChunkBytes = 4096;
+  uint8_t current[kChunkBytes];
+  const auto* code = reinterpret_cast<const uint8_t*>(words_.data());
+  const size_t bytes = words_.size() * 4;
+  for (size_t done = 0; done < bytes;) {
+    const size_t n = std::min(kChunkBytes, bytes - done);
+    if (!ReadMemory(memory, client, entry_ + done, std::span<uint8_t>(current, n), Access::kExecute).ok()) return false;
+    if (std::memcmp(current, code + done, n) != 0) return false;
+    done += n;
+  }
+  return true;
 }
 
 absl::StatusOr<const DecodedSlot*> Program::Late(uint64_t pc, GpuMemory& memory, const MemoryClient& client) {

@@ -166,6 +166,18 @@ TEST_F(ExecutorTest, Mad64WritesBit64OfTheSumToItsScalarDestination) {
   EXPECT_EQ(sign, 0xffffffc0u);
 }
 
+// The executor keeps each program it decoded by address and checks, at every dispatch, that memory still holds that
+// code (Program::Unchanged): other code placed at the same address is fetched and decoded again.
+TEST_F(ExecutorTest, OtherCodeAtACachedProgramsAddressIsFetchedAgain) {
+  std::span<uint32_t> ints = Out(12 * 32);
+  ASSERT_TRUE(Run("valu_int", Pointer(kOut)).ok());
+  EXPECT_EQ(ints[0 * 32 + 3], 3u * 3 + 5);
+  std::span<uint32_t> floats = Out(16 * 32);
+  ASSERT_TRUE(Run("valu_float", Pointer(kOut)).ok());
+  EXPECT_EQ(F(floats[0 * 32 + 3]), 3.0f / 2 + 1);
+  EXPECT_EQ(F(floats[1 * 32 + 3]), 3.0f * 3 - 3);
+}
+
 TEST_F(ExecutorTest, VectorFloat) {
   std::span<uint32_t> out = Out(16 * 32);
   ASSERT_TRUE(Run("valu_float", Pointer(kOut)).ok());
