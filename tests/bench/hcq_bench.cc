@@ -99,6 +99,39 @@ void BM_BuildCopySignal(benchmark::State& state) {
 }
 BENCHMARK(BM_BuildCopySignal);
 
+// The timed loop of the bound-submit benchmarks: submits `queue` (bound, its one variable the submit's count) once per
+// iteration; every 64 submits, outside the timing, a fence on the ring behind them is waited for, so the ring never
+// fills. False (with the benchmark's error set) when a submit or the device fails.
+bool SubmitBoundQueue(benchmark::State& state, Device& dev, ComputeQueue& queue, Signal& fence) {
+  uint64_t fenced = 0, value = 0;
+  auto drain = [&] {
+    auto fence_queue = dev.NewComputeQueue();
+    fence_queue->signal(fence, ++fenced);
+    return fence_queue->submit(dev).ok() && fence.wait(fenced).ok();
+  };
+  for (auto _ : state) {
+    const uint64_t vals[] = {++value};
+    if (!queue.submit(dev, vals).ok()) {
+      state.SkipWithError("submit failed");
+      return false;
+    }
+    if (value % 64 == 0) {
+      state.PauseTiming();
+      const bool drained = drain();
+      state.ResumeTiming();
+      if (!drained) {
+        state.SkipWithError("the device did not finish");
+        return false;
+      }
+    }
+  }
+  if (!drain()) {
+    state.SkipWithError("the device did not finish");
+    return false;
+  }
+  return true;
+}
+
 // Submitting a bound compute queue of `state.range(0)` exec + signal pairs (vector_add over 64 elements, the signal
 // value a variable): patch, INDIRECT_BUFFER into the ring, HDP flush, doorbell. CPU time of the submitting thread per
 // kernel; the virtual device runs the kernels on its own threads. Every 64 submits (outside the timing) a fence on
@@ -123,22 +156,7 @@ void BM_SubmitBoundExecSignal(benchmark::State& state) {
   auto queue = dev->NewComputeQueue();
   for (int i = 0; i < kernels; ++i) queue->exec(*program, *args, {1, 1, 1}, {64, 1, 1}).signal(*signal, Variable{0});
   if (!queue->bind(*dev).ok()) return state.SkipWithError("bind failed");
-  auto drain = [&, fenced = uint64_t{0}]() mutable {
-    auto fence_queue = dev->NewComputeQueue();
-    fence_queue->signal(*fence, ++fenced);
-    return fence_queue->submit(*dev).ok() && fence->wait(fenced).ok();
-  };
-  uint64_t value = 0;
-  for (auto _ : state) {
-    const uint64_t vals[] = {++value};
-    if (!queue->submit(*dev, vals).ok()) return state.SkipWithError("submit failed");
-    if (value % 64 == 0) {
-      state.PauseTiming();
-      if (!drain()) return state.SkipWithError("the device did not finish");
-      state.ResumeTiming();
-    }
-  }
-  if (!drain()) return state.SkipWithError("the device did not finish");
+  if (!SubmitBoundQueue(state, *dev, *queue, *fence)) return;
   state.SetItemsProcessed(state.iterations() * kernels);
   state.counters["cpu_s_per_kernel"] = benchmark::Counter(static_cast<double>(state.iterations() * kernels),
                                                           benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
@@ -158,22 +176,7 @@ void BM_SubmitBoundSignal(benchmark::State& state) {
   auto queue = dev->NewComputeQueue();
   queue->signal(*signal, Variable{0});
   if (!queue->bind(*dev).ok()) return state.SkipWithError("bind failed");
-  uint64_t fenced = 0, value = 0;
-  auto drain = [&] {
-    auto fence_queue = dev->NewComputeQueue();
-    fence_queue->signal(*fence, ++fenced);
-    return fence_queue->submit(*dev).ok() && fence->wait(fenced).ok();
-  };
-  for (auto _ : state) {
-    const uint64_t vals[] = {++value};
-    if (!queue->submit(*dev, vals).ok()) return state.SkipWithError("submit failed");
-    if (value % 64 == 0) {
-      state.PauseTiming();
-      if (!drain()) return state.SkipWithError("the device did not finish");
-      state.ResumeTiming();
-    }
-  }
-  if (!drain()) return state.SkipWithError("the device did not finish");
+  if (!SubmitBoundQueue(state, *dev, *queue, *fence)) return;
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_SubmitBoundSignal);
