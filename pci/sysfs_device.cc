@@ -81,6 +81,8 @@ class SysfsDevice : public Device {
 
  private:
   absl::Status CheckConfigRange(uint32_t offset, size_t size, absl::string_view what) const;
+  // Whether MapMemory maps resourceN_wc rather than resourceN.
+  bool HasWriteCombinedFile(int bar) const;
   // Maps resourceN (or resourceN_wc) once; `wc` selects the write-combined file.
   absl::StatusOr<Mapping> Map(int bar, bool wc);
 
@@ -188,15 +190,18 @@ absl::StatusOr<Mmio> SysfsDevice::MapMmio(int bar) {
   return Mmio::Direct(m.host, m.size);
 }
 
-absl::StatusOr<std::span<uint8_t>> SysfsDevice::MapMemory(int bar) {
+bool SysfsDevice::HasWriteCombinedFile(int bar) const {
   // The kernel creates resourceN_wc only for prefetchable memory BARs: VRAM, where write-combining pays off.
-  const bool wc = base::PathExists(function_.Attribute(absl::StrFormat("resource%d_wc", bar)));
-  BAREGPU_ASSIGN_OR_RETURN(Mapping m, Map(bar, wc));
+  return base::PathExists(function_.Attribute(absl::StrFormat("resource%d_wc", bar)));
+}
+
+absl::StatusOr<std::span<uint8_t>> SysfsDevice::MapMemory(int bar) {
+  BAREGPU_ASSIGN_OR_RETURN(Mapping m, Map(bar, HasWriteCombinedFile(bar)));
   return std::span<uint8_t>(static_cast<uint8_t*>(m.host), m.size);
 }
 
 absl::StatusOr<Device::SharedMemory> SysfsDevice::ShareMemory(int bar) {
-  const bool wc = base::PathExists(function_.Attribute(absl::StrFormat("resource%d_wc", bar)));
+  const bool wc = HasWriteCombinedFile(bar);  // the file MapMemory maps
   BAREGPU_ASSIGN_OR_RETURN(Mapping m, Map(bar, wc));
   base::MutexLock lock(&mu_);
   return SharedMemory{files_[bar][wc ? 1 : 0].get(), 0, m.size};

@@ -379,12 +379,7 @@ absl::Status AttachedDevice::RunRegisterSequence(int bar, std::span<const pci::R
         "%s: the holder answered a register sequence of %d reads with %d dwords; the connection is out of step", name(),
         reads, call.reply.value0));
   }
-  if (absl::Status s = Receive(std::span<uint8_t>(reinterpret_cast<uint8_t*>(out.data()), out.size_bytes()), nullptr);
-      !s.ok()) {
-    socket_.Reset();
-    return s;
-  }
-  return absl::OkStatus();
+  return ReceiveReplyData(std::span<uint8_t>(reinterpret_cast<uint8_t*>(out.data()), out.size_bytes()));
 }
 
 absl::StatusOr<std::string> AttachedDevice::HolderStatus() {
@@ -397,12 +392,15 @@ absl::StatusOr<std::string> AttachedDevice::HolderStatus() {
                         call.reply.value0, kMaxHolderStatus));
   }
   std::string text(call.reply.value0, '\0');
-  if (absl::Status s = Receive(std::span<uint8_t>(reinterpret_cast<uint8_t*>(text.data()), text.size()), nullptr);
-      !s.ok()) {
-    socket_.Reset();
-    return s;
-  }
+  BAREGPU_RETURN_IF_ERROR(ReceiveReplyData(std::span<uint8_t>(reinterpret_cast<uint8_t*>(text.data()), text.size())));
   return text;
+}
+
+absl::Status AttachedDevice::ReceiveReplyData(std::span<uint8_t> data) {
+  // A reply cut short leaves the stream unframed: the connection is dropped, as Rpc drops it.
+  absl::Status received = Receive(data, nullptr);
+  if (!received.ok()) socket_.Reset();
+  return received;
 }
 
 absl::Status AttachedDevice::ResetFunction() {

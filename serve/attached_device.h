@@ -81,6 +81,9 @@ class AttachedDevice final : public pci::Device {
                            bool expect_fd = false);
   absl::Status Send(std::span<const uint8_t> data);
   absl::Status Receive(std::span<uint8_t> data, base::ScopedFd* fd);
+  // The data after an OK reply whose size the caller checked (REGISTER_SEQUENCE, HOLDER_STATUS); drops the
+  // connection when it does not arrive whole. Called under mu_.
+  absl::Status ReceiveReplyData(std::span<uint8_t> data);
   absl::Status RefuseWrite(absl::string_view what) const;
   void ReadRegister(int bar, uint64_t offset, int bytes, uint64_t* value);
   void WriteRegister(int bar, uint64_t offset, int bytes, uint64_t value);

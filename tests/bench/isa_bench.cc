@@ -84,8 +84,8 @@ struct VectorAdd {
     return true;
   }
 
-  // Another copy of the code object's image at `address` (page aligned, below kKernargs' region): the same kernel
-  // at an address the executor has not seen. Returns the dispatch's program address there.
+  // Another copy of the code object's image at `address` (page aligned, clear of the code, kernel arguments and
+  // buffers above): the same kernel at an address the executor has not seen. Returns the dispatch's program address.
   uint64_t PlaceCopy(uint64_t address) {
     std::span<uint8_t> image = fixture.memory().Place(address, CodeBytesWithPrefetchGuard(code_image.size()));
     std::memcpy(image.data(), code_image.data(), code_image.size());
