@@ -226,7 +226,7 @@ absl::string_view BootKindName(BootKind kind) {
     case BootKind::kFull:
       return "full";
     case BootKind::kFullAfterReset:
-      return "full, after a mode1 reset";
+      return "full, after a chip reset";
     case BootKind::kPartial:
       return "partial";
   }
@@ -234,7 +234,9 @@ absl::string_view BootKindName(BootKind kind) {
 }
 
 absl::Status Device::RunBlocks(bool partial) {
-  // init_sw for all, always in the same order, so that boot-region allocations land where they did before.
+  // init_sw for all, always in the same order from an empty boot region, so that boot-region allocations land where
+  // they did before, also when a boot starts over (a failed partial boot, a reset after a stopped bootloader).
+  memory_->ReleaseBootRegion();
   for (IpBlock* block : blocks_) BAREGPU_RETURN_IF_ERROR(Run(*block, "init_sw", &IpBlock::InitSw));
   for (IpBlock* block : blocks_) {
     if (partial && (block == psp_.get() || block == smu_.get())) continue;  // their firmware runs already
@@ -243,12 +245,21 @@ absl::Status Device::RunBlocks(bool partial) {
   return absl::OkStatus();
 }
 
-absl::Status Device::Mode1Reset() {
-  SetCurrentStep("smu mode1_reset");
+absl::Status Device::ResetAsic() {
+  // soc21_asic_reset_method picks a mode1 reset for MP1 13.0.0, which the SMU's firmware performs. When that
+  // firmware is not running (a driver stopped between the PSP's start and its load of the PMFW), nothing on the
+  // chip can reset it: MP0 13.0.x has no PSP mode1 reset (psp_v13_0.c sets no .mode1_reset, so
+  // amdgpu_device_mode1_reset's psp_gpu_reset fallback does nothing there). The driver then takes soc21_asic_reset's
+  // other path, AMD_RESET_METHOD_PCI (amdgpu_device_pci_reset: pci_reset_function), as a real card is reset by a PCI
+  // function or bus reset.
+  const bool smu_running = smu_->FirmwareRunning();
+  const std::string block = smu_running ? "smu" : "pci";
+  const std::string phase = smu_running ? "mode1_reset" : "function_reset";
+  SetCurrentStep(absl::StrCat(block, " ", phase));
   const absl::Time start = absl::Now();
-  absl::Status status = ResetChip();
+  absl::Status status = ResetChip(smu_running ? ResetMethod::kMode1 : ResetMethod::kPciFunction);
   SetCurrentStep("");
-  steps_.push_back({"smu", "mode1_reset", absl::Now() - start, status, start});
+  steps_.push_back({block, phase, absl::Now() - start, status, start});
   return status;
 }
 
@@ -258,16 +269,17 @@ std::string Device::ResetFix() const {
              : absl::StrFormat("reset it from the host (echo 1 > /sys/bus/pci/devices/%s/reset)", pci_->name());
 }
 
-absl::Status Device::ResetChip() {
+absl::Status Device::ResetChip(ResetMethod method) {
   // amdgpu_device_mode1_reset: the reset loses the PCI state, so it is saved first and put back after; bus
-  // mastering is off while the chip resets, so nothing is moving memory when it goes down.
+  // mastering is off while the chip resets, so nothing is moving memory when it goes down. pci_reset_function saves
+  // and restores the same state around a function reset (pci_dev_save_and_disable, pci_dev_restore).
   BAREGPU_ASSIGN_OR_RETURN(const uint16_t command, pci_->ReadConfig16(PCI_COMMAND));
   BAREGPU_RETURN_IF_ERROR(pci_->SetBusMaster(false));
-  if (absl::Status reset = smu_->Mode1Reset(); !reset.ok()) {
-    // The PSP's firmware runs but the SMU's does not answer: a driver stopped between the PSP's start and its load of
-    // the SMU firmware (issue 23). Nothing the driver can send resets the chip then; say what does.
-    return absl::Status(reset.code(),
-                        absl::StrFormat("%s: mode1 reset failed: %s; %s", pci_->name(), reset.message(), ResetFix()));
+  absl::Status reset = method == ResetMethod::kMode1 ? smu_->Mode1Reset() : pci_->ResetFunction();
+  if (!reset.ok()) {
+    return absl::Status(reset.code(), absl::StrFormat("%s: %s failed: %s; %s", pci_->name(),
+                                                      method == ResetMethod::kMode1 ? "mode1 reset" : "PCI reset",
+                                                      reset.message(), ResetFix()));
   }
   BAREGPU_RETURN_IF_ERROR(pci_->WriteConfig16(PCI_COMMAND, command));
   // The ASIC is out of reset once RCC_CONFIG_MEMSIZE no longer reads all ones (amdgpu_device_mode1_reset, through
@@ -277,15 +289,15 @@ absl::Status Device::ResetChip() {
   for (uint32_t memsize = io_->ReadDword(memsize_register); memsize == pci::Mmio::kUnclaimedRead;
        memsize = io_->ReadDword(memsize_register)) {
     if (absl::Now() > deadline) {
-      return absl::DeadlineExceededError(
-          absl::StrFormat("the chip did not come out of the mode1 reset within %s: RCC_CONFIG_MEMSIZE still reads %#x",
-                          absl::FormatDuration(Smu::kTimeout), memsize));
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "the chip did not come out of the %s within %s: RCC_CONFIG_MEMSIZE still reads %#x",
+          method == ResetMethod::kMode1 ? "mode1 reset" : "PCI reset", absl::FormatDuration(Smu::kTimeout), memsize));
     }
   }
   // The reset took the sOS down with everything else: its sign of life is gone (psp_v13_0_is_sos_alive).
   auto mp0 = Regs<regs::Ip::kMp0>();
   return io_->WaitFor(*mp0.AddressOf<regs::mp0::MP0_SMN_C2PMSG_81>(), 0xffffffff, 0, Smu::kTimeout,
-                      "the mode1 reset to stop the sOS");
+                      "the reset to stop the sOS");
 }
 
 absl::Status Device::Boot(BootOptions options) {
@@ -305,21 +317,26 @@ absl::Status Device::Boot(BootOptions options) {
     options.full_reset = true;
   }
   gc.Write(regs::gc::SCRATCH_REG7{}.set_raw(0));
-  // A running sOS (another driver's, or ours when a reset was asked for) is stopped with a mode1 reset; a device
-  // whose firmware never started needs none.
-  if (sos_alive) {
+  // A running sOS needs a reset before a full boot (soc21_need_reset_on_init), and so does a bootloader that stopped
+  // on an error (a driver stopped it half-way, issue 23): it takes no component until the chip is reset.
+  if (sos_alive || psp_->bootloader_stopped()) {
     boot_kind_ = BootKind::kFullAfterReset;
-    BAREGPU_RETURN_IF_ERROR(Mode1Reset());
+    BAREGPU_RETURN_IF_ERROR(ResetAsic());
   } else {
     boot_kind_ = BootKind::kFull;
   }
-  if (absl::Status full = RunBlocks(/*partial=*/false); !full.ok()) {
-    if (boot_kind_ != BootKind::kFull) return full;
-    // No mode1 reset was possible before this boot (no SMU firmware ran): firmware a stopped driver left half started
-    // (the PSP bootloader part-way through its components) is beyond the driver's reach (issue 23).
-    return absl::Status(full.code(), absl::StrFormat("%s; if a driver was stopped while it started the firmware, %s",
-                                                     full.message(), ResetFix()));
+  absl::Status full = RunBlocks(/*partial=*/false);
+  if (!full.ok() && boot_kind_ == BootKind::kFull && psp_->bootloader_stopped()) {
+    // The bootloader looked fresh but refused a component: a driver was stopped part-way through handing them over
+    // (nothing shows that beforehand; soc21_need_reset_on_init looks at the sOS's sign of life only). The chip is
+    // reset and the boot runs once more.
+    BAREGPU_LOG(kInfo, "%s: the PSP bootloader stopped (%s); resetting the chip and booting again", pci_->name(),
+                full.message());
+    boot_kind_ = BootKind::kFullAfterReset;
+    BAREGPU_RETURN_IF_ERROR(ResetAsic());
+    full = RunBlocks(/*partial=*/false);
   }
+  if (!full.ok()) return full;
   gc.Write(regs::gc::SCRATCH_REG7{}.set_raw(kBootedFlag));
   return absl::OkStatus();
 }

@@ -50,7 +50,8 @@ struct DeviceOptions {
 // How a boot went about it.
 enum class BootKind {
   kFull,            // a device nobody had initialised (or power-cycled): every block
-  kFullAfterReset,  // initialised by another driver, or a reset was asked for: mode1 reset, then every block
+  kFullAfterReset,  // initialised by another driver, a reset was asked for, or firmware was left half started: a chip
+                    // reset (mode1, or a PCI function reset without SMU firmware), then every block
   kPartial,         // baregpu left it booted: the firmware is running, only SOC, GMC, IH, GFX and SDMA again
 };
 absl::string_view BootKindName(BootKind kind);
@@ -153,10 +154,13 @@ class Device {
   absl::Status CreateBlocks(firmware::Store& firmware);
   absl::Status Run(IpBlock& block, absl::string_view phase, absl::Status (IpBlock::*step)());
   absl::Status RunBlocks(bool partial);
-  absl::Status Mode1Reset();
+  // Resets the whole chip the way soc21_asic_reset would (the SMU's mode1 reset, or a PCI function reset when the
+  // SMU's firmware is not running) and records it as a step.
+  absl::Status ResetAsic();
+  enum class ResetMethod { kMode1, kPciFunction };
+  absl::Status ResetChip(ResetMethod method);
   // What resets the chip when the driver cannot: `baregpu sim reset NAME`, or the PCI reset of a real function.
   std::string ResetFix() const;
-  absl::Status ResetChip();
 
   std::unique_ptr<pci::Device> pci_;
   DeviceDiscovery discovery_;

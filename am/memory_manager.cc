@@ -46,7 +46,14 @@ absl::StatusOr<uint64_t> MemoryManager::AllocBoot(uint64_t size, uint64_t alignm
   if (!address.ok()) {
     return absl::ResourceExhaustedError(absl::StrFormat("boot region: %s", address.status().message()));
   }
+  boot_allocations_.push_back(*address);
   return address;
+}
+
+void MemoryManager::ReleaseBootRegion() {
+  base::MutexLock lock(&mu_);
+  for (uint64_t address : boot_allocations_) (void)boot_.Free(address);
+  boot_allocations_.clear();
 }
 
 absl::StatusOr<uint64_t> MemoryManager::AllocVram(uint64_t size, uint64_t alignment) {

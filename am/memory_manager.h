@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -59,6 +60,10 @@ class MemoryManager {
 
   // Boot-region allocations (deterministic: the same sequence gives the same addresses after a reopen).
   absl::StatusOr<uint64_t> AllocBoot(uint64_t size, uint64_t alignment = 0);
+  // Frees every boot-region allocation. A boot that starts over (a failed partial boot, a reset after a stopped
+  // bootloader) runs init_sw again, and its buffers must land where a fresh process's would: a later process's
+  // partial boot finds the firmware's (the SMU's driver table, the PSP's ring) there.
+  void ReleaseBootRegion();
   absl::StatusOr<uint64_t> AllocVram(uint64_t size, uint64_t alignment = 0);
   absl::Status FreeVram(uint64_t address);
   // The CPU's view of [address, address + size) of VRAM; an error when BAR0 does not show all of it.
@@ -108,6 +113,7 @@ class MemoryManager {
   VaAllocator& va_;
   mutable base::Mutex mu_;
   TlsfAllocator boot_ ABSL_GUARDED_BY(mu_);
+  std::vector<uint64_t> boot_allocations_ ABSL_GUARDED_BY(mu_);
   TlsfAllocator tables_;  // used by page_table_ under mu_
   TlsfAllocator general_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<PageTable> page_table_;

@@ -24,6 +24,7 @@ namespace psp = regs::psp;
 // when the low 16 bits are 0.
 constexpr uint32_t kReadyBit = 0x80000000;
 constexpr uint32_t kResponseMask = 0x8000ffff;
+constexpr uint32_t kStatusMask = 0x0000ffff;
 constexpr int kMcAddressShift = 20;  // C2PMSG_36 takes the staging buffer's MC address >> 20
 // psp_v13_0_bootloader_load_sos, _ring_create and _ring_stop wait this long after their command before polling
 // ("there might be handshake issue with hardware which needs delay": mdelay(20)).
@@ -111,19 +112,37 @@ absl::Status Psp::Stage(absl::string_view bytes) {
   return absl::OkStatus();
 }
 
+bool Psp::bootloader_stopped() {
+  const uint32_t status = device_.Regs<regs::Ip::kMp0>().Read<mp0::MP0_SMN_C2PMSG_35>().raw();
+  return (status & kReadyBit) != 0 && (status & kStatusMask) != 0;
+}
+
+absl::Status Psp::WaitForBootloader(absl::string_view what) {
+  // Linux polls for the ready bit with a zero status and times out on anything else; a status beside the ready bit
+  // is final (the bootloader takes no command until a reset), so it fails now and says so.
+  RegisterIo& io = device_.io();
+  const uint64_t c2pmsg_35 = *device_.Regs<regs::Ip::kMp0>().AddressOf<mp0::MP0_SMN_C2PMSG_35>();
+  BAREGPU_RETURN_IF_ERROR(io.WaitFor(c2pmsg_35, kReadyBit, kReadyBit, kTimeout, what));
+  if (const uint32_t status = io.ReadDword(c2pmsg_35); (status & kStatusMask) != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrFormat("waiting for %s: the bootloader answered status %#x (C2PMSG_35 = %#x) and takes no command "
+                        "until the chip is reset",
+                        what, status & kStatusMask, status));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Psp::RunBootloader() {
   const File* sos = FindRole(firmware::FileKind::kSos);
   if (sos == nullptr) return absl::NotFoundError("no sOS package among the required firmware");
   RegisterIo& io = device_.io();
   auto mp0 = device_.Regs<regs::Ip::kMp0>();
-  const uint64_t c2pmsg_35 = *mp0.AddressOf<mp0::MP0_SMN_C2PMSG_35>();
   const uint64_t c2pmsg_81 = *mp0.AddressOf<mp0::MP0_SMN_C2PMSG_81>();
   int loaded = 0;
   for (const BootloaderStep& step : kBootloaderSteps) {
     const firmware::Component* component = sos->container.FindByName(step.component);
     if (component == nullptr) continue;  // an optional component this package lacks
-    BAREGPU_RETURN_IF_ERROR(
-        io.WaitFor(c2pmsg_35, kResponseMask, kReadyBit, kTimeout, "the PSP bootloader to be ready"));
+    BAREGPU_RETURN_IF_ERROR(WaitForBootloader("the PSP bootloader to be ready"));
     BAREGPU_RETURN_IF_ERROR(Stage(firmware::ComponentBytes(sos->loaded.data, *component)));
     mp0.Write(mp0::MP0_SMN_C2PMSG_36{}.set_raw(static_cast<uint32_t>(device_.McAddress(staging_) >> kMcAddressShift)));
     mp0.Write(mp0::MP0_SMN_C2PMSG_35{}.set_raw(step.command));
@@ -134,8 +153,7 @@ absl::Status Psp::RunBootloader() {
       absl::SleepFor(kHandshakeDelay);
       done = io.WaitForChange(c2pmsg_81, io.ReadDword(c2pmsg_81), kTimeout, "the sOS to show a sign of life");
     } else {
-      done = io.WaitFor(c2pmsg_35, kResponseMask, kReadyBit, kTimeout,
-                        absl::StrCat("the PSP bootloader to take ", step.component));
+      done = WaitForBootloader(absl::StrCat("the PSP bootloader to take ", step.component));
     }
     if (!done.ok()) {
       return absl::Status(done.code(),

@@ -45,6 +45,9 @@ class Psp final : public IpBlock {
   // One KM-ring command: `command` is filled in (cmd_id and cmd), the response comes back in it.
   absl::Status Submit(regs::psp::PspGfxCmdResp& command, absl::string_view what);
   bool sos_alive();
+  // The bootloader refused a command and takes none until the chip is reset: C2PMSG_35 shows its ready bit with a
+  // non-zero status beside it (psp_v13_0_wait_for_bootloader accepts the ready bit alone).
+  bool bootloader_stopped();
   uint32_t sos_version();
 
   // Each step of InitHw that ran, for the boot log ("bootloader: 8 components", "LOAD_IP_FW SMU v0x...").
@@ -60,6 +63,8 @@ class Psp final : public IpBlock {
   // Finds, reads and checks every firmware file the device's IP versions need.
   absl::Status LoadFiles();
   absl::Status RunBootloader();
+  // Waits for the bootloader's ready bit and fails at once, naming the status, when it answered with an error.
+  absl::Status WaitForBootloader(absl::string_view what);
   absl::Status CreateRing();
   // LOAD_TOC, which answers the TMR's size, and the TMR's allocation (psp_tmr_init).
   absl::Status InitTmr();

@@ -113,6 +113,10 @@ absl::StatusOr<regs::smu::SmuMetrics> Smu::Metrics() {
   return metrics;
 }
 
+bool Smu::FirmwareRunning() {
+  return device_.Regs<regs::Ip::kMp1>().Read<mp1::MP1_FIRMWARE_FLAGS>().interrupts_enabled() != 0;
+}
+
 absl::Status Smu::Mode1Reset() {
   // smu_v13_0_0_mode1_reset for MP1 13.0.0: parameter 0 (1 << 16 only for a RAS fatal-error reset), sent like any
   // message and answered before the chip goes down; then the reset takes its time (SMU13_MODE1_RESET_WAIT_TIME_IN_MS,

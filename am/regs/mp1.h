@@ -10,6 +10,12 @@
 
 namespace am::regs::mp1 {
 
+struct MP1_FIRMWARE_FLAGS : Register<MP1_FIRMWARE_FLAGS, Ip::kMp1, 0, 0xbee009> {
+  static constexpr char kName[] = "MP1_FIRMWARE_FLAGS";
+  static constexpr std::array<FieldSpec, 2> kFields{{{"INTERRUPTS_ENABLED", 0x1, 0}, {"RESERVED", 0xfffffffe, 1}}};
+  BAREGPU_REG_FIELD(interrupts_enabled, 0x1, 0)
+  BAREGPU_REG_FIELD(reserved, 0xfffffffe, 1)
+};
 struct MP1_SMN_C2PMSG_53 : Register<MP1_SMN_C2PMSG_53, Ip::kMp1, 0, 0x275> {
   static constexpr char kName[] = "MP1_SMN_C2PMSG_53";
   static constexpr std::array<FieldSpec, 1> kFields{{{"CONTENT", 0xffffffff, 0}}};

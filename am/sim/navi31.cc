@@ -286,6 +286,8 @@ void Navi31::Mode1Reset() {
   state_->EndPowerTransition();
 }
 
+void Navi31::OnFunctionReset() { Mode1Reset(); }
+
 // MM_INDEX/MM_DATA: a window onto VRAM (index bit 31 set) or the register space (clear) through BAR5, the only way
 // to reach VRAM beyond a small BAR0.
 void Navi31::AttachIndirectAccess() {

@@ -105,6 +105,11 @@ class Navi31 final : public pci::sim::VirtualDevice {
   // What SMU's Mode1Reset does to the chip: every register back to its power-on value, the discovery binary
   // rewritten; VRAM contents otherwise kept.
   void Mode1Reset();
+  // A PCI function reset (VFIO_DEVICE_RESET, the sysfs reset file: pci_reset_function) resets the whole chip. The
+  // model's PCIe capability offers no FLR, so Linux would take a slot or bus reset (pci_reset_bus_function); either
+  // takes the ASIC down as a mode1 reset does: firmware stopped, the PSP bootloader waiting for its first component,
+  // the SMU silent. VRAM is kept, as in the mode1 reset (DRAM contents across a reset are not specified).
+  void OnFunctionReset() override;
 
   Navi31Config config_;
   std::unique_ptr<PersistentState> state_;

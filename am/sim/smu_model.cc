@@ -60,6 +60,11 @@ SmuModel::SmuModel(RegisterFile& registers, const regs::IpBases& bases, ModelSta
   debug_argument_register_ = RegisterAddress<regs::mp1::MP1_SMN_C2PMSG_53>(bases);
   debug_response_register_ = RegisterAddress<regs::mp1::MP1_SMN_C2PMSG_54>(bases);
   registers_.OnWrite(debug_message_register_, "smu", [this](uint32_t message) { OnDebugMessage(message); });
+  // The PMFW sets INTERRUPTS_ENABLED once it takes messages; smu_v13_0_check_fw_status reads it (through the RSMU
+  // window: the register lies beyond BAR5) to tell a running SMU from a silent one. Read-only to the driver.
+  registers_.OnRead(RegisterAddress<regs::mp1::MP1_FIRMWARE_FLAGS>(bases), "smu", [this](uint32_t) {
+    return regs::mp1::MP1_FIRMWARE_FLAGS{}.interrupts_enabled(alive() ? 1 : 0).raw();
+  });
 }
 
 void SmuModel::Reset() {

@@ -4,10 +4,10 @@
 // smu_v13_0_0_ppsmc.h, clock and feature ids from smu13_driver_if_v13_0_0.h (am/regs/smu*_constants.h).
 //
 // Until the PSP has loaded the SMU's firmware (pmfw), nothing answers: the response register stays 0 and the
-// driver's wait times out, as on the hardware. Its state (firmware, features, driver table, clock limits) is kept
-// in the device's persistent model state, so a second process finds the SMU as the first left it.
-// TransferTableSmu2Dram writes the metrics table (SmuMetricsExternal_t) to the driver table's MC address through
-// the MMHUB.
+// driver's wait times out, as on the hardware; MP1_FIRMWARE_FLAGS.INTERRUPTS_ENABLED says whether it runs. Its state
+// (firmware, features, driver table, clock limits) is kept in the device's persistent model state, so a second process
+// finds the SMU as the first left it. TransferTableSmu2Dram writes the metrics table (SmuMetricsExternal_t) to the
+// driver table's MC address through the MMHUB.
 //
 // Beside it, the debug mailbox smu_v13_0_0_set_smu_mailbox_registers names for MP1 13.0.0 and 13.0.10: argument in
 // C2PMSG_53, message in C2PMSG_75, response in C2PMSG_54 (smu_cmn.c __smu_cmn_send_debug_msg). It takes

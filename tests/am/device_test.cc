@@ -3,11 +3,14 @@
 
 #include <linux/pci_regs.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "am/gfx.h"
 #include "am/gmc.h"
 #include "am/ih.h"
@@ -19,6 +22,7 @@
 #include "am/regs/hw_id_constants.h"
 #include "am/regs/ih_constants.h"
 #include "am/regs/mmhub.h"
+#include "am/regs/mp0.h"
 #include "am/regs/mtype_constants.h"
 #include "am/regs/nbio.h"
 #include "am/regs/osssys.h"
@@ -26,6 +30,7 @@
 #include "am/regs/pm4_event_constants.h"
 #include "am/regs/pm4_packets.h"
 #include "am/regs/psp_constants.h"
+#include "am/regs/psp_driver_constants.h"
 #include "am/regs/smu_driver_if_constants.h"
 #include "am/regs/vm.h"
 #include "am/sdma.h"
@@ -33,6 +38,7 @@
 #include "am/sim/persistent_state.h"
 #include "am/smu.h"
 #include "am/soc.h"
+#include "firmware/container.h"
 #include "firmware/store.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
@@ -200,6 +206,132 @@ TEST_F(DeviceTest, Mode1ResetRunsWithBusMasteringOffAndPutsThePciStateBack) {
   ASSERT_FALSE(device_->steps().empty());
   EXPECT_EQ(device_->steps().front().phase, "mode1_reset");
   EXPECT_GE(device_->steps().front().duration, Smu::kMode1ResetWait);
+}
+
+// Issue 23: a driver stopped after the PSP started but before it loaded the SMU's firmware leaves an sOS running
+// and no SMU to ask for a mode1 reset (the next boot waited a second for the SMU and failed). The driver sees the
+// PMFW is not running (MP1_FIRMWARE_FLAGS) and resets the chip through PCI instead (soc21_asic_reset's
+// AMD_RESET_METHOD_PCI), then boots.
+TEST_F(DeviceTest, AnSosWithoutSmuFirmwareIsResetThroughPci) {
+  sim_->psp().RejectFirmwareType(regs::psp::GFX_FW_TYPE_SMU);
+  ASSERT_FALSE(device_->Boot().ok());
+  ASSERT_NO_FATAL_FAILURE(Reopen());  // the injection went with the stopped session
+  ASSERT_TRUE(device_->psp().sos_alive());
+  ASSERT_FALSE(device_->smu().FirmwareRunning());
+
+  absl::Status booted = device_->Boot();
+  ASSERT_TRUE(booted.ok()) << booted;
+  EXPECT_EQ(device_->boot_kind(), BootKind::kFullAfterReset);
+  ASSERT_FALSE(device_->steps().empty());
+  EXPECT_EQ(device_->steps().front().block, "pci");
+  EXPECT_EQ(device_->steps().front().phase, "function_reset");
+  EXPECT_TRUE(device_->smu().FirmwareRunning());
+  absl::StatusOr<uint16_t> command = device_->pci().ReadConfig16(PCI_COMMAND);
+  ASSERT_TRUE(command.ok()) << command.status();
+  EXPECT_NE(*command & PCI_COMMAND_MASTER, 0) << "bus mastering restored after the reset";
+}
+
+// A running SMU is still reset by its mode1 reset, not through PCI.
+TEST_F(DeviceTest, ARunningSmuResetsTheChipItself) {
+  ASSERT_TRUE(device_->Boot().ok());
+  ASSERT_TRUE(device_->smu().FirmwareRunning());
+  ASSERT_TRUE(device_->Boot({.full_reset = true}).ok());
+  EXPECT_EQ(device_->steps().front().block, "smu");
+  EXPECT_EQ(device_->steps().front().phase, "mode1_reset");
+}
+
+class BootloaderTest : public DeviceTest {
+ protected:
+  // What a driver stopped part-way through the bootloader sequence did: the blocks before the PSP, then `count`
+  // sOS components handed over as psp_v13_0_bootloader_load_component does, each waited for.
+  void HandOverComponents(int count) {
+    ASSERT_TRUE(device_->pci().SetBusMaster(true).ok());
+    for (IpBlock* block : std::initializer_list<IpBlock*>{&device_->soc(), &device_->gmc(), &device_->ih()}) {
+      ASSERT_TRUE(block->InitSw().ok()) << block->name();
+      ASSERT_TRUE(block->InitHw().ok()) << block->name();
+    }
+    firmware::Store store = firmware::StoreForDevice(/*is_virtual=*/true);
+    auto sos_file = store.Load("psp_13_0_0_sos.bin");
+    ASSERT_TRUE(sos_file.ok()) << sos_file.status();
+    auto sos = firmware::ParseContainer(sos_file->path, sos_file->data);
+    ASSERT_TRUE(sos.ok()) << sos.status();
+    auto staging = device_->memory().AllocVram(Psp::kStagingBytes, Psp::kStagingBytes);
+    ASSERT_TRUE(staging.ok()) << staging.status();
+    const std::pair<const char*, uint32_t> steps[] = {{"kdb", regs::psp::PSP_BL__LOAD_KEY_DATABASE},
+                                                      {"spl", regs::psp::PSP_BL__LOAD_TOS_SPL_TABLE},
+                                                      {"sys_drv", regs::psp::PSP_BL__LOAD_SYSDRV}};
+    ASSERT_LE(count, static_cast<int>(std::size(steps)));
+    auto mp0 = device_->Regs<regs::Ip::kMp0>();
+    for (int i = 0; i < count; ++i) {
+      const firmware::Component* component = sos->FindByName(steps[i].first);
+      ASSERT_NE(component, nullptr) << steps[i].first;
+      const absl::string_view bytes = firmware::ComponentBytes(sos_file->data, *component);
+      auto view = device_->memory().CpuView(*staging, bytes.size());
+      ASSERT_TRUE(view.ok()) << view.status();
+      std::memcpy(view->data(), bytes.data(), bytes.size());
+      device_->soc().FlushHdp();
+      // psp_v13_0_bootloader_load_component: the staging buffer's MC address in 1 MiB units.
+      mp0.Write(regs::mp0::MP0_SMN_C2PMSG_36{}.set_raw(static_cast<uint32_t>(device_->McAddress(*staging) >> 20)));
+      mp0.Write(regs::mp0::MP0_SMN_C2PMSG_35{}.set_raw(steps[i].second));
+      EXPECT_EQ(BootloaderAnswer(), kBootloaderReady) << steps[i].first;
+    }
+  }
+  // psp_v13_0_wait_for_bootloader: bit 31 alone is ready with no error.
+  static constexpr uint32_t kBootloaderReady = 0x80000000;
+  // C2PMSG_35 once the bootloader is no longer busy (bit 31 set); 0 when it stays busy.
+  uint32_t BootloaderAnswer() {
+    auto mp0 = device_->Regs<regs::Ip::kMp0>();
+    const absl::Time deadline = absl::Now() + Psp::kTimeout;
+    for (uint32_t value = mp0.Read<regs::mp0::MP0_SMN_C2PMSG_35>().raw(); absl::Now() < deadline;
+         value = mp0.Read<regs::mp0::MP0_SMN_C2PMSG_35>().raw()) {
+      if ((value & kBootloaderReady) != 0) return value;
+    }
+    return 0;
+  }
+};
+
+// A driver stopped after handing the bootloader some of its components leaves it waiting for the next one: nothing
+// tells the next driver beforehand (no sOS sign of life, C2PMSG_35 shows ready), and the bootloader refuses the
+// sequence from its start. The boot resets the chip (PCI: no PMFW runs) and runs again. Before issue 23's fix this
+// ended in an error naming `baregpu sim reset`.
+TEST_F(BootloaderTest, ABootloaderLeftPartWayIsResetAndTheBootRunsAgain) {
+  ASSERT_NO_FATAL_FAILURE(HandOverComponents(3));
+  ASSERT_NO_FATAL_FAILURE(Reopen());
+  ASSERT_FALSE(device_->psp().sos_alive());
+  ASSERT_FALSE(device_->psp().bootloader_stopped());
+
+  absl::Status booted = device_->Boot();
+  ASSERT_TRUE(booted.ok()) << booted;
+  EXPECT_EQ(device_->boot_kind(), BootKind::kFullAfterReset);
+  std::vector<std::string> steps;
+  for (const BootStep& step : device_->steps()) {
+    steps.push_back(absl::StrCat(step.block, " ", step.phase, step.status.ok() ? "" : " failed"));
+  }
+  auto failed_psp = std::find(steps.begin(), steps.end(), "psp init_hw failed");
+  ASSERT_NE(failed_psp, steps.end()) << absl::StrJoin(steps, ", ");
+  auto reset = std::find(failed_psp, steps.end(), "pci function_reset");
+  ASSERT_NE(reset, steps.end()) << absl::StrJoin(steps, ", ");
+  EXPECT_NE(std::find(reset, steps.end(), "psp init_hw"), steps.end()) << absl::StrJoin(steps, ", ");
+  EXPECT_TRUE(device_->psp().sos_alive());
+}
+
+// A bootloader that refused a command shows it (a status beside its ready bit) and takes nothing until a reset:
+// the boot resets first, and no PSP step fails.
+TEST_F(BootloaderTest, ABootloaderStoppedOnAnErrorIsResetBeforeTheBoot) {
+  ASSERT_NO_FATAL_FAILURE(HandOverComponents(0));
+  auto mp0 = device_->Regs<regs::Ip::kMp0>();
+  mp0.Write(regs::mp0::MP0_SMN_C2PMSG_35{}.set_raw(regs::psp::PSP_BL__LOAD_SOSDRV));  // SOS before SYS_DRV: refused
+  const uint32_t answer = BootloaderAnswer();
+  ASSERT_NE(answer & kBootloaderReady, 0u) << "the bootloader stays busy";
+  ASSERT_NE(answer, kBootloaderReady) << "the bootloader took SOS before SYS_DRV";
+  ASSERT_NO_FATAL_FAILURE(Reopen());
+  ASSERT_TRUE(device_->psp().bootloader_stopped());
+
+  absl::Status booted = device_->Boot();
+  ASSERT_TRUE(booted.ok()) << booted;
+  ASSERT_FALSE(device_->steps().empty());
+  EXPECT_EQ(device_->steps().front().block, "pci");
+  for (const BootStep& step : device_->steps()) EXPECT_TRUE(step.status.ok()) << step.block << " " << step.phase;
 }
 
 TEST_F(DeviceTest, PspCommandFailureIsReportedWithItsDecodedStatus) {

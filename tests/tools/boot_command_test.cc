@@ -45,7 +45,7 @@ TEST(BootCommandTest, ASecondBootIsPartialAndResetMakesItFull) {
   auto reset = RunBaregpu({"boot", "sim:navi31:twice", "--reset", "--json"});
   ASSERT_EQ(reset.exit_status, 0) << reset.err;
   auto j = nlohmann::json::parse(reset.out);
-  EXPECT_EQ(j["kind"], "full, after a mode1 reset");
+  EXPECT_EQ(j["kind"], "full, after a chip reset");
 }
 
 TEST(BootCommandTest, TraceShowsDecodedRegisterAccesses) {

@@ -216,6 +216,41 @@ TEST(Navi31Test, Mode1ResetClearsTheCommandRegister) {
   EXPECT_FALSE(navi31.dma_space().bus_master());
 }
 
+// A PCI function reset (pci_reset_function: the slot or bus reset a function without FLR gets) takes the whole
+// chip down as a mode1 reset does, without asking the SMU: soc21_asic_reset's AMD_RESET_METHOD_PCI, the one reset
+// left when the SMU's firmware does not run. MP1_FIRMWARE_FLAGS.INTERRUPTS_ENABLED (smu_v13_0_check_fw_status)
+// says whether it runs; the register lies beyond BAR5 and is read through the RSMU window.
+TEST(Navi31Test, FunctionResetReturnsTheChipToPowerOnWithoutTheSmu) {
+  auto device = pci::Open("sim:navi31:function-reset");
+  ASSERT_TRUE(device.ok()) << device.status();
+  auto& navi31 = static_cast<Navi31&>(**device);
+  pci::Mmio bar5 = *(*device)->MapMmio(5);
+  Bar5 registers(bar5);
+  auto nbio = *regs::IpRegisters<regs::Ip::kNbio, Bar5>::Create(registers, Navi31Bases());
+  const uint64_t flags_dword = RegisterAddress<regs::mp1::MP1_FIRMWARE_FLAGS>(Navi31Bases());
+  ASSERT_GE(flags_dword * 4, Navi31::kRegisterBarSize);
+  auto firmware_flags = [&] {
+    nbio.Write(regs::nbio::BIF_BX_PF0_RSMU_INDEX{}.set_raw(static_cast<uint32_t>(flags_dword * 4)));
+    return regs::mp1::MP1_FIRMWARE_FLAGS::FromRaw(nbio.Read<regs::nbio::BIF_BX_PF0_RSMU_DATA>().raw());
+  };
+  EXPECT_EQ(firmware_flags().interrupts_enabled(), 0u) << "no PMFW at power-on";
+  navi31.smu().FirmwareLoaded(1);
+  EXPECT_EQ(firmware_flags().interrupts_enabled(), 1u);
+  ASSERT_TRUE((*device)->SetBusMaster(true).ok());
+  bar5.Write32(0x100, 0x12345678);
+  (*(*device)->MapMemory(0))[base::GiB(2)] = 0x99;
+
+  ASSERT_TRUE((*device)->ResetFunction().ok());
+  EXPECT_EQ(bar5.Read32(0x100), 0u);  // registers back to their power-on values
+  EXPECT_EQ(nbio.Read<regs::nbio::RCC_DEV0_EPF0_RCC_CONFIG_MEMSIZE>().raw(),
+            static_cast<uint32_t>(Navi31Config{}.vram_size / base::MiB(1)));
+  EXPECT_EQ((*(*device)->MapMemory(0))[base::GiB(2)], 0x99);  // VRAM kept, as by the mode1 reset
+  EXPECT_FALSE(navi31.smu().alive());
+  EXPECT_EQ(firmware_flags().interrupts_enabled(), 0u);
+  EXPECT_EQ(*(*device)->ReadConfig16(PCI_COMMAND), 0);  // the caller restores the PCI state
+  EXPECT_TRUE(ReadDiscovery(**device).ok());
+}
+
 // A DMA the GPU attempts while bus mastering is off says so; it is not an IOMMU fault.
 TEST(Navi31Test, DmaWithBusMasteringOffIsReportedAsSuch) {
   auto device = pci::Open("sim:navi31:no-bus-master");
