@@ -633,6 +633,7 @@ absl::StatusOr<GmcModel::Translation> GmcModel::RaiseFault(const MemoryClient& c
   if (redirect && dummy_page != 0) {
     // The dummy page stands in for the faulting page: same offset, to the end of that page.
     const uint64_t offset = address & (kPageSize - 1);
+    redirected_accesses_.fetch_add(1, std::memory_order_release);
     return Translation{dummy_page + offset, kPageSize - offset, dummy_in_system};
   }
   return absl::PermissionDeniedError(message);

@@ -67,6 +67,7 @@ class GmcModel final : public GpuMemory {
 
   absl::StatusOr<std::span<uint8_t>> Map(const MemoryClient& client, uint64_t address, uint64_t length,
                                          Access access) override;
+  uint64_t redirected_accesses() const override { return redirected_accesses_.load(std::memory_order_acquire); }
 
   // What the VBIOS leaves in the registers at power-on (the FB location of both hubs).
   void PowerOnDefaults();
@@ -153,6 +154,7 @@ class GmcModel final : public GpuMemory {
   HubState gc_, mm_;
   std::atomic<uint64_t> page_walks_{0};
   std::atomic<uint64_t> faults_{0};
+  std::atomic<uint64_t> redirected_accesses_{0};
 };
 
 }  // namespace am::sim

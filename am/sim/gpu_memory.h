@@ -38,6 +38,10 @@ class GpuMemory {
   // it in its fault registers, posts the fault interrupt, and the error names the address and the reason.
   virtual absl::StatusOr<std::span<uint8_t>> Map(const MemoryClient& client, uint64_t address, uint64_t length,
                                                  Access access) = 0;
+  // How many faulting accesses so far (any client) were redirected to the dummy page and so succeeded with the dummy
+  // page's bytes. A reader that sees it change across a read may have read the dummy page (the instruction fetcher
+  // stops decoding ahead there rather than walk zeros, issue 23); another client's fault only costs it that.
+  virtual uint64_t redirected_accesses() const { return 0; }
 };
 
 // Whole-range helpers over Map. A fault part-way leaves the bytes before it moved (as on the hardware).

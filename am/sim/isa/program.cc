@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <span>
 
 #include "absl/strings/str_format.h"
@@ -19,15 +20,22 @@ constexpr uint16_t kSoppEndpgm = 48, kSoppEndpgmSaved = 49, kSoppBranch = 32, kS
 // SOP1 s_setpc_b64 / s_swappc_b64 / s_rfe_b64; SOPK s_call_b64.
 constexpr uint16_t kSop1Setpc = 72, kSop1Swappc = 73, kSop1Rfe = 74, kSopkCall = 20;
 
-// Reads whole words from `address` to the end of its page.
-absl::Status FetchPage(GpuMemory& memory, const MemoryClient& client, uint64_t address, std::vector<uint32_t>& words) {
+// Reads whole words from `address` to the end of its page. False (and nothing appended) when the fetch may have been
+// redirected to the dummy page: a fetch from a page not mapped executable succeeds there under amdgpu's default
+// fault handling (docs/fidelity.md, B9/B10), and its zeros decode as v_cndmask_b32, so a walk that went on would
+// read page after page of them up to its bound, with a decoded slot per word (issue 23). The static walk stops at
+// such a page; a wave that gets there decodes late, as the hardware would fetch the dummy page's words.
+absl::StatusOr<bool> FetchPage(GpuMemory& memory, const MemoryClient& client, uint64_t address,
+                               std::vector<uint32_t>& words) {
   const uint64_t bytes = kPage - (address & (kPage - 1));
   std::vector<uint8_t> buffer(bytes);
+  const uint64_t redirected = memory.redirected_accesses();
   BAREGPU_RETURN_IF_ERROR(ReadMemory(memory, client, address, buffer, Access::kExecute));
+  if (memory.redirected_accesses() != redirected) return false;
   const size_t old = words.size();
   words.resize(old + bytes / 4);
   std::memcpy(words.data() + old, buffer.data(), bytes / 4 * 4);
-  return absl::OkStatus();
+  return true;
 }
 
 // Makes slots[index] exist. The table grows with the walk (doubling, at most to the fetched words), not to the end
@@ -50,21 +58,34 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
   uint64_t end_word = 0;  // one past the last word of the reachable code
   std::vector<uint32_t>& words = program->words_;
   std::vector<DecodedSlot>& slots = program->slots_;
-  BAREGPU_RETURN_IF_ERROR(FetchPage(memory, client, entry, words));
+  // The walk fetches no page at or after one that may have been redirected: `fetch_end` words, once known.
+  std::optional<uint64_t> fetch_end;
+  auto fetch_next = [&]() -> absl::StatusOr<bool> {
+    if (fetch_end.has_value()) return false;
+    BAREGPU_ASSIGN_OR_RETURN(const bool fetched, FetchPage(memory, client, entry + words.size() * 4, words));
+    if (!fetched) fetch_end = words.size();
+    return fetched;
+  };
+  BAREGPU_RETURN_IF_ERROR(fetch_next().status());
   std::vector<uint64_t> work{0};
   while (!work.empty()) {
     const uint64_t index = work.back();
     work.pop_back();
     // Code before the entry point is not part of this kernel; a wave going there decodes late.
     if (index >= (uint64_t{1} << 24)) continue;
-    while (index >= words.size()) BAREGPU_RETURN_IF_ERROR(FetchPage(memory, client, entry + words.size() * 4, words));
+    bool reachable = true;
+    while (reachable && index >= words.size()) {
+      BAREGPU_ASSIGN_OR_RETURN(reachable, fetch_next());
+    }
+    if (!reachable) continue;  // past a redirected page: decoded late, if a wave gets there
     GrowTo(slots, index, words.size());
     if (slots[index].present) continue;
     absl::StatusOr<Instruction> inst = Decode(
         std::span<const uint32_t>(words).subspan(index, std::min<size_t>(kMaxInstructionDwords, words.size() - index)));
     if (!inst.ok() && words.size() - index < kMaxInstructionDwords) {
       // Possibly cut off by the end of the fetched page: the instruction continues on the next one.
-      BAREGPU_RETURN_IF_ERROR(FetchPage(memory, client, entry + words.size() * 4, words));
+      BAREGPU_ASSIGN_OR_RETURN(const bool fetched, fetch_next());
+      if (!fetched) continue;  // it continues on a redirected page: decoded late
       inst = Decode(std::span<const uint32_t>(words).subspan(index, kMaxInstructionDwords));
     }
     DecodedSlot& slot = slots[index];
