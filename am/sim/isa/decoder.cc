@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -27,6 +28,17 @@ absl::Status Truncated(std::span<const uint32_t> words, size_t need) {
 
 // VOP2 opcodes whose encoding always carries a literal (v_fmamk/v_fmaak f32 and f16).
 bool Vop2TakesLiteral(uint32_t op) { return op == 44 || op == 45 || op == 55 || op == 56; }
+
+// ShapeOf reads the mnemonic's type suffixes and exceptions from its name, which cost about as much as the rest of
+// decoding (issue 24: a kernel's first dispatch). Its answer depends only on the encoding, the opcode and the VALU
+// opcode (the name follows from them), so each thread keeps the answers it has worked out.
+OperandShape CachedShapeOf(const Instruction& inst) {
+  thread_local absl::flat_hash_map<uint64_t, OperandShape> shapes;
+  const uint64_t key = uint64_t{static_cast<uint8_t>(inst.encoding)} << 32 | uint64_t{inst.valu_op} << 16 | inst.opcode;
+  auto [it, inserted] = shapes.try_emplace(key);
+  if (inserted) it->second = ShapeOf(inst);
+  return it->second;
+}
 
 }  // namespace
 
@@ -269,7 +281,7 @@ absl::StatusOr<Instruction> Decode(std::span<const uint32_t> words) {
                                                       EncodingName(inst.encoding), inst.opcode, w0));
   }
   inst.name = name;
-  const OperandShape shape = ShapeOf(inst);
+  const OperandShape shape = CachedShapeOf(inst);
   inst.dst_dwords = shape.dst_dwords;
   for (int i = 0; i < 3; ++i) inst.src_dwords[i] = shape.src_dwords[i];
   inst.float_bits = shape.float_bits;

@@ -20,30 +20,38 @@ constexpr uint16_t kSoppEndpgm = 48, kSoppEndpgmSaved = 49, kSoppBranch = 32, kS
 // SOP1 s_setpc_b64 / s_swappc_b64 / s_rfe_b64; SOPK s_call_b64.
 constexpr uint16_t kSop1Setpc = 72, kSop1Swappc = 73, kSop1Rfe = 74, kSopkCall = 20;
 
-// Reads whole words from `address` to the end of its page. False (and nothing appended) when the fetch may have been
-// redirected to the dummy page: a fetch from a page not mapped executable succeeds there under amdgpu's default
-// fault handling (docs/fidelity.md, B9/B10), and its zeros decode as v_cndmask_b32, so a walk that went on would
-// read page after page of them up to its bound, with a decoded slot per word (issue 23). The static walk stops at
-// such a page; a wave that gets there decodes late, as the hardware would fetch the dummy page's words.
+// Reads whole words from `address` to the end of its page onto the end of `words`. False (and nothing appended) when
+// the fetch may have been redirected to the dummy page: a fetch from a page not mapped executable succeeds there
+// under amdgpu's default fault handling (docs/fidelity.md, B9/B10), and what faulting writes left in the dummy page can
+// decode as instructions that fall through onto the next page, redirected to the same words, up to the walk's bound
+// (issue 23). The static walk stops at such a page; a wave that gets there decodes late, from the dummy page's
+// words, as the hardware would fetch them.
 absl::StatusOr<bool> FetchPage(GpuMemory& memory, const MemoryClient& client, uint64_t address,
                                std::vector<uint32_t>& words) {
   const uint64_t bytes = kPage - (address & (kPage - 1));
-  std::vector<uint8_t> buffer(bytes);
-  const uint64_t redirected = memory.redirected_accesses();
-  BAREGPU_RETURN_IF_ERROR(ReadMemory(memory, client, address, buffer, Access::kExecute));
-  if (memory.redirected_accesses() != redirected) return false;
   const size_t old = words.size();
   words.resize(old + bytes / 4);
-  std::memcpy(words.data() + old, buffer.data(), bytes / 4 * 4);
-  return true;
+  const uint64_t redirected = memory.redirected_accesses();
+  absl::Status read =
+      ReadMemory(memory, client, address, {reinterpret_cast<uint8_t*>(words.data() + old), bytes}, Access::kExecute);
+  if (!read.ok() || memory.redirected_accesses() != redirected) words.resize(old);
+  BAREGPU_RETURN_IF_ERROR(read);
+  return words.size() != old;
 }
 
-// Makes slots[index] exist. The table grows with the walk (doubling, at most to the fetched words), not to the end
-// of every page fetched: a 160-word kernel's table was otherwise 4 KiB / 4 slots of 128 bytes each, most never used.
-void GrowTo(std::vector<DecodedSlot>& slots, uint64_t index, size_t fetched_words) {
-  constexpr size_t kFirstSlots = 64;
-  if (index < slots.size()) return;
-  slots.resize(std::min(fetched_words, std::max<size_t>({index + 1, 2 * slots.size(), kFirstSlots})));
+// The walk's working tables, one set per thread and reused from load to load: a program keeps only what its walk
+// reached, copied out at the end, so a load touches no fresh memory for whole pages of words and slots (issue 24:
+// page faults on those were about half of a kernel's first dispatch).
+struct WalkScratch {
+  std::vector<uint32_t> words;
+  std::vector<DecodedSlot> slots;
+  std::vector<std::pair<uint64_t, std::string>> errors;  // slot index, the decoder's message
+  std::vector<uint64_t> work;
+};
+
+// Makes slots[index] exist, as not present.
+void GrowTo(std::vector<DecodedSlot>& slots, uint64_t index) {
+  if (index >= slots.size()) slots.resize(index + 1);
 }
 
 }  // namespace
@@ -55,9 +63,13 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
   }
   std::unique_ptr<Program> program(new Program(entry));
   program->prefetch_lines_ = prefetch_lines;
+  thread_local WalkScratch scratch;
+  std::vector<uint32_t>& words = scratch.words;
+  std::vector<DecodedSlot>& slots = scratch.slots;
+  words.clear();
+  slots.clear();  // keeps the capacity: resize() below value-initialises what it brings back
+  scratch.errors.clear();
   uint64_t end_word = 0;  // one past the last word of the reachable code
-  std::vector<uint32_t>& words = program->words_;
-  std::vector<DecodedSlot>& slots = program->slots_;
   // The walk fetches no page at or after one that may have been redirected: `fetch_end` words, once known.
   std::optional<uint64_t> fetch_end;
   auto fetch_next = [&]() -> absl::StatusOr<bool> {
@@ -67,7 +79,8 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
     return fetched;
   };
   BAREGPU_RETURN_IF_ERROR(fetch_next().status());
-  std::vector<uint64_t> work{0};
+  std::vector<uint64_t>& work = scratch.work;
+  work.assign(1, 0);
   while (!work.empty()) {
     const uint64_t index = work.back();
     work.pop_back();
@@ -78,7 +91,7 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
       BAREGPU_ASSIGN_OR_RETURN(reachable, fetch_next());
     }
     if (!reachable) continue;  // past a redirected page: decoded late, if a wave gets there
-    GrowTo(slots, index, words.size());
+    GrowTo(slots, index);
     if (slots[index].present) continue;
     absl::StatusOr<Instruction> inst = Decode(
         std::span<const uint32_t>(words).subspan(index, std::min<size_t>(kMaxInstructionDwords, words.size() - index)));
@@ -93,7 +106,7 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
     end_word = std::max<uint64_t>(end_word, index + (inst.ok() ? inst->dwords : 1));
     if (!inst.ok()) {
       slot.inst.word[0] = words[index];
-      slot.error = std::string(inst.status().message());
+      scratch.errors.emplace_back(index, std::string(inst.status().message()));
       continue;  // executing it raises the SQ's illegal-instruction interrupt
     }
     slot.valid = true;
@@ -115,16 +128,23 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
     (void)kSop1Swappc;
     if (falls_through) work.push_back(next);
   }
-  // Slots past the reachable code were never decoded: At() decodes them late, if a wave gets there.
-  if (slots.size() > end_word) slots.resize(end_word);
-  program->slot_count_ = slots.size();
+  // The program keeps the reachable code and its slots, exactly sized. Slots past it were never decoded: At() decodes
+  // them late, if a wave gets there.
+  const uint64_t fetched_end = entry + words.size() * 4;
+  const size_t kept = std::min<size_t>(end_word, slots.size());
+  program->words_.assign(words.begin(), words.begin() + std::min<size_t>(end_word, words.size()));
+  program->slots_.assign(slots.begin(), slots.begin() + kept);
+  for (const auto& [index, message] : scratch.errors) {
+    if (index < kept) program->slots_[index].error = program->KeepMessage(message);
+  }
+  program->slot_count_ = kept;
   // The prefetcher runs `prefetch_lines` lines ahead of the line being executed: past the line that holds the last
   // reachable word. The fetched pages are already known to be executable; the ones after them are checked.
   const uint64_t code_end = entry + end_word * 4;
   const uint64_t prefetch_end =
       (code_end + kInstructionCacheLineBytes - 1) / kInstructionCacheLineBytes * kInstructionCacheLineBytes +
       uint64_t{prefetch_lines} * kInstructionCacheLineBytes;
-  for (uint64_t page = entry + words.size() * 4; page < prefetch_end; page += kPage) {
+  for (uint64_t page = fetched_end; page < prefetch_end; page += kPage) {
     uint8_t word[4];
     if (absl::Status fetched = ReadMemory(memory, client, page, word, Access::kExecute); !fetched.ok()) {
       return absl::Status(
@@ -137,7 +157,12 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
   return program;
 }
 
-bool Program::Unchanged(GpuMemory& memory, const MemoryClient& client) const {
+const char* Program::KeepMessage(absl::string_view message) {
+  std::lock_guard lock(messages_mu_);
+  return messages_.emplace_front(message).c_str();
+}
+
+bool Program::Unchanged(GpuMemory& memory, const MemoryClient& client) {
   // Compared a chunk at a time through a buffer on the stack: every dispatch of a cached program asks, and a copy of
   // the whole code on the heap was an allocation per dispatch.
   constexpr size_t kChunkBytes = 4096;
@@ -149,6 +174,13 @@ bool Program::Unchanged(GpuMemory& memory, const MemoryClient& client) const {
     if (!ReadMemory(memory, client, entry_ + done, std::span<uint8_t>(current, n), Access::kExecute).ok()) return false;
     if (std::memcmp(current, code + done, n) != 0) return false;
     done += n;
+  }
+  // What waves decoded late (targets of s_setpc_b64, code past a redirected page) must still be there too.
+  std::lock_guard lock(late_mu_);
+  for (const auto& [pc, slot] : late_) {
+    const size_t slot_bytes = (slot->valid ? slot->inst.dwords : 1) * 4;
+    if (!ReadMemory(memory, client, pc, std::span<uint8_t>(current, slot_bytes), Access::kExecute).ok()) return false;
+    if (std::memcmp(current, slot->inst.word, slot_bytes) != 0) return false;
   }
   return true;
 }
@@ -174,7 +206,7 @@ absl::StatusOr<const DecodedSlot*> Program::Late(uint64_t pc, GpuMemory& memory,
     slot->inst = *inst;
   } else {
     slot->inst.word[0] = words[0];
-    slot->error = std::string(inst.status().message());
+    slot->error = KeepMessage(inst.status().message());
   }
   return (late_[pc] = std::move(slot)).get();
 }

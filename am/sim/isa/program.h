@@ -7,6 +7,7 @@
 #define BAREGPU_AM_SIM_ISA_PROGRAM_H_
 
 #include <cstdint>
+#include <forward_list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -15,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "am/sim/gpu_memory.h"
 #include "am/sim/isa/instruction.h"
 
@@ -25,7 +27,9 @@ struct DecodedSlot {
   Instruction inst;
   bool present = false;  // the address was decoded (successfully or not)
   bool valid = false;
-  std::string error;  // for an invalid slot: the decoder's reason
+  // For an invalid slot: the decoder's reason, kept by the Program (a slot is copied and stored by the thousand, so
+  // it holds no string of its own).
+  const char* error = "";
 };
 
 // The SQ's instruction cache line on gfx11: 128 bytes (LLVM AMDGPUTargetAsmStreamer::EmitCodeEnd:
@@ -55,8 +59,9 @@ class Program {
     if (pc >= entry_ && (pc & 3) == 0 && index < slot_count_ && slots_[index].present) return &slots_[index];
     return nullptr;
   }
-  // Whether the code in memory is still what was decoded.
-  bool Unchanged(GpuMemory& memory, const MemoryClient& client) const;
+  // Whether the code in memory is still what was decoded: the reachable code the static walk fetched, and the words
+  // of every slot decoded late.
+  bool Unchanged(GpuMemory& memory, const MemoryClient& client);
   size_t instruction_count() const { return decoded_; }
   uint32_t prefetch_lines() const { return prefetch_lines_; }
 
@@ -64,14 +69,21 @@ class Program {
   explicit Program(uint64_t entry) : entry_(entry) {}
   absl::StatusOr<const DecodedSlot*> Late(uint64_t pc, GpuMemory& memory, const MemoryClient& client);
 
+  // Keeps a decoder message for the program's life and returns it for DecodedSlot::error.
+  const char* KeepMessage(absl::string_view message);
+
   uint64_t entry_;
-  std::vector<uint32_t> words_;  // the code from entry_ on, whole pages as fetched
+  std::vector<uint32_t> words_;  // the reachable code from entry_ on, as fetched
   std::vector<DecodedSlot> slots_;
   size_t slot_count_ = 0;  // slots_.size(), kept so that Find does not divide by the slot's size
   size_t decoded_ = 0;
   uint32_t prefetch_lines_ = 0;
   std::mutex late_mu_;
   std::map<uint64_t, std::unique_ptr<DecodedSlot>> late_;  // guarded by late_mu_
+  std::mutex messages_mu_;
+  // Guarded by messages_mu_; elements never move. A list, not a deque: an empty deque allocates, and most programs
+  // keep no message.
+  std::forward_list<std::string> messages_;
 };
 
 }  // namespace am::sim::isa
