@@ -254,6 +254,65 @@ T DivFixup(T quotient, T denominator, T numerator) {
   return sign ? -std::fabs(quotient) : std::fabs(quotient);
 }
 
+// f32_to_snorm / f32_to_unorm / f16_to_*norm (RDNA3 ISA pseudocode of V_CVT_PK_NORM_* and V_CVT_NORM_*_F16): the
+// ISA names the functions without defining them. Modelled as the D3D/OpenGL normalized conversion the instructions
+// exist for (GL 4.6 section 8.4.4.2 packSnorm2x16/packUnorm2x16): NaN gives 0, the value is clamped to [-1, 1]
+// (snorm) or [0, 1] (unorm), scaled by 32767 or 65535 and rounded to the nearest integer. The product is exact in
+// double (a 24-bit significand times a 16-bit constant), so the only rounding is the last one, to nearest even; an
+// exact half occurs only at +-0.5 (16383.5, 32767.5), where even and away-from-zero agree.
+int16_t ToSnorm16(float v) {
+  if (std::isnan(v)) return 0;
+  return static_cast<int16_t>(std::nearbyint(std::clamp(static_cast<double>(v), -1.0, 1.0) * 32767.0));
+}
+uint16_t ToUnorm16(float v) {
+  if (std::isnan(v)) return 0;
+  return static_cast<uint16_t>(std::nearbyint(std::clamp(static_cast<double>(v), 0.0, 1.0) * 65535.0));
+}
+// v_cvt_i16_f32 / v_cvt_u16_f32 as V_CVT_PK_I16_F32 / V_CVT_PK_U16_F32 use them: truncation toward zero, saturated
+// to the 16-bit range, NaN to 0 (the ISA's float-to-integer conversions, like V_CVT_I32_F32).
+uint16_t CvtF32ToI16(float v) {
+  if (std::isnan(v)) return 0;
+  return static_cast<uint16_t>(static_cast<int16_t>(std::clamp(std::trunc(v), -32768.0f, 32767.0f)));
+}
+uint16_t CvtF32ToU16(float v) {
+  if (std::isnan(v)) return 0;
+  return static_cast<uint16_t>(std::clamp(std::trunc(v), 0.0f, 65535.0f));
+}
+// SAT8 of V_SAT_PK_U8_I16 (RDNA3 ISA pseudocode): a signed 16-bit value saturated to 0..255.
+uint32_t Sat8(int16_t v) { return static_cast<uint32_t>(std::clamp<int>(v, 0, 255)); }
+
+// A double rounded to bfloat16 (8 significant bits, f32's exponent range): nearest even under the default mode
+// (nearbyint follows the host's mode, which DirectedRoundingValu sets from MODE.FP_ROUND), overflow to infinity,
+// NaN quietened. Done on the double directly because rounding to f32 first could round twice.
+uint16_t RoundToBf16(double v) {
+  if (std::isnan(v)) return F32ToBf16(static_cast<float>(v));
+  if (v == 0 || std::isinf(v)) return static_cast<uint16_t>(Bits32(static_cast<float>(v)) >> kBf16Shift);
+  int exponent = 0;
+  std::frexp(v, &exponent);                              // |v| = m * 2^exponent, m in [0.5, 1)
+  constexpr int kBf16Bits = 8, kBf16MinExponent = -125;  // f32's: 2^-126 is the smallest normal, m >= 0.5
+  const int quantum = std::max(exponent, kBf16MinExponent) - kBf16Bits;
+  const double rounded = std::ldexp(std::nearbyint(std::ldexp(v, -quantum)), quantum);
+  return static_cast<uint16_t>(Bits32(static_cast<float>(rounded)) >> kBf16Shift);  // exact, or infinity
+}
+
+// V_DOT2_F16_F16 / V_DOT2_BF16_BF16 (RDNA3 ISA pseudocode): tmp = S2; tmp += S0.lo * S1.lo; tmp += S0.hi * S1.hi,
+// every value typed f16 (bf16). The pseudocode gives no wider intermediate, so each product and each sum is rounded
+// to the 16-bit type, in that order; a fused implementation in the hardware would differ in the last bit for some
+// inputs (not documented). The products and sums are exact in double (f16: 22 significant bits over a 40-bit
+// exponent span; bf16 products 16 bits; a bf16 sum that is not exact has addends too far apart for the smaller to
+// move the rounding), so each step rounds once. `round` rounds a double to the 16-bit type,
+// `widen` widens one exactly.
+template <typename Round, typename Widen>
+uint16_t Dot2Rounded16(uint32_t s0, uint32_t s1, uint16_t s2, Round round, Widen widen) {
+  auto at = [&](uint32_t v, int half) { return widen(static_cast<uint16_t>(v >> (16 * half))); };
+  uint16_t tmp = s2;
+  for (int half = 0; half < 2; ++half) {
+    const uint16_t product = round(at(s0, half) * at(s1, half));
+    tmp = round(widen(tmp) + widen(product));
+  }
+  return tmp;
+}
+
 // DPP (on VOP1/VOP2/VOPC, VOP3 and VOP3P): out[lane] = src0's VGPR `row` at the lane the control word picks.
 // Returns the lanes that take a value (the others are not written), or nothing for a DPP16 control the
 // interpreter does not know. A source lane outside EXEC is fetched only with FI (LLVM AMDGPUModifierSyntax, fi):
@@ -1844,6 +1903,183 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
       d[lane] = a(0);  // ignores EXEC
       break;
     }
+    case vop3::kVCvtPkNormI16F32:
+      set32([&](int l) {
+        return uint32_t{static_cast<uint16_t>(ToSnorm16(fa(l)))} | uint32_t{static_cast<uint16_t>(ToSnorm16(fb(l)))}
+                                                                       << 16;
+      });
+      break;
+    case vop3::kVCvtPkNormU16F32:
+      set32([&](int l) { return uint32_t{ToUnorm16(fa(l))} | uint32_t{ToUnorm16(fb(l))} << 16; });
+      break;
+    case vop3::kVCvtPkNormI16F16:
+      set32([&](int l) {
+        return uint32_t{static_cast<uint16_t>(ToSnorm16(ha(l)))} | uint32_t{static_cast<uint16_t>(ToSnorm16(hb(l)))}
+                                                                       << 16;
+      });
+      break;
+    case vop3::kVCvtPkNormU16F16:
+      set32([&](int l) { return uint32_t{ToUnorm16(ha(l))} | uint32_t{ToUnorm16(hb(l))} << 16; });
+      break;
+    case vop3::kVCvtNormI16F16:
+      set16([&](int l) { return static_cast<uint16_t>(ToSnorm16(ha(l))); });
+      break;
+    case vop3::kVCvtNormU16F16:
+      set16([&](int l) { return ToUnorm16(ha(l)); });
+      break;
+    case vop3::kVCvtPkI16F32:
+      set32([&](int l) { return uint32_t{CvtF32ToI16(fa(l))} | uint32_t{CvtF32ToI16(fb(l))} << 16; });
+      break;
+    case vop3::kVCvtPkU16F32:
+      set32([&](int l) { return uint32_t{CvtF32ToU16(fa(l))} | uint32_t{CvtF32ToU16(fb(l))} << 16; });
+      break;
+    case vop3::kVSatPkU8I16:
+      set16([&](int l) { return Sat8(static_cast<int16_t>(a(l))) | Sat8(static_cast<int16_t>(a(l) >> 16)) << 8; });
+      break;
+    case vop3::kVDot2F16F16:
+    case vop3::kVDot2Bf16Bf16: {
+      // S0 and S1 are packed pairs, S2 one 16-bit value (op_sel[2] picks its half) and D one (op_sel[3]). abs/neg
+      // act on the sign bit of both halves of a packed source.
+      const bool bf16 = op == vop3::kVDot2Bf16Bf16;
+      auto packed = [&](int i, uint32_t v) {
+        if ((abs >> i) & 1) v &= ~(uint32_t{kF16SignBit} * 0x10001u);
+        if ((neg >> i) & 1) v ^= uint32_t{kF16SignBit} * 0x10001u;
+        if (!bf16 && flush16_64) v = FlushDenormF16(static_cast<uint16_t>(v)) | uint32_t{FlushDenormF16(v >> 16)} << 16;
+        return v;
+      };
+      auto third = [&](int l) {
+        uint16_t v = u16(2, c(l));
+        if ((abs >> 2) & 1) v &= ~kF16SignBit;
+        if ((neg >> 2) & 1) v ^= kF16SignBit;
+        return !bf16 && flush16_64 ? FlushDenormF16(v) : v;
+      };
+      set16([&](int l) {
+        if (bf16) {
+          return Dot2Rounded16(packed(0, a(l)), packed(1, b(l)), third(l), RoundToBf16,
+                               [](uint16_t v) { return static_cast<double>(Bf16ToF32(v)); });
+        }
+        const uint16_t r = Dot2Rounded16(
+            packed(0, a(l)), packed(1, b(l)), third(l), [](double v) { return Bits16(static_cast<_Float16>(v)); },
+            [](uint16_t v) { return static_cast<double>(F16ToF32(v)); });
+        return flush16_64 ? FlushDenormF16(r) : r;
+      });
+      break;
+    }
+    // V_DOT2ACC_F32_F16 (RDNA3 ISA pseudocode): tmp = D; tmp += S0.lo * S1.lo; tmp += S0.hi * S1.hi, in f32. A
+    // product of two halves is exact in f32; each sum rounds.
+    case 256 + vop2::kVDot2accF32F16:
+      setf32([&](int l) {
+        auto half = [](uint32_t v, int h) { return F16ToF32(static_cast<uint16_t>(v >> (16 * h))); };
+        float tmp = AsF32(d[l]);
+        for (int h = 0; h < 2; ++h) tmp += half(a(l), h) * half(b(l), h);
+        return tmp;
+      });
+      break;
+    // V_FMA_DX9_ZERO_F32 / V_FMAC_DX9_ZERO_F32 (RDNA3 ISA pseudocode): DX9's rule that 0 times anything (infinity
+    // and NaN included) is 0, so a zero factor gives the addend unchanged.
+    case vop3::kVFmaDx9ZeroF32:
+      setf32([&](int l) { return (fa(l) == 0.0f || fb(l) == 0.0f) ? fc(l) : std::fma(fa(l), fb(l), fc(l)); });
+      break;
+    case vop3::kVFmacDx9ZeroF32:
+      setf32([&](int l) {
+        const float acc = AsF32(flush32 ? FlushDenormF32(d[l]) : d[l]);
+        return (fa(l) == 0.0f || fb(l) == 0.0f) ? acc : std::fma(fa(l), fb(l), acc);
+      });
+      break;
+    // V_PK_FMAC_F16 (VOP2; RDNA3 ISA pseudocode): each half of D += S0's half * S1's half, fused, rounded to f16.
+    case 256 + vop2::kVPkFmacF16:
+      set32([&](int l) {
+        uint32_t r = 0;
+        for (int h = 0; h < 2; ++h) {
+          auto at = [&](uint32_t v) {
+            const uint16_t bits = static_cast<uint16_t>(v >> (16 * h));
+            return static_cast<double>(F16ToF32(flush16_64 ? FlushDenormF16(bits) : bits));
+          };
+          // The f16 product is exact in double and the sum too (40-bit exponent span), so one rounding: fused.
+          uint16_t bits = Bits16(static_cast<_Float16>(at(a(l)) * at(b(l)) + at(d[l])));
+          if (flush16_64) bits = FlushDenormF16(bits);
+          r |= uint32_t{bits} << (16 * h);
+        }
+        return r;
+      });
+      break;
+    // V_SIN_F16 / V_COS_F16 take the angle in revolutions, like the f32 forms; the host's libm in double, rounded
+    // once to f16 (the hardware's are approximate).
+    case vop3::kVSinF16:
+      setf16([&](int l) { return static_cast<float>(std::sin(ha(l) * 2.0 * M_PI)); });
+      break;
+    case vop3::kVCosF16:
+      setf16([&](int l) { return static_cast<float>(std::cos(ha(l) * 2.0 * M_PI)); });
+      break;
+    // V_FREXP_MANT_F16 / V_FREXP_EXP_I16_F16 (RDNA3 ISA pseudocode): infinities and NaN give themselves (mantissa)
+    // and 0 (exponent), as the f32 forms do.
+    case vop3::kVFrexpMantF16:
+      setf16([&](int l) {
+        int e = 0;
+        const float v = ha(l);
+        return std::isfinite(v) ? std::frexp(v, &e) : v;
+      });
+      break;
+    case vop3::kVFrexpExpI16F16:
+      set16([&](int l) {
+        int e = 0;
+        const float v = ha(l);
+        if (!std::isfinite(v)) return uint16_t{0};
+        std::frexp(v, &e);
+        return static_cast<uint16_t>(e);
+      });
+      break;
+    case vop3::kVDivFixupF16:
+      setf16([&](int l) { return DivFixup(ha(l), hb(l), hc(l)); });
+      break;
+    // V_CVT_PK_U8_F32 (RDNA3 ISA pseudocode): f32_to_u8(S0) into byte S1[1:0] of S2, the other bytes kept.
+    // f32_to_u8 is taken as the ISA's float-to-unsigned conversion (V_CVT_U32_F32: truncation, saturation, NaN 0)
+    // narrowed to 0..255.
+    case vop3::kVCvtPkU8F32:
+      set32([&](int l) {
+        const uint32_t shift = (b(l) & 3) * 8;
+        const uint32_t byte = std::min<uint32_t>(CvtF32ToU32(fa(l)), 255);
+        return (c(l) & ~(0xffu << shift)) | byte << shift;
+      });
+      break;
+    // V_MSAD_U8 (RDNA3 ISA pseudocode): S2 plus the absolute differences of the bytes of S0 and S1, skipping the
+    // bytes where S1 (the reference) is 0.
+    case vop3::kVMsadU8:
+      set32([&](int l) {
+        uint32_t sum = c(l);
+        for (int i = 0; i < 32; i += 8) {
+          const uint32_t x = (a(l) >> i) & 0xff, y = (b(l) >> i) & 0xff;
+          if (y != 0) sum += AbsoluteDifference(x, y);
+        }
+        return sum;
+      });
+      break;
+    // V_CVT_OFF_F32_I4 (RDNA3 ISA): S0[3:0] as a signed 4-bit integer divided by 16 (the interpolation offsets
+    // -0.5 .. 0.4375 in steps of 1/16; the ISA's CVT_OFF_TABLE).
+    case vop3::kVCvtOffF32I4:
+      setf32([&](int l) { return static_cast<float>(static_cast<int>((a(l) & 0xf) ^ 0x8) - 8) / 16.0f; });
+      break;
+    // V_SWAP_B32 (VOP1): D and the VGPR S0 exchange their values lane by lane.
+    case 384 + vop1::kVSwapB32: {
+      if (src[0].lo == nullptr) return Illegal(wave, inst, "V_SWAP_B32's source must be a VGPR");
+      uint32_t* other = wave.v(inst.src[0] - operand::kVgpr0);
+      each([&](int l) { std::swap(d[l], other[l]); });
+      break;
+    }
+    // V_PERMLANE64_B32 (RDNA3 ISA): each lane reads the lane 32 away (the other half of a wave64); in wave32 the
+    // halves are the same lanes, a move.
+    case 384 + vop1::kVPermlane64B32: {
+      if (src[0].lo == nullptr) {
+        set32([&](int l) { return a(l); });
+        break;
+      }
+      uint32_t before[kMaxLanes];
+      std::copy(src[0].lo, src[0].lo + n, before);
+      set32([&](int l) { return before[n == 64 ? l ^ 32 : l]; });
+      break;
+    }
+    case vop3::kVPipeflush:
+      break;  // orders the pipeline on the hardware; the interpreter runs one instruction at a time
     default:
       return Illegal(wave, inst, "VALU operation not implemented by the interpreter");
   }
@@ -1983,6 +2219,53 @@ WorkgroupRunner::Flow WorkgroupRunner::Vop3p(Wave& wave, const Instruction& inst
         d[l] = Bits32(clamp01(r));
       });
       break;
+    case vop3p::kVPkMadI16:
+      packed([&](int l, bool hi) {
+        return static_cast<int16_t>(half(0, l, hi)) * static_cast<int16_t>(half(1, l, hi)) +
+               static_cast<int16_t>(half(2, l, hi));
+      });
+      break;
+    // V_DOT2_F32_BF16 (RDNA3 ISA pseudocode): tmp = S2.f32; tmp += bf16 products in order, in f32. A bf16 product is
+    // exact in f32 (16 significant bits) unless it leaves f32's exponent range, so each sum is the one rounding.
+    case vop3p::kVDot2F32Bf16:
+      each([&](int l) {
+        float tmp = AsF32(src[2].u32(l));
+        for (int h = 0; h < 2; ++h) {
+          float x = Bf16ToF32(half(0, l, h != 0)), y = Bf16ToF32(half(1, l, h != 0));
+          if ((h ? inst.neg_hi : inst.neg) & 1) x = -x;
+          if ((h ? inst.neg_hi : inst.neg) & 2) y = -y;
+          tmp += x * y;
+        }
+        d[l] = Bits32(clamp01(tmp));
+      });
+      break;
+    // Integer dot products (RDNA3 ISA pseudocode): S2 plus the products of the 8-bit (4-bit) fields of S0 and S1.
+    // For the IU forms NEG[0] / NEG[1] say that S0's / S1's fields are signed. CLAMP saturates the sum to the
+    // result's range instead of wrapping (LLVM's VOP3P dot instructions take clamp; the ISA's integer clamp rule).
+    case vop3p::kVDot4I32Iu8:
+    case vop3p::kVDot4U32U8:
+    case vop3p::kVDot8I32Iu4:
+    case vop3p::kVDot8U32U4: {
+      const bool nibbles = op == vop3p::kVDot8I32Iu4 || op == vop3p::kVDot8U32U4;
+      const bool signed_result = op == vop3p::kVDot4I32Iu8 || op == vop3p::kVDot8I32Iu4;
+      const int bits = nibbles ? 4 : 8;
+      const bool signed_a = signed_result && (inst.neg & 1), signed_b = signed_result && (inst.neg & 2);
+      auto field = [&](uint32_t v, int i, bool is_signed) -> int64_t {
+        const uint32_t raw = (v >> (i * bits)) & ((1u << bits) - 1);
+        return is_signed && (raw >> (bits - 1)) ? int64_t{raw} - (int64_t{1} << bits) : int64_t{raw};
+      };
+      each([&](int l) {
+        const uint32_t x = src[0].u32(l), y = src[1].u32(l), acc = src[2].u32(l);
+        int64_t sum = signed_result ? int64_t{static_cast<int32_t>(acc)} : int64_t{acc};
+        for (int i = 0; i < 32 / bits; ++i) sum += field(x, i, signed_a) * field(y, i, signed_b);
+        if (inst.clamp) {
+          sum =
+              signed_result ? std::clamp<int64_t>(sum, INT32_MIN, INT32_MAX) : std::clamp<int64_t>(sum, 0, UINT32_MAX);
+        }
+        d[l] = static_cast<uint32_t>(sum);
+      });
+      break;
+    }
     default:
       return Illegal(wave, inst, "VOP3P operation not implemented by the interpreter");
   }
@@ -2046,6 +2329,12 @@ WorkgroupRunner::Flow WorkgroupRunner::Vopd(Wave& wave, const Instruction& inst)
         case kDualMinF32:
           r = MinF(f(s0, l), f(s1, l));
           break;
+        case kDualDot2accF32F16: {  // V_DOT2ACC_F32_F16's pseudocode: D += lo products, then hi, in f32
+          auto half = [&](uint16_t code, int h) { return F16ToF32(static_cast<uint16_t>(value(code, l) >> (16 * h))); };
+          r = AsF32(acc[l]);
+          for (int h = 0; h < 2; ++h) r += half(s0, h) * half(s1, h);
+          break;
+        }
         case kDualMovB32:
           is_float = false, bits = value(s0, l);
           break;
