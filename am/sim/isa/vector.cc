@@ -6,10 +6,12 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <utility>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "am/sim/isa/float_bits.h"
 #include "am/sim/isa/opcode_names.h"
@@ -2066,18 +2068,59 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
       each([&](int l) { std::swap(d[l], other[l]); });
       break;
     }
-    // V_PERMLANE64_B32 (RDNA3 ISA): each lane reads the lane 32 away (the other half of a wave64); in wave32 the
-    // halves are the same lanes, a move.
+    // V_PERMLANE64_B32 (RDNA3 ISA pseudocode): in wave64 each enabled lane takes S0 from the lane 32 away (the
+    // other half), whatever EXEC says of that lane; in wave32 it is a NOP.
     case 384 + vop1::kVPermlane64B32: {
-      if (src[0].lo == nullptr) {
-        set32([&](int l) { return a(l); });
-        break;
-      }
-      uint32_t before[kMaxLanes];
+      if (n != 64) break;
+      if (src[0].lo == nullptr) return Illegal(wave, inst, "V_PERMLANE64_B32 reads src0 from other lanes: a VGPR");
+      uint32_t before[kMaxLanes];  // D may be S0
       std::copy(src[0].lo, src[0].lo + n, before);
-      set32([&](int l) { return before[n == 64 ? l ^ 32 : l]; });
+      set32([&](int l) { return before[l ^ 32]; });
       break;
     }
+    // V_MOVRELS/MOVRELD/MOVRELSD/MOVRELSD_2_B32 and V_SWAPREL_B32 (RDNA3 ISA pseudocode): the source and/or
+    // destination VGPR numbers from the instruction plus M0 (all of it, or M0[9:0] for the source and M0[25:16] for
+    // the destination in the _2 and SWAPREL forms). An index past the wave's VGPRs is refused rather than wrapped.
+    case 384 + vop1::kVMovrelsB32:
+    case 384 + vop1::kVMovreldB32:
+    case 384 + vop1::kVMovrelsdB32:
+    case 384 + vop1::kVMovrelsd2B32:
+    case 384 + vop1::kVSwaprelB32: {
+      const uint32_t m0 = wave.sgpr[operand::kM0];
+      const bool split = op == 384 + vop1::kVMovrelsd2B32 || op == 384 + vop1::kVSwaprelB32;
+      const bool relative_source = op != 384 + vop1::kVMovreldB32;
+      const bool relative_dest = op != 384 + vop1::kVMovrelsB32;
+      if (relative_source && src[0].lo == nullptr) return Illegal(wave, inst, "a relative source must be a VGPR");
+      const uint64_t source =
+          relative_source ? static_cast<uint64_t>(inst.src[0] - operand::kVgpr0) + (split ? m0 & 0x3ff : m0) : 0;
+      const uint64_t dest = uint64_t{inst.vdst} + (relative_dest ? (split ? (m0 >> 16) & 0x3ff : m0) : 0);
+      if (source >= kVgprCount || dest >= kVgprCount) {
+        return Illegal(wave, inst,
+                       absl::StrFormat("M0-relative VGPR v%d / v%d is past v%d", source, dest, kVgprCount - 1));
+      }
+      uint32_t* from = relative_source ? wave.v(static_cast<uint32_t>(source)) : nullptr;
+      uint32_t* to = wave.v(static_cast<uint32_t>(dest));
+      if (op == 384 + vop1::kVSwaprelB32) {
+        each([&](int l) { std::swap(to[l], from[l]); });
+      } else if (relative_source) {
+        each([&](int l) { to[l] = from[l]; });
+      } else {
+        each([&](int l) { to[l] = a(l); });
+      }
+      break;
+    }
+    // V_MULLIT_F32 (RDNA3 ISA pseudocode; the legacy lighting multiply): -MAX_FLOAT when S1 is -MAX_FLOAT, -inf or
+    // NaN or S2 is not above 0 (NaN included), else S0 * S1.
+    case vop3::kVMullitF32:
+      setf32([&](int l) {
+        const float s1 = fb(l), s2 = fc(l);
+        const float lowest = std::numeric_limits<float>::lowest();
+        if (s1 == lowest || s1 == -std::numeric_limits<float>::infinity() || std::isnan(s1) || !(s2 > 0.0f)) {
+          return lowest;
+        }
+        return fa(l) * s1;
+      });
+      break;
     case vop3::kVPipeflush:
       break;  // orders the pipeline on the hardware; the interpreter runs one instruction at a time
     default:

@@ -702,10 +702,11 @@ TEST_F(ExecutorTest, MaxminF16Mad16SumsOfAbsoluteDifferencesAndLerp) {
 //   + 39 + 7 = 554. dot8 u4 of 0x12345678 and 0x11111111: 1 + ... + 8 = 36; iu4: 1 * 3 + (-1) * 2 + 5 = 6.
 //   0xffffff00 + 4 * 255 * 255 wraps to 0x3f704, clamps to 0xffffffff; 0x7fffffff + 4 * 16384 clamps.
 TEST_F(ExecutorTest, NormalizedConversionsAndDotProducts) {
-  std::span<uint32_t> out = Out(51);
+  constexpr int kRows = 60;
+  std::span<uint32_t> out = Out(kRows);
   absl::Status status = Run("norm_dot", Pointer(kOut), 1);
   ASSERT_TRUE(status.ok()) << status;
-  const uint32_t expected[51] = {
+  const uint32_t expected[kRows] = {
       0xc0004000u,  // v_cvt_pk_norm_i16_f32 (0.5, -0.5): ties 16384, -16384
       0x80017fffu,  // (2, -inf): 32767, -32767
       0x20000000u,  // (NaN, 0.25): 0, 8191.75 -> 8192
@@ -744,7 +745,7 @@ TEST_F(ExecutorTest, NormalizedConversionsAndDotProducts) {
       0x3ee00000u,  // 7: 7/16
       222u,         // v_swap_b32
       111u,
-      111u,         // v_permlane64_b32 in wave32
+      333u,         // v_permlane64_b32 in wave32: a NOP
       0xfff3fffcu,  // v_pk_mad_i16 {3 * 4 - 16, -2 * 7 + 1} = {-4, -13}
       0x41000000u,  // v_dot2_f32_bf16 10 + 2 * 0.5 + 3 * -1 = 8
       1066u,        // v_dot4_u32_u8
@@ -759,6 +760,21 @@ TEST_F(ExecutorTest, NormalizedConversionsAndDotProducts) {
       77u,          // ... beside v_dual_mov_b32
   };
   for (int row = 0; row < 51; ++row) EXPECT_EQ(out[row], expected[row]) << "row " << row;
+}
+
+// V_PERMLANE64_B32 in wave64 (asm/permlane64_wave64.s): lane l reads lane l ^ 32 of v1 = 10 * lane; with EXEC
+// holding lanes 0-31 only, those lanes still read lanes 32-63 and lanes 32-63 keep their 7.
+TEST_F(ExecutorTest, Permlane64SwapsTheHalvesOfAWave64) {
+  std::span<uint32_t> out = Out(128);
+  Load("permlane64_wave64");
+  DispatchState state = State(Pointer(kOut), 64);
+  state.dispatch_initiator = gc::COMPUTE_DISPATCH_INITIATOR{}.compute_shader_en(1).cs_w32_en(0).raw();
+  absl::Status status = executor_.Dispatch(state, fixture_.memory());
+  ASSERT_TRUE(status.ok()) << status;
+  for (uint32_t lane = 0; lane < 64; ++lane) {
+    EXPECT_EQ(out[lane], 10 * (lane ^ 32)) << "lane " << lane;
+    EXPECT_EQ(out[64 + lane], lane < 32 ? 10 * (lane + 32) : 7u) << "partial EXEC, lane " << lane;
+  }
 }
 
 // V_PERMLANE16_B32 / V_PERMLANEX16_B32 on a full wave32 (RDNA3 ISA pseudocode): each lane of a row takes the lane

@@ -1,6 +1,7 @@
 // VALU operations gfx1100 has that the interpreter lacked until session 14 (issue 24): the normalized and packed
 // conversions, the 16-bit and integer dot products, the DX9 multiply-adds, v_pk_fmac_f16, f16 sin/cos/frexp/
-// div_fixup, v_cvt_pk_u8_f32, v_msad_u8, v_cvt_off_f32_i4, v_swap_b32, v_permlane64_b32 and VOPD's dot2acc. One
+// div_fixup, v_cvt_pk_u8_f32, v_msad_u8, v_cvt_off_f32_i4, v_swap_b32, v_permlane64_b32, VOPD's dot2acc, the M0-relative moves and
+// v_mullit_f32. One
 // lane; out[k] (s[0:1]) is row k. The expected values are in executor_test.cc (NormalizedConversionsAndDotProducts)
 // with how each was worked out.
   v_mov_b32 v10, 0
@@ -163,8 +164,9 @@
   v_pipeflush
   global_store_b32 v10, v1, s[0:1] offset:144 // row 36: 222
   global_store_b32 v10, v2, s[0:1] offset:148 // row 37: 111
+  v_mov_b32 v3, 333
   v_permlane64_b32 v3, v2
-  global_store_b32 v10, v3, s[0:1] offset:152 // row 38: 111
+  global_store_b32 v10, v3, s[0:1] offset:152 // row 38: 333 (a NOP in wave32)
   // Rows 39-46: VOP3P.
   v_mov_b32 v2, 0xfffe0003                    // i16 {3, -2}
   v_mov_b32 v3, 0x00070004                    // i16 {4, 7}
@@ -213,4 +215,32 @@
   v_dual_dot2acc_f32_f16 v1, v2, v3 :: v_dual_mov_b32 v4, v5
   global_store_b32 v10, v1, s[0:1] offset:196 // row 49
   global_store_b32 v10, v4, s[0:1] offset:200 // row 50
+  // Rows 51-56: M0-relative moves. v20..v25 = 20..25.
+  v_mov_b32 v20, 20
+  v_mov_b32 v21, 21
+  v_mov_b32 v22, 22
+  v_mov_b32 v23, 23
+  v_mov_b32 v24, 24
+  v_mov_b32 v25, 25
+  s_mov_b32 m0, 2
+  v_movrels_b32 v1, v20                       // v1 = v22
+  global_store_b32 v10, v1, s[0:1] offset:204 // row 51: 22
+  v_movreld_b32 v20, v21                      // v22 = v21
+  global_store_b32 v10, v22, s[0:1] offset:208 // row 52: 21
+  v_movrelsd_b32 v21, v22                     // v23 = v24
+  global_store_b32 v10, v23, s[0:1] offset:212 // row 53: 24
+  s_mov_b32 m0, 0x00030001                    // source + 1, destination + 3
+  v_movrelsd_2_b32 v20, v20                   // v23 = v21
+  global_store_b32 v10, v23, s[0:1] offset:216 // row 54: 21
+  v_swaprel_b32 v21, v20                      // v24 <-> v21: v24 = 21, v21 = 24
+  global_store_b32 v10, v24, s[0:1] offset:220 // row 55: 21
+  global_store_b32 v10, v21, s[0:1] offset:224 // row 56: 24
+  // Rows 57-59: v_mullit_f32.
+  v_mullit_f32 v1, 2.0, 0x40400000, 1.0       // row 57: 6
+  global_store_b32 v10, v1, s[0:1] offset:228
+  v_mullit_f32 v1, 2.0, 0x40400000, 0         // row 58: S2 <= 0: -MAX_FLOAT
+  global_store_b32 v10, v1, s[0:1] offset:232
+  v_mov_b32 v2, 0xff800000                    // -inf
+  v_mullit_f32 v1, 2.0, v2, 1.0               // row 59: S1 = -inf: -MAX_FLOAT
+  global_store_b32 v10, v1, s[0:1] offset:236
   s_endpgm
