@@ -50,7 +50,7 @@ captured = []
 _compile = compiler_llvm.AMDLLVMCompiler.compile
 def _recording_compile(self, src):
   lib = _compile(self, src)
-  captured.append(lib)
+  captured.append((lib, src))
   return lib
 compiler_llvm.AMDLLVMCompiler.compile = _recording_compile
 
@@ -115,6 +115,9 @@ def workloads():
   w["where_float"] = lambda d: (make((1000,), dtypes.float32, d) > 0).where(make((1000,), dtypes.float32, d), 3.0)
   w["cumsum_float"] = lambda d: make((300,), dtypes.float32, d).cumsum()
   w["arange_int"] = lambda d: Tensor.arange(1000).to(d) * 3
+  # The isa_bench kernels (tests/bench/tinygrad_kernels): a 256x256 f32 matmul and a 1 Mi-element sum.
+  w["bench_matmul_f32_256"] = lambda d: make((256, 256), dtypes.float32, d) @ make((256, 256), dtypes.float32, d)
+  w["bench_sum_f32_1m"] = lambda d: make((1 << 20,), dtypes.float32, d).sum()
   return w
 
 def to_numpy(t):
@@ -152,7 +155,7 @@ for name, fn in workloads().items():
     error = run_one(name, fn, device)
   except Exception as e:
     error = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
-  results[name] = {"objects": [lib.hex() for lib in captured], "error": error}
+  results[name] = {"objects": [lib.hex() for lib, _ in captured], "sources": [src for _, src in captured], "error": error}
   print(f"{name}: {len(captured)} kernels{'' if error is None else ', ' + error}", file=sys.stderr, flush=True)
 json.dump(results, open(os.environ["SURVEY_OUT"], "w"))
 '''
@@ -248,7 +251,8 @@ def main():
   parser.add_argument("--tinygrad", default=os.environ.get("BAREGPU_TINYGRAD",
                                                            str(ROOT.parent / "shared/vendor/tinygrad")))
   parser.add_argument("--objdump", default="llvm-objdump-19")
-  parser.add_argument("--objects", help="write each distinct code object here as KERNEL-HASH.co")
+  parser.add_argument("--objects", help="write each distinct code object here as KERNEL-HASH.co, and the LLVM IR "
+                      "tinygrad compiled it from as KERNEL-HASH.ll")
   parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (for NOTES.md)")
   parser.add_argument("--only", nargs="*", default=[], help="run only these workloads")
   args = parser.parse_args()
@@ -263,7 +267,9 @@ def main():
   out = pathlib.Path(work.name) / "objects.json"
   env = dict(os.environ, SURVEY_DEVICE=args.device, SURVEY_OUT=str(out), SURVEY_ONLY=",".join(args.only),
              SURVEY_EXECUTE="1" if args.device.upper().startswith("BAREGPU") else "0",
-             CACHEDB=str(pathlib.Path(work.name) / "cache.db"), CACHELEVEL="0", DEV=args.device.split(":")[0] if
+             CACHEDB=str(pathlib.Path(work.name) / "cache.db"), CACHELEVEL="0",
+             # Compiling in tinygrad's worker processes would bypass the recording wrapper.
+             PARALLEL="0", DEV=args.device.split(":")[0] if
              args.device.upper().startswith("BAREGPU") else args.device)
   env["PYTHONPATH"] = args.tinygrad
   if env["SURVEY_EXECUTE"] == "1":
@@ -284,7 +290,7 @@ def main():
     if result["error"]:
       failures.append(f"{workload}: {result['error']}")
     per_workload[workload] = 0
-    for blob in result["objects"]:
+    for blob, source in zip(result["objects"], result["sources"]):
       code = bytes.fromhex(blob)
       digest = hashlib.sha256(code).hexdigest()[:12]
       per_workload[workload] += 1
@@ -299,6 +305,7 @@ def main():
       if args.objects:
         pathlib.Path(args.objects).mkdir(parents=True, exist_ok=True)
         (pathlib.Path(args.objects) / f"{name}-{digest}.co").write_bytes(code)
+        (pathlib.Path(args.objects) / f"{name}-{digest}.ll").write_text(source)
 
   uses = collections.Counter()
   static = collections.Counter()
