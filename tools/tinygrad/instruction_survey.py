@@ -74,7 +74,8 @@ ALL = FLOATS + INTS + [dtypes.bool]
 def workloads():
   w = {}
   for n, m, k in [(64, 64, 64), (128, 128, 128), (33, 65, 17)]:
-    w[f"matmul_f32_{n}x{m}x{k}"] = lambda d, n=n, m=m, k=k: make((n, k), dtypes.float32, d) @ make((k, m), dtypes.float32, d)
+    w[f"matmul_f32_{n}x{m}x{k}"] = lambda d, n=n, m=m, k=k: (make((n, k), dtypes.float32, d) @
+                                                             make((k, m), dtypes.float32, d))
   for tc in (1, 0):
     for dt in (dtypes.float16, dtypes.bfloat16):
       w[f"matmul_{dt.name}_tc{tc}"] = lambda d, dt=dt: make((64, 64), dt, d) @ make((64, 64), dt, d)
@@ -109,9 +110,10 @@ def workloads():
   w["conv2d_float"] = lambda d: make((2, 4, 16, 16), dtypes.float32, d).conv2d(make((8, 4, 3, 3), dtypes.float32, d))
   w["conv2d_half"] = lambda d: make((2, 4, 16, 16), dtypes.float16, d).conv2d(make((8, 4, 3, 3), dtypes.float16, d))
   w["max_pool2d_float"] = lambda d: make((2, 4, 16, 16), dtypes.float32, d).max_pool2d()
-  w["gather_float"] = lambda d: make((64, 32), dtypes.float32, d).gather(1, Tensor(rng.integers(0, 32, (64, 8)).astype(np.int32), device=d))
-  w["index_float"] = lambda d: make((100, 16), dtypes.float32, d)[Tensor(rng.integers(0, 100, (40,)).astype(np.int32), device=d)]
-  w["embedding_float"] = lambda d: Tensor(rng.integers(0, 50, (4, 10)).astype(np.int32), device=d).one_hot(50).float() @ make((50, 16), dtypes.float32, d)
+  indices = lambda d, high, shape: Tensor(rng.integers(0, high, shape).astype(np.int32), device=d)
+  w["gather_float"] = lambda d: make((64, 32), dtypes.float32, d).gather(1, indices(d, 32, (64, 8)))
+  w["index_float"] = lambda d: make((100, 16), dtypes.float32, d)[indices(d, 100, (40,))]
+  w["embedding_float"] = lambda d: indices(d, 50, (4, 10)).one_hot(50).float() @ make((50, 16), dtypes.float32, d)
   w["where_float"] = lambda d: (make((1000,), dtypes.float32, d) > 0).where(make((1000,), dtypes.float32, d), 3.0)
   w["cumsum_float"] = lambda d: make((300,), dtypes.float32, d).cumsum()
   w["arange_int"] = lambda d: Tensor.arange(1000).to(d) * 3
@@ -155,7 +157,8 @@ for name, fn in workloads().items():
     error = run_one(name, fn, device)
   except Exception as e:
     error = f"{type(e).__name__}: {str(e).splitlines()[0][:200] if str(e) else ''}"
-  results[name] = {"objects": [lib.hex() for lib, _ in captured], "sources": [src for _, src in captured], "error": error}
+  results[name] = {"objects": [lib.hex() for lib, _ in captured], "sources": [src for _, src in captured],
+                   "error": error}
   print(f"{name}: {len(captured)} kernels{'' if error is None else ', ' + error}", file=sys.stderr, flush=True)
 json.dump(results, open(os.environ["SURVEY_OUT"], "w"))
 '''

@@ -256,6 +256,23 @@ T DivFixup(T quotient, T denominator, T numerator) {
   return sign ? -std::fabs(quotient) : std::fabs(quotient);
 }
 
+// V_FMA_F32 and its forms (fmac, fmamk, fmaak, VOPD's): one rounding, as the host's fma. Which NaN an operation
+// with NaN operands returns, the RDNA3 ISA does not say; the host's would depend on the order the compiler passes
+// fma's factors (GCC treats them as interchangeable), so the general, fast and VOPD paths could disagree. Pinned
+// here: the first NaN operand in source order (S0, S1, S2), quietened. An invalid operation on non-NaN operands
+// (inf * 0, inf - inf) gives the host's default NaN, the same on every path.
+[[gnu::always_inline]] inline float FmaF32(float a, float b, float c) {
+  const float r = std::fma(a, b, c);
+  if (!std::isnan(r)) [[likely]] {
+    return r;
+  }
+  constexpr uint32_t kQuietBit = 0x00400000u;  // the f32 fraction's top bit
+  if (std::isnan(a)) return AsF32(Bits32(a) | kQuietBit);
+  if (std::isnan(b)) return AsF32(Bits32(b) | kQuietBit);
+  if (std::isnan(c)) return AsF32(Bits32(c) | kQuietBit);
+  return r;
+}
+
 // f32_to_snorm / f32_to_unorm / f16_to_*norm (RDNA3 ISA pseudocode of V_CVT_PK_NORM_* and V_CVT_NORM_*_F16): the
 // ISA names the functions without defining them. Modelled as the D3D/OpenGL normalized conversion the instructions
 // exist for (GL 4.6 section 8.4.4.2 packSnorm2x16/packUnorm2x16): NaN gives 0, the value is clamped to [-1, 1]
@@ -442,6 +459,14 @@ FastValu FastValuOf(const Instruction& inst) {
       return FastValu::kSubrevF32;
     case vop3::kVMulF32:
       return FastValu::kMulF32;
+    case vop3::kVFmaF32:
+      return FastValu::kFmaF32;
+    case vop3::kVFmacF32:
+      return FastValu::kFmacF32;
+    case 256 + vop2::kVFmamkF32:
+      return FastValu::kFmamkF32;
+    case 256 + vop2::kVFmaakF32:
+      return FastValu::kFmaakF32;
     case vop3::kVCndmaskB32:
       return FastValu::kCndmaskB32;
     case vop3::kVAddCoU32:
@@ -482,6 +507,31 @@ inline constexpr uint64_t kAllLanes = N == 64 ? ~uint64_t{0} : (uint64_t{1} << N
 #else
 #define BAREGPU_INDEPENDENT_LANES _Pragma("GCC ivdep")
 #endif
+
+// r[l] = FmaF32(a[l], b[l], c[l]) for n lanes (32 or 64). On x86-64 GCC and clang also make a copy for CPUs with
+// FMA3 and pick one at load time (an ifunc): there std::fma is a vfmadd and the loop vectorizes, where the baseline
+// build (x86-64, no FMA) calls libm's fmaf for every lane. Every copy gives the correctly rounded fma, and the lanes
+// whose result is a NaN are redone through FmaF32 for its NaN rule, so the copies agree bit for bit with each other
+// and with Valu. The loops run in blocks of 32 so that their trip count is a constant (GCC's -O2 cost model
+// vectorizes no loop that would need an epilogue); r is never a source row.
+#if defined(__x86_64__)
+[[gnu::target_clones("fma", "default")]]
+#endif
+void FmaLanes(const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* __restrict r, int n) {
+  constexpr int kBlock = 32;
+  for (int base = 0; base < n; base += kBlock) {
+    BAREGPU_INDEPENDENT_LANES
+    for (int l = base; l < base + kBlock; ++l) r[l] = Bits32(std::fma(AsF32(a[l]), AsF32(b[l]), AsF32(c[l])));
+  }
+  uint32_t nan = 0;  // kept apart from the fma loop, which a reduction would keep from vectorizing
+  for (int l = 0; l < n; ++l) nan |= (r[l] & ~kF32SignBit) > 0x7f800000u;  // exponent all ones, fraction not 0
+  if (nan == 0) [[likely]] {
+    return;
+  }
+  for (int l = 0; l < n; ++l) {
+    if ((r[l] & ~kF32SignBit) > 0x7f800000u) r[l] = Bits32(FmaF32(AsF32(a[l]), AsF32(b[l]), AsF32(c[l])));
+  }
+}
 
 // d[l] = f(l) for the lanes EXEC enables: one loop over every lane when all are, else the enabled ones in order.
 template <int N, typename F>
@@ -724,6 +774,37 @@ class FastValuLanes {
       return FloatBinary([](float x, float y) { return y - x; });
     } else if constexpr (kOp == FastValu::kMulF32) {
       return FloatBinary([](float x, float y) { return x * y; });
+    } else if constexpr (kOp == FastValu::kFmaF32 || kOp == FastValu::kFmacF32 || kOp == FastValu::kFmamkF32 ||
+                         kOp == FastValu::kFmaakF32) {
+      // The addend and factors by form: fma S0 * S1 + S2, fmac S0 * S1 + D, fmamk S0 * K + S1, fmaak S0 * S1 + K.
+      // Every value an input (the accumulator D included) flushed as Valu flushes them; K, the literal, as it is.
+      FloatSource(0);
+      FloatSource(1);
+      const uint32_t* c = nullptr;
+      if constexpr (kOp == FastValu::kFmaF32) {
+        FloatSource(2);
+        c = s_[2];
+      } else if constexpr (kOp == FastValu::kFmacF32) {
+        c = D();
+        if (flush32_) {
+          for (int l = 0; l < N; ++l) flushed_[2][l] = FlushDenormF32(c[l]);
+          c = flushed_[2];
+        }
+      } else {
+        std::fill_n(splat_[2], N, inst_.literal);
+        c = splat_[2];
+      }
+      const uint32_t* a = s_[0];
+      const uint32_t* b = kOp == FastValu::kFmamkF32 ? c : s_[1];
+      if constexpr (kOp == FastValu::kFmamkF32) c = s_[1];
+      uint32_t r[N];
+      FmaLanes(a, b, c, r, N);
+      if (flush32_) {
+        Apply<N>(D(), exec_, [&](int l) { return FlushDenormF32(r[l]); });
+      } else {
+        Apply<N>(D(), exec_, [&](int l) { return r[l]; });
+      }
+      return Flow::kNext;
     } else if constexpr (kOp == FastValu::kCndmaskB32) {
       Source(0);
       Source(1);
@@ -1122,13 +1203,14 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
       set32([&](int l) { return b(l) - a(l); });
       break;
     case vop3::kVFmacF32:
-      setf32([&](int l) { return std::fma(fa(l), fb(l), AsF32(d[l])); });
+      // The accumulator is an input like the others: flushed when MODE flushes f32 denormals.
+      setf32([&](int l) { return FmaF32(fa(l), fb(l), AsF32(flush32 ? FlushDenormF32(d[l]) : d[l])); });
       break;
     case 256 + vop2::kVFmamkF32:
-      setf32([&](int l) { return std::fma(fa(l), AsF32(inst.literal), fb(l)); });
+      setf32([&](int l) { return FmaF32(fa(l), AsF32(inst.literal), fb(l)); });
       break;
     case 256 + vop2::kVFmaakF32:
-      setf32([&](int l) { return std::fma(fa(l), fb(l), AsF32(inst.literal)); });
+      setf32([&](int l) { return FmaF32(fa(l), fb(l), AsF32(inst.literal)); });
       break;
     case vop3::kVCvtPkRtzF16F32:
       set32([&](int l) { return F32ToF16Rtz(fa(l)) | (uint32_t{F32ToF16Rtz(fb(l))} << 16); });
@@ -1408,7 +1490,7 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
 
     // Native VOP3 operations.
     case vop3::kVFmaF32:
-      setf32([&](int l) { return std::fma(fa(l), fb(l), fc(l)); });
+      setf32([&](int l) { return FmaF32(fa(l), fb(l), fc(l)); });
       break;
     case vop3::kVFmaF64:
       setf64([&](int l) { return std::fma(da(l), db(l), dc(l)); });
@@ -2315,6 +2397,103 @@ WorkgroupRunner::Flow WorkgroupRunner::Vop3p(Wave& wave, const Instruction& inst
   return Flow::kNext;
 }
 
+WorkgroupRunner::Flow WorkgroupRunner::RunFastVopd(Wave& wave, const Instruction& inst) {
+  if (FlushF32(wave.mode) || inst.opx == kDualDot2accF32F16 || inst.opy == kDualDot2accF32F16) return Vopd(wave, inst);
+  return wave.lanes == 64 ? FastVopd<64>(wave, inst) : FastVopd<32>(wave, inst);
+}
+
+template <int N>
+WorkgroupRunner::Flow WorkgroupRunner::FastVopd(Wave& wave, const Instruction& inst) {
+  const uint64_t exec = wave.exec();
+  // Both halves' results over every lane first (the hardware reads all sources before either half writes), then
+  // the lanes EXEC enables are written. A lane EXEC leaves out computes on whatever its registers hold, unused.
+  uint32_t results[2][N];
+  uint32_t splat[2][N];  // a half's scalar src0 (SGPR, constant or literal) as a row
+  uint32_t literal_row[N];
+  std::fill_n(literal_row, N, inst.literal);
+  const uint8_t ops[2] = {inst.opx, inst.opy};
+  const uint16_t src0_code[2] = {inst.src[0], inst.y_src0}, src1_code[2] = {inst.src[1], inst.y_vsrc1};
+  const uint16_t dst[2] = {inst.vdst, inst.y_vdst};
+  const uint64_t vcc = wave.mask_at(operand::kVccLo);
+  for (int half = 0; half < 2; ++half) {
+    const uint32_t* a;
+    if (operand::IsVgpr(src0_code[half])) {
+      a = wave.v(src0_code[half] - operand::kVgpr0);
+    } else {
+      std::fill_n(splat[half], N, ScalarValue(wave, inst, src0_code[half]));
+      a = splat[half];
+    }
+    // VSRC1 is a VGPR in both halves (the encoding has 8 bits for it); Vopd reads it through the same rule.
+    const uint32_t* b = operand::IsVgpr(src1_code[half]) ? wave.v(src1_code[half] - operand::kVgpr0) : nullptr;
+    if (b == nullptr) return Vopd(wave, inst);
+    const uint32_t* acc = wave.v(dst[half]);
+    uint32_t* r = results[half];
+    auto floats = [&](auto f) {
+      BAREGPU_INDEPENDENT_LANES
+      for (int l = 0; l < N; ++l) r[l] = Bits32(f(AsF32(a[l]), AsF32(b[l]), l));
+    };
+    auto ints = [&](auto f) {
+      BAREGPU_INDEPENDENT_LANES
+      for (int l = 0; l < N; ++l) r[l] = f(a[l], b[l], l);
+    };
+    const uint32_t* k = literal_row;
+    switch (ops[half]) {
+      case kDualFmacF32:
+        FmaLanes(a, b, acc, r, N);
+        break;
+      case kDualFmaakF32:
+        FmaLanes(a, b, k, r, N);
+        break;
+      case kDualFmamkF32:
+        FmaLanes(a, k, b, r, N);
+        break;
+      case kDualMulF32:
+        floats([](float x, float y, int) { return x * y; });
+        break;
+      case kDualAddF32:
+        floats([](float x, float y, int) { return x + y; });
+        break;
+      case kDualSubF32:
+        floats([](float x, float y, int) { return x - y; });
+        break;
+      case kDualSubrevF32:
+        floats([](float x, float y, int) { return y - x; });
+        break;
+      case kDualMulDx9ZeroF32:
+        floats([](float x, float y, int) { return (x == 0 || y == 0) ? 0.0f : x * y; });
+        break;
+      case kDualMaxF32:
+        floats([](float x, float y, int) { return MaxF(x, y); });
+        break;
+      case kDualMinF32:
+        floats([](float x, float y, int) { return MinF(x, y); });
+        break;
+      case kDualMovB32:
+        ints([](uint32_t x, uint32_t, int) { return x; });
+        break;
+      case kDualCndmaskB32:
+        ints([&](uint32_t x, uint32_t y, int l) { return ((vcc >> l) & 1) != 0 ? y : x; });
+        break;
+      case kDualAddNcU32:
+        ints([](uint32_t x, uint32_t y, int) { return x + y; });
+        break;
+      case kDualLshlrevB32:
+        ints([](uint32_t x, uint32_t y, int) { return y << (x & 31); });
+        break;
+      case kDualAndB32:
+        ints([](uint32_t x, uint32_t y, int) { return x & y; });
+        break;
+      default:
+        return Vopd(wave, inst);  // raises the illegal instruction for an operation neither path has
+    }
+  }
+  for (int half = 0; half < 2; ++half) {
+    const uint32_t* r = results[half];
+    Apply<N>(wave.v(dst[half]), exec, [&](int l) { return r[l]; });
+  }
+  return Flow::kNext;
+}
+
 WorkgroupRunner::Flow WorkgroupRunner::Vopd(Wave& wave, const Instruction& inst) {
   const int n = wave.lanes;
   const uint64_t exec = wave.exec();
@@ -2343,13 +2522,13 @@ WorkgroupRunner::Flow WorkgroupRunner::Vopd(Wave& wave, const Instruction& inst)
       uint32_t bits = 0;
       switch (ops[half]) {
         case kDualFmacF32:
-          r = std::fma(f(s0, l), f(s1, l), AsF32(acc[l]));
+          r = FmaF32(f(s0, l), f(s1, l), AsF32(flush32 ? FlushDenormF32(acc[l]) : acc[l]));
           break;
         case kDualFmaakF32:
-          r = std::fma(f(s0, l), f(s1, l), literal);
+          r = FmaF32(f(s0, l), f(s1, l), literal);
           break;
         case kDualFmamkF32:
-          r = std::fma(f(s0, l), literal, f(s1, l));
+          r = FmaF32(f(s0, l), literal, f(s1, l));
           break;
         case kDualMulF32:
           r = f(s0, l) * f(s1, l);

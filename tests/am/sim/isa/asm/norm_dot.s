@@ -1,9 +1,8 @@
-// VALU operations gfx1100 has that the interpreter lacked until session 14 (issue 24): the normalized and packed
-// conversions, the 16-bit and integer dot products, the DX9 multiply-adds, v_pk_fmac_f16, f16 sin/cos/frexp/
-// div_fixup, v_cvt_pk_u8_f32, v_msad_u8, v_cvt_off_f32_i4, v_swap_b32, v_permlane64_b32, VOPD's dot2acc, the M0-relative moves and
-// v_mullit_f32. One
-// lane; out[k] (s[0:1]) is row k. The expected values are in executor_test.cc (NormalizedConversionsAndDotProducts)
-// with how each was worked out.
+// VALU operations gfx1100 has that the interpreter lacked until session 14 (issue 24): the normalized and
+// packed conversions, the 16-bit and integer dot products, the DX9 multiply-adds, v_pk_fmac_f16, f16 sin/cos/
+// frexp/div_fixup, v_cvt_pk_u8_f32, v_msad_u8, v_cvt_off_f32_i4, v_swap_b32, v_permlane64_b32, VOPD's dot2acc,
+// the M0-relative moves and v_mullit_f32. One lane; out[k] (s[0:1]) is row k. The expected values are in
+// executor_test.cc (NormalizedConversionsAndDotProducts) with how each was worked out.
   v_mov_b32 v10, 0
   // Rows 0-4: v_cvt_pk_norm_{i16,u16}_f32 (S0 -> bits 15:0, S1 -> bits 31:16).
   v_mov_b32 v2, 0.5
