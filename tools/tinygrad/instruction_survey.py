@@ -185,10 +185,12 @@ def InterpreterFacts():
   vector = (ISA / "vector.cc").read_text()
   fast_body = vector[vector.index("FastValu FastValuOf("):]
   fast_body = fast_body[:fast_body.index("\n}\n")]
-  fast = set(re.findall(r"case vop3::(k\w+):", fast_body))
+  fast = set(re.findall(r"case (?:vop3|\d+ \+ vop[12])::(k\w+):", fast_body))
   vopd_body = vector[vector.index("WorkgroupRunner::Vopd("):]
   vopd = set(re.findall(r"case (kDual\w+):", vopd_body))
-  return opcodes, named, fast, vopd
+  fast_vopd_body = vector[vector.index("WorkgroupRunner::FastVopd("):vector.index("WorkgroupRunner::Vopd(")]
+  fast_vopd = set(re.findall(r"case (kDual\w+):", fast_vopd_body))
+  return opcodes, named, fast, (vopd, fast_vopd)
 
 
 # VOPC compares are executed from a table built from their names (vector.cc CompareTable), for these types.
@@ -206,7 +208,7 @@ def Classify(mnemonic, facts):
   if mnemonic.startswith("v_dual_"):
     # A VOPD word holds two operations; objdump prints "v_dual_X :: v_dual_Y". The table lists each half.
     constant = "kDual" + Camel(mnemonic[len("v_dual_"):])[1:]
-    return constant in vopd, False, "VOPD half"
+    return constant in vopd[0], constant in vopd[1], "VOPD half"
   m = re.match(r"v_cmpx?_(\w+)_([fiu]\d+)$", mnemonic)
   if m:
     kind = m.group(2)
@@ -256,7 +258,10 @@ def main():
   parser.add_argument("--objdump", default="llvm-objdump-19")
   parser.add_argument("--objects", help="write each distinct code object here as KERNEL-HASH.co, and the LLVM IR "
                       "tinygrad compiled it from as KERNEL-HASH.ll")
-  parser.add_argument("--markdown", action="store_true", help="print the table as Markdown (for NOTES.md)")
+  parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+  parser.add_argument("--compact", action="store_true",
+                      help="print the table as lines of `mnemonic kernels` by prefix (NOTES.md): * marks a fast "
+                      "path, ! an instruction the interpreter lacks")
   parser.add_argument("--only", nargs="*", default=[], help="run only these workloads")
   args = parser.parse_args()
   if not (pathlib.Path(args.tinygrad) / "tinygrad").is_dir():
@@ -322,7 +327,21 @@ def main():
     rows.append((mnemonic, uses[mnemonic], static[mnemonic], implemented, fast, note))
   print(f"tinygrad {args.tinygrad}, device {args.device}: {len(results)} workloads, {len(kernels)} distinct kernels, "
         f"{len(rows)} distinct mnemonics, {sum(1 for r in rows if not r[3])} not implemented")
-  if args.markdown:
+  if args.compact:
+    groups = collections.defaultdict(list)
+    for mnemonic, kernel_count, occurrences, implemented, fast, note in rows:
+      family = mnemonic.split("_")[0] if not mnemonic.startswith(("v_cmp", "v_dual")) else mnemonic[:6]
+      groups[family].append(f"{mnemonic} {kernel_count}{'*' if fast else ''}{'' if implemented else '!'}")
+    for family in sorted(groups):
+      line = f"  - {family}:"
+      for item in groups[family]:
+        if len(line) + len(item) + 2 > 118:
+          print(line + ",")
+          line = "    " + item
+        else:
+          line += ("" if line.endswith(":") else ",") + " " + item
+      print(line)
+  elif args.markdown:
     print("| mnemonic | kernels | occurrences | interpreter | fast path | note |")
     print("|---|---:|---:|---|---|---|")
     for mnemonic, kernel_count, occurrences, implemented, fast, note in rows:
