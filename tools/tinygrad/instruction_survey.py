@@ -108,7 +108,8 @@ def workloads():
       # A float out of an integer type's range converts to poison in LLVM IR (fptoui/fptosi): only in-range values.
       unsigned = dst in (dtypes.uint8, dtypes.bool) or dtypes.is_unsigned(dst)
       in_range = lambda x, s=src, t=dst: x.abs() if dtypes.is_float(s) and t != dtypes.bool and unsigned else x
-      if src != dst: w[f"cast_{src.name}_to_{dst.name}"] = lambda d, s=src, t=dst, f=in_range: f(make((1000,), s, d)).cast(t)
+      if src != dst:
+        w[f"cast_{src.name}_to_{dst.name}"] = lambda d, s=src, t=dst, f=in_range: f(make((1000,), s, d)).cast(t)
   w["bitcast_f32_u32"] = lambda d: make((1000,), dtypes.float32, d).bitcast(dtypes.uint32)
   for dt in (dtypes.float32, dtypes.float16, dtypes.bfloat16, dtypes.float64):
     for op in ("exp2", "log2", "sin", "sqrt", "reciprocal", "exp", "log", "cos", "tanh", "sigmoid", "rsqrt"):
