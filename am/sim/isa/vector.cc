@@ -2398,8 +2398,12 @@ WorkgroupRunner::Flow WorkgroupRunner::Vop3p(Wave& wave, const Instruction& inst
 }
 
 WorkgroupRunner::Flow WorkgroupRunner::RunFastVopd(Wave& wave, const Instruction& inst) {
-  if (FlushF32(wave.mode) || inst.opx == kDualDot2accF32F16 || inst.opy == kDualDot2accF32F16) return Vopd(wave, inst);
-  return wave.lanes == 64 ? FastVopd<64>(wave, inst) : FastVopd<32>(wave, inst);
+  // VOPD is a wave32 encoding (llvm-mc-19: "instruction requires wavesize=32"), so the fast path is wave32's alone:
+  // a wave64 VOPD word (no assembler makes one, so no test could check a fast copy) takes Vopd.
+  if (wave.lanes != 32 || FlushF32(wave.mode) || inst.opx == kDualDot2accF32F16 || inst.opy == kDualDot2accF32F16) {
+    return Vopd(wave, inst);
+  }
+  return FastVopd<32>(wave, inst);
 }
 
 template <int N>
