@@ -2096,7 +2096,9 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
       setf16([&](int l) { return static_cast<float>(std::cos(ha(l) * 2.0 * M_PI)); });
       break;
     // V_FREXP_MANT_F16 / V_FREXP_EXP_I16_F16 (RDNA3 ISA pseudocode): infinities and NaN give themselves (mantissa)
-    // and 0 (exponent), as the f32 forms do.
+    // and 0 (exponent). Finite values through std::frexp like the f32 and f64 forms, which normalizes a denormal
+    // (the pseudocode's exponent(S0) - 15 + 1 read literally would give -14 for every denormal; not checked on
+    // hardware).
     case vop3::kVFrexpMantF16:
       setf16([&](int l) {
         int e = 0;
