@@ -242,4 +242,16 @@
   v_mov_b32 v2, 0xff800000                    // -inf
   v_mullit_f32 v1, 2.0, v2, 1.0               // row 59: S1 = -inf: -MAX_FLOAT
   global_store_b32 v10, v1, s[0:1] offset:236
+  // Rows 60-62: which NaN an fma with NaN operands gives (the interpreter's rule, FmaF32: the first NaN operand in
+  // S0, S1, S2 order, quietened).
+  v_mov_b32 v2, 0x7f800001                    // signalling NaN, payload 1
+  v_mov_b32 v3, 0xffc00123                    // quiet NaN, negative, payload 0x123
+  v_mov_b32 v4, 0x7fc00456                    // quiet NaN, payload 0x456
+  v_fma_f32 v1, v2, v3, v4                    // row 60: S0's, quietened
+  global_store_b32 v10, v1, s[0:1] offset:240
+  v_fma_f32 v1, 1.0, v3, v4                   // row 61: S1's
+  global_store_b32 v10, v1, s[0:1] offset:244
+  v_mov_b32 v1, v4
+  v_fmac_f32 v1, 2.0, v2                      // row 62: S1's (S0 is 2.0), not the accumulator's
+  global_store_b32 v10, v1, s[0:1] offset:248
   s_endpgm
