@@ -2142,6 +2142,70 @@ WorkgroupRunner::Flow WorkgroupRunner::Valu(Wave& wave, const Instruction& inst)
       break;
     // V_CVT_OFF_F32_I4 (RDNA3 ISA): S0[3:0] as a signed 4-bit integer divided by 16 (the interpolation offsets
     // -0.5 .. 0.4375 in steps of 1/16; the ISA's CVT_OFF_TABLE).
+    // V_CUBEID/CUBESC/CUBETC/CUBEMA_F32 (RDNA3 ISA pseudocode): the cube-map face of the direction (S0, S1, S2) =
+    // (x, y, z), whose major axis is z when |z| >= |x| and |z| >= |y|, else y when |y| >= |x|, else x; the face's S and
+    // T coordinates and twice the major axis. A NaN fails every comparison, so it falls through to the x branch.
+    case vop3::kVCubeidF32:
+    case vop3::kVCubescF32:
+    case vop3::kVCubetcF32:
+    case vop3::kVCubemaF32:
+      setf32([&](int l) {
+        const float x = fa(l), y = fb(l), z = fc(l);
+        const int axis = (std::fabs(z) >= std::fabs(x) && std::fabs(z) >= std::fabs(y)) ? 2
+                         : std::fabs(y) >= std::fabs(x)                                 ? 1
+                                                                                        : 0;
+        switch (op) {
+          case vop3::kVCubeidF32:
+            return axis == 2 ? (z < 0 ? 5.0f : 4.0f) : axis == 1 ? (y < 0 ? 3.0f : 2.0f) : (x < 0 ? 1.0f : 0.0f);
+          case vop3::kVCubescF32:
+            return axis == 2 ? (z < 0 ? -x : x) : axis == 1 ? x : (x < 0 ? z : -z);
+          case vop3::kVCubetcF32:
+            return axis == 2 ? -y : axis == 1 ? (y < 0 ? -z : z) : -y;
+          default:
+            return (axis == 2 ? z : axis == 1 ? y : x) * 2.0f;
+        }
+      });
+      break;
+    // V_QSAD_PK_U16_U8 / V_MQSAD_PK_U16_U8 / V_MQSAD_U32_U8 (RDNA3 ISA pseudocode): four sums of absolute byte
+    // differences between the reference S1 and the 4-byte windows of S0 starting at bytes 0..3, each added to its
+    // part of S2 (16 bits of a 64-bit S2, or a dword of a 128-bit one) and truncated to that width. The M forms
+    // skip reference bytes that are 0 (V_MSAD_U8).
+    case vop3::kVQsadPkU16U8:
+    case vop3::kVMqsadPkU16U8:
+    case vop3::kVMqsadU32U8: {
+      const bool masked = op != vop3::kVQsadPkU16U8, wide = op == vop3::kVMqsadU32U8;
+      auto sad = [&](uint32_t window, uint32_t reference, uint32_t sum) {
+        for (int i = 0; i < 32; i += 8) {
+          const uint32_t x = (window >> i) & 0xff, y = (reference >> i) & 0xff;
+          if (!masked || y != 0) sum += AbsoluteDifference(x, y);
+        }
+        return sum;
+      };
+      if (wide) {
+        if (src[2].lo == nullptr) return Illegal(wave, inst, "V_MQSAD_U32_U8's 128-bit accumulator must be VGPRs");
+        const uint32_t* acc[4];
+        uint32_t* out[4];
+        for (int i = 0; i < 4; ++i) {
+          acc[i] = wave.v(inst.src[2] - operand::kVgpr0 + i);
+          out[i] = wave.v(inst.vdst + i);
+        }
+        each([&](int l) {
+          uint32_t r[4];  // every source read before D, which may overlap S2
+          for (int i = 0; i < 4; ++i) r[i] = sad(static_cast<uint32_t>(a64(l) >> (8 * i)), b(l), acc[i][l]);
+          for (int i = 0; i < 4; ++i) out[i][l] = r[i];
+        });
+      } else {
+        set64([&](int l) {
+          uint64_t r = 0;
+          for (int i = 0; i < 4; ++i) {
+            const uint32_t part = static_cast<uint32_t>(c64(l) >> (16 * i)) & 0xffff;
+            r |= uint64_t{sad(static_cast<uint32_t>(a64(l) >> (8 * i)), b(l), part) & 0xffff} << (16 * i);
+          }
+          return r;
+        });
+      }
+      break;
+    }
     case vop3::kVCvtOffF32I4:
       setf32([&](int l) { return static_cast<float>(static_cast<int>((a(l) & 0xf) ^ 0x8) - 8) / 16.0f; });
       break;

@@ -704,7 +704,7 @@ TEST_F(ExecutorTest, MaxminF16Mad16SumsOfAbsoluteDifferencesAndLerp) {
 //   -MAX_FLOAT is 0xff7fffff. A NaN gets the quiet bit (bit 22) set: sNaN 0x7f800001 -> 0x7fc00001.
 // Run with the fast paths on and off: the v_fma_f32/v_fmac_f32 rows take FastValu's fma when they are on.
 TEST_F(ExecutorTest, NormalizedConversionsAndDotProducts) {
-  constexpr int kRows = 63;
+  constexpr int kRows = 81;
   for (const bool fast : {true, false}) {  // the fma rows take the fast path when it is on
     SCOPED_TRACE(fast ? "fast paths" : "general paths");
     executor_.set_fast_paths(fast);
@@ -775,6 +775,24 @@ TEST_F(ExecutorTest, NormalizedConversionsAndDotProducts) {
         0x7fc00001u,  // v_fma_f32 (sNaN 0x7f800001, NaN, NaN): S0's, quiet bit 22 set
         0xffc00123u,  // v_fma_f32 (1, NaN 0xffc00123, NaN): S1's
         0x7fc00001u,  // v_fmac_f32 (2, sNaN) + NaN: S1's, quietened
+        0x40400000u,  // v_cubeid_f32 (1, -3, 2): y major, y < 0: 3
+        0x3f800000u,  // v_cubesc_f32: x = 1
+        0xc0000000u,  // v_cubetc_f32: -z = -2
+        0xc0c00000u,  // v_cubema_f32: 2y = -6
+        0x40a00000u,  // v_cubeid_f32 (1, 2, -4): z major, z < 0: 5
+        0xbf800000u,  // v_cubesc_f32: -x = -1
+        0x3f800000u,  // v_cubeid_f32 (-5, 1, 2): x major, x < 0: 1
+        0x40000000u,  // v_cubesc_f32: z = 2
+        0x00060001u,  // v_qsad_pk_u16_u8: windows 01020304 .. 04050607 against 01020304: 0, 4, 8, 12
+        0x0010000bu,  // ... plus 1, 2, 3, 4: {1, 6, 11, 16}
+        0x00050001u,  // v_mqsad_pk_u16_u8, reference byte 2 skipped: 0, 3, 6, 9 plus 1..4: {1, 5, 9, 13}
+        0x000d0009u,
+        0x00020001u,  // v_qsad_pk_u16_u8 with part 1 = 0xfffe: 0xfffe + 4 wraps to 2
+        0x0010000bu,
+        100u,  // v_mqsad_u32_u8: {100, 200, 0xffffffff, 400} + {0, 3, 6, 9}
+        203u,
+        5u,  // 0xffffffff + 6 wraps
+        409u,
     };
     static_assert(std::size(expected) == kRows);  // every row has its value (an initializer list may fall short)
     for (int row = 0; row < kRows; ++row) EXPECT_EQ(out[row], expected[row]) << "row " << row;

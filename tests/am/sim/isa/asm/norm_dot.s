@@ -1,7 +1,7 @@
 // VALU operations gfx1100 has that the interpreter lacked until session 14 (issue 24): the normalized and
 // packed conversions, the 16-bit and integer dot products, the DX9 multiply-adds, v_pk_fmac_f16, f16 sin/cos/
 // frexp/div_fixup, v_cvt_pk_u8_f32, v_msad_u8, v_cvt_off_f32_i4, v_swap_b32, v_permlane64_b32, VOPD's dot2acc,
-// the M0-relative moves and v_mullit_f32. One lane; out[k] (s[0:1]) is row k. The expected values are in
+// the M0-relative moves, v_mullit_f32, the cube-map operations and the quad SADs. One lane; out[k] (s[0:1]) is row k. The expected values are in
 // executor_test.cc (NormalizedConversionsAndDotProducts) with how each was worked out.
   v_mov_b32 v10, 0
   // Rows 0-4: v_cvt_pk_norm_{i16,u16}_f32 (S0 -> bits 15:0, S1 -> bits 31:16).
@@ -254,4 +254,53 @@
   v_mov_b32 v1, v4
   v_fmac_f32 v1, 2.0, v2                      // row 62: S1's (S0 is 2.0), not the accumulator's
   global_store_b32 v10, v1, s[0:1] offset:248
+  // Rows 63-70: cube-map coordinates of (x, y, z).
+  v_mov_b32 v2, 1.0
+  v_mov_b32 v3, 0xc0400000                    // -3.0
+  v_mov_b32 v4, 2.0
+  v_cubeid_f32 v1, v2, v3, v4                 // row 63: y major, negative: face 3
+  global_store_b32 v10, v1, s[0:1] offset:252
+  v_cubesc_f32 v1, v2, v3, v4                 // row 64: x
+  global_store_b32 v10, v1, s[0:1] offset:256
+  v_cubetc_f32 v1, v2, v3, v4                 // row 65: y < 0: -z
+  global_store_b32 v10, v1, s[0:1] offset:260
+  v_cubema_f32 v1, v2, v3, v4                 // row 66: 2y
+  global_store_b32 v10, v1, s[0:1] offset:264
+  v_cubeid_f32 v1, 1.0, 2.0, -4.0             // row 67: z major, negative: face 5
+  global_store_b32 v10, v1, s[0:1] offset:268
+  v_cubesc_f32 v1, 1.0, 2.0, -4.0             // row 68: z < 0: -x
+  global_store_b32 v10, v1, s[0:1] offset:272
+  v_mov_b32 v2, 0xc0a00000                    // -5.0
+  v_cubeid_f32 v1, v2, 1.0, 2.0               // row 69: x major, negative: face 1
+  global_store_b32 v10, v1, s[0:1] offset:276
+  v_cubesc_f32 v1, v2, 1.0, 2.0               // row 70: x < 0: z
+  global_store_b32 v10, v1, s[0:1] offset:280
+  // Rows 71-82: quad sums of absolute differences. S0 bytes 01..08, S2 parts 1, 2, 3, 4.
+  v_mov_b32 v2, 0x04030201
+  v_mov_b32 v3, 0x08070605
+  v_mov_b32 v4, 0x00020001
+  v_mov_b32 v5, 0x00040003
+  v_mov_b32 v1, 0x04030201                    // the reference
+  v_qsad_pk_u16_u8 v[12:13], v[2:3], v1, v[4:5]
+  global_store_b32 v10, v12, s[0:1] offset:284 // row 71
+  global_store_b32 v10, v13, s[0:1] offset:288 // row 72
+  v_mov_b32 v1, 0x04000201                    // reference byte 2 is 0: skipped by the M forms
+  v_mqsad_pk_u16_u8 v[12:13], v[2:3], v1, v[4:5]
+  global_store_b32 v10, v12, s[0:1] offset:292 // row 73
+  global_store_b32 v10, v13, s[0:1] offset:296 // row 74
+  v_mov_b32 v1, 0x04030201
+  v_mov_b32 v4, 0xfffe0001                    // part 1 = 0xfffe: its sum wraps in 16 bits
+  v_qsad_pk_u16_u8 v[12:13], v[2:3], v1, v[4:5]
+  global_store_b32 v10, v12, s[0:1] offset:300 // row 75
+  global_store_b32 v10, v13, s[0:1] offset:304 // row 76
+  v_mov_b32 v1, 0x04000201
+  v_mov_b32 v6, 100
+  v_mov_b32 v7, 200
+  v_mov_b32 v8, -1
+  v_mov_b32 v9, 400
+  v_mqsad_u32_u8 v[12:15], v[2:3], v1, v[6:9]
+  global_store_b32 v10, v12, s[0:1] offset:308 // row 77
+  global_store_b32 v10, v13, s[0:1] offset:312 // row 78
+  global_store_b32 v10, v14, s[0:1] offset:316 // row 79
+  global_store_b32 v10, v15, s[0:1] offset:320 // row 80
   s_endpgm
