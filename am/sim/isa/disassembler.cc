@@ -343,7 +343,8 @@ std::string Valu(const Instruction& inst, uint32_t mask) {
     absl::StrAppend(&mnemonic, "_e64");
   } else if (!vop3) {
     const bool has_vop3_form = OpcodeName(Encoding::kVop3, op) != nullptr;
-    if (has_vop3_form && name != "v_readfirstlane_b32") absl::StrAppend(&mnemonic, "_e32");
+    // llvm-objdump-19 prints v_readfirstlane_b32 and the operand-less v_pipeflush without the suffix.
+    if (has_vop3_form && name != "v_readfirstlane_b32" && name != "v_pipeflush") absl::StrAppend(&mnemonic, "_e32");
   }
   std::vector<std::string> ops;
   if (op < 256) {  // compares: the mask destination (none for v_cmpx)

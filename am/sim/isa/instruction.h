@@ -82,9 +82,8 @@ enum VopdOp : uint8_t {
 // result is computed in one plain loop the compiler can vectorize, then written to the lanes EXEC enables. The
 // decoder picks one (FastValuOf) only for an instruction that has nothing that path leaves out (DPP, abs/neg,
 // op_sel, clamp, omod); the general path (WorkgroupRunner::Valu) runs every other one, and runs these too when MODE
-// asks for a directed rounding. V_FMA_F32 and V_FMAC_F32 stay on the general path: GCC treats fma's first two
-// arguments as interchangeable and may swap them, which picks the other NaN when both are NaNs, so a second copy
-// of the call could differ from Valu's in that case (and a libm call per lane leaves little for a fast path to save).
+// asks for a directed rounding. The fma forms share one function with Valu (FmaF32, which pins the NaN a result
+// with NaN operands takes), so the two paths agree bit for bit there too.
 enum class FastValu : uint8_t {
   kNone,
   kMovB32,
@@ -113,6 +112,10 @@ enum class FastValu : uint8_t {
   kSubF32,
   kSubrevF32,
   kMulF32,
+  kFmaF32,
+  kFmacF32,
+  kFmamkF32,
+  kFmaakF32,
   kCndmaskB32,
   kAddCoU32,
   kSubCoU32,

@@ -260,8 +260,9 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
     // Whole dwords (b32..b128) at a naturally aligned global address in the page the view last translated, which
     // is what most lanes of a kernel's loads and stores are: the dwords move between the VGPRs and the page's host
     // view directly, as lane_access would move them (relaxed dword accesses, MemoryView::CopyRelaxed), in the same
-    // lane order. Every other lane, and the first lane in a page not yet translated, goes through lane_access, so
-    // faults, apertures and alignment modes are as before.
+    // lane order. A lane in another page finds it through the view's other pages or translates it (faulting as
+    // lane_access would); every other lane (apertures, alignment modes, an access straddling two pages) goes through
+    // lane_access.
     // SH_MEM_CONFIG.ALIGNMENT_MODE leaves a dword-aligned address of a dword-multiple access as it is (Aligned),
     // except STRICT, which wants the access's natural alignment (a dword's for 12 bytes).
     const uint64_t misaligned =
@@ -288,9 +289,20 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
         const int l = std::countr_zero(m);
         const uint64_t where = (kScalarBase ? sbase + vaddr[l] : (vaddr[l] | uint64_t{vaddr_hi[l]} << 32)) +
                                static_cast<int64_t>(inst.offset);
-        uint8_t* host = (where & misaligned) == 0 && (!generic || ApertureOf(where) == Aperture::kGlobal)
-                            ? window.Find(where, kDwords * 4)
-                            : nullptr;
+        const bool plain = (where & misaligned) == 0 && (!generic || ApertureOf(where) == Aperture::kGlobal);
+        uint8_t* host = plain ? window.Find(where, kDwords * 4) : nullptr;
+        if (plain && host == nullptr) {
+          // Another page: the view's other translated pages, else a translation (lanes of a wave often read rows
+          // of a matrix, several pages apart). A fault is the one lane_access would report for this lane (it reads
+          // through the same Host); an access straddling two pages (null) is lane_access's.
+          host = memory_.FindTranslated(where, kDwords * 4, access);
+          if (host == nullptr) {
+            absl::StatusOr<uint8_t*> found = memory_.Host(where, kDwords * 4, access);
+            if (!found.ok()) return MemoryFault(wave, inst, found.status());
+            host = *found;
+          }
+          if (host != nullptr) take_window();
+        }
         if (host != nullptr) {
           uint32_t* host_dwords = reinterpret_cast<uint32_t*>(host);
           for (int i = 0; i < kDwords; ++i) {

@@ -35,6 +35,18 @@ class MemoryView {
     return w.way[w.last];
   }
 
+  // The host pointer to `size` bytes at `address` when a piece translated earlier holds them (it becomes the last
+  // one), else null: Host without the translation, cheap enough to try for every lane outside the last piece.
+  uint8_t* FindTranslated(uint64_t address, uint32_t size, Access access) {
+    Windows& w = access == Access::kRead ? read_ : write_;
+    for (int i = 0; i < kWays; ++i) {
+      if (uint8_t* host = w.way[i].Find(address, size); host != nullptr) {
+        w.last = i;
+        return host;
+      }
+    }
+    return nullptr;
+  }
   // A host pointer to `size` bytes at `address` when they lie in one translated piece; null (with OK) when they
   // straddle two, so that the caller takes Read/Write. A fault is the GMC's error.
   absl::StatusOr<uint8_t*> Host(uint64_t address, uint32_t size, Access access) {
@@ -98,8 +110,10 @@ class MemoryView {
   // inputs from pages of their own, and with one window each wave of vector_add translated three pages again
   // (kernarg, a, b), each translation a page walk (and, for FlatMemory, a lock both workers take). Replaced round
   // robin. Like the single window before them they live for one dispatch (a runner's view), during which the
-  // driver does not change the page tables under the dispatch.
-  static constexpr int kWays = 4;
+  // driver does not change the page tables under the dispatch. 16, not 4: the lanes of one load in tinygrad's matmul
+  // read rows of a matrix 1 KiB apart, 8 pages per wave, which round robin over 4 ways translated again every lane
+  // (a page walk and FlatMemory's lock each).
+  static constexpr int kWays = 16;
   struct Windows {
     Window way[kWays];
     int last = 0;  // the way used last, which LastTranslated returns

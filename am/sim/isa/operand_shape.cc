@@ -149,6 +149,13 @@ OperandShape ShapeOf(const Instruction& inst, bool wave64) {
         shape.src_dwords[1] = 1;
       }
       if (name == "v_cndmask_b32" || Contains(name, "_co_ci_")) shape.src_dwords[2] = 1;
+      // The quad sums of absolute differences (RDNA3 ISA pseudocode): a 64-bit S0 window, a 32-bit S1 reference, an
+      // accumulator as wide as D (four 16-bit sums in 64 bits, or four 32-bit sums in 128).
+      if (name == "v_qsad_pk_u16_u8" || name == "v_mqsad_pk_u16_u8" || name == "v_mqsad_u32_u8") {
+        shape.src_dwords[0] = 2;
+        shape.src_dwords[1] = 1;
+        shape.dst_dwords = shape.src_dwords[2] = name == "v_mqsad_u32_u8" ? 4 : 2;
+      }
       if (inst.valu_op < 256) shape.dst_dwords = 1;  // a wave32 lane mask
       if (name == "v_nop" || name == "v_pipeflush") shape.has_dst = false;
       break;

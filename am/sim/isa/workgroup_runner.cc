@@ -373,6 +373,7 @@ WorkgroupRunner::Flow WorkgroupRunner::Execute(Wave& wave, const Instruction& in
       return Vop3p(wave, inst);
     case Encoding::kVopd:
       if ((wave.mode & kModeFpRound) != 0) return DirectedRoundingValu(wave, inst);
+      if (setup_.fast_paths) return RunFastVopd(wave, inst);
       return Vopd(wave, inst);
     case Encoding::kGlobal:
     case Encoding::kFlat:

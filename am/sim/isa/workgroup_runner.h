@@ -126,6 +126,12 @@ class WorkgroupRunner {
   // MODE.FP_ROUND says.
   Flow Wmma(Wave& wave, const Instruction& inst);
   Flow Vopd(Wave& wave, const Instruction& inst);
+  // A wave32 VOPD pair under round-to-nearest-even with f32 denormals kept (what LLVM's wave32 code runs): each
+  // half's lanes in one loop per operation over source rows resolved once. Bit for bit what Vopd does with it; Vopd
+  // runs the rest (wave64, a flushing MODE, v_dual_dot2acc_f32_f16).
+  Flow RunFastVopd(Wave& wave, const Instruction& inst);
+  template <int N>
+  Flow FastVopd(Wave& wave, const Instruction& inst);
   Flow Global(Wave& wave, const Instruction& inst);
   Flow Scratch(Wave& wave, const Instruction& inst);
   Flow Ds(Wave& wave, const Instruction& inst);

@@ -687,6 +687,134 @@ TEST_F(ExecutorTest, MaxminF16Mad16SumsOfAbsoluteDifferencesAndLerp) {
   EXPECT_EQ(out[12], 0x01ff0504u);  // v_lerp_u8
 }
 
+// The VALU operations added in session 14 (asm/norm_dot.s, one row each). Expected values are worked out from the
+// RDNA3 ISA pseudocode, not by the interpreter: the f16/bf16 ones with numpy (np.float16 arithmetic in float64
+// rounded once per step, numpy's rint for the normalized conversions: round half to even) and a Fraction-based
+// bf16 rounding, the integer ones by hand:
+//   snorm(x) = rint(clamp(x, -1, 1) * 32767), unorm(x) = rint(clamp(x, 0, 1) * 65535), NaN -> 0;
+//   0.5 * 32767 = 16383.5 -> 16384 (0x4000); 0.5 * 65535 = 32767.5 -> 32768; 0.1f * 65535 = 6553.50009 -> 6554;
+//   f16 0x3555 = 0.333251953125, * 65535 = 21839.66 -> 21840 (0x5550).
+//   v_dot2_f16_f16 ({1 + 3/1024, 1}, {1 + 3/1024, -1}, 0): the product 1 + 6/1024 + 9/2^20 rounds to 1 + 6/1024,
+//   minus 1 leaves 6/1024 = 0x1e00 (rounding only once would give 0x1e02). With S2 = 1 from the high half:
+//   1 + (1 + 6/1024) = 0x4003, minus 1 = 0x3c06. 65504 * 2 overflows to +inf; 2^-14 * 0.5 = 2^-15 = 0x0200, a
+//   denormal kept. bf16 {1 + 3/128, 1} the same way: 6/128 = 0x3d40 (once: 0x3d42).
+//   dot4: 0xff*2 + 2*0xff + 3*5 + 4*6 + 7 = 1066; signed both: -2 - 2 + 15 + 24 + 7 = 42; S0 signed only: -2 + 510
+//   + 39 + 7 = 554. dot8 u4 of 0x12345678 and 0x11111111: 1 + ... + 8 = 36; iu4: 1 * 3 + (-1) * 2 + 5 = 6.
+//   0xffffff00 + 4 * 255 * 255 wraps to 0x3f704, clamps to 0xffffffff; 0x7fffffff + 4 * 16384 clamps.
+//   -MAX_FLOAT is 0xff7fffff. A NaN gets the quiet bit (bit 22) set: sNaN 0x7f800001 -> 0x7fc00001.
+// Run with the fast paths on and off: the v_fma_f32/v_fmac_f32 rows take FastValu's fma when they are on.
+TEST_F(ExecutorTest, NormalizedConversionsAndDotProducts) {
+  constexpr int kRows = 81;
+  for (const bool fast : {true, false}) {  // the fma rows take the fast path when it is on
+    SCOPED_TRACE(fast ? "fast paths" : "general paths");
+    executor_.set_fast_paths(fast);
+    std::span<uint32_t> out = Out(kRows);
+    absl::Status status = Run("norm_dot", Pointer(kOut), 1);
+    ASSERT_TRUE(status.ok()) << status;
+    const uint32_t expected[] = {
+        0xc0004000u,  // v_cvt_pk_norm_i16_f32 (0.5, -0.5): ties 16384, -16384
+        0x80017fffu,  // (2, -inf): 32767, -32767
+        0x20000000u,  // (NaN, 0.25): 0, 8191.75 -> 8192
+        0xffff8000u,  // v_cvt_pk_norm_u16_f32 (0.5, 2): 32768, 65535
+        0x199a0000u,  // (-1, 0.1f): 0, 6554
+        0x80014000u,  // v_cvt_pk_norm_i16_f16 (0.5, -1)
+        0x7fffc000u,  // op_sel: (-0.5, 1)
+        0x5550ffffu,  // v_cvt_pk_norm_u16_f16 (+inf, 0.33325)
+        0x007b8000u,  // v_cvt_pk_i16_f32 (-40000.5, 123.9): -32768, 123
+        0x0000ffffu,  // v_cvt_pk_u16_f32 (70000, -4): 65535, 0
+        0xfffe0000u,  // (NaN, 65534.9): 0, 65534
+        0xaaaac000u,  // v_cvt_norm_i16_f16 -0.5: -16384, high half kept
+        0xaaaa0000u,  // v_cvt_norm_u16_f16 NaN: 0
+        0xaaaaff00u,  // v_sat_pk_u8_i16 {-128, 291}: {0, 255}
+        0xaaaa1e00u,  // v_dot2_f16_f16, rounded per step
+        0x3c06bbbbu,  // ... S2 and D in the high halves
+        0xaaaa7c00u,  // ... overflow: +inf
+        0xaaaa0200u,  // ... denormal result
+        0xaaaa3d40u,  // v_dot2_bf16_bf16, rounded per step
+        0xbf800000u,  // v_dot2acc_f32_f16: 1 + 2 * 0.5 + 3 * -1 = -1
+        0x40a00000u,  // v_fma_dx9_zero_f32 (0, inf, 5): 5
+        0x40e00000u,  // (2, 3, 1): 7
+        0x3f800000u,  // (NaN, 0, 1): 1
+        0x40200000u,  // v_fmac_dx9_zero_f32 (inf, 0) + 2.5: 2.5
+        0x00004700u,  // v_pk_fmac_f16: {2 * 3 + 1, 0.5 * -4 + 2} = {7, +0}
+        0xaaaa3c00u,  // v_sin_f16 0.25 revolutions: 1
+        0xaaaabc00u,  // v_cos_f16 0.5 revolutions: -1
+        0xaaaa3a00u,  // v_frexp_mant_f16 12: 0.75
+        0xaaaa0004u,  // v_frexp_exp_i16_f16 12: 4
+        0xaaaa7c00u,  // v_div_fixup_f16 (2, +0, 1): +inf
+        0xaaaa4200u,  // v_div_fixup_f16 (-3, 2, 6): 3
+        0x11ff3344u,  // v_cvt_pk_u8_f32 300 into byte 2: 255
+        0x11220744u,  // 7.9 into byte 1: 7
+        1033u,        // v_msad_u8: 1000 + 16 + 1 + 16 (byte 2's reference is 0)
+        0xbee00000u,  // v_cvt_off_f32_i4 9: -7/16
+        0x3ee00000u,  // 7: 7/16
+        222u,         // v_swap_b32
+        111u,
+        333u,         // v_permlane64_b32 in wave32: a NOP
+        0xfff3fffcu,  // v_pk_mad_i16 {3 * 4 - 16, -2 * 7 + 1} = {-4, -13}
+        0x41000000u,  // v_dot2_f32_bf16 10 + 2 * 0.5 + 3 * -1 = 8
+        1066u,        // v_dot4_u32_u8
+        42u,          // v_dot4_i32_iu8, both signed
+        554u,         // ... S0 signed
+        36u,          // v_dot8_u32_u4
+        6u,           // v_dot8_i32_iu4, both signed
+        0x0003f704u,  // v_dot4_u32_u8 wraps
+        0xffffffffu,  // ... clamp
+        0x7fffffffu,  // v_dot4_i32_iu8 clamp
+        0xbf800000u,  // v_dual_dot2acc_f32_f16
+        77u,          // ... beside v_dual_mov_b32
+        22u,          // v_movrels_b32 v1, v20 with M0 = 2: v22
+        21u,          // v_movreld_b32 v20, v21: v22 = 21
+        24u,          // v_movrelsd_b32 v21, v22: v23 = v24
+        21u,          // v_movrelsd_2_b32 v20, v20, M0 = 0x00030001: v23 = v21
+        21u,          // v_swaprel_b32 v21, v20: v24 = v21 (21) ...
+        24u,          // ... and v21 = v24 (24)
+        0x40c00000u,  // v_mullit_f32 (2, 3, 1): 6
+        0xff7fffffu,  // (2, 3, 0): -MAX_FLOAT
+        0xff7fffffu,  // (2, -inf, 1): -MAX_FLOAT
+        0x7fc00001u,  // v_fma_f32 (sNaN 0x7f800001, NaN, NaN): S0's, quiet bit 22 set
+        0xffc00123u,  // v_fma_f32 (1, NaN 0xffc00123, NaN): S1's
+        0x7fc00001u,  // v_fmac_f32 (2, sNaN) + NaN: S1's, quietened
+        0x40400000u,  // v_cubeid_f32 (1, -3, 2): y major, y < 0: 3
+        0x3f800000u,  // v_cubesc_f32: x = 1
+        0xc0000000u,  // v_cubetc_f32: -z = -2
+        0xc0c00000u,  // v_cubema_f32: 2y = -6
+        0x40a00000u,  // v_cubeid_f32 (1, 2, -4): z major, z < 0: 5
+        0xbf800000u,  // v_cubesc_f32: -x = -1
+        0x3f800000u,  // v_cubeid_f32 (-5, 1, 2): x major, x < 0: 1
+        0x40000000u,  // v_cubesc_f32: z = 2
+        0x00060001u,  // v_qsad_pk_u16_u8: windows 01020304 .. 04050607 against 01020304: 0, 4, 8, 12
+        0x0010000bu,  // ... plus 1, 2, 3, 4: {1, 6, 11, 16}
+        0x00050001u,  // v_mqsad_pk_u16_u8, reference byte 2 skipped: 0, 3, 6, 9 plus 1..4: {1, 5, 9, 13}
+        0x000d0009u,
+        0x00020001u,  // v_qsad_pk_u16_u8 with part 1 = 0xfffe: 0xfffe + 4 wraps to 2
+        0x0010000bu,
+        100u,  // v_mqsad_u32_u8: {100, 200, 0xffffffff, 400} + {0, 3, 6, 9}
+        203u,
+        5u,  // 0xffffffff + 6 wraps
+        409u,
+    };
+    static_assert(std::size(expected) == kRows);  // every row has its value (an initializer list may fall short)
+    for (int row = 0; row < kRows; ++row) EXPECT_EQ(out[row], expected[row]) << "row " << row;
+  }
+  executor_.set_fast_paths(true);
+}
+
+// V_PERMLANE64_B32 in wave64 (asm/permlane64_wave64.s): lane l reads lane l ^ 32 of v1 = 10 * lane; with EXEC
+// holding lanes 0-31 only, those lanes still read lanes 32-63 and lanes 32-63 keep their 7.
+TEST_F(ExecutorTest, Permlane64SwapsTheHalvesOfAWave64) {
+  std::span<uint32_t> out = Out(128);
+  Load("permlane64_wave64");
+  DispatchState state = State(Pointer(kOut), 64);
+  state.dispatch_initiator = gc::COMPUTE_DISPATCH_INITIATOR{}.compute_shader_en(1).cs_w32_en(0).raw();
+  absl::Status status = executor_.Dispatch(state, fixture_.memory());
+  ASSERT_TRUE(status.ok()) << status;
+  for (uint32_t lane = 0; lane < 64; ++lane) {
+    EXPECT_EQ(out[lane], 10 * (lane ^ 32)) << "lane " << lane;
+    EXPECT_EQ(out[64 + lane], lane < 32 ? 10 * (lane + 32) : 7u) << "partial EXEC, lane " << lane;
+  }
+}
+
 // V_PERMLANE16_B32 / V_PERMLANEX16_B32 on a full wave32 (RDNA3 ISA pseudocode): each lane of a row takes the lane
 // its 4-bit select names, from its own row or (x16) from the other one.
 TEST_F(ExecutorTest, PermlaneSwizzlesWithinAndAcrossRowsOfSixteen) {

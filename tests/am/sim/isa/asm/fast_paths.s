@@ -904,6 +904,120 @@
   end
   out v12
   out v13
+  // The fma forms (FastValu kFma*, FmaLanes) and, in wave32, VOPD pairs (RunFastVopd), session 14.
+  begin
+  v_fma_f32 v11, v2, v3, v4
+  end
+  out v11
+  begin
+  v_fma_f32 v11, v5, v6, v2
+  end
+  out v11
+  begin
+  v_fma_f32 v11, s5, v3, 1.0
+  end
+  out v11
+  begin
+  v_fma_f32 v11, v2, 0x3fc00000, v6
+  end
+  out v11
+  begin
+  v_fmac_f32 v11, v2, v3
+  end
+  out v11
+  begin
+  v_fmac_f32 v11, s5, v6
+  end
+  out v11
+  begin
+  v_fmac_f32_e64 v11, v5, 0.5
+  end
+  out v11
+  begin
+  v_fmac_f32 v11, v11, v11
+  end
+  out v11
+  begin
+  v_fmamk_f32 v11, v2, 0x40490fdb, v3
+  end
+  out v11
+  begin
+  v_fmamk_f32 v11, s5, 0x00000003, v6
+  end
+  out v11
+  begin
+  v_fmaak_f32 v11, v5, v6, 0xc0490fdb
+  end
+  out v11
+  begin
+  v_fmaak_f32 v11, v2, v3, 0x7fc00000
+  end
+  out v11
+  begin
+  v_dual_fmac_f32 v11, v2, v3 :: v_dual_mul_f32 v12, v5, v6
+  end
+  out v11
+  out v12
+  begin
+  v_dual_fmaak_f32 v11, v2, v3, 0x3fc00000 :: v_dual_add_f32 v12, v5, v4
+  end
+  out v11
+  out v12
+  begin
+  v_dual_fmamk_f32 v11, v5, 0x40490fdb, v3 :: v_dual_sub_f32 v12, v2, v4
+  end
+  out v11
+  out v12
+  begin
+  v_dual_subrev_f32 v11, s5, v3 :: v_dual_mov_b32 v12, v6
+  end
+  out v11
+  out v12
+  begin
+  v_dual_max_f32 v11, v2, v3 :: v_dual_min_f32 v12, v5, v6
+  end
+  out v11
+  out v12
+  begin
+  v_dual_mul_dx9_zero_f32 v11, v2, v3 :: v_dual_cndmask_b32 v12, v5, v6
+  end
+  out v11
+  out v12
+  begin
+  v_dual_mov_b32 v11, v2 :: v_dual_add_nc_u32 v12, v5, v6
+  end
+  out v11
+  out v12
+  begin
+  v_dual_mul_f32 v11, 0.5, v3 :: v_dual_lshlrev_b32 v12, v5, v6
+  end
+  out v11
+  out v12
+  begin
+  v_dual_sub_f32 v11, v2, v3 :: v_dual_and_b32 v12, v5, v4
+  end
+  out v11
+  out v12
+  begin
+  v_dual_mov_b32 v11, v12 :: v_dual_mov_b32 v12, v11
+  end
+  out v11
+  out v12
+  begin
+  v_dual_fmac_f32 v11, v11, v11 :: v_dual_fmac_f32 v12, v5, v12
+  end
+  out v11
+  out v12
+  begin
+  v_dual_cndmask_b32 v11, 0x3fc00000, v3 :: v_dual_fmaak_f32 v12, v5, v4, 0x3fc00000
+  end
+  out v11
+  out v12
+  begin
+  v_dual_dot2acc_f32_f16 v11, v2, v3 :: v_dual_mov_b32 v12, v5
+  end
+  out v11
+  out v12
 .endm
   s_mov_b32 s26, -1
   valu

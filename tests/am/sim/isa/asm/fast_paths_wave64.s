@@ -908,6 +908,55 @@
   end
   out v12
   out v13
+  // The fma forms (FastValu kFma*, FmaLanes) and, in wave32, VOPD pairs (RunFastVopd), session 14.
+  begin
+  v_fma_f32 v11, v2, v3, v4
+  end
+  out v11
+  begin
+  v_fma_f32 v11, v5, v6, v2
+  end
+  out v11
+  begin
+  v_fma_f32 v11, s5, v3, 1.0
+  end
+  out v11
+  begin
+  v_fma_f32 v11, v2, 0x3fc00000, v6
+  end
+  out v11
+  begin
+  v_fmac_f32 v11, v2, v3
+  end
+  out v11
+  begin
+  v_fmac_f32 v11, s5, v6
+  end
+  out v11
+  begin
+  v_fmac_f32_e64 v11, v5, 0.5
+  end
+  out v11
+  begin
+  v_fmac_f32 v11, v11, v11
+  end
+  out v11
+  begin
+  v_fmamk_f32 v11, v2, 0x40490fdb, v3
+  end
+  out v11
+  begin
+  v_fmamk_f32 v11, s5, 0x00000003, v6
+  end
+  out v11
+  begin
+  v_fmaak_f32 v11, v5, v6, 0xc0490fdb
+  end
+  out v11
+  begin
+  v_fmaak_f32 v11, v2, v3, 0x7fc00000
+  end
+  out v11
 .endm
   s_mov_b64 s[26:27], -1
   valu
