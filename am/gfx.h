@@ -72,6 +72,8 @@ class Gfx final : public IpBlock {
   void InitShaderMemory();
   // The RS64 MEC firmware's ucode_start_addr (gfx_firmware_header_v2_0), from the MEC file the PSP loads.
   absl::StatusOr<uint64_t> MecUcodeStart() const;
+  // Where the running MEC firmware starts, as the boot that loaded it programmed pipe 0 (a partial boot's source).
+  uint64_t RunningMecStart();
   // gfx_v11_0_config_gfx_rs64's MEC part: every pipe's program counter, latched by a pipe reset pulse.
   absl::Status ConfigMec();
   // gfx_v11_0_cp_compute_enable(true).

@@ -2,12 +2,14 @@
 
 #include <array>
 #include <string>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/mutex.h"
 
 namespace am::regs {
 namespace {
@@ -125,8 +127,27 @@ absl::StatusOr<RegisterInfo> Lookup(absl::string_view name, std::optional<Ip> ip
 }
 
 absl::StatusOr<uint64_t> ResolveAddress(const IpBases& bases, absl::string_view name, Ip ip, int instance) {
+  // The drivers resolve the same few hundred names at every device open (the GMC's hub registers: 20% of a partial
+  // boot's CPU in FindByName's case folding and index walk, issue 24): a name found once is kept, by the exact
+  // spelling asked for, for the process.
+  struct Found {
+    int segment;
+    uint32_t offset;
+  };
+  static base::Mutex mu;
+  static auto* found = new absl::flat_hash_map<std::pair<std::string, Ip>, Found>();
+  {
+    base::MutexLock lock(&mu);
+    if (auto it = found->find(std::make_pair(std::string(name), ip)); it != found->end()) {
+      return bases.Resolve(ip, instance, it->second.segment, it->second.offset);
+    }
+  }
   absl::StatusOr<RegisterInfo> reg = Lookup(name, ip);
   if (!reg.ok()) return reg.status();
+  {
+    base::MutexLock lock(&mu);
+    found->try_emplace(std::make_pair(std::string(name), ip), Found{reg->segment(), reg->offset()});
+  }
   return bases.Resolve(ip, instance, reg->segment(), reg->offset());
 }
 
