@@ -80,12 +80,14 @@ void Ring::Attach(const Layout& layout, uint64_t wptr) {
   base::SpinLockHolder lock(&mu_);
   layout_ = layout;
   wptr_.store(wptr, std::memory_order_release);
+  rptr_seen_.reset();
 }
 
 void Ring::Clear() {
   base::SpinLockHolder lock(&mu_);
   std::memset(layout_.ring.data(), 0, layout_.ring.size());
   wptr_.store(0, std::memory_order_release);
+  rptr_seen_.reset();
 }
 
 uint64_t Ring::rptr() const {
@@ -96,8 +98,10 @@ uint64_t Ring::rptr() const {
   return std::atomic_ref<const uint64_t>(*static_cast<const uint64_t*>(layout_.rptr)).load(std::memory_order_acquire);
 }
 
-uint64_t Ring::pending() const {
-  const uint64_t wptr = this->wptr(), rptr = this->rptr();
+uint64_t Ring::pending() const { return PendingSince(rptr()); }
+
+uint64_t Ring::PendingSince(uint64_t rptr) const {
+  const uint64_t wptr = this->wptr();
   if (format_.rptr_wraps) return (wptr - rptr) & (size_units() - 1);
   return wptr - rptr;
 }
@@ -135,7 +139,11 @@ absl::StatusOr<uint64_t> Ring::Append(std::span<const uint32_t> dwords, absl::Du
         "the queue)",
         format_.queue, bytes, layout_.ring.size()));
   }
-  auto has_room = [&] { return pending() + units < size_units(); };
+  auto has_room = [&] {
+    if (rptr_seen_.has_value() && PendingSince(*rptr_seen_) + units < size_units()) return true;
+    rptr_seen_ = rptr();
+    return PendingSince(*rptr_seen_) + units < size_units();
+  };
   bool room = false;
   for (int i = 0; i < kRoomSpins && !(room = has_room()); ++i) {
   }

@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -99,6 +100,8 @@ class Ring {
   // Write without the tracer: returns where the packets start (after any padding).
   absl::StatusOr<uint64_t> Append(std::span<const uint32_t> dwords, absl::Duration timeout, uint32_t end_alignment,
                                   uint32_t pad) ABSL_LOCKS_EXCLUDED(mu_);
+  // Units between `rptr` and the write pointer.
+  uint64_t PendingSince(uint64_t rptr) const;
   uint32_t DwordAt(uint64_t byte_offset) const;
   // Copies at byte position `at` of the ring (wrapping).
   void CopyIn(uint64_t at, const void* data, uint64_t bytes);
@@ -108,6 +111,12 @@ class Ring {
   Layout layout_;
   base::SpinLock mu_;
   std::atomic<uint64_t> wptr_{0};
+  // The read pointer as Append last read it (guarded by mu_). Room is judged against it first: the engine writes the
+  // real one after every packet, and reading that cache line on every submit cost the submitting thread a transfer
+  // from the engine's core (issue 24). A stale value only under-counts the room, since the read pointer only moves
+  // on and Append never writes past a whole ring beyond the value it judged by; when it shows no room, Append reads
+  // the real one. Forgotten when the ring is attached or cleared (nothing is known of the pointers' history then).
+  std::optional<uint64_t> rptr_seen_;
   Tracer tracer_;
 };
 
