@@ -195,7 +195,8 @@ bool AtomicOp(uint16_t op, T* location, T data, T cmp, T& old) {
 // One lane's dwords of a whole-dword access between its VGPR rows and the page's host view (relaxed dword accesses,
 // as MemoryView::CopyRelaxed moves them), unrolled: a loop over the rows kept them in memory, one add per dword.
 template <bool kStore, size_t... kRow>
-void MoveLane(uint32_t* const* rows, uint32_t* host_dwords, int l, std::index_sequence<kRow...>) {
+[[gnu::always_inline]] inline void MoveLane(uint32_t* const* rows, uint32_t* host_dwords, int l,
+                                            std::index_sequence<kRow...>) {
   if constexpr (kStore) {
     (__atomic_store_n(host_dwords + kRow, rows[kRow][l], __ATOMIC_RELAXED), ...);
   } else {
