@@ -38,9 +38,16 @@ class MemoryView {
   static constexpr uint64_t kPage = 4096;
   static constexpr int kPageSlots = 64;
   const PageSlot* Pages(Access access) const { return access == Access::kRead ? read_pages_ : write_pages_; }
+  // The slot of the page holding `address`: the page number hashed (Fibonacci hashing, the top 6 bits of its
+  // product with 2^64 / phi), not its low bits, since buffers a power of two apart (vector_add's a, b and c, 4 MiB
+  // each) would share low bits and evict one another in every wave.
+  static int SlotOf(uint64_t address) {
+    static_assert(kPageSlots == 64);
+    return static_cast<int>(((address / kPage) * 0x9e3779b97f4a7c15ull) >> 58);
+  }
   // The host view of the page holding `address` when `pages` (from Pages) has it, else null.
   static uint8_t* FindPage(const PageSlot* pages, uint64_t address) {
-    const PageSlot& slot = pages[(address / kPage) % kPageSlots];
+    const PageSlot& slot = pages[SlotOf(address)];
     return slot.page == address / kPage ? slot.host + address % kPage : nullptr;
   }
 
@@ -66,7 +73,7 @@ class MemoryView {
     if (span->size() == kPage && memory_.redirected_accesses() == redirected &&
         reinterpret_cast<uintptr_t>(span->data()) % 4 == 0) {
       PageSlot* pages = access == Access::kRead ? read_pages_ : write_pages_;
-      pages[(page / kPage) % kPageSlots] = {page / kPage, span->data()};
+      pages[SlotOf(page)] = {page / kPage, span->data()};
     }
     w.last = w.next;
     w.next = (w.next + 1) % kWays;

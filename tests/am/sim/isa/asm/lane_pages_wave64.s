@@ -1,12 +1,12 @@
 // wave64: the same as lane_pages.s.
 // Wide global loads and stores whose lanes interleave over 8 pages, as tinygrad's matmul reads rows of a matrix:
-// lane l at s[0:1] + ((l % 8) << s7) + 16 * (l / 8) + s6. s[2:3]: out, where every lane (EXEC or not) stores
+// lane l at s[0:1] + (l % 8) * s7 + 16 * (l / 8) + s6. s[2:3]: out, where every lane (EXEC or not) stores
 // v[10:13] at out + 16l afterwards; v[10:13] start as 0xdead0000 | l, 0xbeef0000 | l, 0xcafe0000 | l,
 // 0xf00d0000 | l (a load's untouched lanes keep them, a store stores them). s[4:5]: EXEC. s8: the access, 0-2
 // global_load_b64/b96/b128 with a 64-bit VGPR address, 3-5 global_store_b64/b96/b128 with one, 6 global_load_quad
 // and 7 global_store_b128 with an SGPR base.
   v_and_b32 v1, 7, v0
-  v_lshlrev_b32 v1, s7, v1
+  v_mul_u32_u24 v1, s7, v1
   v_lshrrev_b32 v2, 3, v0
   v_lshl_add_u32 v1, v2, 4, v1
   v_add_nc_u32 v1, s6, v1
