@@ -11,6 +11,7 @@
 #include <cstring>
 #include <optional>
 #include <type_traits>
+#include <utility>
 
 #include "absl/strings/str_format.h"
 #include "am/regs/sh_mem_constants.h"
@@ -191,6 +192,18 @@ bool AtomicOp(uint16_t op, T* location, T data, T cmp, T& old) {
   return false;
 }
 
+// One lane's dwords of a whole-dword access between its VGPR rows and the page's host view (relaxed dword accesses,
+// as MemoryView::CopyRelaxed moves them), unrolled: a loop over the rows kept them in memory, one add per dword.
+template <bool kStore, size_t... kRow>
+[[gnu::always_inline]] inline void MoveLane(uint32_t* const* rows, uint32_t* host_dwords, int l,
+                                            std::index_sequence<kRow...>) {
+  if constexpr (kStore) {
+    (__atomic_store_n(host_dwords + kRow, rows[kRow][l], __ATOMIC_RELAXED), ...);
+  } else {
+    ((rows[kRow][l] = __atomic_load_n(host_dwords + kRow, __ATOMIC_RELAXED)), ...);
+  }
+}
+
 bool Is64BitAtomic(uint16_t op) { return op >= global::kGlobalAtomicSwapB64 && op <= global::kGlobalAtomicDecU64; }
 
 }  // namespace
@@ -257,65 +270,55 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
       }
       return std::nullopt;
     };
-    // Whole dwords (b32..b128) at a naturally aligned global address in the page the view last translated, which
+    // Whole dwords (b32..b128) at a naturally aligned global address inside one page the view has translated, which
     // is what most lanes of a kernel's loads and stores are: the dwords move between the VGPRs and the page's host
     // view directly, as lane_access would move them (relaxed dword accesses, MemoryView::CopyRelaxed), in the same
-    // lane order. A lane in another page finds it through the view's other pages or translates it (faulting as
-    // lane_access would); every other lane (apertures, alignment modes, an access straddling two pages) goes through
-    // lane_access.
+    // lane order. A lane in a page not translated yet translates it (faulting as lane_access would: it reads through
+    // the same Host); every other lane (apertures, alignment modes, an access straddling two pages) goes through
+    // lane_access, so the lanes before a fault have moved their data and the ones after have not.
     // SH_MEM_CONFIG.ALIGNMENT_MODE leaves a dword-aligned address of a dword-multiple access as it is (Aligned),
     // except STRICT, which wants the access's natural alignment (a dword's for 12 bytes).
     const uint64_t misaligned =
         alignment_mode_ == regs::gc::SH_MEM_ALIGNMENT_MODE_STRICT && k.bytes != 12 ? k.bytes - 1 : 3;
     const Access access = k.store ? Access::kWrite : Access::kRead;
     // The lane loop with the access's width, direction and address form as constants (one loop per combination, so
-    // that a lane in the window costs its address, one compare and its dwords).
+    // that a lane in a translated page costs its address, a few compares and its dwords). What the loop reads is
+    // copied into locals first: a relaxed atomic access is a compiler barrier for memory the lambda reaches by
+    // reference, which would be reloaded every lane.
     auto lanes = [&](auto dwords, auto store, auto scalar_base) -> Flow {
       constexpr int kDwords = decltype(dwords)::value;
+      constexpr uint64_t kBytes = kDwords * 4;
       constexpr bool kStore = decltype(store)::value, kScalarBase = decltype(scalar_base)::value;
+      const uint32_t first_row = kStore ? inst.src[1] - operand::kVgpr0 : inst.vdst;
+      const uint32_t* const lo = vaddr;
+      const uint32_t* const hi = vaddr_hi;
+      const uint64_t base = sbase + static_cast<int64_t>(inst.offset);
+      const int64_t offset = inst.offset;
+      const uint64_t misaligned_bits = misaligned;
+      const bool flat = generic;
+      const MemoryView::PageSlot* const pages = memory_.Pages(access);
       uint32_t* rows[kDwords];
-      for (int i = 0; i < kDwords; ++i) rows[i] = wave.v((kStore ? inst.src[1] - operand::kVgpr0 : inst.vdst) + i);
-      // The window, copied so that the loop keeps it in registers (a relaxed atomic access is a compiler barrier,
-      // which would reload it every lane); taken again after every lane that went through lane_access. A window
-      // whose host view and base are not both dword aligned (never the case for pages) sends every lane there,
-      // so that a dword-aligned address always has a dword-aligned host address.
-      MemoryView::Window window;
-      auto take_window = [&] {
-        window = memory_.LastTranslated(access);
-        if (((reinterpret_cast<uintptr_t>(window.host) | window.base) & 3) != 0) window.length = 0;
-      };
-      take_window();
+      for (int i = 0; i < kDwords; ++i) rows[i] = wave.v(first_row + i);
       for (uint64_t m = exec; m != 0; m &= m - 1) {
         const int l = std::countr_zero(m);
-        const uint64_t where = (kScalarBase ? sbase + vaddr[l] : (vaddr[l] | uint64_t{vaddr_hi[l]} << 32)) +
-                               static_cast<int64_t>(inst.offset);
-        const bool plain = (where & misaligned) == 0 && (!generic || ApertureOf(where) == Aperture::kGlobal);
-        uint8_t* host = plain ? window.Find(where, kDwords * 4) : nullptr;
-        if (plain && host == nullptr) {
-          // Another page: the view's other translated pages, else a translation (lanes of a wave often read rows
-          // of a matrix, several pages apart). A fault is the one lane_access would report for this lane (it reads
-          // through the same Host); an access straddling two pages (null) is lane_access's.
-          host = memory_.FindTranslated(where, kDwords * 4, access);
+        const uint64_t where = kScalarBase ? base + lo[l] : (lo[l] | uint64_t{hi[l]} << 32) + offset;
+        uint8_t* host = nullptr;
+        if ((where & misaligned_bits) == 0 && where % MemoryView::kPage <= MemoryView::kPage - kBytes &&
+            (!flat || ApertureOf(where) == Aperture::kGlobal)) {
+          host = MemoryView::FindPage(pages, where);
           if (host == nullptr) {
-            absl::StatusOr<uint8_t*> found = memory_.Host(where, kDwords * 4, access);
+            // Not translated yet (or its slot holds another page): Host looks in the view's ways and translates;
+            // null when the page's translation is shorter than a page (lane_access reads it piecewise).
+            absl::StatusOr<uint8_t*> found = memory_.Host(where, kBytes, access);
             if (!found.ok()) return MemoryFault(wave, inst, found.status());
             host = *found;
           }
-          if (host != nullptr) take_window();
         }
         if (host != nullptr) {
-          uint32_t* host_dwords = reinterpret_cast<uint32_t*>(host);
-          for (int i = 0; i < kDwords; ++i) {
-            if (kStore) {
-              __atomic_store_n(host_dwords + i, rows[i][l], __ATOMIC_RELAXED);
-            } else {
-              rows[i][l] = __atomic_load_n(host_dwords + i, __ATOMIC_RELAXED);
-            }
-          }
+          MoveLane<kStore>(rows, reinterpret_cast<uint32_t*>(host), l, std::make_index_sequence<kDwords>());
           continue;
         }
         if (std::optional<Flow> flow = lane_access(l); flow.has_value()) return *flow;
-        take_window();
       }
       return Flow::kNext;
     };

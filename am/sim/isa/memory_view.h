@@ -28,25 +28,29 @@ class MemoryView {
       return offset < length && length - offset >= size ? host + offset : nullptr;
     }
   };
-  // The piece last used for `access` (Host changes it): a fast path's lanes look there first, and take Host (which
-  // looks in the others, translates, and faults) for an address outside it.
-  const Window& LastTranslated(Access access) const {
-    const Windows& w = access == Access::kRead ? read_ : write_;
-    return w.way[w.last];
+  // Whole pages translated during this dispatch, by page number, direct mapped: a wave-wide fast path finds a lane's
+  // page with one compare, however its lanes spread over pages (the lanes of one load in tinygrad's matmul read 8
+  // pages, interleaved), and takes Host only for a page not seen yet (or evicted by another page in its slot).
+  struct PageSlot {
+    uint64_t page = ~uint64_t{0};  // address / kPage; the default matches no address
+    uint8_t* host = nullptr;
+  };
+  static constexpr uint64_t kPage = 4096;
+  static constexpr int kPageSlots = 64;
+  const PageSlot* Pages(Access access) const { return access == Access::kRead ? read_pages_ : write_pages_; }
+  // The slot of the page holding `address`: the page number hashed (Fibonacci hashing, the top 6 bits of its
+  // product with 2^64 / phi), not its low bits, since buffers a power of two apart (vector_add's a, b and c, 4 MiB
+  // each) would share low bits and evict one another in every wave.
+  static int SlotOf(uint64_t address) {
+    static_assert(kPageSlots == 64);
+    return static_cast<int>(((address / kPage) * 0x9e3779b97f4a7c15ull) >> 58);
+  }
+  // The host view of the page holding `address` when `pages` (from Pages) has it, else null.
+  static uint8_t* FindPage(const PageSlot* pages, uint64_t address) {
+    const PageSlot& slot = pages[SlotOf(address)];
+    return slot.page == address / kPage ? slot.host + address % kPage : nullptr;
   }
 
-  // The host pointer to `size` bytes at `address` when a piece translated earlier holds them (it becomes the last
-  // one), else null: Host without the translation, cheap enough to try for every lane outside the last piece.
-  uint8_t* FindTranslated(uint64_t address, uint32_t size, Access access) {
-    Windows& w = access == Access::kRead ? read_ : write_;
-    for (int i = 0; i < kWays; ++i) {
-      if (uint8_t* host = w.way[i].Find(address, size); host != nullptr) {
-        w.last = i;
-        return host;
-      }
-    }
-    return nullptr;
-  }
   // A host pointer to `size` bytes at `address` when they lie in one translated piece; null (with OK) when they
   // straddle two, so that the caller takes Read/Write. A fault is the GMC's error.
   absl::StatusOr<uint8_t*> Host(uint64_t address, uint32_t size, Access access) {
@@ -59,8 +63,18 @@ class MemoryView {
       }
     }
     const uint64_t page = address & ~uint64_t{kPage - 1};
+    const uint64_t redirected = memory_.redirected_accesses();
     absl::StatusOr<std::span<uint8_t>> span = memory_.Map(client_, page, kPage, access);
     if (!span.ok()) return span.status();
+    // Only a whole page that translated without a fault is kept by page number: a fault redirected to the dummy page
+    // stays in the ways only, so that an access after its eviction faults again, as before (another client's
+    // redirection meanwhile skips it too: harmless, the next access translates again). The fast paths move dwords
+    // through the page's host view, which must be dword aligned for that (pages always are).
+    if (span->size() == kPage && memory_.redirected_accesses() == redirected &&
+        reinterpret_cast<uintptr_t>(span->data()) % 4 == 0) {
+      PageSlot* pages = access == Access::kRead ? read_pages_ : write_pages_;
+      pages[SlotOf(page)] = {page / kPage, span->data()};
+    }
     w.last = w.next;
     w.next = (w.next + 1) % kWays;
     w.way[w.last] = {page, span->size(), span->data()};
@@ -85,10 +99,12 @@ class MemoryView {
     return WriteMemory(memory_, client_, address, {static_cast<const uint8_t*>(in), size});
   }
   // Forget cached translations (a new dispatch may run under new page tables).
-  void Reset() { read_ = write_ = {}; }
+  void Reset() {
+    read_ = write_ = {};
+    for (int i = 0; i < kPageSlots; ++i) read_pages_[i] = write_pages_[i] = {};
+  }
 
  private:
-  static constexpr uint64_t kPage = 4096;
   // GPU memory is shared with other waves, other engines and the driver: an aligned dword (or word, byte) moves as
   // one relaxed atomic access, as a memory transaction does on the hardware, so that a kernel mixing plain loads
   // with another wave's atomics (an -O0 compare-and-swap loop) is a well-defined program for the host too.
@@ -122,6 +138,7 @@ class MemoryView {
   GpuMemory& memory_;
   MemoryClient client_;
   Windows read_, write_;
+  PageSlot read_pages_[kPageSlots], write_pages_[kPageSlots];
 };
 
 }  // namespace am::sim::isa
