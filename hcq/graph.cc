@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_format.h"
+#include "base/log.h"
 #include "base/status_macros.h"
 #include "hcq/device.h"
 #include "hcq/program.h"
@@ -11,6 +12,19 @@
 namespace hcq {
 
 Graph::~Graph() {
+  // The last run may still be reading the bound queues: in each segment the device's timeline signal (what
+  // Device::synchronize waits for) comes before the handover signal, so an engine still reads its indirect buffer
+  // after synchronize returned. Freeing the queues then let the SDMA model read freed host memory (a SIGSEGV of
+  // hcq_bench's graph replay under load, session 14). The handovers say the engines are done with them.
+  if (finalized_) {
+    if (absl::Status waited = Wait(); !waited.ok()) {
+      // The engines did not finish: their queues, signals and arguments stay allocated rather than freed under them.
+      BAREGPU_LOG(kError, "hcq: a graph destroyed while its last run did not finish (%s): its queues are leaked",
+                  waited.message());
+      for (Segment& s : segments_) (void)s.queue.release();
+      return;
+    }
+  }
   segments_.clear();
   for (Entry& e : entries_) {
     if (e.profile_start.valid()) e.device->FreeSignal(e.profile_start);
