@@ -514,7 +514,17 @@ inline constexpr uint64_t kAllLanes = N == 64 ? ~uint64_t{0} : (uint64_t{1} << N
 // whose result is a NaN are redone through FmaF32 for its NaN rule, so the copies agree bit for bit with each other
 // and with Valu. The loops run in blocks of 32 so that their trip count is a constant (GCC's -O2 cost model
 // vectorizes no loop that would need an epilogue); r is never a source row.
-#if defined(__x86_64__)
+// Not under ThreadSanitizer: the clones' ifunc resolver runs while the dynamic loader relocates, before the TSan
+// runtime is set up, and TSan's instrumentation of it crashed every program at start.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define BAREGPU_NO_IFUNC 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__)
+#define BAREGPU_NO_IFUNC 1
+#endif
+#if defined(__x86_64__) && !defined(BAREGPU_NO_IFUNC)
 [[gnu::target_clones("fma", "default")]]
 #endif
 void FmaLanes(const uint32_t* a, const uint32_t* b, const uint32_t* c, uint32_t* __restrict r, int n) {
