@@ -27,6 +27,12 @@
 namespace am::sim::isa {
 namespace {
 
+// Buffers and arguments take whole pages, as the driver's allocations and the GMC's 4 KiB mappings do: a smaller
+// placement in FlatMemory is a partial page, which the interpreter's per-dispatch page table cannot keep, so every
+// lane would take the general path (a harness effect, not what a device run sees).
+constexpr uint64_t kGpuPageBytes = 4096;
+uint64_t WholePages(uint64_t bytes) { return (bytes + kGpuPageBytes - 1) / kGpuPageBytes * kGpuPageBytes; }
+
 constexpr uint64_t kCode = 0x100000, kKernargs = 0x200000, kA = 0x1000000, kB = 0x2000000, kC = 0x3000000;
 
 // The corpus's vector_add over `n` elements, placed in a model's memory as the driver would place it.
@@ -54,13 +60,13 @@ struct VectorAdd {
     code_image.assign(code->image().begin(), code->image().end());
     entry_offset = (*kernel)->entry_offset;
     auto floats = [&](uint64_t address) {
-      std::span<uint8_t> b = memory.Place(address, uint64_t{n} * 4);
+      std::span<uint8_t> b = memory.Place(address, WholePages(uint64_t{n} * 4));
       return std::span<float>(reinterpret_cast<float*>(b.data()), n);
     };
     std::span<float> a = floats(kA), b = floats(kB);
     c = floats(kC);
     for (uint32_t i = 0; i < n; ++i) a[i] = static_cast<float>(i), b[i] = 0.5f * static_cast<float>(i);
-    std::span<uint8_t> args = memory.Place(kKernargs, 256);
+    std::span<uint8_t> args = memory.Place(kKernargs, WholePages(256));
     const uint64_t pointers[3] = {kA, kB, kC};
     std::memcpy(args.data(), pointers, sizeof(pointers));
     std::memcpy(args.data() + 24, &n, 4);
@@ -214,7 +220,7 @@ struct TinygradKernel {
     std::span<uint8_t> placed =
         memory.Place(kCode, (CodeBytesWithPrefetchGuard(image.size()) + kPage - 1) & ~(kPage - 1));
     std::memcpy(placed.data(), image.data(), image.size());
-    std::span<uint8_t> args = memory.Place(kKernargs, 256);
+    std::span<uint8_t> args = memory.Place(kKernargs, WholePages(256));
     uint64_t address = kA;
     for (size_t i = 0; i < buffers.size(); ++i) {
       data.push_back(memory.Place(address, buffers[i]));
