@@ -273,13 +273,13 @@ absl::Status Device::ResetChip(ResetMethod method) {
   // amdgpu_device_mode1_reset: the reset loses the PCI state, so it is saved first and put back after; bus
   // mastering is off while the chip resets, so nothing is moving memory when it goes down. pci_reset_function saves
   // and restores the same state around a function reset (pci_dev_save_and_disable, pci_dev_restore).
+  const char* const what = method == ResetMethod::kMode1 ? "mode1 reset" : "PCI reset";
   BAREGPU_ASSIGN_OR_RETURN(const uint16_t command, pci_->ReadConfig16(PCI_COMMAND));
   BAREGPU_RETURN_IF_ERROR(pci_->SetBusMaster(false));
   absl::Status reset = method == ResetMethod::kMode1 ? smu_->Mode1Reset() : pci_->ResetFunction();
   if (!reset.ok()) {
-    return absl::Status(reset.code(), absl::StrFormat("%s: %s failed: %s; %s", pci_->name(),
-                                                      method == ResetMethod::kMode1 ? "mode1 reset" : "PCI reset",
-                                                      reset.message(), ResetFix()));
+    return absl::Status(reset.code(),
+                        absl::StrFormat("%s: %s failed: %s; %s", pci_->name(), what, reset.message(), ResetFix()));
   }
   BAREGPU_RETURN_IF_ERROR(pci_->WriteConfig16(PCI_COMMAND, command));
   // The ASIC is out of reset once RCC_CONFIG_MEMSIZE no longer reads all ones (amdgpu_device_mode1_reset, through
@@ -289,9 +289,9 @@ absl::Status Device::ResetChip(ResetMethod method) {
   for (uint32_t memsize = io_->ReadDword(memsize_register); memsize == pci::Mmio::kUnclaimedRead;
        memsize = io_->ReadDword(memsize_register)) {
     if (absl::Now() > deadline) {
-      return absl::DeadlineExceededError(absl::StrFormat(
-          "the chip did not come out of the %s within %s: RCC_CONFIG_MEMSIZE still reads %#x",
-          method == ResetMethod::kMode1 ? "mode1 reset" : "PCI reset", absl::FormatDuration(Smu::kTimeout), memsize));
+      return absl::DeadlineExceededError(
+          absl::StrFormat("the chip did not come out of the %s within %s: RCC_CONFIG_MEMSIZE still reads %#x", what,
+                          absl::FormatDuration(Smu::kTimeout), memsize));
     }
   }
   // The reset took the sOS down with everything else: its sign of life is gone (psp_v13_0_is_sos_alive).

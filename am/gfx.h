@@ -36,9 +36,9 @@ class Gfx final : public IpBlock {
   static constexpr uint64_t kEopBytes = 2048;
   // amdgpu_doorbell.h: AMDGPU_NAVI10_DOORBELL_MEC_RING0 (a 64-bit doorbell index; dword index twice that).
   static constexpr uint32_t kDoorbell64 = 0x003;
-  // In the queue's pointer page: the rptr report at 0, the wptr poll location here.
-  // The write-pointer poll slot, a cache line (64 bytes) after the read pointer the engine reports: the engine writes
-  // one and the driver the other at every submit, and on one line each write took the line from the other's core.
+  // In the queue's pointer page: the rptr report at 0, the wptr poll location here: a cache line (64 bytes) after the
+  // rptr, since the engine writes one and the driver the other at every submit, and on one line each write took the
+  // line from the other's core.
   static constexpr uint64_t kWptrPollOffset = 64;
 
   // `firmware`: where the MEC firmware file is read from (its header gives the MEC's start address).

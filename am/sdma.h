@@ -29,9 +29,9 @@ class Sdma final : public IpBlock {
   // amdgpu_doorbell.h: AMDGPU_NAVI10_DOORBELL_sDMA_ENGINE0 (a 64-bit doorbell index; dword index twice that).
   static constexpr uint32_t kDoorbell64 = 0x100;
   static constexpr absl::Duration kTimeout = absl::Seconds(1);
-  // In the queue's pointer page: the rptr write-back at 0, the wptr shadow the engine polls here.
-  // The write-pointer poll slot, a cache line (64 bytes) after the read pointer the engine reports: the engine writes
-  // one and the driver the other at every submit, and on one line each write took the line from the other's core.
+  // In the queue's pointer page: the rptr write-back at 0, the wptr shadow the engine polls here: a cache line (64
+  // bytes) after the rptr, since the engine writes one and the driver the other at every submit, and on one line each
+  // write took the line from the other's core.
   static constexpr uint64_t kWptrPollOffset = 64;
 
   explicit Sdma(Device& device) : device_(device) {}

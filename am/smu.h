@@ -40,7 +40,7 @@ class Smu final : public IpBlock {
   // DPM levels (MHz) of a PPCLK_* clock.
   absl::StatusOr<std::vector<uint32_t>> DpmLevels(uint32_t clock);
   // PPSMC_MSG_Mode1Reset: the SMU answers, then the whole chip resets; returns after kMode1ResetWait. The caller
-  // turns bus mastering off before and restores the PCI state after (Device::Mode1Reset).
+  // turns bus mastering off before and restores the PCI state after (Device::ResetChip).
   absl::Status Mode1Reset();
   // Whether the SMU's firmware runs and takes messages: MP1_FIRMWARE_FLAGS.INTERRUPTS_ENABLED, as
   // smu_v13_0_check_fw_status reads it. Nothing is sent, so a silent SMU costs no timeout.

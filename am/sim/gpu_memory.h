@@ -40,7 +40,8 @@ class GpuMemory {
                                                  Access access) = 0;
   // How many faulting accesses so far (any client) were redirected to the dummy page and so succeeded with the dummy
   // page's bytes. A reader that sees it change across a read may have read the dummy page (the instruction fetcher
-  // stops decoding ahead there rather than walk zeros, issue 23); another client's fault only costs it that.
+  // stops decoding ahead there rather than walk what faulting writes left in it, issue 23); another client's fault only
+  // costs it that.
   virtual uint64_t redirected_accesses() const { return 0; }
 };
 

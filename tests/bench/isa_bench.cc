@@ -35,6 +35,34 @@ uint64_t WholePages(uint64_t bytes) { return (bytes + kGpuPageBytes - 1) / kGpuP
 
 constexpr uint64_t kCode = 0x100000, kKernargs = 0x200000, kA = 0x1000000, kB = 0x2000000, kC = 0x3000000;
 
+// The dispatch state the CP would give a wave32 kernel whose code is at kCode and whose arguments are at kKernargs,
+// as am::Gfx programs the queue (DEFAULT_SH_MEM_CONFIG; the benchmarks' kernels use no FLAT apertures).
+DispatchState KernelDispatch(const CodeObject::Kernel& kernel, std::array<uint32_t, 3> workgroup,
+                             std::array<uint32_t, 3> grid) {
+  // gfx11 compute allocates LDS in 512-byte granules (AMDGPUUsage, GRANULATED_LDS_SIZE).
+  constexpr uint32_t kLdsGranule = 512;
+  const KernelDescriptor& kd = kernel.descriptor;
+  DispatchState dispatch;
+  dispatch.program_address = kCode + kernel.entry_offset;
+  dispatch.pgm_rsrc1 = kd.compute_pgm_rsrc1;
+  // The CP fills LDS_SIZE from the dispatch's group segment size (the descriptor leaves it 0).
+  dispatch.pgm_rsrc2 = regs::gc::COMPUTE_PGM_RSRC2::FromRaw(kd.compute_pgm_rsrc2)
+                           .lds_size((kd.group_segment_fixed_size + kLdsGranule - 1) / kLdsGranule)
+                           .raw();
+  dispatch.pgm_rsrc3 = kd.compute_pgm_rsrc3;
+  dispatch.user_data[0] = static_cast<uint32_t>(kKernargs);
+  dispatch.user_data[1] = static_cast<uint32_t>(kKernargs >> 32);
+  dispatch.num_thread = workgroup;
+  dispatch.dimensions = grid;
+  dispatch.dispatch_initiator = regs::gc::COMPUTE_DISPATCH_INITIATOR{}.compute_shader_en(1).cs_w32_en(1).raw();
+  dispatch.memory = {Hub::kGc, 0, 0, "sq", false};
+  dispatch.sh_mem.config = regs::gc::SH_MEM_CONFIG{}
+                               .alignment_mode(regs::gc::SH_MEM_ALIGNMENT_MODE_UNALIGNED)
+                               .initial_inst_prefetch(kInstructionPrefetchLines)
+                               .raw();
+  return dispatch;
+}
+
 // The corpus's vector_add over `n` elements, placed in a model's memory as the driver would place it.
 struct VectorAdd {
   explicit VectorAdd(uint32_t n) : n(n) {}
@@ -71,21 +99,7 @@ struct VectorAdd {
     std::memcpy(args.data(), pointers, sizeof(pointers));
     std::memcpy(args.data() + 24, &n, 4);
 
-    dispatch.program_address = kCode + (*kernel)->entry_offset;
-    dispatch.pgm_rsrc1 = kd.compute_pgm_rsrc1;
-    dispatch.pgm_rsrc2 = kd.compute_pgm_rsrc2;
-    dispatch.pgm_rsrc3 = kd.compute_pgm_rsrc3;
-    dispatch.user_data[0] = static_cast<uint32_t>(kKernargs);
-    dispatch.user_data[1] = static_cast<uint32_t>(kKernargs >> 32);
-    dispatch.num_thread = {64, 1, 1};
-    dispatch.dimensions = {(n + 63) / 64, 1, 1};
-    dispatch.dispatch_initiator = regs::gc::COMPUTE_DISPATCH_INITIATOR{}.compute_shader_en(1).cs_w32_en(1).raw();
-    dispatch.memory = {Hub::kGc, 0, 0, "sq", false};
-    // SH_MEM_CONFIG as am::Gfx programs it (DEFAULT_SH_MEM_CONFIG); vector_add uses no FLAT apertures.
-    dispatch.sh_mem.config = regs::gc::SH_MEM_CONFIG{}
-                                 .alignment_mode(regs::gc::SH_MEM_ALIGNMENT_MODE_UNALIGNED)
-                                 .initial_inst_prefetch(kInstructionPrefetchLines)
-                                 .raw();
+    dispatch = KernelDispatch(**kernel, {64, 1, 1}, {(n + 63) / 64, 1, 1});
     return "";
   }
   bool Correct() const {
@@ -216,9 +230,7 @@ struct TinygradKernel {
     testing::FlatMemory& memory = fixture.memory();
     const std::vector<uint8_t> image = code->ImageAt(kCode);
     // Whole pages, as a driver maps code (the program fetch reads past the relocatable image's last section).
-    constexpr uint64_t kPage = 4096;
-    std::span<uint8_t> placed =
-        memory.Place(kCode, (CodeBytesWithPrefetchGuard(image.size()) + kPage - 1) & ~(kPage - 1));
+    std::span<uint8_t> placed = memory.Place(kCode, WholePages(CodeBytesWithPrefetchGuard(image.size())));
     std::memcpy(placed.data(), image.data(), image.size());
     std::span<uint8_t> args = memory.Place(kKernargs, WholePages(256));
     uint64_t address = kA;
@@ -227,30 +239,13 @@ struct TinygradKernel {
       std::memcpy(args.data() + 8 * i, &address, 8);
       address += (buffers[i] + 0xfffff) & ~uint64_t{0xfffff};
     }
-    dispatch.program_address = kCode + (*kernel)->entry_offset;
-    dispatch.pgm_rsrc1 = kd.compute_pgm_rsrc1;
-    // The CP fills LDS_SIZE from the dispatch's group segment size (the descriptor leaves it 0): 512-byte granules.
-    dispatch.pgm_rsrc2 = regs::gc::COMPUTE_PGM_RSRC2::FromRaw(kd.compute_pgm_rsrc2)
-                             .lds_size((kd.group_segment_fixed_size + kLdsGranule - 1) / kLdsGranule)
-                             .raw();
-    dispatch.pgm_rsrc3 = kd.compute_pgm_rsrc3;
-    dispatch.user_data[0] = static_cast<uint32_t>(kKernargs);
-    dispatch.user_data[1] = static_cast<uint32_t>(kKernargs >> 32);
-    dispatch.num_thread = workgroup;
-    dispatch.dimensions = grid;
-    dispatch.dispatch_initiator = regs::gc::COMPUTE_DISPATCH_INITIATOR{}.compute_shader_en(1).cs_w32_en(1).raw();
-    dispatch.memory = {Hub::kGc, 0, 0, "sq", false};
-    dispatch.sh_mem.config = regs::gc::SH_MEM_CONFIG{}
-                                 .alignment_mode(regs::gc::SH_MEM_ALIGNMENT_MODE_UNALIGNED)
-                                 .initial_inst_prefetch(kInstructionPrefetchLines)
-                                 .raw();
+    dispatch = KernelDispatch(**kernel, workgroup, grid);
     return "";
   }
   std::span<float> floats(int i) {
     return std::span<float>(reinterpret_cast<float*>(data[i].data()), data[i].size() / 4);
   }
 
-  static constexpr uint32_t kLdsGranule = 512;  // gfx11 compute (AMDGPUUsage, GRANULATED_LDS_SIZE)
   testing::ModelFixture fixture;
   DispatchState dispatch;
   std::vector<std::span<uint8_t>> data;
