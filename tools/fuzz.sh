@@ -14,21 +14,25 @@
 #                                    (tools/fuzz/code_object_fuzzer.cc); seeds: the gfx1100 corpus of build/
 #                                    (or of $BAREGPU_CORPUS_DIR, the directory holding the *.co files), linked
 #                                    (*.co) and relocatable (*.o, *.elf)
+#   tools/fuzz.sh nv_firmware build|seeds|run|smoke   the same for the NVIDIA firmware parsers (firmware/nv,
+#                                    tools/fuzz/nv_firmware_fuzzer.cc); seeds: every distinct nvfw_bin_hdr file of
+#                                    firmware-nvidia-graphics in the cache (tools/fetch_firmware.sh) and its two
+#                                    GSP-RM ELF images with .fwimage cut to 256 bytes (38 MB inputs would crawl)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${BAREGPU_FUZZ_DIR:-$root/build-fuzz}
 cxx=${CLANGXX:-clang++-19}
 target=firmware
-if [ "${1:-}" = code_object ]; then
-  target=code_object
+if [ "${1:-}" = code_object ] || [ "${1:-}" = nv_firmware ]; then
+  target=$1
   shift
 fi
 binary=$out/${target}_fuzzer
 seeds_dir=$out/seeds
 corpus_dir=$out/corpus
-if [ "$target" = code_object ]; then
-  seeds_dir=$out/code_object-seeds
-  corpus_dir=$out/code_object-corpus
+if [ "$target" != firmware ]; then
+  seeds_dir=$out/$target-seeds
+  corpus_dir=$out/$target-corpus
 fi
 
 have_toolchain() {
@@ -53,6 +57,10 @@ build() {
     sources=(tools/fuzz/code_object_fuzzer.cc am/code_object.cc am/implicit_arguments.cc base/msgpack.cc)
     headers=(am/code_object.h am/implicit_arguments.h base/*.h)
   fi
+  if [ "$target" = nv_firmware ]; then
+    sources=(tools/fuzz/nv_firmware_fuzzer.cc firmware/byte_reader.cc base/printable.cc firmware/nv/*.cc)
+    headers=(firmware/byte_reader.h firmware/store.h firmware/nv/*.h base/*.h)
+  fi
   # Rebuild only when a source is newer than the binary.
   if [ -x "$binary" ] && [ -z "$(find "${sources[@]}" "${headers[@]}" -newer "$binary" 2>/dev/null)" ]; then
     return 0
@@ -63,7 +71,57 @@ build() {
     absl_flat_hash_map) -o "$binary")
 }
 
+nv_seeds() {
+  mkdir -p "$seeds_dir"
+  rm -f "$seeds_dir"/*
+  local nvidia=${BAREGPU_FIRMWARE_CACHE:-$root/.cache/firmware}/debian/20250410-2~bpo12+1/nvidia
+  if [ ! -d "$nvidia" ]; then
+    echo "fuzz: $nvidia is absent (tools/fetch_firmware.sh); no NVIDIA seeds" >&2
+    return 0
+  fi
+  python3 - "$nvidia" "$seeds_dir" <<'PY'
+import hashlib, os, struct, sys
+src, dst = sys.argv[1], sys.argv[2]
+def shrink_elf(data, keep=256):
+    # Rewrites the ELF64 with every section's bytes, .fwimage cut to `keep`, packed back to back (unaligned, as in
+    # the real files) and the section table after them.
+    shoff, = struct.unpack_from("<Q", data, 40)
+    shnum, shstrndx = struct.unpack_from("<HH", data, 60)
+    headers = [bytearray(data[shoff + i * 64: shoff + (i + 1) * 64]) for i in range(shnum)]
+    names_off, = struct.unpack_from("<Q", headers[shstrndx], 24)
+    out = bytearray(data[:64])
+    for h in headers:
+        name = data[names_off + struct.unpack_from("<I", h, 0)[0]:].split(b"\0", 1)[0]
+        off, size = struct.unpack_from("<QQ", h, 24)
+        body = data[off:off + size][:keep] if name == b".fwimage" else data[off:off + size]
+        struct.pack_into("<QQ", h, 24, len(out) if size else 0, len(body))
+        out += body
+    struct.pack_into("<Q", out, 40, len(out))
+    for h in headers:
+        out += h
+    return bytes(out)
+seen = set()
+for top, _, files in os.walk(src):
+    for name in sorted(files):
+        data = open(os.path.join(top, name), "rb").read()
+        if data[:4] == b"\x7fELF":
+            data = shrink_elf(data)
+        elif data[:4] != struct.pack("<I", 0x10de):
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        if digest not in seen:
+            seen.add(digest)
+            rel = os.path.relpath(os.path.join(top, name), src).replace("/", "_")
+            open(os.path.join(dst, rel), "wb").write(data)
+PY
+  echo "fuzz: $(ls "$seeds_dir" | wc -l) seeds in $seeds_dir"
+}
+
 seeds() {
+  if [ "$target" = nv_firmware ]; then
+    nv_seeds
+    return 0
+  fi
   if [ "$target" = code_object ]; then
     mkdir -p "$seeds_dir"
     rm -f "$seeds_dir"/*

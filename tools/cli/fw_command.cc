@@ -1,4 +1,5 @@
 // baregpu fw: inspect firmware files (`fw info`) and list what a device needs and where it was found (`fw need`).
+#include <filesystem>
 #include <ostream>
 
 #include "absl/strings/str_cat.h"
@@ -8,6 +9,8 @@
 #include "base/sha256.h"
 #include "base/status_macros.h"
 #include "firmware/container.h"
+#include "firmware/nv/file_kind.h"
+#include "firmware/nv/requirements.h"
 #include "firmware/requirements.h"
 #include "firmware/store.h"
 #include "firmware/virtual_firmware.h"
@@ -87,6 +90,53 @@ void PrintContainer(std::ostream& out, const std::string& path, const firmware::
   for (const std::string& note : c.notes) out << "  note: " << note << "\n";
 }
 
+// NVIDIA files (firmware/nv): the structures' fields by their source names, byte ranges, and notes.
+Json NvFileJson(const firmware::nv::NvFileInfo& info, absl::string_view data) {
+  Json fields = Json::object();
+  for (const firmware::nv::NvField& f : info.fields) fields[f.name] = Hex(f.value);
+  Json regions = Json::array();
+  for (const firmware::nv::NvRegion& r : info.regions) {
+    regions.push_back({{"name", r.name},
+                       {"offset", Hex(r.offset)},
+                       {"size", r.size},
+                       {"sha256", base::Sha256::HexHash(data.substr(r.offset, r.size))}});
+  }
+  return Json{{"file", info.file},
+              {"vendor", "nvidia"},
+              {"kind", std::string(firmware::nv::NvFileKindName(info.kind))},
+              {"layout", info.layout},
+              {"parsed", info.parsed},
+              {"chip", info.chip.empty() ? Json(nullptr) : Json(info.chip)},
+              {"version", info.version.empty() ? Json(nullptr) : Json(info.version)},
+              {"fw_version", info.fw_version.empty() ? Json(nullptr) : Json(info.fw_version)},
+              {"file_size", info.file_size},
+              {"sha256", base::Sha256::HexHash(data)},
+              {"fields", fields},
+              {"regions", regions},
+              {"notes", info.notes}};
+}
+
+void PrintNvFile(std::ostream& out, const std::string& path, const firmware::nv::NvFileInfo& info,
+                 absl::string_view data) {
+  out << base::Printable(path) << "\n";
+  std::vector<std::string> what;
+  if (!info.chip.empty()) what.push_back(base::Printable(info.chip));
+  if (!info.version.empty()) what.push_back(base::Printable(info.version));
+  out << absl::StrFormat("  NVIDIA %s firmware%s, %s\n", firmware::nv::NvFileKindName(info.kind),
+                         what.empty() ? "" : " (" + absl::StrJoin(what, ", ") + ")", info.layout);
+  out << absl::StrFormat("  %d bytes, sha256 %s%s\n", info.file_size, base::Sha256::HexHash(data),
+                         info.fw_version.empty() ? "" : ", .fwversion " + base::Printable(info.fw_version));
+  for (const firmware::nv::NvField& f : info.fields) out << absl::StrFormat("  %-44s %#x\n", f.name, f.value);
+  if (!info.regions.empty()) {
+    out << absl::StrFormat("  %-24s %10s %10s %s\n", "region", "offset", "size", "sha256");
+    for (const firmware::nv::NvRegion& r : info.regions) {
+      out << absl::StrFormat("  %-24s %#10x %10d %s\n", base::Printable(r.name), r.offset, r.size,
+                             base::Sha256::HexHash(data.substr(r.offset, r.size)));
+    }
+  }
+  for (const std::string& note : info.notes) out << "  note: " << note << "\n";
+}
+
 absl::Status RunInfo(Invocation& inv) {
   if (inv.positional().size() < 2) return inv.UsageError("'baregpu fw info' needs at least one FILE");
   std::optional<firmware::FileRole> role;
@@ -100,6 +150,21 @@ absl::Status RunInfo(Invocation& inv) {
   for (size_t i = 1; i < inv.positional().size(); ++i) {
     const std::string& path = inv.positional()[i];
     absl::StatusOr<std::string> data = firmware::ReadFirmwareFile(path);
+    // An NVIDIA name (or an nvidia/ path) goes to firmware/nv unless --kind names an amdgpu kind.
+    if (std::optional<firmware::nv::NvFileKind> nv_kind =
+            data.ok() && !role ? firmware::nv::DetectNvFile(path, *data) : std::nullopt) {
+      absl::StatusOr<firmware::nv::NvFileInfo> info = firmware::nv::DescribeNvFile(path, *data, *nv_kind);
+      if (!info.ok()) {
+        failures.emplace_back(info.status().message());
+        if (inv.json()) files.push_back({{"file", path}, {"error", std::string(info.status().message())}});
+      } else if (inv.json()) {
+        files.push_back(NvFileJson(*info, *data));
+      } else {
+        if (i > 1) inv.out() << "\n";
+        PrintNvFile(inv.out(), path, *info, *data);
+      }
+      continue;
+    }
     absl::StatusOr<firmware::Container> parsed = !data.ok() ? absl::StatusOr<firmware::Container>(data.status())
                                                  : role     ? firmware::ParseContainer(path, *data, *role)
                                                             : firmware::ParseContainer(path, *data);
@@ -179,9 +244,119 @@ NeedResult Resolve(const firmware::Store& store, const firmware::DeviceFirmwareT
   return r;
 }
 
+// fw need for an NVIDIA chip: GSP-RM's four files (firmware/nv/requirements.h), each found, parsed and checked.
+struct NvNeedResult {
+  const firmware::nv::RequiredFile* required;
+  firmware::Location location;
+  std::string resolved;  // where a found path leads through links ("" when it is no link)
+  std::optional<firmware::nv::NvFileInfo> info;
+  absl::Status status;
+};
+
+NvNeedResult ResolveNv(const std::vector<std::string>& roots, const firmware::nv::ChipProfile& chip,
+                       const firmware::nv::RequiredFile& required) {
+  NvNeedResult r{&required, firmware::nv::Locate(roots, required.relative_path), "", std::nullopt, absl::OkStatus()};
+  if (!r.location.path) {
+    r.status = absl::NotFoundError(absl::StrCat(required.relative_path, " not found"));
+    return r;
+  }
+  // firmware-nvidia-graphics links chips that share a file (ad102's gsp-*.bin is ga102's); say where it leads.
+  std::error_code error;
+  const std::filesystem::path real = std::filesystem::canonical(*r.location.path, error);
+  const std::filesystem::path asked = std::filesystem::absolute(*r.location.path, error).lexically_normal();
+  if (!real.empty() && real != asked) r.resolved = real.string();
+  absl::StatusOr<std::string> data = firmware::ReadFirmwareFile(*r.location.path);
+  if (!data.ok()) {
+    r.status = data.status();
+    return r;
+  }
+  absl::StatusOr<firmware::nv::NvFileInfo> info = firmware::nv::DescribeNvFile(*r.location.path, *data, required.kind);
+  if (!info.ok()) {
+    r.status = info.status();
+    return r;
+  }
+  r.info = *std::move(info);
+  r.status = firmware::nv::CheckForChip(chip, required, *r.info);
+  return r;
+}
+
+absl::Status RunNeedNv(Invocation& inv, const std::string& device, const firmware::nv::ChipTarget& target) {
+  const firmware::nv::ChipProfile& chip = target.profile;
+  // No virtual NVIDIA firmware exists yet: a virtual chip is checked against the same roots as the real one.
+  const std::vector<std::string> roots = firmware::DefaultSearchRoots();
+  const std::vector<firmware::nv::RequiredFile> required = firmware::nv::RequiredFiles(chip);
+  std::vector<NvNeedResult> results;
+  int problems = 0;
+  for (const firmware::nv::RequiredFile& file : required) {
+    results.push_back(ResolveNv(roots, chip, file));
+    problems += results.back().status.ok() ? 0 : 1;
+  }
+  if (inv.json()) {
+    Json files = Json::array();
+    for (const NvNeedResult& r : results) {
+      files.push_back({{"name", r.required->name},
+                       {"path", r.required->relative_path},
+                       {"kind", std::string(firmware::nv::NvFileKindName(r.required->kind))},
+                       {"role", r.required->role},
+                       {"found", r.location.path ? Json(*r.location.path) : Json(nullptr)},
+                       {"resolved", r.resolved.empty() ? Json(nullptr) : Json(r.resolved)},
+                       {"layout", r.info ? Json(r.info->layout) : Json(nullptr)},
+                       {"fw_version", r.info && !r.info->fw_version.empty() ? Json(r.info->fw_version) : Json(nullptr)},
+                       {"notes", r.info ? Json(r.info->notes) : Json::array()},
+                       {"tried", r.location.tried},
+                       {"ok", r.status.ok()},
+                       {"error", r.status.ok() ? Json(nullptr) : Json(std::string(r.status.message()))}});
+    }
+    SetJsonSchema("baregpu.fw.need_nv/1");
+    PrintJson(inv.out(), Json{{"device", device},
+                              {"profile", chip.name},
+                              {"vendor", "nvidia"},
+                              {"virtual", target.is_virtual},
+                              {"gsp_rm_version", firmware::nv::kGspRmVersion},
+                              {"signature_section", chip.signature_section},
+                              {"search_path", roots},
+                              {"files", files}});
+  } else {
+    std::ostream& out = inv.out();
+    out << absl::StrFormat("Firmware for %s (%s: GSP-RM %s, signature section %s)\n", base::Printable(device),
+                           chip.description, firmware::nv::kGspRmVersion, chip.signature_section);
+    if (target.is_virtual) out << "the virtual " << chip.name << " has no firmware of its own yet: real files\n";
+    out << "search path: " << absl::StrJoin(roots, ":", [](std::string* to, const std::string& root) {
+      to->append(base::Printable(root));
+    }) << "\n\n";
+    for (const NvNeedResult& r : results) {
+      out << absl::StrFormat("  %-30s %s\n", r.required->relative_path, r.required->role);
+      if (r.location.path) {
+        out << "      found:    " << base::Printable(*r.location.path)
+            << (r.resolved.empty() ? "" : " -> " + base::Printable(r.resolved)) << (r.info ? ", " + r.info->layout : "")
+            << "\n";
+        if (r.info && !r.info->fw_version.empty()) {
+          out << "      .fwversion: " << base::Printable(r.info->fw_version) << "\n";
+        }
+        if (r.info) {
+          for (const std::string& note : r.info->notes) out << "      note:     " << note << "\n";
+        }
+        if (!r.status.ok()) out << "      PROBLEM:  " << r.status.message() << "\n";
+      } else {
+        out << "      MISSING; tried:\n";
+        for (const std::string& path : r.location.tried) out << "        " << base::Printable(path) << "\n";
+      }
+    }
+  }
+  if (problems == 0) return absl::OkStatus();
+  return absl::NotFoundError(
+      absl::StrFormat("%d of %d firmware files for %s are missing or unusable (see above); install Debian's "
+                      "firmware-nvidia-graphics (non-free-firmware) or set %s to a directory holding nvidia/",
+                      problems, results.size(), base::Printable(device), firmware::kFirmwarePathEnv));
+}
+
 absl::Status RunNeed(Invocation& inv) {
-  if (inv.positional().size() != 2) return inv.UsageError("'baregpu fw need' takes one DEVICE (navi31, sim:navi31)");
+  if (inv.positional().size() != 2)
+    return inv.UsageError("'baregpu fw need' takes one DEVICE (navi31, sim:navi31, ad102, ga102, sim:ad102)");
   const std::string& device = inv.positional()[1];
+  if (absl::StatusOr<firmware::nv::ChipTarget> nv = firmware::nv::ResolveChipName(device); nv.ok()) {
+    return RunNeedNv(inv, device, *nv);
+  }
   BAREGPU_ASSIGN_OR_RETURN(firmware::DeviceFirmwareTarget target, firmware::ResolveDeviceName(device));
   BAREGPU_ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> required, firmware::RequiredFiles(target.profile.ip));
   const firmware::Store store = firmware::StoreForDevice(target.is_virtual);
@@ -270,14 +445,19 @@ absl::Status RunFw(Invocation& inv) {
 BAREGPU_REGISTER_COMMAND(
     kFwRegistered,
     Command{"fw",
-            "inspect amdgpu firmware files and list the firmware a device needs",
+            "inspect amdgpu and NVIDIA firmware files and list the firmware a device needs",
             "baregpu fw info FILE... [--kind=KIND] [--json]\n       baregpu fw need DEVICE [--json]",
             "fw info parses amdgpu firmware containers (.bin, .bin.zst, .bin.xz): header version, IP and ucode\n"
             "versions, sizes, and every component with its offset, size, PSP firmware type and SHA-256. The kind\n"
             "(sos, ta, rlc, mec, ...) comes from the file name unless --kind gives it.\n"
-            "fw need lists the files a device needs (DEVICE: an ASIC profile such as navi31, or sim:navi31), where\n"
+            "NVIDIA files (nvidia/CHIP/..., or GSP-RM's booter_load-, booter_unload-, bootloader- and gsp-VERSION.bin\n"
+            "anywhere) show their nvfw_bin_hdr, nvfw_hs_header_v2, RM_RISCV_UCODE_DESC or ELF fields, byte ranges and\n"
+            "notes; NVIDIA files without a container header are classified by name.\n"
+            "fw need lists the files a device needs (DEVICE: an ASIC profile such as navi31, or sim:navi31; an NVIDIA\n"
+            "chip such as ad102, ga102, tu102, or sim:ad102), where\n"
             "each was found or every path tried. Search path: $BAREGPU_FIRMWARE_PATH (colon-separated), then\n"
-            "/lib/firmware/updates, /lib/firmware, each holding amdgpu/; virtual devices search their virtual\n"
+            "/lib/firmware/updates, /lib/firmware, each holding amdgpu/ or nvidia/; virtual AMD devices search their "
+            "virtual\n"
             "firmware first.",
             {{"json", false, "print a JSON document"},
              {"kind", true,
