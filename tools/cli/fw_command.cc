@@ -126,7 +126,7 @@ void PrintNvFile(std::ostream& out, const std::string& path, const firmware::nv:
                          what.empty() ? "" : " (" + absl::StrJoin(what, ", ") + ")", info.layout);
   out << absl::StrFormat("  %d bytes, sha256 %s%s\n", info.file_size, base::Sha256::HexHash(data),
                          info.fw_version.empty() ? "" : ", .fwversion " + base::Printable(info.fw_version));
-  for (const firmware::nv::NvField& f : info.fields) out << absl::StrFormat("  %-44s %#x\n", f.name, f.value);
+  for (const firmware::nv::NvField& f : info.fields) out << absl::StrFormat("  %-44s 0x%x\n", f.name, f.value);
   if (!info.regions.empty()) {
     out << absl::StrFormat("  %-24s %10s %10s %s\n", "region", "offset", "size", "sha256");
     for (const firmware::nv::NvRegion& r : info.regions) {
@@ -325,7 +325,7 @@ absl::Status RunNeedNv(Invocation& inv, const std::string& device, const firmwar
       to->append(base::Printable(root));
     }) << "\n\n";
     for (const NvNeedResult& r : results) {
-      out << absl::StrFormat("  %-30s %s\n", r.required->relative_path, r.required->role);
+      out << "  " << r.required->relative_path << "  (" << r.required->role << ")\n";
       if (r.location.path) {
         out << "      found:    " << base::Printable(*r.location.path)
             << (r.resolved.empty() ? "" : " -> " + base::Printable(r.resolved)) << (r.info ? ", " + r.info->layout : "")
@@ -357,7 +357,15 @@ absl::Status RunNeed(Invocation& inv) {
   if (absl::StatusOr<firmware::nv::ChipTarget> nv = firmware::nv::ResolveChipName(device); nv.ok()) {
     return RunNeedNv(inv, device, *nv);
   }
-  BAREGPU_ASSIGN_OR_RETURN(firmware::DeviceFirmwareTarget target, firmware::ResolveDeviceName(device));
+  absl::StatusOr<firmware::DeviceFirmwareTarget> resolved = firmware::ResolveDeviceName(device);
+  if (!resolved.ok()) {
+    std::vector<std::string> chips;
+    for (const firmware::nv::ChipProfile& chip : firmware::nv::ChipProfiles()) chips.push_back(chip.name);
+    return absl::Status(
+        resolved.status().code(),
+        absl::StrCat(resolved.status().message(), "; NVIDIA chips: ", absl::StrJoin(chips, ", "), ", sim:CHIP"));
+  }
+  const firmware::DeviceFirmwareTarget& target = *resolved;
   BAREGPU_ASSIGN_OR_RETURN(std::vector<firmware::RequiredFile> required, firmware::RequiredFiles(target.profile.ip));
   const firmware::Store store = firmware::StoreForDevice(target.is_virtual);
   const std::vector<std::string>& roots = store.roots();

@@ -1,5 +1,8 @@
 // `baregpu fw info` and `baregpu fw need` on Debian's NVIDIA firmware, as a user runs them.
+#include <stdlib.h>
+
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -14,6 +17,18 @@ namespace firmware::nv {
 namespace {
 
 using ::cli::testing::RunBaregpu;
+
+// A fresh directory of this test's own (mkdtemp), so parallel runs do not share files.
+std::string FreshDir() {
+  std::string pattern = ::testing::TempDir() + "/nv-fw-XXXXXX";
+  return mkdtemp(pattern.data()) != nullptr ? pattern : "";
+}
+
+bool Write(const std::string& path, const std::string& contents) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << contents;
+  return static_cast<bool>(out);
+}
 
 TEST(NvFwCommandTest, InfoShowsTheBootersHeadersAndQuirks) {
   REQUIRE_NVIDIA_FIRMWARE(root);
@@ -86,9 +101,9 @@ TEST(NvFwCommandTest, InfoReportsAMalformedBooter) {
   REQUIRE_NVIDIA_FIRMWARE(root);
   absl::StatusOr<std::string> data = base::ReadFile(root + "/nvidia/ad102/gsp/booter_load-535.113.01.bin");
   ASSERT_TRUE(data.ok());
-  const std::string path = ::testing::TempDir() + "/booter_load-535.113.01.bin";
+  const std::string path = FreshDir() + "/booter_load-535.113.01.bin";
   // Cut inside the payload: data_offset 0x378 + data_size 0xd700 no longer fits.
-  ASSERT_TRUE(base::WriteFile(path, data->substr(0, 0x1000)).ok());
+  ASSERT_TRUE(Write(path, data->substr(0, 0x1000)));
   auto r = RunBaregpu({"fw", "info", path});
   EXPECT_NE(r.exit_status, 0);
   EXPECT_TRUE(absl::StrContains(r.err,
@@ -136,9 +151,8 @@ TEST(NvFwCommandTest, NeedGa102AndVirtualAd102Json) {
 // A firmware root whose GA102 booter_unload is corrupt: that file is a PROBLEM, the rest found, exit non-zero.
 TEST(NvFwCommandTest, NeedNamesTheCorruptFile) {
   REQUIRE_NVIDIA_FIRMWARE(root);
-  const std::string fw = ::testing::TempDir() + "/nv-need-root";
+  const std::string fw = FreshDir();
   const std::string gsp = fw + "/nvidia/ga102/gsp";
-  std::filesystem::remove_all(fw);
   std::filesystem::create_directories(gsp);
   for (const char* name : {"gsp", "booter_load", "bootloader"}) {
     const std::string file = std::string(name) + "-535.113.01.bin";
@@ -150,7 +164,7 @@ TEST(NvFwCommandTest, NeedNamesTheCorruptFile) {
   bad[0x18 + 24] = 0x7f;  // nvfw_hs_header_v2.num_sig (the offset of the count) -> far past the end
   bad[0x18 + 25] = 0x7f;
   bad[0x18 + 26] = 0x7f;
-  ASSERT_TRUE(base::WriteFile(gsp + "/booter_unload-535.113.01.bin", bad).ok());
+  ASSERT_TRUE(Write(gsp + "/booter_unload-535.113.01.bin", bad));
   auto r = RunBaregpu({"fw", "need", "ga102"}, {"BAREGPU_FIRMWARE_PATH=" + fw});
   EXPECT_NE(r.exit_status, 0);
   EXPECT_TRUE(absl::StrContains(r.out, "PROBLEM:  ")) << r.out;
@@ -160,8 +174,7 @@ TEST(NvFwCommandTest, NeedNamesTheCorruptFile) {
 
 TEST(NvFwCommandTest, NeedListsWhereItLookedWhenMissing) {
   if (base::PathExists("/lib/firmware/nvidia/tu102")) GTEST_SKIP() << "this machine has /lib/firmware/nvidia/tu102";
-  const std::string empty = ::testing::TempDir() + "/nv-empty-root";
-  std::filesystem::create_directories(empty);
+  const std::string empty = FreshDir();
   auto r = RunBaregpu({"fw", "need", "tu102"}, {"BAREGPU_FIRMWARE_PATH=" + empty});
   EXPECT_NE(r.exit_status, 0);
   EXPECT_TRUE(absl::StrContains(r.out, "MISSING; tried:")) << r.out;
