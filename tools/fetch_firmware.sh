@@ -20,8 +20,8 @@ cache=${BAREGPU_FIRMWARE_CACHE:-$root/.cache/firmware}
 
 # PACKAGE VERSION SUITE DIR MARKER: DIR is the package's directory under lib/firmware, MARKER its completion marker.
 # firmware-amd-graphics 20250410 (bookworm-backports) has Navi31's whole gfx11 set; 20230210 (bookworm) is Debian 12's
-# own. firmware-nvidia-graphics 20250410 has GSP-RM 535.113.01 for TU10x, GA100, GA10x and AD10x (a 38 MB download,
-# 72 MB unpacked).
+# own. firmware-nvidia-graphics 20250410 has GSP-RM 535.113.01 for TU10x, GA100, GA10x and AD10x (a 39.5 MB
+# download, 64 MB unpacked: 242 files, 199 links).
 packages=(
   "firmware-amd-graphics 20250410-2~bpo12+1 bookworm-backports amdgpu .complete"
   "firmware-amd-graphics 20230210-5 bookworm amdgpu .complete"

@@ -198,7 +198,9 @@ absl::Status DescribeGsp(absl::string_view path, absl::string_view data, NvFileI
   info.fields.push_back({"Elf64_Ehdr.e_shnum", g.section_count});
   info.fields.push_back({"Elf64_Ehdr.e_shstrndx", g.string_table_index});
   for (const ElfSection& s : g.sections) {
-    if (!s.name.empty()) info.regions.push_back({s.name, s.offset, s.size});
+    // SHT_NOBITS sections occupy no file bytes: their sh_offset may point anywhere (the fuzzer found one past the
+    // end), so they are no region of the file.
+    if (!s.name.empty() && s.type != kShtNobits) info.regions.push_back({s.name, s.offset, s.size});
   }
   info.fw_version = g.fw_version;
   info.notes = g.notes;

@@ -461,12 +461,10 @@ BAREGPU_REGISTER_COMMAND(
             "NVIDIA files (nvidia/CHIP/..., or GSP-RM's booter_load-, booter_unload-, bootloader- and gsp-VERSION.bin\n"
             "anywhere) show their nvfw_bin_hdr, nvfw_hs_header_v2, RM_RISCV_UCODE_DESC or ELF fields, byte ranges and\n"
             "notes; NVIDIA files without a container header are classified by name.\n"
-            "fw need lists the files a device needs (DEVICE: an ASIC profile such as navi31, or sim:navi31; an NVIDIA\n"
-            "chip such as ad102, ga102, tu102, or sim:ad102), where\n"
-            "each was found or every path tried. Search path: $BAREGPU_FIRMWARE_PATH (colon-separated), then\n"
-            "/lib/firmware/updates, /lib/firmware, each holding amdgpu/ or nvidia/; virtual AMD devices search their "
-            "virtual\n"
-            "firmware first.",
+            "fw need lists the files a device needs (DEVICE: an ASIC profile such as navi31, or sim:navi31; an\n"
+            "NVIDIA chip such as ad102, ga102, tu102, or sim:ad102), where each was found or every path tried.\n"
+            "Search path: $BAREGPU_FIRMWARE_PATH (colon-separated), then /lib/firmware/updates, /lib/firmware,\n"
+            "each holding amdgpu/ or nvidia/; virtual AMD devices search their virtual firmware first.",
             {{"json", false, "print a JSON document"},
              {"kind", true,
               "firmware kind for fw info (sos, ta, toc, asd, cap, pfp, me, ce, mec, mec2, rlc, sdma,\n"

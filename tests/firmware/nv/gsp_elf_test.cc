@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "firmware/nv/file_kind.h"
 #include "gtest/gtest.h"
 #include "tests/firmware/nv/nv_firmware.h"
 
@@ -140,6 +141,24 @@ TEST(GspElfTest, MissingSignatures) {
   std::vector<Section> s = RealNames();
   s.resize(2);
   ExpectError(Elf(s), "no .fwsignature_* section");
+}
+
+// A SHT_NOBITS section has no file bytes, so its offset is not checked, and no byte range is reported for it (the
+// fuzzer's finding: DescribeNvFile listed one 4 GiB past the end, and fw info hashed it).
+TEST(GspElfTest, NobitsSectionIsNoRegion) {
+  std::vector<Section> s = RealNames();
+  s.push_back({".bss", "", 8});  // SHT_NOBITS
+  Bytes b = Elf(s);
+  b.U64(SectionHeader(b, 5) + 24, 0x100000000).U64(SectionHeader(b, 5) + 32, 0x1000);
+  absl::StatusOr<GspImage> g = ParseGspImage("gsp-1.bin", b.str());
+  ASSERT_TRUE(g.ok()) << g.status();
+  ASSERT_NE(g->Find(".bss"), nullptr);
+  absl::StatusOr<NvFileInfo> info = DescribeNvFile("gsp-1.bin", b.str(), NvFileKind::kGspRm);
+  ASSERT_TRUE(info.ok()) << info.status();
+  for (const NvRegion& r : info->regions) {
+    EXPECT_NE(r.name, ".bss");
+    EXPECT_LE(r.offset + r.size, b.size()) << r.name;
+  }
 }
 
 }  // namespace
