@@ -65,9 +65,13 @@ constexpr NamedKind kNames[] = {
 constexpr absl::string_view kCcgPrefix = "ccg_";
 constexpr absl::string_view kCyacdSuffix = ".cyacd";
 
+// The file's name without its directory and without the suffix of a compressed copy (the kernel's loader and
+// firmware::ReadFirmwareFile take NAME.zst and NAME.xz for NAME).
 absl::string_view BaseName(absl::string_view path) {
   const size_t slash = path.rfind('/');
-  return slash == absl::string_view::npos ? path : path.substr(slash + 1);
+  absl::string_view name = slash == absl::string_view::npos ? path : path.substr(slash + 1);
+  if (!absl::ConsumeSuffix(&name, ".zst")) absl::ConsumeSuffix(&name, ".xz");
+  return name;
 }
 
 bool UnderNvidiaDir(absl::string_view path) {

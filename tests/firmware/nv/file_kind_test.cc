@@ -16,6 +16,10 @@ TEST(NvFileKindTest, GspRmNamesAnywhere) {
   EXPECT_EQ(NvKindFromPath("booter_unload-535.113.01.bin"), NvFileKind::kBooterUnload);
   EXPECT_EQ(NvKindFromPath("x/bootloader-535.113.01.bin"), NvFileKind::kBootloader);
   EXPECT_EQ(NvKindFromPath("/lib/firmware/nvidia/ad102/gsp/gsp-535.113.01.bin"), NvFileKind::kGspRm);
+  // Compressed copies, as /lib/firmware may hold them.
+  EXPECT_EQ(NvKindFromPath("/lib/firmware/nvidia/ad102/gsp/gsp-535.113.01.bin.zst"), NvFileKind::kGspRm);
+  EXPECT_EQ(NvKindFromPath("/lib/firmware/nvidia/tu102/gr/fecs_inst.bin.xz"), NvFileKind::kFalconUcode);
+  EXPECT_EQ(VersionFromPath("/x/booter_load-535.113.01.bin.xz"), "535.113.01");
   // Without a version they are not GSP-RM's names.
   EXPECT_EQ(NvKindFromPath("gsp-.bin"), std::nullopt);
   // amdgpu names are not NVIDIA's.
