@@ -280,6 +280,26 @@ NvNeedResult ResolveNv(const std::vector<std::string>& roots, const firmware::nv
   return r;
 }
 
+// Version coherence across a chip's files: the version each found file's name says (through links: a link to
+// another release's file would show here) and what the GSP-RM image's .fwversion says. Empty when coherent.
+std::vector<std::string> VersionNotes(const std::vector<NvNeedResult>& results) {
+  std::vector<std::string> notes;
+  for (const NvNeedResult& r : results) {
+    if (!r.location.path) continue;
+    const std::string named = firmware::nv::VersionFromPath(r.resolved.empty() ? *r.location.path : r.resolved);
+    if (named != firmware::nv::kGspRmVersion) {
+      notes.push_back(absl::StrFormat("%s resolves to a file named for version '%s', not %s", r.required->name,
+                                      base::Printable(named), firmware::nv::kGspRmVersion));
+    }
+    if (r.info && r.required->kind == firmware::nv::NvFileKind::kGspRm &&
+        r.info->fw_version != firmware::nv::kGspRmVersion) {
+      notes.push_back(absl::StrFormat("%s's .fwversion says '%s', the file names %s", r.required->name,
+                                      base::Printable(r.info->fw_version), firmware::nv::kGspRmVersion));
+    }
+  }
+  return notes;
+}
+
 absl::Status RunNeedNv(Invocation& inv, const std::string& device, const firmware::nv::ChipTarget& target) {
   const firmware::nv::ChipProfile& chip = target.profile;
   // No virtual NVIDIA firmware exists yet: a virtual chip is checked against the same roots as the real one.
@@ -315,7 +335,8 @@ absl::Status RunNeedNv(Invocation& inv, const std::string& device, const firmwar
                               {"gsp_rm_version", firmware::nv::kGspRmVersion},
                               {"signature_section", chip.signature_section},
                               {"search_path", roots},
-                              {"files", files}});
+                              {"files", files},
+                              {"version_notes", VersionNotes(results)}});
   } else {
     std::ostream& out = inv.out();
     out << absl::StrFormat("Firmware for %s (%s: GSP-RM %s, signature section %s)\n", base::Printable(device),
@@ -342,6 +363,12 @@ absl::Status RunNeedNv(Invocation& inv, const std::string& device, const firmwar
         for (const std::string& path : r.location.tried) out << "        " << base::Printable(path) << "\n";
       }
     }
+    const std::vector<std::string> version_notes = VersionNotes(results);
+    if (version_notes.empty() && results.front().info) {
+      out << "\nversions: every file is named for " << firmware::nv::kGspRmVersion
+          << " and the GSP-RM image's .fwversion says so too\n";
+    }
+    for (const std::string& note : version_notes) out << "\nnote: " << note << "\n";
   }
   if (problems == 0) return absl::OkStatus();
   return absl::NotFoundError(

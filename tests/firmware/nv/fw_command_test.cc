@@ -127,6 +127,31 @@ TEST(NvFwCommandTest, NeedAd102FindsFourFilesAndTheSharedImage) {
   EXPECT_TRUE(absl::StrContains(r.out, "/nvidia/ga102/gsp/gsp-535.113.01.bin, ELF64")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, ".fwversion: 535.113.01")) << r.out;
   EXPECT_FALSE(absl::StrContains(r.out, "PROBLEM")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out,
+                                "versions: every file is named for 535.113.01 and the GSP-RM image's "
+                                ".fwversion says so too"))
+      << r.out;
+}
+
+// A chip's file that is a link to another release's file: found and parsed, and the versions' disagreement noted.
+TEST(NvFwCommandTest, NeedNotesALinkToAnotherRelease) {
+  REQUIRE_NVIDIA_FIRMWARE(root);
+  const std::string fw = FreshDir();
+  const std::string gsp = fw + "/nvidia/tu102/gsp";
+  std::filesystem::create_directories(gsp);
+  for (const char* name : {"gsp", "booter_load", "booter_unload"}) {
+    const std::string file = std::string(name) + "-535.113.01.bin";
+    std::filesystem::create_symlink(root + "/nvidia/tu102/gsp/" + file, gsp + "/" + file);
+  }
+  std::filesystem::copy_file(root + "/nvidia/tu102/gsp/bootloader-535.113.01.bin", fw + "/bootloader-570.144.bin");
+  std::filesystem::create_symlink("../../../bootloader-570.144.bin", gsp + "/bootloader-535.113.01.bin");
+  auto r = RunBaregpu({"fw", "need", "tu102", "--json"}, {"BAREGPU_FIRMWARE_PATH=" + fw});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  auto json = nlohmann::json::parse(r.out, nullptr, false);
+  ASSERT_FALSE(json.is_discarded()) << r.out;
+  ASSERT_EQ(json["version_notes"].size(), 1u) << r.out;
+  EXPECT_EQ(json["version_notes"][0],
+            "bootloader-535.113.01.bin resolves to a file named for version '570.144', not 535.113.01");
 }
 
 TEST(NvFwCommandTest, NeedGa102AndVirtualAd102Json) {
