@@ -66,7 +66,7 @@ for entry in "${missing[@]}"; do
   # Unpacked beside the version directory, then moved in: an interrupted run leaves no half directory behind the
   # marker, and another package's files in the version directory are left alone.
   tmp=$unpacked.$dir.tmp
-  rm -rf "$tmp" "${unpacked:?}/$dir" "$unpacked/$copyright" "$unpacked/$marker"
+  rm -rf "$tmp" "${unpacked:?}/$dir" "${unpacked:?}/$copyright" "${unpacked:?}/$marker"
   mkdir -p "$tmp" "$unpacked"
   dpkg-deb -x "$deb" "$tmp/root"
   mv "$tmp/root/lib/firmware/$dir" "$unpacked/$dir"

@@ -75,6 +75,14 @@ absl::StatusOr<Booter> ParseBooter(absl::string_view file, absl::string_view dat
     BAREGPU_ASSIGN_OR_RETURN(b.fuse_ver, r.U32(hs.meta_data_offset, "meta[0] (fuse version)"));
     BAREGPU_ASSIGN_OR_RETURN(b.engine_id, r.U32(hs.meta_data_offset + 4, "meta[1] (engine id)"));
     BAREGPU_ASSIGN_OR_RETURN(b.ucode_id, r.U32(hs.meta_data_offset + 8, "meta[2] (ucode id)"));
+    // A chip fused at version 1 or later takes signature fuse_ver - fls(fuse) (ga100_flcn_fw_signature): with more
+    // than num_sig it would index past the signatures. Shown, since a chip fused higher makes the index valid.
+    if (b.fuse_ver > b.num_sig) {
+      b.notes.push_back(absl::StrFormat(
+          "meta[0] (fuse version) %d exceeds the %d signature(s): a chip whose fuse register's highest set bit is "
+          "bit 0 would select signature %d, which the file lacks",
+          b.fuse_ver, b.num_sig, b.fuse_ver - 1));
+    }
   } else {
     b.notes.push_back("no meta data (nvfw_hs_header_v2.meta_data_size 0): no fuse version, engine or ucode id");
   }

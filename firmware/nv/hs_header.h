@@ -62,8 +62,10 @@ struct Booter {
   uint32_t patch_sig = 0;  // offset of signature 0 from sig_prod_offset
   uint32_t num_sig = 0;
   uint32_t sig_size = 0;  // sig_prod_size / num_sig
-  // meta[0..2] (ga102_gsp_booter_ctor): which fuse versions the signatures are for (a bit mask, one bit per
-  // signature, that ga100_flcn_fw_signature matches against the chip's fuse register), the engine and ucode ids.
+  // meta[0..2] (ga102_gsp_booter_ctor): the fuse version the signatures are for, the engine and ucode ids.
+  // ga100_flcn_fw_signature picks signature fuse_ver - fls(fuse register) (the register chosen by engine_id's bit
+  // and ucode_id), or the last one (num_sig - 1) on a chip whose fuse register reads 0. TU10x's booters
+  // (tu102_gsp_booter_ctor) do not read the meta data.
   uint32_t fuse_ver = 0;
   uint32_t engine_id = 0;
   uint32_t ucode_id = 0;

@@ -66,6 +66,15 @@ TEST(HsHeaderTest, FollowsTheIndirectFields) {
   EXPECT_TRUE(absl::StrContains(b->notes[0], "header_size 36 is 8 bytes more")) << b->notes[0];
 }
 
+// fuse_ver 3 with two signatures: a chip fused at 1 would take signature 2 (ga100_flcn_fw_signature); noted.
+TEST(HsHeaderTest, FuseVersionBeyondTheSignaturesIsANote) {
+  absl::StatusOr<Booter> b = Parse(Valid().U32(0x68, 3));
+  ASSERT_TRUE(b.ok()) << b.status();
+  bool noted = false;
+  for (const std::string& n : b->notes) noted |= absl::StrContains(n, "would select signature 2, which the file lacks");
+  EXPECT_TRUE(noted);
+}
+
 TEST(HsHeaderTest, HsHeaderPastTheEnd) {
   // header_offset leaves 20 of nvfw_hs_header_v2's 36 bytes in the file.
   ExpectError(Valid().U32(12, 0x300 - 20), "nvfw_hs_header_v2 (at nvfw_bin_hdr.header_offset, 36 bytes) spans");
