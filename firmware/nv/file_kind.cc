@@ -245,6 +245,14 @@ absl::string_view NvFileKindName(NvFileKind kind) {
   return "?";
 }
 
+std::optional<NvFileKind> NvFileKindFromName(absl::string_view name) {
+  for (NvFileKind kind : {NvFileKind::kBooterLoad, NvFileKind::kBooterUnload, NvFileKind::kBootloader,
+                          NvFileKind::kGspRm, NvFileKind::kBinContainer}) {
+    if (name == NvFileKindName(kind)) return kind;
+  }
+  return std::nullopt;
+}
+
 std::optional<NvFileKind> NvKindFromPath(absl::string_view path) {
   const absl::string_view name = BaseName(path);
   for (const GspName& g : kGspNames) {

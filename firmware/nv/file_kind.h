@@ -37,6 +37,9 @@ enum class NvFileKind {
 };
 
 absl::string_view NvFileKindName(NvFileKind kind);
+// The kinds `fw info --kind` may force, by NvFileKindName: those with a parser (booter_load, booter_unload,
+// bootloader, gsp, bin_container). nullopt for any other name.
+std::optional<NvFileKind> NvFileKindFromName(absl::string_view name);
 
 // The kind from the path alone: the GSP-RM names anywhere ("booter_load-535.113.01.bin"), the other names only
 // under an "nvidia/" directory. nullopt: not an NVIDIA name. kFalconUcode for names that may also be containers.

@@ -140,10 +140,14 @@ void PrintNvFile(std::ostream& out, const std::string& path, const firmware::nv:
 absl::Status RunInfo(Invocation& inv) {
   if (inv.positional().size() < 2) return inv.UsageError("'baregpu fw info' needs at least one FILE");
   std::optional<firmware::FileRole> role;
+  std::optional<firmware::nv::NvFileKind> nv_role;  // --kind naming an NVIDIA kind (booter_load, gsp, ...)
   if (auto kind = inv.value("kind")) {
-    absl::StatusOr<firmware::FileRole> parsed = firmware::RoleFromKindName(*kind);
-    if (!parsed.ok()) return inv.UsageError(parsed.status().message());
-    role = *parsed;
+    nv_role = firmware::nv::NvFileKindFromName(*kind);
+    if (!nv_role) {
+      absl::StatusOr<firmware::FileRole> parsed = firmware::RoleFromKindName(*kind);
+      if (!parsed.ok()) return inv.UsageError(parsed.status().message());
+      role = *parsed;
+    }
   }
   Json files = Json::array();
   std::vector<std::string> failures;
@@ -151,8 +155,9 @@ absl::Status RunInfo(Invocation& inv) {
     const std::string& path = inv.positional()[i];
     absl::StatusOr<std::string> data = firmware::ReadFirmwareFile(path);
     // An NVIDIA name (or an nvidia/ path) goes to firmware/nv unless --kind names an amdgpu kind.
-    if (std::optional<firmware::nv::NvFileKind> nv_kind =
-            data.ok() && !role ? firmware::nv::DetectNvFile(path, *data) : std::nullopt) {
+    if (std::optional<firmware::nv::NvFileKind> nv_kind = !data.ok() || role ? std::nullopt
+                                                          : nv_role          ? nv_role
+                                                                    : firmware::nv::DetectNvFile(path, *data)) {
       absl::StatusOr<firmware::nv::NvFileInfo> info = firmware::nv::DescribeNvFile(path, *data, *nv_kind);
       if (!info.ok()) {
         failures.emplace_back(info.status().message());
@@ -495,7 +500,8 @@ BAREGPU_REGISTER_COMMAND(
             {{"json", false, "print a JSON document"},
              {"kind", true,
               "firmware kind for fw info (sos, ta, toc, asd, cap, pfp, me, ce, mec, mec2, rlc, sdma,\n"
-              "                   sdma1.., smc, imu, mes, mes_kiq, mc, gpu_info)"}},
+              "                   sdma1.., smc, imu, mes, mes_kiq, mc, gpu_info; NVIDIA: booter_load,\n"
+              "                   booter_unload, bootloader, gsp, bin_container)"}},
             RunFw});
 
 }  // namespace

@@ -112,6 +112,19 @@ TEST(NvFwCommandTest, InfoReportsAMalformedBooter) {
       << r.err;
 }
 
+// A renamed booter is not recognised by its name; --kind says what it is.
+TEST(NvFwCommandTest, InfoKindForcesAnNvidiaParser) {
+  REQUIRE_NVIDIA_FIRMWARE(root);
+  const std::string path = FreshDir() + "/renamed.bin";
+  std::filesystem::copy_file(root + "/nvidia/ga102/gsp/booter_load-535.113.01.bin", path);
+  auto plain = RunBaregpu({"fw", "info", path});
+  EXPECT_NE(plain.exit_status, 0);
+  auto r = RunBaregpu({"fw", "info", "--kind=booter_load", path});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.out, "NVIDIA booter_load firmware, nvfw_bin_hdr + nvfw_hs_header_v2")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "*patch_loc                                   0x8410")) << r.out;
+}
+
 TEST(NvFwCommandTest, NeedAd102FindsFourFilesAndTheSharedImage) {
   REQUIRE_NVIDIA_FIRMWARE(root);
   auto r = RunBaregpu({"fw", "need", "ad102"}, {"BAREGPU_FIRMWARE_PATH=" + root});
