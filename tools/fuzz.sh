@@ -196,7 +196,7 @@ case "${1:-}" in
     "$binary" -seed=1 -runs=5000 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$out/" "$seeds_dir"
     ;;
   *)
-    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
