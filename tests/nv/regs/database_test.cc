@@ -44,8 +44,12 @@ TEST(NvDatabaseTest, DecodeSplitsFields) {
       saw_size = true;
       EXPECT_EQ(d.value, 6u);
     }
-    if (d.field.name == "IMEM") EXPECT_EQ(d.value, 1u);
-    if (d.field.name == "WRITE") EXPECT_EQ(d.value, 0u);
+    if (d.field.name == "IMEM") {
+      EXPECT_EQ(d.value, 1u);
+    }
+    if (d.field.name == "WRITE") {
+      EXPECT_EQ(d.value, 0u);
+    }
   }
   EXPECT_TRUE(saw_size);
 }
