@@ -1,10 +1,12 @@
-// baregpu regs: the AMD register database from the command line. `find` lists registers by part of their name,
-// `decode` splits a value into its fields; `baregpu regs DEVICE read|write|dump` reads and writes a device's.
+// baregpu regs: the AMD register database (and, with --chip, the NVIDIA one of nv/regs/database.h) from the command
+// line. `find` lists registers by part of their name, `decode` splits a value into its fields; `baregpu regs DEVICE
+// read|write|dump` reads and writes a device's (AMD only).
 #include <algorithm>
 #include <bit>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -221,15 +223,22 @@ absl::Status RunNvFind(Invocation& inv, nv::regs::Chip chip, const std::string& 
               Json{{"chip", std::string(nv::regs::ChipName(chip))}, {"pattern", pattern}, {"registers", list}});
     return absl::OkStatus();
   }
-  size_t width = 8;
-  for (const nv::regs::RegisterInfo& reg : found) width = std::max(width, reg.name().size());
-  inv.out() << absl::StrFormat("%-13s %-18s %-*s %s\n", "RELATIVE TO", "OFFSET", width, "REGISTER", "FIELDS");
+  std::vector<std::string> units, names;
+  size_t unit_width = 11, width = 8;
   for (size_t i = 0; i < found.size(); ++i) {
     std::string unit(nv::regs::UnitName(found[i].unit()));
     if (!at.empty() && !at[i].engine.empty()) unit = absl::StrCat(at[i].engine, " ", unit);
     std::string name(found[i].name());
     if (!at.empty() && found[i].is_array()) absl::StrAppend(&name, "(", at[i].index, ")");
-    inv.out() << absl::StrFormat("%-13s %-18s %-*s %d\n", unit, NvOffset(found[i]), width, name,
+    unit_width = std::max(unit_width, unit.size());
+    width = std::max(width, name.size());
+    units.push_back(std::move(unit));
+    names.push_back(std::move(name));
+  }
+  inv.out() << absl::StrFormat("%-*s %-18s %-*s %s\n", unit_width, "RELATIVE TO", "OFFSET", width, "REGISTER",
+                               "FIELDS");
+  for (size_t i = 0; i < found.size(); ++i) {
+    inv.out() << absl::StrFormat("%-*s %-18s %-*s %d\n", unit_width, units[i], NvOffset(found[i]), width, names[i],
                                  found[i].field_count());
   }
   return absl::OkStatus();
