@@ -11,6 +11,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "nv/regs/gsp_constants.h"
+
 namespace nv::gsp {
 
 // nvidia/arch/nvalloc/common/inc/gsp/gsp_fw_wpr_meta.h: the WPR metadata the booter reads (its address goes to
@@ -265,7 +267,7 @@ static_assert(sizeof(rpc_free_v03_00) == 16);
 struct rpc_run_cpu_sequencer_v17_00 {
   uint32_t bufferSizeDWord;
   uint32_t cmdIndex;
-  uint32_t regSaveArea[8];  // GSP_SEQ_BUF_REG_SAVE_SIZE (rmgspseq.h)
+  uint32_t regSaveArea[regs::gsp::GSP_SEQ_BUF_REG_SAVE_SIZE];
   uint32_t commandBuffer[];
 };
 static_assert(sizeof(rpc_run_cpu_sequencer_v17_00) == 40);

@@ -7,6 +7,7 @@
 #include "nv/regs/clc7b5_constants.h"
 #include "nv/regs/clc7c0_constants.h"
 #include "nv/regs/clc9c0_constants.h"
+#include "nv/regs/gsp_constants.h"
 #include "nv/regs/names.h"
 #include "nv/regs/qmd.h"
 #include "nv/regs/rpc_constants.h"
@@ -32,6 +33,21 @@ TEST(NvConstantsTest, RpcNumbers) {
   EXPECT_EQ(RpcName(103), "NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC");
   EXPECT_EQ(RpcName(0x1001), "NV_VGPU_MSG_EVENT_GSP_INIT_DONE");
   EXPECT_EQ(RpcName(0x7fffffff), "");
+}
+
+TEST(NvConstantsTest, GspBootConstants) {
+  // gsp_fw_wpr_meta.h: GSP_FW_WPR_META_MAGIC 0xdc3aae21371a60b3ULL, _REVISION 1, _VERIFIED 0xa0a0a0a0a0a0a0a0ULL.
+  EXPECT_EQ(gsp::GSP_FW_WPR_META_MAGIC, 0xdc3aae21371a60b3ull);
+  EXPECT_EQ(gsp::GSP_FW_WPR_META_REVISION, 1u);
+  EXPECT_EQ(gsp::GSP_FW_WPR_META_VERIFIED, 0xa0a0a0a0a0a0a0a0ull);
+  // libos_init_args.h: enum {LIBOS_MEMORY_REGION_NONE, _CONTIGUOUS, _RADIX3}; _LOC_SYSMEM is the second of its enum.
+  EXPECT_EQ(gsp::LIBOS_MEMORY_REGION_CONTIGUOUS, 1u);
+  EXPECT_EQ(gsp::LIBOS_MEMORY_REGION_LOC_SYSMEM, 1u);
+  // rpc_headers.h: NV_VGPU_MSG_SIGNATURE_VALID 0x43505256 ("VRPC"), NV_VGPU_MSG_HEADER_VERSION_MAJOR 31:24, _TOT 3.
+  EXPECT_EQ(gsp::NV_VGPU_MSG_SIGNATURE_VALID, 0x43505256u);
+  EXPECT_EQ(gsp::NV_VGPU_MSG_HEADER_VERSION_MAJOR.Place(gsp::NV_VGPU_MSG_HEADER_VERSION_MAJOR_TOT), 0x03000000u);
+  // rmgspseq.h: GSP_SEQ_BUF_REG_SAVE_SIZE (8).
+  EXPECT_EQ(gsp::GSP_SEQ_BUF_REG_SAVE_SIZE, 8u);
 }
 
 TEST(NvConstantsTest, StatusCodes) {

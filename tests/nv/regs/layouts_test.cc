@@ -34,10 +34,10 @@ void PrintTo(const Entry& entry, std::ostream* os) { *os << entry.c_type; }
 
 // A member as the header names it; a flexible array has size 0, as the probe records it.
 #define M(type, member) \
-  MemberCheck { #member, offsetof(gsp::type, member), sizeof(static_cast <gsp::type*>(nullptr)->member) }
+  MemberCheck { #member, offsetof(::nv::gsp::type, member), sizeof(static_cast <::nv::gsp::type*>(nullptr)->member) }
 #define FLEX(type, member) \
-  MemberCheck { #member, offsetof(gsp::type, member), 0 }
-#define S(type) #type, sizeof(gsp::type)
+  MemberCheck { #member, offsetof(::nv::gsp::type, member), 0 }
+#define S(type) #type, sizeof(::nv::gsp::type)
 
 const std::vector<Entry>& Entries() {
   static const auto* entries = new std::vector<Entry>{
@@ -221,9 +221,9 @@ TEST(NvLayoutsCoverageTest, EveryMeasuredStructureIsChecked) {
 // gsp_fw_wpr_meta.h: GSP_FW_WPR_META_MAGIC 0xdc3aae21371a60b3ULL sits in the first quadword; nouveau writes the
 // same value (r535.c). A fact read from the header text, independent of the probe.
 TEST(NvLayoutsFactsTest, WprMetaStartsWithItsMagic) {
-  EXPECT_EQ(offsetof(gsp::GspFwWprMeta, magic), 0u);
-  EXPECT_EQ(sizeof(gsp::GspFwWprMeta), 256u);
-  EXPECT_EQ(offsetof(gsp::GSP_MSG_QUEUE_ELEMENT, rpc), 48u);
+  EXPECT_EQ(offsetof(::nv::gsp::GspFwWprMeta, magic), 0u);
+  EXPECT_EQ(sizeof(::nv::gsp::GspFwWprMeta), 256u);
+  EXPECT_EQ(offsetof(::nv::gsp::GSP_MSG_QUEUE_ELEMENT, rpc), 48u);
 }
 
 }  // namespace
