@@ -167,6 +167,12 @@ std::string NvOffset(const nv::regs::RegisterInfo& reg) {
                          reg.count() ? absl::StrCat(reg.count()) : "?");
 }
 
+// The fields in docs/json.md's shared shape (name, mask, shift, and value where known), with hi and lo added.
+Json NvFieldJson(const nv::regs::FieldInfo& f) {
+  return Json{
+      {"name", std::string(f.name)}, {"mask", HexValue(f.mask(), 8)}, {"shift", f.lo}, {"hi", f.hi}, {"lo", f.lo}};
+}
+
 Json NvRegisterJson(const nv::regs::RegisterInfo& reg, bool with_fields) {
   Json json = {{"name", std::string(reg.name())},
                {"unit", std::string(nv::regs::UnitName(reg.unit()))},
@@ -177,9 +183,7 @@ Json NvRegisterJson(const nv::regs::RegisterInfo& reg, bool with_fields) {
                {"source", std::string(reg.source())}};
   if (with_fields) {
     Json fields = Json::array();
-    for (const nv::regs::FieldInfo& f : reg.fields()) {
-      fields.push_back({{"name", std::string(f.name)}, {"hi", f.hi}, {"lo", f.lo}});
-    }
+    for (const nv::regs::FieldInfo& f : reg.fields()) fields.push_back(NvFieldJson(f));
     json["fields"] = fields;
   }
   return json;
@@ -260,7 +264,9 @@ absl::Status RunNvDecode(Invocation& inv, nv::regs::Chip chip) {
     json["value"] = HexValue(value, 8);
     Json list = Json::array();
     for (const nv::regs::DecodedField& d : fields) {
-      list.push_back({{"name", std::string(d.field.name)}, {"hi", d.field.hi}, {"lo", d.field.lo}, {"value", d.value}});
+      Json field = NvFieldJson(d.field);
+      field["value"] = d.value;
+      list.push_back(field);
     }
     json["fields"] = list;
     json["bits_outside_fields"] = HexValue(stray, 8);

@@ -57,6 +57,7 @@ TEST(NvRegsCommandTest, DecodePrintsFields) {
       saw = true;
       EXPECT_EQ(f["value"], 0x19);
       EXPECT_EQ(f["hi"], 28);
+      EXPECT_EQ(f["mask"], "0x1f000000");
       EXPECT_EQ(f["lo"], 24);
     }
   }
