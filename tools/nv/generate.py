@@ -502,6 +502,11 @@ def emit_constants(out_name, sources, namespace, items, why):
     return "\n".join(out)
 
 
+# A number or an arithmetic expression; a bare identifier (an alias of another macro) is left out.
+NUMERIC = re.compile(r"^[\w()+*<>\-|&~ ]+$")
+IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
+
+
 def define_items(vendor, header, prelude=(), wanted=None):
     """Every define of a header (or those whose name matches `wanted`, with the members of its enumerations that
     do) as a constant: numbers, hi:lo fields, linear one-argument macros."""
@@ -529,8 +534,7 @@ def define_items(vendor, header, prelude=(), wanted=None):
             if params:
                 probe.add(name + ".lo1", "(0 ? %s(1))" % name)
             kinds.append((name, "bitsfn" if params else "bits"))
-        elif re.match(r"^[\w()+*<>\-|&~ ]+$", value) and not re.match(r"^[A-Za-z_]\w*$", value) or \
-                re.match(r"^\(?\s*(0x[0-9a-fA-F]+|\d+)[uUlL]*\s*\)?$", value):
+        elif NUMERIC.match(value) and not IDENTIFIER.match(value):
             if params:
                 probe.add(name + ".0", "%s(0)" % name)
                 probe.add(name + ".1", "%s(1)" % name)
