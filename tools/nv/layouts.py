@@ -8,9 +8,9 @@ types only, never a layout:
   core/core.h              (gsp_init_args.h includes it for RmPhysAddr): typedef NvU64 RmPhysAddr, as RM's
                            nvtypes-level definition; the subset has no core/
   nvctassert.h             (sdk-structures.h): ct_assert as _Static_assert
-and GSP_MSG_QUEUE_ELEMENT's definition is copied out of message_queue_priv.h (the rest of that header needs RM's
-memory descriptors);
-and two structures the subset lacks come from Linux 6.12's nouveau, which carries them for the same 535.113.01:
+GSP_MSG_QUEUE_ELEMENT's definition is copied out of message_queue_priv.h (the rest of that header needs RM's
+memory descriptors).
+Two structures the subset lacks come from Linux 6.12's nouveau, which carries them for the same 535.113.01:
   rpc_message_header_v     nouveau's struct nvfw_gsp_rpc (nvkm/subdev/gsp/r535.c); the vendored
                            message_queue_priv.h uses it without a definition (RM generates it)
   PACKED_REGISTRY_TABLE/ENTRY  nouveau's include/nvrm/535.113.01/nvidia/generated/g_os_nvoc.h
