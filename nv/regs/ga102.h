@@ -13,6 +13,11 @@
 
 namespace nv::regs::ga102 {
 
+// The engines' bases {falcon, falcon2/RISC-V, FBIF}: gsp: NV_PGSP, NV_FALCON2_GSP_BASE, NV_PGSP_FBIF_BASE; sec2: NV_PSEC, NV_FALCON2_SEC_BASE, NV_PSEC_FBIF_BASE; nvdec0: NV_PNVDEC(0), NV_FALCON2_NVDEC0_BASE, NV_PNVDEC_FBIF_BASE(0).
+inline constexpr EngineBases kGsp{0x110000, 0x111000, 0x110600};
+inline constexpr EngineBases kSec2{0x840000, 0x841000, 0x840600};
+inline constexpr EngineBases kNvdec0{0x848000, 0x849c00, 0x848600};
+
 // dev_boot.ref.txt
 struct NV_PMC_BOOT_0 : Register<NV_PMC_BOOT_0, Unit::kAbsolute, 0x0, 0x0, 1> {
   static constexpr char kName[] = "NV_PMC_BOOT_0";

@@ -31,6 +31,40 @@ enum class Unit : uint8_t {
   kVirtualFunction,  // NV_VIRTUAL_FUNCTION_*: the virtual function's window (no base in the vendored headers)
 };
 
+// The bases one engine's relative units resolve against (generated per chip as kGsp, kSec2, kNvdec0 in
+// nv/regs/<chip>.h, from the headers' NV_PGSP range, NV_FALCON2_GSP_BASE and NV_PGSP_FBIF_BASE and their SEC2 and
+// NVDEC counterparts).
+struct EngineBases {
+  uint32_t falcon;
+  uint32_t falcon2;  // also the RISC-V registers' base
+  uint32_t fbif;
+
+  // The base of `unit` in this engine; absolute registers have base 0. The virtual function window has no base in
+  // the vendored headers, so asking for it is a programming error.
+  constexpr uint32_t Base(Unit unit) const {
+    switch (unit) {
+      case Unit::kAbsolute:
+        return 0;
+      case Unit::kFalcon:
+        return falcon;
+      case Unit::kFalcon2:
+      case Unit::kRiscv:
+        return falcon2;
+      case Unit::kFbif:
+        return fbif;
+      case Unit::kVirtualFunction:
+        break;
+    }
+    assert(false && "no base for the virtual function window");
+    return 0;
+  }
+  // The BAR0 byte address of register R (element `index` of an array register) in this engine.
+  template <typename R>
+  constexpr uint32_t AddressOf(uint32_t index = 0) const {
+    return Base(R::kUnit) + R::address(index);
+  }
+};
+
 // `Derived` supplies kName and kFields (generated). kStride/kCount describe an array register NAME(i) at
 // kOffset + i * kStride (kCount 0: the header gives no __SIZE_1); plain registers have stride 0 and count 1.
 template <typename Derived, Unit kUnitOf, uint32_t kByteOffset, uint32_t kByteStride, uint32_t kElements>

@@ -40,6 +40,21 @@ TEST(RegisterTest, FalconRegistersAreRelativeToTheEngine) {
   EXPECT_EQ(NV_PRISCV_RISCV_CPUCTL::FromRaw(0x80).active_stat(), 1u);
 }
 
+TEST(RegisterTest, EngineBasesPlaceRelativeRegisters) {
+  // dev_gsp.h: NV_PGSP 0x113fff:0x110000, NV_PGSP_FBIF_BASE 0x110600; dev_riscv_pri.h: NV_FALCON2_GSP_BASE
+  // 0x00111000; dev_sec_pri.h: NV_PSEC 0x843fff:0x840000; dev_falcon_second_pri.h: NV_FALCON2_SEC_BASE 0x00841000.
+  EXPECT_EQ(kGsp.falcon, 0x110000u);
+  EXPECT_EQ(kGsp.fbif, 0x110600u);
+  EXPECT_EQ(kGsp.AddressOf<NV_PFALCON_FALCON_CPUCTL>(), 0x110100u);
+  EXPECT_EQ(kGsp.AddressOf<NV_PRISCV_RISCV_CPUCTL>(), 0x111388u);
+  EXPECT_EQ(kSec2.AddressOf<NV_PFALCON_FALCON_MAILBOX0>(), 0x840040u);
+  EXPECT_EQ(kSec2.AddressOf<NV_PFALCON2_FALCON_MOD_SEL>(), 0x841180u);
+  // dev_fbif_v4.h: NV_PFALCON_FBIF_TRANSCFG(i) (0x00000000+(i)*4).
+  EXPECT_EQ(kGsp.AddressOf<NV_PFALCON_FBIF_TRANSCFG>(2), 0x110608u);
+  // Absolute registers keep their offset: the GSP's own view of its falcon's mailbox is the same address.
+  EXPECT_EQ(kGsp.AddressOf<NV_PGSP_FALCON_MAILBOX0>(), kGsp.AddressOf<NV_PFALCON_FALCON_MAILBOX0>());
+}
+
 TEST(RegisterTest, ArrayRegistersAndFields) {
   // dev_gsp.h: NV_PGSP_MAILBOX(i) (0x110804+(i)*4), __SIZE_1 4; NV_PGSP_QUEUE_HEAD(i) (0x110c00+(i)*8), 8.
   EXPECT_EQ(NV_PGSP_MAILBOX::address(0), 0x110804u);
