@@ -197,8 +197,67 @@ struct RM_RISCV_UCODE_DESC {
 };
 static_assert(sizeof(RM_RISCV_UCODE_DESC) == 84);
 
-// nvidia/generated/g_rpc-structures.h: NV_VGPU_MSG_FUNCTION_GSP_SET_SYSTEM_INFO's parameters (GspSystemInfo
-// follows in the message; its layout is not modelled, see NOTES).
+// nvidia/inc/kernel/gpu/gsp/gsp_static_config.h: SR-IOV virtual functions, part of GspSystemInfo.
+struct GSP_VF_INFO {
+  uint32_t totalVFs;
+  uint32_t firstVFOffset;
+  uint64_t FirstVFBar0Address;
+  uint64_t FirstVFBar1Address;
+  uint64_t FirstVFBar2Address;
+  uint8_t b64bitBar0;  // NvBool
+  uint8_t b64bitBar1;
+  uint8_t b64bitBar2;
+};
+static_assert(sizeof(GSP_VF_INFO) == 40);
+
+// Linux 6.12 nouveau, include/nvrm/535.113.01/nvidia/generated/g_chipset_nvoc.h (the vendored subset has no
+// chipset.h): a PCI function's ids, part of GspSystemInfo.
+struct BUSINFO {
+  uint16_t deviceID;
+  uint16_t vendorID;
+  uint16_t subdeviceID;
+  uint16_t subvendorID;
+  uint8_t revisionID;
+};
+static_assert(sizeof(BUSINFO) == 10);
+
+// nvidia/inc/kernel/gpu/gsp/gsp_static_config.h: what the host tells GSP-RM about the system
+// (NV_VGPU_MSG_FUNCTION_GSP_SET_SYSTEM_INFO's payload). acpiMethodData (ACPI_METHOD_DATA, nouveau's copy of
+// gpu_acpi_data.h: the _DOD/JT/MUX/caps results) is kept as bytes: a host without those ACPI methods sends it zeroed
+// (bValid 0); its size and alignment are the probe's.
+struct GspSystemInfo {
+  uint64_t gpuPhysAddr;      // BAR0
+  uint64_t gpuPhysFbAddr;    // BAR1
+  uint64_t gpuPhysInstAddr;  // BAR2/3
+  uint64_t nvDomainBusDeviceFunc;
+  uint64_t simAccessBufPhysAddr;
+  uint64_t pcieAtomicsOpMask;
+  uint64_t consoleMemSize;
+  uint64_t maxUserVa;
+  uint32_t pciConfigMirrorBase;
+  uint32_t pciConfigMirrorSize;
+  uint8_t oorArch;
+  uint64_t clPdbProperties;
+  uint32_t Chipset;
+  uint8_t bGpuBehindBridge;  // NvBool, as every b* member
+  uint8_t bMnocAvailable;
+  uint8_t bUpstreamL0sUnsupported;
+  uint8_t bUpstreamL1Unsupported;
+  uint8_t bUpstreamL1PorSupported;
+  uint8_t bUpstreamL1PorMobileOnly;
+  uint8_t upstreamAddressValid;
+  BUSINFO FHBBusInfo;
+  BUSINFO chipsetIDInfo;
+  alignas(4) uint8_t acpiMethodData[484];
+  uint32_t hypervisorType;
+  uint8_t bIsPassthru;
+  uint64_t sysTimerOffsetNs;
+  GSP_VF_INFO gspVFInfo;
+};
+static_assert(sizeof(GspSystemInfo) == 664);
+
+// nvidia/generated/g_rpc-structures.h: NV_VGPU_MSG_FUNCTION_GSP_SET_SYSTEM_INFO's parameters (the GspSystemInfo
+// follows in the message).
 struct rpc_gsp_set_system_info_v17_00 {
   uint32_t data;
 };

@@ -14,8 +14,10 @@ Two structures the subset lacks come from Linux 6.12's nouveau, which carries th
   rpc_message_header_v     nouveau's struct nvfw_gsp_rpc (nvkm/subdev/gsp/r535.c); the vendored
                            message_queue_priv.h uses it without a definition (RM generates it)
   PACKED_REGISTRY_TABLE/ENTRY  nouveau's include/nvrm/535.113.01/nvidia/generated/g_os_nvoc.h
-GspStaticConfigInfo and GspSystemInfo (gsp_static_config.h) are not measured: the header needs gpu/gpu.h,
-gpu_acpi_data.h and chipset.h, which the subset lacks and nouveau's trimmed copies do not replace cleanly.
+GspSystemInfo and GSP_VF_INFO are copied out of gsp_static_config.h, which does not compile here (it needs
+gpu/gpu.h, gpu_acpi_data.h, chipset.h); the BUSINFO and ACPI_METHOD_DATA types they use come from nouveau's copies
+(g_chipset_nvoc.h, gpu_acpi_data.h, their #includes dropped, the vendored ctrl0073system.h in their place).
+GspStaticConfigInfo is not measured: it needs far more of the RM tree than the subset has.
 """
 
 import os
@@ -51,8 +53,15 @@ LAYOUTS = [
     ("rpc_rc_triggered_v17_02", "nvidia/generated/g_rpc-structures.h"),
     ("rpc_os_error_log_v17_00", "nvidia/generated/g_rpc-structures.h"),
     ("GSP_SEQUENCER_BUFFER_CMD", "nvidia/arch/nvalloc/common/inc/rmgspseq.h"),
+    ("GspSystemInfo", "nvidia/inc/kernel/gpu/gsp/gsp_static_config.h"),
+    ("GSP_VF_INFO", "nvidia/inc/kernel/gpu/gsp/gsp_static_config.h"),
 ]
+STATIC_CONFIG = "nvidia/inc/kernel/gpu/gsp/gsp_static_config.h"
 # From nouveau (see the module comment): (C type, path under drivers/gpu/drm/nouveau).
+# Types GspSystemInfo needs that the vendored subset lacks, from nouveau's copies of 535.113.01 headers (their
+# #include lines dropped; the vendored ctrl0073system.h gives what gpu_acpi_data.h needs).
+NOUVEAU_TYPES = ["include/nvrm/535.113.01/nvidia/generated/g_chipset_nvoc.h",
+                 "include/nvrm/535.113.01/nvidia/inc/kernel/gpu/gpu_acpi_data.h"]
 NOUVEAU_LAYOUTS = [
     ("rpc_message_header_v", "nvkm/subdev/gsp/r535.c", "nvfw_gsp_rpc"),
     ("PACKED_REGISTRY_ENTRY", "include/nvrm/535.113.01/nvidia/generated/g_os_nvoc.h", None),
@@ -76,6 +85,11 @@ def queue_element(text):
     return re.search(r"typedef struct GSP_MSG_QUEUE_ELEMENT\s*\{.*?\}\s*GSP_MSG_QUEUE_ELEMENT;", text, re.S).group(0)
 
 
+def typedef(text, name):
+    """The `typedef struct NAME {...} NAME;` definition alone, from a header that does not compile on its own."""
+    return re.search(r"typedef struct %s\s*\{.*?\}\s*%s;" % (name, name), text, re.S).group(0)
+
+
 def strip_guard(text):
     """g_os_nvoc.h's structures without its include lines (nouveau's paths), for pasting into the probe."""
     return re.sub(r"^\s*#\s*include[^\n]*$", "", text, flags=re.M)
@@ -91,7 +105,7 @@ def nouveau_definition(text, c_name, typedef):
 
 def nouveau_paths():
     """The nouveau files the probe needs, as paths inside Debian's linux-source-6.12 tarball."""
-    return [NOUVEAU + p for _, p, _ in NOUVEAU_LAYOUTS]
+    return [NOUVEAU + p for _, p, _ in NOUVEAU_LAYOUTS] + [NOUVEAU + p for p in NOUVEAU_TYPES]
 
 
 def generate(vendor, nouveau, generator, fail):
@@ -101,12 +115,15 @@ def generate(vendor, nouveau, generator, fail):
 
     root = os.path.join(vendor, OGKM)
     r535 = nouveau[NOUVEAU + "nvkm/subdev/gsp/r535.c"]
+    static_config = open(os.path.join(root, STATIC_CONFIG)).read()
     lines = ["#include <stdio.h>", "#include <stddef.h>", '#include "nvtypes.h"', "#define RPC_STRUCTURES",
              '#include "vgpu/rpc_headers.h"', '#include "g_rpc-structures.h"', '#include "gsp/gsp_fw_wpr_meta.h"',
              '#include "libos_init_args.h"', '#include "gpu/gsp/gsp_init_args.h"', '#include "msgq/msgq_priv.h"',
              '#include "rmRiscvUcode.h"', '#include "rmgspseq.h"',
              nouveau_definition(r535, "nvfw_gsp_rpc", "rpc_message_header_v"),
              queue_element(open(os.path.join(root, "nvidia/inc/kernel/gpu/gsp/message_queue_priv.h")).read()),
+             '#include "ctrl/ctrl0073/ctrl0073system.h"'] + [strip_guard(nouveau[NOUVEAU + p]) for p in NOUVEAU_TYPES] + [
+             typedef(static_config, "GSP_VF_INFO"), typedef(static_config, "GspSystemInfo"),
              "#define __counted_by(x)",
              strip_guard(nouveau[NOUVEAU + "include/nvrm/535.113.01/nvidia/generated/g_os_nvoc.h"]),
              "int main(void) {"]
