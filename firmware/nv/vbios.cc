@@ -101,8 +101,8 @@ absl::StatusOr<RomImage> ParseImage(const Reader& r, uint64_t rom_offset, uint64
   }
   const uint16_t pcir_pointer = r.Le16(offset + kRomPcirPointerOffset);
   if (pcir_pointer == 0) {
-    return r.Error(absl::StrFormat("%s: the PCI data structure pointer (ROM header 0x18) is 0; the ROM is corrupt",
-                                   where));
+    return r.Error(
+        absl::StrFormat("%s: the PCI data structure pointer (ROM header 0x18) is 0; the ROM is corrupt", where));
   }
   image.pcir_offset = offset + pcir_pointer;
   if (!r.Inside(image.pcir_offset, kPcirMinSize)) {
@@ -140,9 +140,10 @@ absl::StatusOr<RomImage> ParseImage(const Reader& r, uint64_t rom_offset, uint64
     const uint64_t npde = rom_offset + (relative + kNpdeAlignment - 1) / kNpdeAlignment * kNpdeAlignment;
     if (r.Inside(npde, 4) && r.Le32(npde) == kNpdeSignature) {
       if (!r.Inside(npde, kNpdeMinSize)) {
-        return r.Error(absl::StrFormat("%s: its NPDE at 0x%x (0x%x bytes) lies past the end of the image (0x%x "
-                                       "bytes); %s",
-                                       where, npde, kNpdeMinSize, r.size(), kTruncatedFix));
+        return r.Error(
+            absl::StrFormat("%s: its NPDE at 0x%x (0x%x bytes) lies past the end of the image (0x%x "
+                            "bytes); %s",
+                            where, npde, kNpdeMinSize, r.size(), kTruncatedFix));
       }
       NpdeInfo info;
       info.offset = npde;
@@ -164,14 +165,16 @@ absl::StatusOr<RomImage> ParseImage(const Reader& r, uint64_t rom_offset, uint64
         where, length_field));
   }
   if (!r.Inside(offset, image.size)) {
-    return r.Error(absl::StrFormat("%s: its %s says 0x%x bytes, running to 0x%x past the end of the image (0x%x "
-                                   "bytes); %s",
-                                   where, length_field, image.size, offset + image.size, r.size(), kTruncatedFix));
+    return r.Error(
+        absl::StrFormat("%s: its %s says 0x%x bytes, running to 0x%x past the end of the image (0x%x "
+                        "bytes); %s",
+                        where, length_field, image.size, offset + image.size, r.size(), kTruncatedFix));
   }
   if (image.pcir_offset + kPcirMinSize > offset + image.size) {
-    return r.Error(absl::StrFormat("%s: its PCI data structure at 0x%x lies outside the image's 0x%x bytes; the "
-                                   "pointer at ROM header 0x18 or the image length is corrupt",
-                                   where, image.pcir_offset, image.size));
+    return r.Error(
+        absl::StrFormat("%s: its PCI data structure at 0x%x lies outside the image's 0x%x bytes; the "
+                        "pointer at ROM header 0x18 or the image length is corrupt",
+                        where, image.pcir_offset, image.size));
   }
   if (image.code_type == static_cast<uint8_t>(CodeType::kPcAt)) {
     uint8_t sum = 0;
@@ -270,8 +273,9 @@ namespace {
 
 absl::Status ParseBit(const Reader& r, Vbios& v) {
   // base.c: the BIT is found by searching for its ID and signature ("\xff\xb8" "BIT").
-  static constexpr char kNeedle[] = "\xff\xb8"
-                                    "BIT";
+  static constexpr char kNeedle[] =
+      "\xff\xb8"
+      "BIT";
   const absl::string_view rom = r.data().substr(v.rom_offset);
   const size_t found = rom.find(absl::string_view(kNeedle, sizeof(kNeedle) - 1));
   if (found == absl::string_view::npos) {
@@ -303,13 +307,13 @@ absl::Status ParseBit(const Reader& r, Vbios& v) {
                                       h.offset - v.rom_offset, kTinygradBitOffset));
   }
   if (h.header_size != kBitHeaderSize) {
-    v.notes.push_back(absl::StrFormat("BIT header size %d: nouveau's bit.c reads the first token at +12 regardless",
-                                      h.header_size));
+    v.notes.push_back(
+        absl::StrFormat("BIT header size %d: nouveau's bit.c reads the first token at +12 regardless", h.header_size));
   }
   const uint64_t first = h.offset + h.header_size;
-  BAREGPU_RETURN_IF_ERROR(r.Check(first, uint64_t{h.token_count} * h.token_size,
-                                  absl::StrFormat("BIT token table (%d tokens of %d bytes)", h.token_count,
-                                                  h.token_size)));
+  BAREGPU_RETURN_IF_ERROR(
+      r.Check(first, uint64_t{h.token_count} * h.token_size,
+              absl::StrFormat("BIT token table (%d tokens of %d bytes)", h.token_count, h.token_size)));
   for (int i = 0; i < h.token_count; ++i) {
     BitToken t;
     t.offset = first + uint64_t{static_cast<uint32_t>(i)} * h.token_size;
@@ -365,8 +369,8 @@ absl::Status ParseUcodeTable(const Reader& r, Vbios& v) {
         table.pointer, v.image0_size, v.extension_offset ? "" : ", no 0xe0 image"));
   }
   table.offset = v.Resolve(table.pointer);
-  const std::string where = absl::StrFormat("falcon ucode table at 0x%x (pointer 0x%x from token 'p')", table.offset,
-                                            table.pointer);
+  const std::string where =
+      absl::StrFormat("falcon ucode table at 0x%x (pointer 0x%x from token 'p')", table.offset, table.pointer);
   BAREGPU_RETURN_IF_ERROR(r.Check(table.offset, kUcodeTableHeaderSize, where));
   table.version = r.Le8(table.offset);
   table.header_size = r.Le8(table.offset + 1);
@@ -389,8 +393,8 @@ absl::Status ParseUcodeTable(const Reader& r, Vbios& v) {
   const RomImage* image = ImageContaining(v, table.offset);
   if (image == nullptr || entries + bytes > image->offset + image->size) {
     return r.Error(absl::StrFormat(
-        "%s: %d entries of %d bytes run to 0x%x, past the end of %s; the entry count (table byte 3) is corrupt",
-        where, table.entry_count, table.entry_size, entries + bytes,
+        "%s: %d entries of %d bytes run to 0x%x, past the end of %s; the entry count (table byte 3) is corrupt", where,
+        table.entry_count, table.entry_size, entries + bytes,
         image ? absl::StrFormat("its image (0x%x..0x%x)", image->offset, image->offset + image->size)
               : std::string("every ROM image")));
   }
@@ -414,21 +418,23 @@ absl::Status ParseDescriptor(const Reader& r, const UcodeEntry& entry, FwsecDesc
                                             d.offset, entry.offset, entry.desc_pointer);
   BAREGPU_ASSIGN_OR_RETURN(d.header, r.U32(d.offset, where));
   if ((d.header & kDescFlagVersionAvailable) == 0) {
-    return r.Error(absl::StrFormat("%s: header 0x%08x lacks the version-available flag (bit 0); the entry's pointer "
-                                   "is wrong or the descriptor is damaged",
-                                   where, d.header));
+    return r.Error(
+        absl::StrFormat("%s: header 0x%08x lacks the version-available flag (bit 0); the entry's pointer "
+                        "is wrong or the descriptor is damaged",
+                        where, d.header));
   }
   d.version = static_cast<uint8_t>((d.header >> kDescVersionShift) & kDescVersionMask);
   d.size = d.header >> kDescSizeShift;
   if (d.version != 2 && d.version != 3) {
-    return r.Error(absl::StrFormat("%s: descriptor version %d; nouveau and this parser know versions 2 and 3", where,
-                                   d.version));
+    return r.Error(
+        absl::StrFormat("%s: descriptor version %d; nouveau and this parser know versions 2 and 3", where, d.version));
   }
   const uint32_t base_size = d.version == 2 ? kDescV2Size : kDescV3Size;
   if (d.size < base_size) {
-    return r.Error(absl::StrFormat("%s: its header says %d bytes, smaller than the v%d descriptor (%d bytes); the "
-                                   "descriptor size (header bits 31:16) is inconsistent",
-                                   where, d.size, d.version, base_size));
+    return r.Error(
+        absl::StrFormat("%s: its header says %d bytes, smaller than the v%d descriptor (%d bytes); the "
+                        "descriptor size (header bits 31:16) is inconsistent",
+                        where, d.size, d.version, base_size));
   }
   BAREGPU_RETURN_IF_ERROR(r.Check(d.offset, d.size, where));
   const uint64_t o = d.offset;
@@ -486,27 +492,29 @@ absl::Status ParseDescriptor(const Reader& r, const UcodeEntry& entry, FwsecDesc
                                    where, d.imem_load_size, d.dmem_load_size));
   }
   d.ucode_size = static_cast<uint32_t>(ucode_size);
-  BAREGPU_RETURN_IF_ERROR(r.Check(
-      d.ucode_offset, d.ucode_size,
-      absl::StrFormat("FWSEC ucode (descriptor 0x%x + size %d; IMEMLoadSize 0x%x + DMEMLoadSize 0x%x)", d.offset,
-                      d.size, d.imem_load_size, d.dmem_load_size)));
+  BAREGPU_RETURN_IF_ERROR(
+      r.Check(d.ucode_offset, d.ucode_size,
+              absl::StrFormat("FWSEC ucode (descriptor 0x%x + size %d; IMEMLoadSize 0x%x + DMEMLoadSize 0x%x)",
+                              d.offset, d.size, d.imem_load_size, d.dmem_load_size)));
   if (uint64_t{d.dmem_image_offset} + d.dmem_load_size > d.ucode_size) {
     return r.Error(absl::StrFormat("%s: DMEM at 0x%x + 0x%x runs past the ucode's 0x%x bytes; DMEMOffset is corrupt",
                                    where, d.dmem_image_offset, d.dmem_load_size, d.ucode_size));
   }
   if (d.version == 3) {
     // tinygrad copies round_up(StoredSize, 256) bytes as the image and loads IMEM and DMEM from it.
-    const uint64_t stored = (uint64_t{d.stored_size} + kFalconLoadAlignment - 1) / kFalconLoadAlignment *
-                            kFalconLoadAlignment;
+    const uint64_t stored =
+        (uint64_t{d.stored_size} + kFalconLoadAlignment - 1) / kFalconLoadAlignment * kFalconLoadAlignment;
     if (stored < d.ucode_size) {
-      return r.Error(absl::StrFormat("%s: StoredSize 0x%x is smaller than IMEMLoadSize 0x%x + DMEMLoadSize 0x%x; the "
-                                     "descriptor is inconsistent",
-                                     where, d.stored_size, d.imem_load_size, d.dmem_load_size));
+      return r.Error(
+          absl::StrFormat("%s: StoredSize 0x%x is smaller than IMEMLoadSize 0x%x + DMEMLoadSize 0x%x; the "
+                          "descriptor is inconsistent",
+                          where, d.stored_size, d.imem_load_size, d.dmem_load_size));
     }
     if (uint64_t{d.pkc_data_offset} + kSignatureSize > d.dmem_load_size) {
-      return r.Error(absl::StrFormat("%s: PKCDataOffset 0x%x + a %d-byte signature runs past DMEM (0x%x bytes); the "
-                                     "signature patch would land outside DMEM",
-                                     where, d.pkc_data_offset, kSignatureSize, d.dmem_load_size));
+      return r.Error(
+          absl::StrFormat("%s: PKCDataOffset 0x%x + a %d-byte signature runs past DMEM (0x%x bytes); the "
+                          "signature patch would land outside DMEM",
+                          where, d.pkc_data_offset, kSignatureSize, d.dmem_load_size));
     }
   }
   return absl::OkStatus();
@@ -518,20 +526,21 @@ absl::Status ParseInterface(const Reader& r, Fwsec& f, std::vector<std::string>&
   Appif& a = f.appif;
   a.dmem_offset = d.interface_offset;
   a.offset = dmem + a.dmem_offset;
-  const std::string where = absl::StrFormat("FWSEC application interface table at DMEM 0x%x (file 0x%x)",
-                                            a.dmem_offset, a.offset);
+  const std::string where =
+      absl::StrFormat("FWSEC application interface table at DMEM 0x%x (file 0x%x)", a.dmem_offset, a.offset);
   if (uint64_t{a.dmem_offset} + kAppifHeaderSize > d.dmem_load_size) {
-    return r.Error(absl::StrFormat("%s: InterfaceOffset 0x%x lies outside DMEM (0x%x bytes); the descriptor is "
-                                   "corrupt",
-                                   where, a.dmem_offset, d.dmem_load_size));
+    return r.Error(
+        absl::StrFormat("%s: InterfaceOffset 0x%x lies outside DMEM (0x%x bytes); the descriptor is "
+                        "corrupt",
+                        where, a.dmem_offset, d.dmem_load_size));
   }
   a.version = r.Le8(a.offset);
   a.header_size = r.Le8(a.offset + 1);
   a.entry_size = r.Le8(a.offset + 2);
   a.entry_count = r.Le8(a.offset + 3);
   if (a.version != kAppifVersion) {
-    return r.Error(absl::StrFormat("%s: version %d; nouveau's fwsec.c accepts only version %d", where, a.version,
-                                   kAppifVersion));
+    return r.Error(
+        absl::StrFormat("%s: version %d; nouveau's fwsec.c accepts only version %d", where, a.version, kAppifVersion));
   }
   if (a.header_size < kAppifHeaderSize || a.entry_size < kAppifEntrySize) {
     return r.Error(absl::StrFormat("%s: header size %d / entry size %d is below v1's %d / %d; the table is corrupt",
@@ -543,9 +552,10 @@ absl::Status ParseInterface(const Reader& r, Fwsec& f, std::vector<std::string>&
   }
   const uint64_t end = uint64_t{a.dmem_offset} + a.header_size + uint64_t{a.entry_count} * a.entry_size;
   if (end > d.dmem_load_size) {
-    return r.Error(absl::StrFormat("%s: %d entries of %d bytes run to DMEM 0x%x, past DMEM (0x%x bytes); the entry "
-                                   "count is corrupt",
-                                   where, a.entry_count, a.entry_size, end, d.dmem_load_size));
+    return r.Error(
+        absl::StrFormat("%s: %d entries of %d bytes run to DMEM 0x%x, past DMEM (0x%x bytes); the entry "
+                        "count is corrupt",
+                        where, a.entry_count, a.entry_size, end, d.dmem_load_size));
   }
   std::optional<uint32_t> mapper;
   int mappers = 0;
@@ -559,18 +569,20 @@ absl::Status ParseInterface(const Reader& r, Fwsec& f, std::vector<std::string>&
     }
   }
   if (!mapper) {
-    return r.Error(absl::StrFormat("%s: no DMEMMAPPER entry (id %d) among its %d entries; the driver could not hand "
-                                   "FWSEC its command",
-                                   where, kAppifIdDmemMapper, a.entry_count));
+    return r.Error(
+        absl::StrFormat("%s: no DMEMMAPPER entry (id %d) among its %d entries; the driver could not hand "
+                        "FWSEC its command",
+                        where, kAppifIdDmemMapper, a.entry_count));
   }
   if (mappers > 1) notes.push_back("several DMEMMAPPER entries: nouveau uses the first, tinygrad the last");
   DmemMapper& m = f.dmem_mapper;
   m.dmem_offset = *mapper;
   m.offset = dmem + m.dmem_offset;
   if (uint64_t{m.dmem_offset} + kDmemMapperSize > d.dmem_load_size) {
-    return r.Error(absl::StrFormat("DMEMMAPPER at DMEM 0x%x: its %d bytes run past DMEM (0x%x bytes); the APPIF "
-                                   "entry's offset is corrupt",
-                                   m.dmem_offset, kDmemMapperSize, d.dmem_load_size));
+    return r.Error(
+        absl::StrFormat("DMEMMAPPER at DMEM 0x%x: its %d bytes run past DMEM (0x%x bytes); the APPIF "
+                        "entry's offset is corrupt",
+                        m.dmem_offset, kDmemMapperSize, d.dmem_load_size));
   }
   const uint64_t o = m.offset;  // nv.py FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3, in order
   m.signature = r.Le32(o);
@@ -593,9 +605,10 @@ absl::Status ParseInterface(const Reader& r, Fwsec& f, std::vector<std::string>&
   m.init_cmd_file_offset = o + kDmemMapperInitCmdOffset;
   m.cmd_in_buffer_file_offset = dmem + m.cmd_in_buffer_offset;
   if (uint64_t{m.cmd_in_buffer_offset} + m.cmd_in_buffer_size > d.dmem_load_size) {
-    return r.Error(absl::StrFormat("DMEMMAPPER at DMEM 0x%x: its command buffer 0x%x + 0x%x runs past DMEM (0x%x "
-                                   "bytes); the driver's command would land outside FWSEC's data",
-                                   m.dmem_offset, m.cmd_in_buffer_offset, m.cmd_in_buffer_size, d.dmem_load_size));
+    return r.Error(
+        absl::StrFormat("DMEMMAPPER at DMEM 0x%x: its command buffer 0x%x + 0x%x runs past DMEM (0x%x "
+                        "bytes); the driver's command would land outside FWSEC's data",
+                        m.dmem_offset, m.cmd_in_buffer_offset, m.cmd_in_buffer_size, d.dmem_load_size));
   }
   if (m.cmd_in_buffer_size < kFrtsCommandSize) {
     notes.push_back(absl::StrFormat("DMEMMAPPER command buffer is %d bytes, smaller than the FRTS command (%d)",
@@ -642,8 +655,8 @@ absl::StatusOr<Vbios> ParseVbios(absl::string_view file, absl::string_view data)
   }
   for (const RomImage& image : v.images) {
     if (image.checksum_ok && !*image.checksum_ok) {
-      v.notes.push_back(absl::StrFormat("PC-AT image at 0x%x: its bytes do not sum to 0 (nouveau's shadow check)",
-                                        image.offset));
+      v.notes.push_back(
+          absl::StrFormat("PC-AT image at 0x%x: its bytes do not sum to 0 (nouveau's shadow check)", image.offset));
     }
     if (image.npde && image.npde->last != image.pcir_last) {
       v.notes.push_back(absl::StrFormat(

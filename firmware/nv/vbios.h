@@ -32,7 +32,7 @@ namespace firmware::nv {
 
 // ROM header signatures nouveau's nvbios_imagen accepts (nv.py PCI_EXP_ROM_SIGNATURE, _NV, _NV2).
 inline constexpr uint16_t kRomSignature = 0xaa55;
-inline constexpr uint16_t kRomSignatureNv = 0x4e56;   // "VN"
+inline constexpr uint16_t kRomSignatureNv = 0x4e56;  // "VN"
 inline constexpr uint16_t kRomSignatureNv2 = 0xbb77;
 inline constexpr uint32_t kRomPcirPointerOffset = 0x18;  // nv.py OFFSETOF_PCI_EXP_ROM_PCI_DATA_STRUCT_PTR
 inline constexpr uint32_t kRomHeaderSize = 0x1a;         // the 16-bit PCIR pointer ends the standard header
@@ -45,7 +45,7 @@ inline constexpr uint32_t kPcirVendorId = 0x04;
 inline constexpr uint32_t kPcirDeviceId = 0x06;
 inline constexpr uint32_t kPcirLength = 0x0a;  // the structure's length; NPDE follows it, 16-byte aligned
 inline constexpr uint32_t kPcirRevision = 0x0c;
-inline constexpr uint32_t kPcirClassCode = 0x0d;  // 3 bytes
+inline constexpr uint32_t kPcirClassCode = 0x0d;    // 3 bytes
 inline constexpr uint32_t kPcirImageLength = 0x10;  // in kRomBlockSize units
 inline constexpr uint32_t kPcirImageRevision = 0x12;
 inline constexpr uint32_t kPcirCodeType = 0x14;
@@ -73,7 +73,7 @@ enum class CodeType : uint8_t {
 };
 std::string CodeTypeName(uint8_t code_type);
 
-struct NpdeInfo {  // [nouveau] nvbios_npdeT; [tinygrad] NV_PCI_DATA_EXT_*
+struct NpdeInfo {       // [nouveau] nvbios_npdeT; [tinygrad] NV_PCI_DATA_EXT_*
   uint64_t offset = 0;  // in the file
   uint16_t revision = 0;
   uint16_t length = 0;
@@ -82,7 +82,7 @@ struct NpdeInfo {  // [nouveau] nvbios_npdeT; [tinygrad] NV_PCI_DATA_EXT_*
   uint8_t flags = 0;
 };
 
-struct RomImage {  // [nouveau] nvbios_image + nvbios_pcirT
+struct RomImage {       // [nouveau] nvbios_image + nvbios_pcirT
   uint64_t offset = 0;  // in the file
   uint16_t signature = 0;
   uint64_t pcir_offset = 0;  // in the file
@@ -91,7 +91,7 @@ struct RomImage {  // [nouveau] nvbios_image + nvbios_pcirT
   uint16_t device_id = 0;
   uint16_t pcir_length = 0;
   uint8_t pcir_revision = 0;
-  uint32_t class_code = 0;  // base class << 16 | subclass << 8 | interface
+  uint32_t class_code = 0;       // base class << 16 | subclass << 8 | interface
   uint32_t pcir_image_size = 0;  // PCIR image length * 512
   uint16_t image_revision = 0;
   uint8_t code_type = 0;
@@ -133,7 +133,7 @@ struct BitToken {
   uint8_t id = 0;
   uint8_t data_version = 0;
   uint16_t data_size = 0;
-  uint16_t data_pointer = 0;  // as stored; 0 = no data ([BIT]: treat as BIT_NOP)
+  uint16_t data_pointer = 0;            // as stored; 0 = no data ([BIT]: treat as BIT_NOP)
   std::optional<uint64_t> data_offset;  // in the file, after Vbios::Resolve; absent when the pointer is 0
 };
 
@@ -152,13 +152,13 @@ struct UcodeEntry {
   uint64_t offset = 0;  // of the entry, in the file
   uint8_t application_id = 0;
   uint8_t target_id = 0;
-  uint32_t desc_pointer = 0;    // as stored
-  uint64_t desc_offset = 0;     // in the file, after Vbios::Resolve
-  uint32_t desc_header = 0;     // FALCON_UCODE_DESC_HEADER vDesc, when inside the file (else 0)
+  uint32_t desc_pointer = 0;  // as stored
+  uint64_t desc_offset = 0;   // in the file, after Vbios::Resolve
+  uint32_t desc_header = 0;   // FALCON_UCODE_DESC_HEADER vDesc, when inside the file (else 0)
 };
 
 struct UcodeTable {
-  uint64_t offset = 0;  // in the file
+  uint64_t offset = 0;   // in the file
   uint32_t pointer = 0;  // FalconUcodeTablePtr as stored
   uint8_t version = 0;
   uint8_t header_size = 0;
@@ -178,8 +178,8 @@ inline constexpr uint32_t kDescFlagVersionAvailable = 0x1;
 inline constexpr uint32_t kDescVersionShift = 8;
 inline constexpr uint32_t kDescVersionMask = 0xff;
 inline constexpr uint32_t kDescSizeShift = 16;
-inline constexpr uint32_t kDescV2Size = 60;  // 15 u32 fields (fwsec.c nvkm_falcon_ucode_desc_v2)
-inline constexpr uint32_t kDescV3Size = 44;  // nv.py FALCON_UCODE_DESC_V3_SIZE_44; fwsec.c "desc + 0x2c" signatures
+inline constexpr uint32_t kDescV2Size = 60;      // 15 u32 fields (fwsec.c nvkm_falcon_ucode_desc_v2)
+inline constexpr uint32_t kDescV3Size = 44;      // nv.py FALCON_UCODE_DESC_V3_SIZE_44; fwsec.c "desc + 0x2c" signatures
 inline constexpr uint32_t kSignatureSize = 384;  // nv.py BCRT30_RSA3K_SIG_SIZE; fwsec.c "96 * 4"
 // fwsec.c v3: "dmem_size = ALIGN(desc->DMEMLoadSize, 256)"; tinygrad: image length round_up(StoredSize, 256).
 inline constexpr uint32_t kFalconLoadAlignment = 256;
@@ -219,14 +219,14 @@ struct FwsecDescriptor {
 
 // ---- The application interface table and DMEMMAPPER ([nouveau] fwsec.c nvfw_falcon_appif_*; [tinygrad]
 // FALCON_APPLICATION_INTERFACE_HEADER_V1, _ENTRY_V1, _DMEM_MAPPER_V3) ----
-inline constexpr uint8_t kAppifVersion = 1;          // fwsec.c "WARN_ON(hdr->v1.ver != 1)"
-inline constexpr uint8_t kAppifHeaderSize = 4;       // ver, hdr, len, cnt
-inline constexpr uint8_t kAppifEntrySize = 8;        // id, dmem_base
-inline constexpr uint32_t kAppifIdDmemMapper = 0x4;  // NVFW_FALCON_APPIF_ID_DMEMMAPPER
-inline constexpr uint32_t kDmemMapperSize = 64;      // nv.py FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3 SIZE
+inline constexpr uint8_t kAppifVersion = 1;               // fwsec.c "WARN_ON(hdr->v1.ver != 1)"
+inline constexpr uint8_t kAppifHeaderSize = 4;            // ver, hdr, len, cnt
+inline constexpr uint8_t kAppifEntrySize = 8;             // id, dmem_base
+inline constexpr uint32_t kAppifIdDmemMapper = 0x4;       // NVFW_FALCON_APPIF_ID_DMEMMAPPER
+inline constexpr uint32_t kDmemMapperSize = 64;           // nv.py FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3 SIZE
 inline constexpr uint32_t kDmemMapperInitCmdOffset = 44;  // the v3 struct's init_cmd
-inline constexpr uint32_t kDmemMapperCmdFrts = 0x15;  // NVFW_FALCON_APPIF_DMEMMAPPER_CMD_FRTS
-inline constexpr uint32_t kDmemMapperCmdSb = 0x19;    // NVFW_FALCON_APPIF_DMEMMAPPER_CMD_SB
+inline constexpr uint32_t kDmemMapperCmdFrts = 0x15;      // NVFW_FALCON_APPIF_DMEMMAPPER_CMD_FRTS
+inline constexpr uint32_t kDmemMapperCmdSb = 0x19;        // NVFW_FALCON_APPIF_DMEMMAPPER_CMD_SB
 // The FRTS command the driver writes at cmd_in_buffer_offset (fwsec.c nvfw_fwsec_frts_cmd; nv.py FWSECLIC_FRTS_CMD
 // SIZE 44): read_vbios {u32 ver, u32 hdr, u64 addr, u32 size, u32 flags} = 24 bytes, then frts_region
 // {u32 ver, hdr, addr, size, type} = 20 bytes.
@@ -240,7 +240,7 @@ struct AppifEntry {
 };
 
 struct Appif {
-  uint64_t offset = 0;      // in the file
+  uint64_t offset = 0;       // in the file
   uint32_t dmem_offset = 0;  // in DMEM (the descriptor's InterfaceOffset)
   uint8_t version = 0;
   uint8_t header_size = 0;
@@ -249,7 +249,7 @@ struct Appif {
   std::vector<AppifEntry> entries;
 };
 
-struct DmemMapper {  // FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3
+struct DmemMapper {          // FALCON_APPLICATION_INTERFACE_DMEM_MAPPER_V3
   uint64_t offset = 0;       // in the file
   uint32_t dmem_offset = 0;  // in DMEM (the APPIF entry's dmem_base)
   uint32_t signature = 0;

@@ -18,14 +18,14 @@ constexpr uint32_t kImage0Size = 0x400;
 constexpr uint32_t kEfiImageSize = 0x400;
 constexpr uint32_t kPcirPlace = 0x40;
 constexpr uint16_t kPcirStructLength = 0x18;  // the PCI data structure through its reserved field (kPcirMinSize)
-constexpr uint8_t kPcirStructRevision = 3;     // PCI Firmware Specification 3.0's PCIR revision
-constexpr uint16_t kNpdeRevision11 = 0x101;    // nv.py NV_PCI_DATA_EXT_REV_11
+constexpr uint8_t kPcirStructRevision = 3;    // PCI Firmware Specification 3.0's PCIR revision
+constexpr uint16_t kNpdeRevision11 = 0x101;   // nv.py NV_PCI_DATA_EXT_REV_11
 constexpr uint32_t kTextPlace = 0x100;
 constexpr uint32_t kBitPlace = kTinygradBitOffset;  // tinygrad reads the BIT only here; nouveau searches for it
 constexpr uint16_t kBitBcdVersion = 0x0100;         // [BIT] BCD Version 1.00
 constexpr uint32_t kBiosDataPlace = 0x1e0;
-constexpr uint16_t kBiosDataSize = 5;  // nv.py BIT_DATA_BIOSDATA_BINVER_SIZE_5: BIOS version (32), OEM version (8)
-constexpr uint8_t kBiosDataVersion = 2;   // [BIT] BIT_BIOSDATA (Version 2)
+constexpr uint16_t kBiosDataSize = 5;    // nv.py BIT_DATA_BIOSDATA_BINVER_SIZE_5: BIOS version (32), OEM version (8)
+constexpr uint8_t kBiosDataVersion = 2;  // [BIT] BIT_BIOSDATA (Version 2)
 constexpr uint32_t kVirtualBiosVersion = 0x00000001;  // virtual: no NVIDIA release carries this
 constexpr uint32_t kFalconDataPlace = 0x1f0;
 constexpr uint32_t kExtensionDataPlace = 0x100;  // first FWSEC descriptor in the extension image
@@ -252,7 +252,7 @@ absl::StatusOr<std::string> BuildVirtualVbios(absl::string_view chip, const Virt
   ext.U8(table + 1, kUcodeTableHeaderSize);
   ext.U8(table + 2, kUcodeTableEntrySize);
   ext.U8(table + 3, kEntries);
-  ext.U8(table + 4, options.desc_version);  // DescVersion
+  ext.U8(table + 4, options.desc_version);                                                         // DescVersion
   ext.U8(table + 5, static_cast<uint8_t>(options.desc_version == 2 ? kDescV2Size : kDescV3Size));  // DescSize
   // The debug entry first, so a walker must skip by application id.
   const uint32_t e0 = table + kUcodeTableHeaderSize;
@@ -295,7 +295,8 @@ absl::StatusOr<std::string> BuildVirtualVbios(absl::string_view chip, const Virt
   pc.U8(bit + 9, kBitTokenSize);
   pc.U8(bit + 10, static_cast<uint8_t>(std::size(tokens)));
   uint8_t bit_sum = 0;  // the checksum byte makes the header's 12 bytes sum to 0 (nobody we read checks it)
-  for (uint32_t i = 0; i + 1 < kBitHeaderSize; ++i) bit_sum = static_cast<uint8_t>(bit_sum + static_cast<uint8_t>(pc.str()[bit + i]));
+  for (uint32_t i = 0; i + 1 < kBitHeaderSize; ++i)
+    bit_sum = static_cast<uint8_t>(bit_sum + static_cast<uint8_t>(pc.str()[bit + i]));
   pc.U8(bit + 11, static_cast<uint8_t>(-bit_sum));
   for (size_t i = 0; i < std::size(tokens); ++i) {
     const uint32_t t = bit + kBitHeaderSize + static_cast<uint32_t>(i) * kBitTokenSize;
@@ -305,7 +306,7 @@ absl::StatusOr<std::string> BuildVirtualVbios(absl::string_view chip, const Virt
     pc.U16(t + 4, tokens[i].pointer);
   }
   pc.U32(kBiosDataPlace, kVirtualBiosVersion);
-  pc.U8(kBiosDataPlace + 4, 0);  // OEM version
+  pc.U8(kBiosDataPlace + 4, 0);                  // OEM version
   pc.U32(kFalconDataPlace, ext_pointer(table));  // FalconUcodeTablePtr
   // nouveau's shadow.c: a PC-AT image's bytes sum to 0; the last byte balances them.
   uint8_t sum = 0;

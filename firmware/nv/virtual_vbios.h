@@ -36,7 +36,7 @@ inline constexpr uint32_t kDisplayVgaClassCode = 0x030000;
 // (SignatureVersions 0x3): the last one, which is also the one tinygrad always takes.
 inline constexpr uint32_t kVirtualAd102FwsecFuseRegister = 0x1;
 inline constexpr uint16_t kVirtualFwsecSignatureVersions = 0x3;
-inline constexpr uint8_t kVirtualFwsecUcodeId = 1;          // modelled; selects the first fuse register
+inline constexpr uint8_t kVirtualFwsecUcodeId = 1;             // modelled; selects the first fuse register
 inline constexpr uint16_t kVirtualFwsecEngineIdMask = 0x0400;  // ga102.c: the GSP's engine bit (fuse 0x8241c0)
 
 // The virtual FWSEC body's identity header, at the start of IMEM (little-endian):
@@ -68,7 +68,8 @@ struct VirtualVbiosOptions {
 };
 
 // The whole ROM, the same bytes every time.
-absl::StatusOr<std::string> BuildVirtualVbios(absl::string_view chip = "ad102", const VirtualVbiosOptions& options = {});
+absl::StatusOr<std::string> BuildVirtualVbios(absl::string_view chip = "ad102",
+                                              const VirtualVbiosOptions& options = {});
 
 // The 384-byte virtual "signature" for fuse version `fuse_version` (a bit number of SignatureVersions) of a virtual
 // FWSEC whose identity hash is `ucode_sha256`: block 0 = SHA-256("baregpu virtual FWSEC signature, fuse version N:"

@@ -144,10 +144,9 @@ Json VbiosJson(const std::string& path, const firmware::nv::Vbios& v, absl::stri
                          {"desc_offset", Hex(e.desc_offset)},
                          {"desc_header", Hex(e.desc_header, 8)}});
     }
-    table = {{"offset", Hex(u.offset)},       {"pointer", Hex(u.pointer)},
-             {"version", u.version},          {"header_size", u.header_size},
-             {"entry_size", u.entry_size},    {"desc_version", u.desc_version},
-             {"desc_size", u.desc_size},      {"entries", entries}};
+    table = {{"offset", Hex(u.offset)},      {"pointer", Hex(u.pointer)},  {"version", u.version},
+             {"header_size", u.header_size}, {"entry_size", u.entry_size}, {"desc_version", u.desc_version},
+             {"desc_size", u.desc_size},     {"entries", entries}};
   }
   Json fwsec = nullptr;
   if (v.fwsec) {
@@ -236,14 +235,13 @@ void PrintVbios(std::ostream& out, const std::string& path, const firmware::nv::
   out << base::Printable(path) << "\n";
   out << absl::StrFormat("  NVIDIA VBIOS, %d bytes, ROM at 0x%x, %d images, sha256 %s\n", data.size(), v.rom_offset,
                          v.images.size(), base::Sha256::HexHash(data));
-  out << absl::StrFormat("  %-10s %10s  %-26s %-9s %-9s %-9s %s\n", "image at", "size", "code type", "id",
-                         "PCIR last", "NPDE last", "walk");
+  out << absl::StrFormat("  %-10s %10s  %-26s %-9s %-9s %-9s %s\n", "image at", "size", "code type", "id", "PCIR last",
+                         "NPDE last", "walk");
   for (const firmware::nv::RomImage& i : v.images) {
-    out << absl::StrFormat("  %#-10x %#10x  %-26s %04x:%04x %-9s %-9s %s%s\n", i.offset, i.size,
-                           firmware::nv::CodeTypeName(i.code_type), i.vendor_id, i.device_id,
-                           i.pcir_last ? "yes" : "no", i.npde ? (i.npde->last ? "yes" : "no") : "-",
-                           i.last ? "last" : "continues",
-                           i.checksum_ok ? (*i.checksum_ok ? ", checksum ok" : ", checksum BAD") : "");
+    out << absl::StrFormat(
+        "  %#-10x %#10x  %-26s %04x:%04x %-9s %-9s %s%s\n", i.offset, i.size, firmware::nv::CodeTypeName(i.code_type),
+        i.vendor_id, i.device_id, i.pcir_last ? "yes" : "no", i.npde ? (i.npde->last ? "yes" : "no") : "-",
+        i.last ? "last" : "continues", i.checksum_ok ? (*i.checksum_ok ? ", checksum ok" : ", checksum BAD") : "");
   }
   out << absl::StrFormat("  BIT at 0x%x: version %x.%02x, header %d bytes, %d tokens of %d bytes\n", v.bit.offset,
                          v.bit.bcd_version >> 8, v.bit.bcd_version & 0xff, v.bit.header_size, v.tokens.size(),
@@ -325,8 +323,8 @@ absl::Status RunVbios(Invocation& inv) {
   out.write(rom->data(), static_cast<std::streamsize>(rom->size()));
   out.close();
   if (!out.good()) {
-    return absl::UnavailableError(absl::StrFormat("cannot write %s (check the directory exists and is writable)",
-                                                  base::Printable(*output)));
+    return absl::UnavailableError(
+        absl::StrFormat("cannot write %s (check the directory exists and is writable)", base::Printable(*output)));
   }
   inv.out() << absl::StrFormat("%s: virtual %s VBIOS, %d bytes, sha256 %s\n", base::Printable(*output), *chip,
                                rom->size(), base::Sha256::HexHash(*rom));

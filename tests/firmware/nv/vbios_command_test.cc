@@ -34,11 +34,11 @@ TEST(VbiosCommandTest, WritesTheVirtualVbiosAndReadsItBack) {
   // Recognised without --kind: it starts like a PCI expansion ROM.
   auto r = RunBaregpu({"fw", "info", path});
   ASSERT_EQ(r.exit_status, 0) << r.err;
-  for (const char* line : {"NVIDIA VBIOS, 28672 bytes, ROM at 0x0, 3 images", "PC-AT (x86)", "EFI",
-                           "NVIDIA extension (FwSec)", "BIT at 0x1b0: version 1.00, header 12 bytes, 3 tokens",
-                           "token 'p' (0x70)", "FWSEC_DBG", "FWSEC_PROD",
-                           "FWSEC (entry 1): descriptor v3 at 0x900, 812 bytes (2 signatures of 384 bytes",
-                           "DMEMMAPPER at DMEM 0x200 (0x2e2c): command in 0x400 (256 bytes)"}) {
+  for (const char* line :
+       {"NVIDIA VBIOS, 28672 bytes, ROM at 0x0, 3 images", "PC-AT (x86)", "EFI", "NVIDIA extension (FwSec)",
+        "BIT at 0x1b0: version 1.00, header 12 bytes, 3 tokens", "token 'p' (0x70)", "FWSEC_DBG", "FWSEC_PROD",
+        "FWSEC (entry 1): descriptor v3 at 0x900, 812 bytes (2 signatures of 384 bytes",
+        "DMEMMAPPER at DMEM 0x200 (0x2e2c): command in 0x400 (256 bytes)"}) {
     EXPECT_TRUE(absl::StrContains(r.out, line)) << "missing '" << line << "' in\n" << r.out;
   }
 

@@ -144,10 +144,10 @@ TEST(VbiosTest, ParsesTheV2Descriptor) {
 // ga102_gsp_fwsec_signature, by hand: BIT(fls(reg)) must be in SignatureVersions; the index counts the set bits
 // below it.
 TEST(VbiosTest, SignatureIndexFollowsTheFuseVersion) {
-  EXPECT_EQ(*FwsecSignatureIndex(0x3, 0x0), 0u);  // fls(0) = 0 -> bit 0 -> no bits below
-  EXPECT_EQ(*FwsecSignatureIndex(0x3, 0x1), 1u);  // fls(1) = 1 -> bit 1 -> bit 0 below
-  EXPECT_EQ(*FwsecSignatureIndex(0x6, 0x3), 1u);  // fls(3) = 2 -> bit 2 -> bit 1 below
-  EXPECT_EQ(*FwsecSignatureIndex(0x6, 0x1), 0u);  // fls(1) = 1 -> bit 1 -> nothing below among {1,2}
+  EXPECT_EQ(*FwsecSignatureIndex(0x3, 0x0), 0u);                  // fls(0) = 0 -> bit 0 -> no bits below
+  EXPECT_EQ(*FwsecSignatureIndex(0x3, 0x1), 1u);                  // fls(1) = 1 -> bit 1 -> bit 0 below
+  EXPECT_EQ(*FwsecSignatureIndex(0x6, 0x3), 1u);                  // fls(3) = 2 -> bit 2 -> bit 1 below
+  EXPECT_EQ(*FwsecSignatureIndex(0x6, 0x1), 0u);                  // fls(1) = 1 -> bit 1 -> nothing below among {1,2}
   absl::StatusOr<uint32_t> none = FwsecSignatureIndex(0x3, 0x7);  // fls(7) = 3 -> bit 3 not provided
   ASSERT_FALSE(none.ok());
   EXPECT_TRUE(absl::StrContains(none.status().message(), "no signature for fuse version 3")) << none.status();
@@ -177,9 +177,10 @@ class Nouveau {
         }
       }
     }
-    bit_offset_ = FindStr("\xff\xb8"
-                          "BIT",
-                          5);
+    bit_offset_ = FindStr(
+        "\xff\xb8"
+        "BIT",
+        5);
     NouveauWalk w;
     // nvkm_gsp_fwsec: the first falcon ucode table entry of type 0x85.
     uint32_t data = 0, flcn_data = 0;
@@ -541,8 +542,9 @@ TEST(VbiosBadInputTest, Empty) { EXPECT_TRUE(absl::StrContains(ErrorOf(""), "no 
 
 TEST(VbiosBadInputTest, TruncatedInTheExtensionImage) {
   const std::string e = ErrorOf(VirtualRom().substr(0, 0x5000));
-  EXPECT_TRUE(absl::StrContains(e, "image 2 at 0x800: its NPDE subimage length (NPDE 0x08) says 0x6800 bytes, "
-                                   "running to 0x7000 past the end of the image (0x5000 bytes)"))
+  EXPECT_TRUE(absl::StrContains(e,
+                                "image 2 at 0x800: its NPDE subimage length (NPDE 0x08) says 0x6800 bytes, "
+                                "running to 0x7000 past the end of the image (0x5000 bytes)"))
       << e;
 }
 
@@ -555,8 +557,9 @@ TEST(VbiosBadInputTest, PcirPointerOutsideTheFile) {
   std::string rom = VirtualRom();
   Set(rom, 0x18, 2, 0xfff0);
   const std::string e = ErrorOf(rom);
-  EXPECT_TRUE(absl::StrContains(e, "image 0 at 0x0: the PCI data structure pointer 0xfff0 (ROM header 0x18) leads "
-                                   "to 0xfff0"))
+  EXPECT_TRUE(absl::StrContains(e,
+                                "image 0 at 0x0: the PCI data structure pointer 0xfff0 (ROM header 0x18) leads "
+                                "to 0xfff0"))
       << e;
 }
 
@@ -608,8 +611,9 @@ TEST(VbiosBadInputTest, BitTokenPointingPastTheEnd) {
   Set(rom, 0x1b0 + 12 + 2 * 6 + 4, 2, 0xfff0);  // the third token ('p')'s data pointer
   const std::string e = ErrorOf(rom);
   // 0xfff0 is past image 0 (0x400), so it is rebased: 0xfff0 - 0x400 + 0x800 = 0x103f0.
-  EXPECT_TRUE(absl::StrContains(e, "BIT token 'p' (0x70) at 0x1c8: its data (pointer 0xfff0 -> 0x103f0, 0x4 bytes) "
-                                   "lies past the end of the image (0x7000 bytes)"))
+  EXPECT_TRUE(absl::StrContains(e,
+                                "BIT token 'p' (0x70) at 0x1c8: its data (pointer 0xfff0 -> 0x103f0, 0x4 bytes) "
+                                "lies past the end of the image (0x7000 bytes)"))
       << e;
 }
 
@@ -629,8 +633,9 @@ TEST(VbiosBadInputTest, DescriptorSizeSmallerThanItsSignatures) {
   // vDesc size 44 + 384: room for one signature while SignatureCount says 2.
   Set(rom, kProdDesc, 4, (44 + 384) << 16 | 3 << 8 | 1);
   const std::string e = ErrorOf(rom);
-  EXPECT_TRUE(absl::StrContains(e, "2 signatures of 384 bytes need 44 + 768 = 812 bytes, but the descriptor header "
-                                   "says 428"))
+  EXPECT_TRUE(absl::StrContains(e,
+                                "2 signatures of 384 bytes need 44 + 768 = 812 bytes, but the descriptor header "
+                                "says 428"))
       << e;
 }
 
