@@ -2,6 +2,8 @@
 
 #include <bit>
 #include <cstring>
+#include <optional>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -217,6 +219,91 @@ std::string VirtualFwsecSignature(uint32_t fuse_version, absl::string_view ucode
   }
   out.resize(kSignatureSize);
   return out;
+}
+
+namespace {
+
+uint32_t Le32(absl::string_view d, size_t at) {
+  uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = v << 8 | static_cast<uint8_t>(d[at + i]);
+  return v;
+}
+
+absl::Status Rejected(absl::string_view what) {
+  return absl::FailedPreconditionError(absl::StrCat("virtual FWSEC rejected: ", what));
+}
+
+constexpr size_t kSha256Size = std::tuple_size_v<base::Sha256::Digest>;
+
+bool Within(uint64_t offset, uint64_t size, uint64_t limit) { return offset <= limit && size <= limit - offset; }
+
+}  // namespace
+
+absl::StatusOr<VirtualFwsecRun> CheckVirtualFwsec(absl::string_view chip, absl::string_view imem,
+                                                  absl::string_view dmem, uint32_t pkc_data_offset,
+                                                  uint32_t interface_offset, uint32_t fuse_version) {
+  if (imem.size() < kVirtualFwsecTextOffset ||
+      imem.substr(0, sizeof(kVirtualFwsecMagic)) != absl::string_view(kVirtualFwsecMagic, sizeof(kVirtualFwsecMagic))) {
+    return Rejected("IMEM does not start with the virtual FWSEC header (\"BAREGPU_VFWSEC\"): not virtual FWSEC");
+  }
+  if (Le32(imem, 16) != kVirtualFwsecFormat) return Rejected(absl::StrFormat("format %d", Le32(imem, 16)));
+  if (Le32(imem, 20) != imem.size() || Le32(imem, 24) != dmem.size()) {
+    return Rejected(absl::StrFormat("loaded IMEM 0x%x / DMEM 0x%x bytes, the header says 0x%x / 0x%x", imem.size(),
+                                    dmem.size(), Le32(imem, 20), Le32(imem, 24)));
+  }
+  const absl::string_view built_for = imem.substr(32, 16).substr(0, imem.substr(32, 16).find('\0'));
+  if (built_for != chip) return Rejected(absl::StrFormat("built for %s, not %s", built_for, chip));
+  // The DMEMMAPPER, through the APPIF table, to know which parts the driver may have patched.
+  if (!Within(interface_offset, kAppifHeaderSize, dmem.size())) return Rejected("InterfaceOffset outside DMEM");
+  const uint8_t header_size = static_cast<uint8_t>(dmem[interface_offset + 1]);
+  const uint8_t entry_size = static_cast<uint8_t>(dmem[interface_offset + 2]);
+  const uint8_t count = static_cast<uint8_t>(dmem[interface_offset + 3]);
+  std::optional<uint32_t> mapper;
+  for (uint32_t i = 0; i < count && entry_size >= kAppifEntrySize; ++i) {
+    const uint64_t e = uint64_t{interface_offset} + header_size + uint64_t{i} * entry_size;
+    if (!Within(e, kAppifEntrySize, dmem.size())) break;
+    if (Le32(dmem, e) == kAppifIdDmemMapper) {
+      mapper = Le32(dmem, e + 4);
+      break;
+    }
+  }
+  if (!mapper || !Within(*mapper, kDmemMapperSize, dmem.size())) return Rejected("no DMEMMAPPER inside DMEM");
+  const uint32_t in_offset = Le32(dmem, *mapper + 8), in_size = Le32(dmem, *mapper + 12);
+  const uint32_t out_offset = Le32(dmem, *mapper + 16), out_size = Le32(dmem, *mapper + 20);
+  if (!Within(in_offset, in_size, dmem.size()) || !Within(out_offset, out_size, dmem.size()) ||
+      !Within(pkc_data_offset, kSignatureSize, dmem.size())) {
+    return Rejected("a command buffer or the signature slot lies outside DMEM");
+  }
+  std::string unpatched(dmem);
+  unpatched.replace(*mapper + kDmemMapperInitCmdOffset, 4, 4, '\0');
+  unpatched.replace(in_offset, in_size, in_size, '\0');
+  unpatched.replace(out_offset, out_size, out_size, '\0');
+  unpatched.replace(pkc_data_offset, kSignatureSize, kSignatureSize, '\0');
+  std::string imem_zeroed(imem);
+  imem_zeroed.replace(kVirtualFwsecHashOffset, kSha256Size, kSha256Size, '\0');
+  base::Sha256 sha;
+  sha.Update(imem_zeroed);
+  sha.Update(unpatched);
+  const base::Sha256::Digest digest = sha.Finish();
+  const std::string hash(reinterpret_cast<const char*>(digest.data()), digest.size());
+  if (imem.substr(kVirtualFwsecHashOffset, hash.size()) != hash) {
+    return Rejected("SHA-256 mismatch: IMEM or the unpatched parts of DMEM were changed");
+  }
+  if (dmem.substr(pkc_data_offset, kSignatureSize) != VirtualFwsecSignature(fuse_version, hash)) {
+    return Rejected(absl::StrFormat(
+        "the signature at DMEM 0x%x is not the one for fuse version %d (the driver picked the wrong one, or none)",
+        pkc_data_offset, fuse_version));
+  }
+  VirtualFwsecRun run;
+  run.application_id = static_cast<uint8_t>(imem[28]);
+  run.init_cmd = Le32(dmem, *mapper + kDmemMapperInitCmdOffset);
+  const uint32_t mask = Le32(dmem, *mapper + 52);  // ucode_cmd_mask0
+  if (run.init_cmd >= 32 || (mask & (1u << run.init_cmd)) == 0) {
+    return Rejected(
+        absl::StrFormat("init_cmd 0x%x is not a command this ucode accepts (mask 0x%08x)", run.init_cmd, mask));
+  }
+  run.command = std::string(dmem.substr(in_offset, in_size));
+  return run;
 }
 
 absl::StatusOr<std::string> BuildVirtualVbios(absl::string_view chip, const VirtualVbiosOptions& options) {

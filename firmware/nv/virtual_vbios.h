@@ -76,6 +76,24 @@ absl::StatusOr<std::string> BuildVirtualVbios(absl::string_view chip = "ad102",
 // + the hash), block k+1 = SHA-256(block k), concatenated and cut to 384 bytes. Lowest fuse version first.
 std::string VirtualFwsecSignature(uint32_t fuse_version, absl::string_view ucode_sha256);
 
+// What a virtual FWSEC, as the driver loaded and patched it, asks the falcon to do.
+struct VirtualFwsecRun {
+  uint8_t application_id = 0;  // FWSEC_PROD or FWSEC_DBG
+  uint32_t init_cmd = 0;       // the DMEMMAPPER's init_cmd: kDmemMapperCmdFrts (0x15) or kDmemMapperCmdSb (0x19)
+  std::string command;         // the DMEMMAPPER's command-in buffer, whole
+};
+
+// The check the virtual GPU makes when the falcon starts a heavy-secure image: `imem` and `dmem` are what was loaded
+// (IMEMLoadSize and DMEMLoadSize bytes, DMEM patched), `pkc_data_offset` and `interface_offset` the descriptor's,
+// `fuse_version` the bit the GPU's fuse selects (ga102.c: fls of the fuse register). Checks, in order: the identity
+// header (magic, format, sizes, chip), the SHA-256 over IMEM and DMEM with the driver-patched parts zeroed (the
+// DMEMMAPPER's init_cmd, its command buffers, the signature slot), the signature in the slot (VirtualFwsecSignature
+// for `fuse_version`), then the APPIF/DMEMMAPPER (a command id this ucode accepts). FailedPrecondition names the
+// first check that failed; a real FWSEC image fails at the magic.
+absl::StatusOr<VirtualFwsecRun> CheckVirtualFwsec(absl::string_view chip, absl::string_view imem,
+                                                  absl::string_view dmem, uint32_t pkc_data_offset,
+                                                  uint32_t interface_offset, uint32_t fuse_version);
+
 }  // namespace firmware::nv
 
 #endif  // BAREGPU_FIRMWARE_NV_VIRTUAL_VBIOS_H_

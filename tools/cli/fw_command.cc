@@ -238,10 +238,11 @@ void PrintVbios(std::ostream& out, const std::string& path, const firmware::nv::
   out << absl::StrFormat("  %-10s %10s  %-26s %-9s %-9s %-9s %s\n", "image at", "size", "code type", "id", "PCIR last",
                          "NPDE last", "walk");
   for (const firmware::nv::RomImage& i : v.images) {
-    out << absl::StrFormat(
-        "  %#-10x %#10x  %-26s %04x:%04x %-9s %-9s %s%s\n", i.offset, i.size, firmware::nv::CodeTypeName(i.code_type),
-        i.vendor_id, i.device_id, i.pcir_last ? "yes" : "no", i.npde ? (i.npde->last ? "yes" : "no") : "-",
-        i.last ? "last" : "continues", i.checksum_ok ? (*i.checksum_ok ? ", checksum ok" : ", checksum BAD") : "");
+    out << absl::StrFormat("  %-10s %#10x  %-26s %04x:%04x %-9s %-9s %s%s\n", Hex(i.offset), i.size,
+                           firmware::nv::CodeTypeName(i.code_type), i.vendor_id, i.device_id,
+                           i.pcir_last ? "yes" : "no", i.npde ? (i.npde->last ? "yes" : "no") : "-",
+                           i.last ? "last" : "continues",
+                           i.checksum_ok ? (*i.checksum_ok ? ", checksum ok" : ", checksum BAD") : "");
   }
   out << absl::StrFormat("  BIT at 0x%x: version %x.%02x, header %d bytes, %d tokens of %d bytes\n", v.bit.offset,
                          v.bit.bcd_version >> 8, v.bit.bcd_version & 0xff, v.bit.header_size, v.tokens.size(),

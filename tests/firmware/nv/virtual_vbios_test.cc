@@ -157,5 +157,73 @@ TEST_F(VirtualFwsecTest, DebugEntryIsADifferentUcode) {
   EXPECT_NE(rom_.substr(ucode + 56, 32), rom_.substr(vbios_.fwsec->desc.ucode_offset + 56, 32));
 }
 
+// The virtual GPU's check of a loaded FWSEC, after the driver patched it as nouveau's nvkm_gsp_fwsec_patch and
+// tinygrad's prep_ucode do: init_cmd, the FRTS command (read_vbios v1 24 bytes, flags 2; frts_region v1 20 bytes,
+// type 2), and the signature for the fuse version.
+class CheckVirtualFwsecTest : public VirtualFwsecTest {
+ protected:
+  void Patch(uint32_t init_cmd, int signature_index) {
+    const FwsecDescriptor& d = vbios_.fwsec->desc;
+    imem_ = rom_.substr(d.ucode_offset, d.imem_load_size);
+    dmem_ = rom_.substr(d.ucode_offset + d.dmem_image_offset, d.dmem_load_size);
+    const DmemMapper& m = vbios_.fwsec->dmem_mapper;
+    auto put = [&](uint64_t at, uint32_t v) {
+      for (int i = 0; i < 4; ++i) dmem_[at + i] = static_cast<char>(v >> (8 * i));
+    };
+    put(m.dmem_offset + 44, init_cmd);
+    const uint64_t c = m.cmd_in_buffer_offset;
+    put(c, 1), put(c + 4, 24), put(c + 20, 2);        // read_vbios: ver, hdr, flags
+    put(c + 24, 1), put(c + 28, 20), put(c + 40, 2);  // frts_region: ver, hdr, type
+    put(c + 32, 0x5ff000), put(c + 36, 0x100);        // addr, size (4 KiB units)
+    dmem_.replace(d.pkc_data_offset, 384, rom_.substr(d.signatures_offset + 384 * signature_index, 384));
+  }
+  absl::StatusOr<VirtualFwsecRun> Check(uint32_t fuse_version = 1) {
+    const FwsecDescriptor& d = vbios_.fwsec->desc;
+    return CheckVirtualFwsec("ad102", imem_, dmem_, d.pkc_data_offset, d.interface_offset, fuse_version);
+  }
+  std::string imem_, dmem_;
+};
+
+TEST_F(CheckVirtualFwsecTest, AcceptsWhatTheDriverPatched) {
+  Patch(0x15, 1);
+  absl::StatusOr<VirtualFwsecRun> run = Check();
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->application_id, 0x85);
+  EXPECT_EQ(run->init_cmd, 0x15u);
+  ASSERT_EQ(run->command.size(), 256u);
+  EXPECT_EQ(Get(run->command, 0, 4), 1u);
+  EXPECT_EQ(Get(run->command, 24 + 8, 4), 0x5ff000u);
+}
+
+TEST_F(CheckVirtualFwsecTest, RejectsTheWrongSignature) {
+  Patch(0x15, 0);  // the signature for fuse version 0 on a GPU fused at version 1
+  absl::StatusOr<VirtualFwsecRun> run = Check();
+  ASSERT_FALSE(run.ok());
+  EXPECT_TRUE(absl::StrContains(run.status().message(), "not the one for fuse version 1")) << run.status();
+}
+
+TEST_F(CheckVirtualFwsecTest, RejectsAnUnknownCommand) {
+  Patch(0, 1);
+  absl::StatusOr<VirtualFwsecRun> run = Check();
+  ASSERT_FALSE(run.ok());
+  EXPECT_TRUE(absl::StrContains(run.status().message(), "init_cmd 0x0 is not a command")) << run.status();
+}
+
+TEST_F(CheckVirtualFwsecTest, RejectsChangedCode) {
+  Patch(0x15, 1);
+  imem_[0x1800] ^= 0x40;
+  absl::StatusOr<VirtualFwsecRun> run = Check();
+  ASSERT_FALSE(run.ok());
+  EXPECT_TRUE(absl::StrContains(run.status().message(), "SHA-256 mismatch")) << run.status();
+}
+
+TEST_F(CheckVirtualFwsecTest, RejectsWhatIsNotVirtualFwsec) {
+  Patch(0x15, 1);
+  imem_.replace(0, 16, std::string(16, '\x90'));
+  absl::StatusOr<VirtualFwsecRun> run = Check();
+  ASSERT_FALSE(run.ok());
+  EXPECT_TRUE(absl::StrContains(run.status().message(), "not virtual FWSEC")) << run.status();
+}
+
 }  // namespace
 }  // namespace firmware::nv
