@@ -5,6 +5,7 @@
 //
 // Built with -DBAREGPU_VBIOS_SEEDGEN instead, it is the seed generator: `vbios_seedgen DIR` writes the virtual AD102
 // VBIOS and mutated variants of it (tools/fuzz.sh vbios seeds).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -65,6 +66,25 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Touch(input, f.appif.offset, f.appif.header_size);
     Touch(input, f.dmem_mapper.offset, firmware::nv::kDmemMapperSize);
     Touch(input, f.dmem_mapper.cmd_in_buffer_file_offset, f.dmem_mapper.cmd_in_buffer_size);
+    // The virtual GPU's check on what a driver would load from this FWSEC (unpatched: it must say why it rejects).
+    const absl::string_view imem = input.substr(f.desc.ucode_offset, f.desc.imem_load_size);
+    const absl::string_view dmem = input.substr(f.desc.ucode_offset + f.desc.dmem_image_offset, f.desc.dmem_load_size);
+    absl::StatusOr<firmware::nv::VirtualFwsecRun> run = firmware::nv::CheckVirtualFwsec(
+        "ad102", imem, dmem, f.desc.pkc_data_offset, f.desc.interface_offset, f.desc.signature_versions & 0xf);
+    if (run.ok() && run->command.size() > dmem.size()) __builtin_trap();
+  }
+  // The same check on arbitrary bytes, as a driver could hand the virtual GPU anything: the first 8 bytes are the
+  // PKC and interface offsets, the rest is IMEM (as long as the identity header's imem_size says, when it is there)
+  // then DMEM. The fuse version is the low 4 bits of the first byte.
+  if (size >= 8) {
+    auto le32 = [&](size_t at) {
+      return data[at] | data[at + 1] << 8 | data[at + 2] << 16 | static_cast<uint32_t>(data[at + 3]) << 24;
+    };
+    const absl::string_view rest = input.substr(8);
+    const size_t split = rest.size() >= 32 ? std::min<size_t>(rest.size(), le32(8 + 20)) : rest.size() / 2;
+    absl::StatusOr<firmware::nv::VirtualFwsecRun> run = firmware::nv::CheckVirtualFwsec(
+        "ad102", rest.substr(0, split), rest.substr(split), le32(0), le32(4), data[0] & 0xf);
+    sink = run.ok();
   }
   return 0;
 }
@@ -126,6 +146,17 @@ int main(int argc, char** argv) {
     ok &= Write(dir, std::string("virtual_ad102_") + m.name + ".rom", variant);
   }
   ok &= Write(dir, "virtual_ad102_truncated.rom", rom->substr(0, rom->size() / 2));
+  // A loaded FWSEC as the driver patches it (init_cmd FRTS, signature for fuse version 0 = the first byte's low bits),
+  // in the layout the fuzzer's second path reads: PKC offset, interface offset, IMEM, DMEM.
+  std::string dmem = rom->substr(f.desc.ucode_offset + f.desc.dmem_image_offset, f.desc.dmem_load_size);
+  Put(dmem, f.dmem_mapper.dmem_offset + firmware::nv::kDmemMapperInitCmdOffset, 4, firmware::nv::kDmemMapperCmdFrts);
+  dmem.replace(f.desc.pkc_data_offset, firmware::nv::kSignatureSize,
+               rom->substr(f.desc.signatures_offset, firmware::nv::kSignatureSize));
+  std::string loaded(8, '\0');
+  Put(loaded, 0, 4, f.desc.pkc_data_offset);
+  Put(loaded, 4, 4, f.desc.interface_offset);
+  loaded += rom->substr(f.desc.ucode_offset, f.desc.imem_load_size) + dmem;
+  ok &= Write(dir, "virtual_fwsec_loaded.bin", loaded);
   return ok ? 0 : 1;
 }
 
