@@ -526,7 +526,7 @@ absl::Status RunFw(Invocation& inv) {
 BAREGPU_REGISTER_COMMAND(
     kFwRegistered,
     Command{"fw",
-            "inspect amdgpu firmware files and list the firmware a device needs",
+            "inspect amdgpu firmware and NVIDIA VBIOS images; list the firmware a device needs",
             "baregpu fw info FILE... [--kind=KIND] [--json]\n       baregpu fw need DEVICE [--json]\n"
             "       baregpu fw vbios --virtual=ad102 --output=FILE",
             "fw info parses amdgpu firmware containers (.bin, .bin.zst, .bin.xz): header version, IP and ucode\n"
