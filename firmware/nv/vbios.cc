@@ -287,6 +287,8 @@ absl::Status ParseBit(const Reader& r, Vbios& v) {
   BitHeader& h = v.bit;
   h.offset = v.rom_offset + found;
   BAREGPU_RETURN_IF_ERROR(r.Check(h.offset, kBitHeaderSize, "BIT header"));
+  // Field offsets: [BIT] "BIT Header" / nv.py BIT_HEADER_V1_00: ID u16 @0, Signature u32 @2, BCD Version u16 @6,
+  // Header Size u8 @8, Token Size u8 @9, Token Entries u8 @10, Checksum u8 @11 (bit.c reads @9 and @10).
   if (r.Le32(h.offset + 2) != kBitSignature) {
     return r.Error(absl::StrFormat("BIT header at 0x%x: signature '%s' is not \"BIT\\0\"; the image is damaged",
                                    h.offset, Fourcc(r.Le32(h.offset + 2))));
@@ -318,6 +320,7 @@ absl::Status ParseBit(const Reader& r, Vbios& v) {
     BitToken t;
     t.offset = first + uint64_t{static_cast<uint32_t>(i)} * h.token_size;
     t.id = r.Le8(t.offset);
+    // [BIT] "BIT Token Structure": ID u8 @0, Data Version u8 @1, Data Size u16 @2, Data Pointer u16 @4 (bit.c).
     t.data_version = r.Le8(t.offset + 1);
     t.data_size = r.Le16(t.offset + 2);
     t.data_pointer = r.Le16(t.offset + 4);
@@ -373,6 +376,8 @@ absl::Status ParseUcodeTable(const Reader& r, Vbios& v) {
       absl::StrFormat("falcon ucode table at 0x%x (pointer 0x%x from token 'p')", table.offset, table.pointer);
   BAREGPU_RETURN_IF_ERROR(r.Check(table.offset, kUcodeTableHeaderSize, where));
   table.version = r.Le8(table.offset);
+  // nv.py FALCON_UCODE_TABLE_HDR_V1: Version @0, HeaderSize @1, EntrySize @2, EntryCount @3, DescVersion @4,
+  // DescSize @5 (u8 each; pmu.c reads @1..@3).
   table.header_size = r.Le8(table.offset + 1);
   table.entry_size = r.Le8(table.offset + 2);
   table.entry_count = r.Le8(table.offset + 3);
@@ -402,6 +407,7 @@ absl::Status ParseUcodeTable(const Reader& r, Vbios& v) {
     UcodeEntry e;
     e.offset = entries + uint64_t{static_cast<uint32_t>(i)} * table.entry_size;
     e.application_id = r.Le8(e.offset);
+    // nv.py FALCON_UCODE_TABLE_ENTRY_V1: ApplicationID u8 @0, TargetID u8 @1, DescPtr u32 @2 (pmu.c nvbios_pmuEp).
     e.target_id = r.Le8(e.offset + 1);
     e.desc_pointer = r.Le32(e.offset + 2);
     e.desc_offset = v.Resolve(e.desc_pointer);
@@ -535,6 +541,8 @@ absl::Status ParseInterface(const Reader& r, Fwsec& f, std::vector<std::string>&
                         where, a.dmem_offset, d.dmem_load_size));
   }
   a.version = r.Le8(a.offset);
+  // fwsec.c nvfw_falcon_appif_hdr_v1 / nv.py FALCON_APPLICATION_INTERFACE_HEADER_V1: ver @0, hdr @1, len @2, cnt @3;
+  // entries (nvfw_falcon_appif_v1): id u32 @0, dmem_base u32 @4.
   a.header_size = r.Le8(a.offset + 1);
   a.entry_size = r.Le8(a.offset + 2);
   a.entry_count = r.Le8(a.offset + 3);
