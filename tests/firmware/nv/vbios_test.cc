@@ -475,6 +475,23 @@ TEST(VbiosWalkersTest, OnlyNouveauFindsABitHeaderThatMoved) {
   EXPECT_TRUE(noted);
 }
 
+TEST(VbiosWalkersTest, TwoFwsecProdEntriesNouveauTakesTheFirstTinygradTheLast) {
+  std::string rom = VirtualRom();
+  // Turn the FWSEC_DBG entry (the table's first, at 0x6f66) into a second FWSEC_PROD. Its descriptor: 16-byte aligned
+  // after PROD's descriptor and ucode, 0x3430 into the extension image (0x3c30).
+  constexpr uint64_t kDbgDesc = kExt + 0x3430;
+  ASSERT_EQ(static_cast<uint8_t>(rom[kExt + 0x6760 + 6]), 0x45);
+  rom[kExt + 0x6760 + 6] = static_cast<char>(0x85);
+  EXPECT_EQ(Nouveau(rom).Walk(kVirtualAd102FwsecFuseRegister).desc, kDbgDesc);
+  EXPECT_EQ(WalkLikeTinygrad(rom).desc, kProdDesc);
+  absl::StatusOr<Vbios> v = ParseVbios("two-prod.rom", rom);
+  ASSERT_TRUE(v.ok()) << v.status();
+  EXPECT_EQ(v->fwsec->desc.offset, kDbgDesc);  // the parser follows nouveau, and says so
+  bool noted = false;
+  for (const std::string& n : v->notes) noted |= absl::StrContains(n, "nouveau uses the first, tinygrad the last");
+  EXPECT_TRUE(noted);
+}
+
 TEST(VbiosWalkersTest, APciOnlyWalkStopsBeforeTheExtensionImage) {
   const std::string rom = VirtualRom();
   // The PCI Firmware Specification's walk: PCIR length and last-image bit only.
