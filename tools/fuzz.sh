@@ -14,6 +14,9 @@
 #                                    (tools/fuzz/code_object_fuzzer.cc); seeds: the gfx1100 corpus of build/
 #                                    (or of $BAREGPU_CORPUS_DIR, the directory holding the *.co files), linked
 #                                    (*.co) and relocatable (*.o, *.elf)
+#   tools/fuzz.sh vbios build|seeds|run|smoke         the same for the NVIDIA VBIOS parser
+#                                    (tools/fuzz/vbios_fuzzer.cc); seeds: the virtual AD102 VBIOS and mutated
+#                                    variants (written by build-fuzz/vbios_seedgen) plus Debian's ipxe option ROMs
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${BAREGPU_FUZZ_DIR:-$root/build-fuzz}
@@ -23,6 +26,12 @@ if [ "${1:-}" = code_object ]; then
   target=code_object
   shift
 fi
+# --- vbios (issue 21) ---
+if [ "${1:-}" = vbios ]; then
+  target=vbios
+  shift
+fi
+# --- end vbios ---
 binary=$out/${target}_fuzzer
 seeds_dir=$out/seeds
 corpus_dir=$out/corpus
@@ -30,6 +39,13 @@ if [ "$target" = code_object ]; then
   seeds_dir=$out/code_object-seeds
   corpus_dir=$out/code_object-corpus
 fi
+# --- vbios ---
+if [ "$target" = vbios ]; then
+  seeds_dir=$out/vbios-seeds
+  corpus_dir=$out/vbios-corpus
+fi
+vbios_sources=(firmware/nv/vbios.cc firmware/nv/virtual_vbios.cc base/sha256.cc base/printable.cc)
+# --- end vbios ---
 
 have_toolchain() {
   command -v "$cxx" >/dev/null || return 1
@@ -53,6 +69,12 @@ build() {
     sources=(tools/fuzz/code_object_fuzzer.cc am/code_object.cc am/implicit_arguments.cc base/msgpack.cc)
     headers=(am/code_object.h am/implicit_arguments.h base/*.h)
   fi
+  # --- vbios ---
+  if [ "$target" = vbios ]; then
+    sources=(tools/fuzz/vbios_fuzzer.cc "${vbios_sources[@]}")
+    headers=(firmware/nv/*.h base/*.h)
+  fi
+  # --- end vbios ---
   # Rebuild only when a source is newer than the binary.
   if [ -x "$binary" ] && [ -z "$(find "${sources[@]}" "${headers[@]}" -newer "$binary" 2>/dev/null)" ]; then
     return 0
@@ -64,6 +86,28 @@ build() {
 }
 
 seeds() {
+  # --- vbios ---
+  if [ "$target" = vbios ]; then
+    mkdir -p "$seeds_dir"
+    rm -f "$seeds_dir"/*
+    # The generator is the fuzzer's source built as a plain program (it writes the virtual VBIOS and variants).
+    # Rebuilt only when a source is newer than it.
+    if [ ! -x "$out/vbios_seedgen" ] || [ -n "$(cd "$root" && find tools/fuzz/vbios_fuzzer.cc "${vbios_sources[@]}" \
+        firmware/nv/*.h -newer "$out/vbios_seedgen" 2>/dev/null)" ]; then
+      # shellcheck disable=SC2046
+      (cd "$root" && "$cxx" -std=c++20 -O1 -DBAREGPU_VBIOS_SEEDGEN -I. tools/fuzz/vbios_fuzzer.cc \
+        "${vbios_sources[@]}" $(pkg-config --cflags --libs absl_status absl_statusor absl_strings absl_str_format) \
+        -o "$out/vbios_seedgen")
+    fi
+    "$out/vbios_seedgen" "$seeds_dir"
+    # Real PCI expansion ROMs (no BIT): they exercise the image chain.
+    for rom in /usr/lib/ipxe/qemu/efi-e1000.rom /usr/lib/ipxe/qemu/pxe-virtio.rom; do
+      if [ -f "$rom" ]; then cp "$rom" "$seeds_dir/ipxe_$(basename "$rom")"; fi
+    done
+    echo "fuzz: $(ls "$seeds_dir" | wc -l) seeds in $seeds_dir"
+    return 0
+  fi
+  # --- end vbios ---
   if [ "$target" = code_object ]; then
     mkdir -p "$seeds_dir"
     rm -f "$seeds_dir"/*
@@ -138,7 +182,7 @@ case "${1:-}" in
     "$binary" -seed=1 -runs=5000 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$out/" "$seeds_dir"
     ;;
   *)
-    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac
