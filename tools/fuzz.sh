@@ -18,6 +18,9 @@
 #                                    tools/fuzz/nv_firmware_fuzzer.cc); seeds: every distinct nvfw_bin_hdr file of
 #                                    firmware-nvidia-graphics in the cache (tools/fetch_firmware.sh) and its two
 #                                    GSP-RM ELF images with .fwimage cut to 256 bytes (38 MB inputs would crawl)
+#   tools/fuzz.sh vbios build|seeds|run|smoke         the same for the NVIDIA VBIOS parser
+#                                    (tools/fuzz/vbios_fuzzer.cc); seeds: the virtual AD102 VBIOS and mutated
+#                                    variants (written by build-fuzz/vbios_seedgen) plus Debian's ipxe option ROMs
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${BAREGPU_FUZZ_DIR:-$root/build-fuzz}
@@ -27,6 +30,12 @@ if [ "${1:-}" = code_object ] || [ "${1:-}" = nv_firmware ]; then
   target=$1
   shift
 fi
+# --- vbios (issue 21) ---
+if [ "${1:-}" = vbios ]; then
+  target=vbios
+  shift
+fi
+# --- end vbios ---
 binary=$out/${target}_fuzzer
 seeds_dir=$out/seeds
 corpus_dir=$out/corpus
@@ -34,6 +43,13 @@ if [ "$target" != firmware ]; then
   seeds_dir=$out/$target-seeds
   corpus_dir=$out/$target-corpus
 fi
+# --- vbios ---
+if [ "$target" = vbios ]; then
+  seeds_dir=$out/vbios-seeds
+  corpus_dir=$out/vbios-corpus
+fi
+vbios_sources=(firmware/nv/vbios.cc firmware/nv/virtual_vbios.cc base/sha256.cc base/printable.cc)
+# --- end vbios ---
 
 have_toolchain() {
   command -v "$cxx" >/dev/null || return 1
@@ -58,9 +74,16 @@ build() {
     headers=(am/code_object.h am/implicit_arguments.h base/*.h)
   fi
   if [ "$target" = nv_firmware ]; then
-    sources=(tools/fuzz/nv_firmware_fuzzer.cc firmware/byte_reader.cc base/printable.cc firmware/nv/*.cc)
+    sources=(tools/fuzz/nv_firmware_fuzzer.cc firmware/byte_reader.cc base/printable.cc)
+    for f in bin_header file_kind gsp_elf hs_header requirements riscv_desc; do sources+=("firmware/nv/$f.cc"); done
     headers=(firmware/byte_reader.h firmware/store.h firmware/nv/*.h base/*.h)
   fi
+  # --- vbios ---
+  if [ "$target" = vbios ]; then
+    sources=(tools/fuzz/vbios_fuzzer.cc "${vbios_sources[@]}")
+    headers=(firmware/nv/*.h base/*.h)
+  fi
+  # --- end vbios ---
   # Rebuild only when a source is newer than the binary.
   if [ -x "$binary" ] && [ -z "$(find "${sources[@]}" "${headers[@]}" -newer "$binary" 2>/dev/null)" ]; then
     return 0
@@ -122,6 +145,28 @@ seeds() {
     nv_seeds
     return 0
   fi
+  # --- vbios ---
+  if [ "$target" = vbios ]; then
+    mkdir -p "$seeds_dir"
+    rm -f "$seeds_dir"/*
+    # The generator is the fuzzer's source built as a plain program (it writes the virtual VBIOS and variants).
+    # Rebuilt only when a source is newer than it.
+    if [ ! -x "$out/vbios_seedgen" ] || [ -n "$(cd "$root" && find tools/fuzz/vbios_fuzzer.cc "${vbios_sources[@]}" \
+        firmware/nv/*.h -newer "$out/vbios_seedgen" 2>/dev/null)" ]; then
+      # shellcheck disable=SC2046
+      (cd "$root" && "$cxx" -std=c++20 -O1 -DBAREGPU_VBIOS_SEEDGEN -I. tools/fuzz/vbios_fuzzer.cc \
+        "${vbios_sources[@]}" $(pkg-config --cflags --libs absl_status absl_statusor absl_strings absl_str_format) \
+        -o "$out/vbios_seedgen")
+    fi
+    "$out/vbios_seedgen" "$seeds_dir"
+    # Real PCI expansion ROMs (no BIT): they exercise the image chain.
+    for rom in /usr/lib/ipxe/qemu/efi-e1000.rom /usr/lib/ipxe/qemu/pxe-virtio.rom; do
+      if [ -f "$rom" ]; then cp "$rom" "$seeds_dir/ipxe_$(basename "$rom")"; fi
+    done
+    echo "fuzz: $(ls "$seeds_dir" | wc -l) seeds in $seeds_dir"
+    return 0
+  fi
+  # --- end vbios ---
   if [ "$target" = code_object ]; then
     mkdir -p "$seeds_dir"
     rm -f "$seeds_dir"/*
@@ -196,7 +241,7 @@ case "${1:-}" in
     "$binary" -seed=1 -runs=5000 -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$out/" "$seeds_dir"
     ;;
   *)
-    sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
     ;;
 esac

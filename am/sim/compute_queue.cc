@@ -95,7 +95,7 @@ bool ComputeQueue::UpdateWptr(Pm4Engine& engine) {
     const uint64_t address = (hqd_.Get<gc::CP_HQD_PQ_WPTR_POLL_ADDR>().raw() & ~7u) |
                              (uint64_t{hqd_.Get<gc::CP_HQD_PQ_WPTR_POLL_ADDR_HI>().raw()} << 32);
     absl::StatusOr<uint64_t*> polled =
-        MapQword(context_.memory, MecMemoryClient(hqd_.Get<gc::CP_HQD_VMID>().vmid()), address, Access::kRead);
+        MapQword(memory_, MecMemoryClient(hqd_.Get<gc::CP_HQD_VMID>().vmid()), address, Access::kRead);
     if (!polled.ok()) {
       engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
                    absl::StrFormat("write-pointer poll: %s", polled.status().message()));
@@ -116,8 +116,8 @@ bool ComputeQueue::ReadRing(uint32_t offset, std::span<uint32_t> out, Pm4Engine&
   while (!out.empty()) {
     const uint32_t piece = std::min<uint64_t>(out.size(), ring_dwords_ - offset);
     const uint64_t address = ring_base_ + uint64_t{offset} * 4;
-    absl::Status read = ReadMemory(context_.memory, client, address,
-                                   std::span<uint8_t>(reinterpret_cast<uint8_t*>(out.data()), piece * 4));
+    absl::Status read =
+        ReadMemory(memory_, client, address, std::span<uint8_t>(reinterpret_cast<uint8_t*>(out.data()), piece * 4));
     if (!read.ok()) {
       engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
                    absl::StrFormat("reading the ring at %#x (dword %d): %s", address, offset, read.message()));
@@ -136,7 +136,7 @@ void ComputeQueue::PublishRptr(Pm4Engine& engine) {
                           (uint64_t{hqd_.Get<gc::CP_HQD_PQ_RPTR_REPORT_ADDR_HI>().raw()} << 32);
   if (control.no_update_rptr() || report == 0) return;
   const MemoryClient client = MecMemoryClient(hqd_.Get<gc::CP_HQD_VMID>().vmid());
-  absl::StatusOr<uint32_t*> dword = MapDword(context_.memory, client, report, Access::kWrite);
+  absl::StatusOr<uint32_t*> dword = MapDword(memory_, client, report, Access::kWrite);
   if (!dword.ok()) {
     engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF, absl::StrFormat("rptr report: %s", dword.status().message()));
     faulted_ = true;

@@ -20,6 +20,7 @@
 
 #include "am/regs/gc.h"
 #include "am/regs/mqd.h"
+#include "am/sim/cached_memory.h"
 #include "am/sim/engine_wakeup.h"
 #include "am/sim/model_context.h"
 #include "am/sim/pm4_engine.h"
@@ -141,6 +142,8 @@ class ComputeQueue {
   uint32_t ring_dwords_ = 0;
   uint32_t rptr_ = 0;
   uint32_t pending_skip_ = 0;
+  // The queue's own translations (its UTCL1): ring pages, the write-pointer poll, the read-pointer report.
+  CachedMemory memory_{context_.memory};
 
   int doorbell_token_ = 0;
   std::atomic<bool> finished_{false};

@@ -182,6 +182,7 @@ void GmcModel::AttachHooks(Hub hub) {
           if (vmids & (1u << vmid)) h.tlb[vmid].clear();
         }
       }
+      BumpTranslationGeneration();
       if (request.clear_protection_fault_status_addr()) {
         registers_.Poke(h.regs.fault_status, 0);
         registers_.Poke(h.regs.fault_addr_lo, 0);
@@ -193,6 +194,12 @@ void GmcModel::AttachHooks(Hub hub) {
                         registers_.Peek(ack_address) | InvalidateAck{}.per_vmid_invalidate_ack(vmids).raw());
       }
     });
+  }
+  // Context 0's system aperture and the hub's TLB control are read on every translation, never cached in the TLB:
+  // a write to them changes translations at once, so the views engines keep (translation_generation) go too.
+  for (uint64_t reg : {h.regs.fb_base, h.regs.fb_top, h.regs.fb_offset, h.regs.agp_base, h.regs.agp_bot, h.regs.agp_top,
+                       h.regs.aperture_low, h.regs.aperture_high, h.regs.l1_tlb_cntl}) {
+    registers_.OnWrite(reg, name, [this](uint32_t) { BumpTranslationGeneration(); });
   }
   registers_.OnWrite(h.regs.fault_cntl, name, [this, &h](uint32_t value) {
     FaultCntl cntl = FaultCntl{}.set_raw(value);
@@ -214,6 +221,7 @@ void GmcModel::PowerOnDefaults() {
     registers_.Poke(r.fb_top, static_cast<uint32_t>(fb_top >> kFbShift));
     registers_.Poke(r.fb_offset, 0);
   }
+  BumpTranslationGeneration();
 }
 
 void GmcModel::GateGcHubWrites(std::function<bool()> gc_powered) {
@@ -246,6 +254,7 @@ void GmcModel::Reset() {
     for (auto& tlb : h.tlb) tlb.clear();
     for (auto& sem : h.sem_held) sem.store(false);
   }
+  BumpTranslationGeneration();
 }
 
 void GmcModel::InjectLostInvalidateAck(Hub hub, bool enabled) {
@@ -435,6 +444,16 @@ absl::StatusOr<GmcModel::Translation> GmcModel::Translate(const MemoryClient& cl
 
 absl::StatusOr<std::span<uint8_t>> GmcModel::Map(const MemoryClient& client, uint64_t address, uint64_t length,
                                                  Access access) {
+  return MapRange(client, address, length, access, /*ahead=*/false);
+}
+
+absl::StatusOr<std::span<uint8_t>> GmcModel::MapAhead(const MemoryClient& client, uint64_t address, uint64_t length,
+                                                      Access access) {
+  return MapRange(client, address, length, access, /*ahead=*/true);
+}
+
+absl::StatusOr<std::span<uint8_t>> GmcModel::MapRange(const MemoryClient& client, uint64_t address, uint64_t length,
+                                                      Access access, bool ahead) {
   if (length == 0) return absl::InvalidArgumentError(absl::StrFormat("%s: empty access at %#x", client.name, address));
   const bool write = access == Access::kWrite;
   if (client.bus_address) {
@@ -465,6 +484,21 @@ absl::StatusOr<std::span<uint8_t>> GmcModel::Map(const MemoryClient& client, uin
       return absl::PermissionDeniedError(absl::StrFormat("%s: %s", client.name, why));
     }
     piece = std::min(piece, protected_start - translation.physical);
+  }
+  if (ahead) {
+    // The rest of the page has the same translation; take it if one host view holds it (no fault is raised for
+    // the part past `length`: if the view cannot reach it, the access gets the piece it asked for).
+    uint64_t rest = std::min(translation.contiguous, kPageSize - address % kPageSize);
+    if (write && !translation.system && translation.physical < vram_.size()) {
+      rest = std::min(rest, protected_start - translation.physical);
+    }
+    if (rest > piece) {
+      if (translation.system) {
+        if (uint8_t* host = dma_.Translate(translation.physical, rest)) return std::span<uint8_t>(host, rest);
+      } else if (translation.physical < vram_.size() && rest <= vram_.size() - translation.physical) {
+        return vram_.subspan(translation.physical, rest);
+      }
+    }
   }
   std::span<uint8_t> view = HostView(translation.system, translation.physical, piece, write);
   if (view.empty() && translation.system && piece > kPageSize - translation.physical % kPageSize) {

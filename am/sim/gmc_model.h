@@ -67,7 +67,13 @@ class GmcModel final : public GpuMemory {
 
   absl::StatusOr<std::span<uint8_t>> Map(const MemoryClient& client, uint64_t address, uint64_t length,
                                          Access access) override;
+  absl::StatusOr<std::span<uint8_t>> MapAhead(const MemoryClient& client, uint64_t address, uint64_t length,
+                                              Access access) override;
   uint64_t redirected_accesses() const override { return redirected_accesses_.load(std::memory_order_acquire); }
+  std::optional<uint64_t> translation_generation() const override {
+    // Two counts that only grow: their sum changes whenever either does.
+    return translation_generation_.load(std::memory_order_acquire) + dma_.generation();
+  }
 
   // What the VBIOS leaves in the registers at power-on (the FB location of both hubs).
   void PowerOnDefaults();
@@ -130,6 +136,11 @@ class GmcModel final : public GpuMemory {
   HubState& state(Hub hub) { return hub == Hub::kGc ? gc_ : mm_; }
 
   absl::StatusOr<Translation> Translate(const MemoryClient& client, uint64_t address, Access access);
+  // Map and MapAhead: `ahead` lets the view run on to the end of the page where the translation holds.
+  absl::StatusOr<std::span<uint8_t>> MapRange(const MemoryClient& client, uint64_t address, uint64_t length,
+                                              Access access, bool ahead);
+  // A register write that changes what translations give (apertures, TLB control): views kept by engines go.
+  void BumpTranslationGeneration() { translation_generation_.fetch_add(1, std::memory_order_acq_rel); }
   // The page-table walk of one context; nullopt-like failure returns the fault.
   absl::StatusOr<TlbEntry> Walk(HubState& hub, uint32_t vmid, uint64_t address, Fault& fault);
   absl::StatusOr<uint64_t> ReadEntry(uint64_t table, bool system, uint64_t index);
@@ -155,6 +166,7 @@ class GmcModel final : public GpuMemory {
   std::atomic<uint64_t> page_walks_{0};
   std::atomic<uint64_t> faults_{0};
   std::atomic<uint64_t> redirected_accesses_{0};
+  std::atomic<uint64_t> translation_generation_{0};
 };
 
 }  // namespace am::sim

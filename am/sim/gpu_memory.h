@@ -6,6 +6,7 @@
 #define BAREGPU_AM_SIM_GPU_MEMORY_H_
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "absl/status/status.h"
@@ -43,6 +44,19 @@ class GpuMemory {
   // stops decoding ahead there rather than walk what faulting writes left in it, issue 23); another client's fault only
   // costs it that.
   virtual uint64_t redirected_accesses() const { return 0; }
+
+  // A count that changes whenever a view Map gave may no longer be what a new Map would give: a TLB invalidation,
+  // a write to a hub's apertures or TLB control, a chip reset, a DMA unmapping, bus mastering switched. While it
+  // stays, an engine may keep using a view, as the hardware's UTCL1 keeps a translation until it is invalidated
+  // (CachedMemory). nullopt: no such count, so nothing may be kept.
+  virtual std::optional<uint64_t> translation_generation() const { return std::nullopt; }
+  // Map for a cache: the same translation, checks and faults as Map(client, address, length, access), but the view
+  // may go on past `length` to the end of the page where the same translation holds, so later accesses to the page
+  // need no translation.
+  virtual absl::StatusOr<std::span<uint8_t>> MapAhead(const MemoryClient& client, uint64_t address, uint64_t length,
+                                                      Access access) {
+    return Map(client, address, length, access);
+  }
 };
 
 // Whole-range helpers over Map. A fault part-way leaves the bytes before it moved (as on the hardware).

@@ -219,7 +219,7 @@ Pm4Engine::Status Pm4Engine::WaitRegMem(std::span<const uint32_t> packet) {
     if (memory) {
       // Translated on every poll, as the CP's UTCL2 would: memory unmapped while the queue waits faults instead of
       // being read through a stale pointer.
-      auto mapped = MapDword(context_.memory, MecMemoryClient(vmid_), poll_address, Access::kRead);
+      auto mapped = MapDword(memory_, MecMemoryClient(vmid_), poll_address, Access::kRead);
       if (!mapped.ok()) {
         return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
                      absl::StrFormat("WAIT_REG_MEM on memory: %s", mapped.status().message()));
@@ -256,13 +256,13 @@ Pm4Engine::Status Pm4Engine::ReleaseMem(std::span<const uint32_t> packet) {
   const MemoryClient client = MecMemoryClient(vmid_);
   absl::Status written = absl::OkStatus();
   if (data_sel == 1) {
-    absl::StatusOr<uint32_t*> dword = MapDword(context_.memory, client, address, Access::kWrite);
+    absl::StatusOr<uint32_t*> dword = MapDword(memory_, client, address, Access::kWrite);
     written = dword.status();
     if (dword.ok()) std::atomic_ref<uint32_t>(**dword).store(static_cast<uint32_t>(data), std::memory_order_release);
   } else if (data_sel >= 2) {
     // 3: the GPU clock counter; 4: the "system counter", which on this device is the same 100 MHz reference.
     const uint64_t value = data_sel == 2 ? data : context_.clock.Now();
-    absl::StatusOr<uint64_t*> qword = MapQword(context_.memory, client, address, Access::kWrite);
+    absl::StatusOr<uint64_t*> qword = MapQword(memory_, client, address, Access::kWrite);
     written = qword.status();
     if (qword.ok()) std::atomic_ref<uint64_t>(**qword).store(value, std::memory_order_release);
   }
@@ -311,7 +311,7 @@ Pm4Engine::Status Pm4Engine::WriteData(std::span<const uint32_t> packet) {
   const uint64_t address = packet[2] | (uint64_t{packet[3]} << 32);
   for (size_t i = 0; i < data.size(); ++i) {
     absl::StatusOr<uint32_t*> dword =
-        MapDword(context_.memory, MecMemoryClient(vmid_), address + (one_address ? 0 : 4 * i), Access::kWrite);
+        MapDword(memory_, MecMemoryClient(vmid_), address + (one_address ? 0 : 4 * i), Access::kWrite);
     if (!dword.ok()) {
       return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF, absl::StrFormat("WRITE_DATA: %s", dword.status().message()));
     }
@@ -369,8 +369,7 @@ Pm4Engine::Status Pm4Engine::CopyData(std::span<const uint32_t> packet) {
     case kCopyDataMemory:
     case kCopyDataTcL2: {
       if (source % (wide ? 8 : 4) != 0) return fault(absl::StrFormat("source %#x is not aligned", source));
-      absl::Status read =
-          ReadMemory(context_.memory, client, source, {reinterpret_cast<uint8_t*>(&value), wide ? 8u : 4u});
+      absl::Status read = ReadMemory(memory_, client, source, {reinterpret_cast<uint8_t*>(&value), wide ? 8u : 4u});
       if (!read.ok()) return fault(read.message());
       break;
     }
@@ -405,7 +404,7 @@ Pm4Engine::Status Pm4Engine::CopyData(std::span<const uint32_t> packet) {
         return fault(absl::StrFormat("destination %#x is not aligned", destination));
       }
       absl::Status written =
-          WriteMemory(context_.memory, client, destination, {reinterpret_cast<const uint8_t*>(&value), wide ? 8u : 4u});
+          WriteMemory(memory_, client, destination, {reinterpret_cast<const uint8_t*>(&value), wide ? 8u : 4u});
       if (!written.ok()) return fault(written.message());
       return Status::kDone;
     }
@@ -467,10 +466,10 @@ Pm4Engine::Status Pm4Engine::DmaData(std::span<const uint32_t> packet) {
     chunk.resize(n);
     if (fill) {
       for (uint64_t i = 0; i < n; i += 4) std::memcpy(chunk.data() + i, &packet[2], 4);
-    } else if (absl::Status read = ReadMemory(context_.memory, client, source + done, chunk); !read.ok()) {
+    } else if (absl::Status read = ReadMemory(memory_, client, source + done, chunk); !read.ok()) {
       return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF, absl::StrCat("DMA_DATA source: ", read.message()));
     }
-    if (absl::Status written = WriteMemory(context_.memory, client, destination + done, chunk); !written.ok()) {
+    if (absl::Status written = WriteMemory(memory_, client, destination + done, chunk); !written.ok()) {
       return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF, absl::StrCat("DMA_DATA destination: ", written.message()));
     }
     done += n;
@@ -583,7 +582,7 @@ Pm4Engine::Status Pm4Engine::RunIndirectBuffer(std::span<const uint32_t> packet,
           absl::StrFormat("INDIRECT_BUFFER at %#x without INDIRECT_BUFFER_VALID (control %#010x)", address, control));
     }
     buffer.resize(dwords);
-    absl::Status read = ReadMemory(context_.memory, MecMemoryClient(vmid), address,
+    absl::Status read = ReadMemory(memory_, MecMemoryClient(vmid), address,
                                    std::span<uint8_t>(reinterpret_cast<uint8_t*>(buffer.data()), buffer.size() * 4));
     if (!read.ok()) {
       return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,

@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "am/regs/pm4.h"
+#include "am/sim/cached_memory.h"
 #include "am/sim/model_context.h"
 #include "am/sim/shader_executor.h"
 
@@ -121,6 +122,9 @@ class Pm4Engine {
   void PostInterrupt(uint32_t source_id, uint32_t context_id);
 
   const ModelContext& context_;
+  // The engine's own accesses (fences, polls, indirect buffers, copies) through its UTCL1; shaders get the GMC
+  // itself, since their waves run on other threads.
+  CachedMemory memory_{context_.memory};
   ShaderExecutor* executor_;
   HqdId id_;
   uint32_t vmid_;

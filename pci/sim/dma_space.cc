@@ -14,6 +14,7 @@ void DmaSpace::Map(uint64_t address, uint8_t* host, uint64_t size) {
 void DmaSpace::Unmap(uint64_t address) {
   base::MutexLock lock(&mu_);
   mappings_.erase(address);
+  generation_.fetch_add(1, std::memory_order_acq_rel);
 }
 
 template <typename Fn>

@@ -40,8 +40,14 @@ class DmaSpace {
   // bus-master access of the device, so it needs no bus mastering and a miss records no fault.
   bool Peek(uint64_t address, void* destination, uint64_t size);
 
-  void set_bus_master(bool enabled) { bus_master_.store(enabled, std::memory_order_release); }
+  void set_bus_master(bool enabled) {
+    bus_master_.store(enabled, std::memory_order_release);
+    generation_.fetch_add(1, std::memory_order_acq_rel);
+  }
   bool bus_master() const { return bus_master_.load(std::memory_order_acquire); }
+  // Changes whenever a host pointer Translate gave may have become invalid (an unmapping, bus mastering switched):
+  // what a translation cache above this space checks.
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
 
   uint64_t fault_count() const { return fault_count_.load(std::memory_order_acquire); }
   std::optional<DmaFault> last_fault() const;
@@ -63,6 +69,7 @@ class DmaSpace {
   std::optional<DmaFault> last_fault_ ABSL_GUARDED_BY(mu_);
   std::atomic<uint64_t> fault_count_{0};
   std::atomic<bool> bus_master_{false};
+  std::atomic<uint64_t> generation_{0};
 };
 
 }  // namespace pci::sim

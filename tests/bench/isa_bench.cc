@@ -5,6 +5,8 @@
 // one (issue 24). And two kernels tinygrad's AMD backend really makes (issue 24, session 14): its 256x256 f32
 // matmul and the first kernel of its 1 Mi-element f32 sum, built from the LLVM IR tinygrad rendered
 // (tests/bench/tinygrad_kernels), same units.
+#include <sys/resource.h>
+
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -198,12 +200,19 @@ void BM_FirstDispatchOfAKernel(benchmark::State& state) {
   Rdna3Executor executor(work.fixture.context(), /*workers=*/1);
   if (!executor.Dispatch(work.dispatch, work.fixture.memory()).ok()) return state.SkipWithError("dispatch failed");
   size_t next = 0;
+  // Page faults are part of what a first dispatch adds (the new program's tables are fresh memory): counted for the
+  // whole process, so the profile's account can be checked in any run.
+  rusage before{}, after{};
+  getrusage(RUSAGE_SELF, &before);
   for (auto _ : state) {
     work.dispatch.program_address = entries[next++];
     if (absl::Status s = executor.Dispatch(work.dispatch, work.fixture.memory()); !s.ok()) {
       return state.SkipWithError(std::string(s.message()).c_str());
     }
   }
+  getrusage(RUSAGE_SELF, &after);
+  state.counters["page_faults_per_dispatch"] =
+      static_cast<double>(after.ru_minflt - before.ru_minflt) / static_cast<double>(state.iterations());
   if (!work.Correct()) return state.SkipWithError("wrong result");
 }
 BENCHMARK(BM_FirstDispatchOfAKernel)->Iterations(kFreshKernels)->Unit(benchmark::kMicrosecond);

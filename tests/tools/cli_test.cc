@@ -331,6 +331,8 @@ TEST(CliTest, EveryJsonDocumentParsesAndNamesItsSchema) {
        {{{"regs", "find", "IH_RB_CNTL"}, "baregpu.regs.find/1"},
         {{"regs", "find", "0x28e8"}, "baregpu.regs.find-address/1"},
         {{"regs", "decode", "IH_RB_CNTL", "0x1"}, "baregpu.regs.decode/1"},
+        {{"regs", "find", "MAILBOX", "--chip=ga102"}, "baregpu.regs.nv-find/1"},
+        {{"regs", "decode", "--chip=ad102", "NV_PMC_BOOT_0", "0x0"}, "baregpu.regs.nv-decode/1"},
         {{"regs", "sim:navi31:schema", "read", "IH_RB_CNTL"}, "baregpu.regs.read/1"},
         {{"regs", "sim:navi31:schema", "write", "SCRATCH_REG3=0x5"}, "baregpu.regs.write/1"},
         {{"regs", "sim:navi31:schema", "dump", "hdp"}, "baregpu.regs.dump/1"}}},

@@ -1,5 +1,6 @@
 // baregpu fw: inspect firmware files (`fw info`) and list what a device needs and where it was found (`fw need`).
 #include <filesystem>
+#include <fstream>
 #include <ostream>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +12,8 @@
 #include "firmware/container.h"
 #include "firmware/nv/file_kind.h"
 #include "firmware/nv/requirements.h"
+#include "firmware/nv/vbios.h"
+#include "firmware/nv/virtual_vbios.h"
 #include "firmware/requirements.h"
 #include "firmware/store.h"
 #include "firmware/virtual_firmware.h"
@@ -90,6 +93,250 @@ void PrintContainer(std::ostream& out, const std::string& path, const firmware::
   for (const std::string& note : c.notes) out << "  note: " << note << "\n";
 }
 
+// ---- NVIDIA VBIOS (issue 21): `fw info` on a PCI expansion ROM, `fw vbios --virtual` ----
+
+std::string TokenName(uint8_t id) {
+  const bool printable = id >= 0x20 && id < 0x7f;
+  return printable ? absl::StrFormat("'%c' (0x%02x)", id, id) : absl::StrFormat("0x%02x", id);
+}
+
+Json VbiosJson(const std::string& path, const firmware::nv::Vbios& v, absl::string_view data) {
+  Json images = Json::array();
+  for (const firmware::nv::RomImage& i : v.images) {
+    Json npde = nullptr;
+    if (i.npde) {
+      npde = {{"offset", Hex(i.npde->offset)},
+              {"revision", Hex(i.npde->revision)},
+              {"size", i.npde->image_size},
+              {"last", i.npde->last},
+              {"flags", Hex(i.npde->flags)}};
+    }
+    images.push_back({{"offset", Hex(i.offset)},
+                      {"size", i.size},
+                      {"signature", Hex(i.signature, 4)},
+                      {"code_type", Hex(i.code_type, 2)},
+                      {"code_type_name", firmware::nv::CodeTypeName(i.code_type)},
+                      {"vendor_id", Hex(i.vendor_id, 4)},
+                      {"device_id", Hex(i.device_id, 4)},
+                      {"class_code", Hex(i.class_code, 6)},
+                      {"pcir_offset", Hex(i.pcir_offset)},
+                      {"pcir_size", i.pcir_image_size},
+                      {"pcir_last", i.pcir_last},
+                      {"npde", npde},
+                      {"last", i.last},
+                      {"checksum_ok", i.checksum_ok ? Json(*i.checksum_ok) : Json(nullptr)}});
+  }
+  Json tokens = Json::array();
+  for (const firmware::nv::BitToken& t : v.tokens) {
+    tokens.push_back({{"id", Hex(t.id, 2)},
+                      {"name", TokenName(t.id)},
+                      {"version", t.data_version},
+                      {"size", t.data_size},
+                      {"pointer", Hex(t.data_pointer)},
+                      {"data_offset", t.data_offset ? Json(Hex(*t.data_offset)) : Json(nullptr)}});
+  }
+  Json table = nullptr;
+  if (v.ucode_table) {
+    const firmware::nv::UcodeTable& u = *v.ucode_table;
+    Json entries = Json::array();
+    for (const firmware::nv::UcodeEntry& e : u.entries) {
+      entries.push_back({{"application_id", Hex(e.application_id, 2)},
+                         {"application", firmware::nv::ApplicationIdName(e.application_id)},
+                         {"target_id", Hex(e.target_id, 2)},
+                         {"desc_pointer", Hex(e.desc_pointer)},
+                         {"desc_offset", Hex(e.desc_offset)},
+                         {"desc_header", Hex(e.desc_header, 8)}});
+    }
+    table = {{"offset", Hex(u.offset)},      {"pointer", Hex(u.pointer)},  {"version", u.version},
+             {"header_size", u.header_size}, {"entry_size", u.entry_size}, {"desc_version", u.desc_version},
+             {"desc_size", u.desc_size},     {"entries", entries}};
+  }
+  Json fwsec = nullptr;
+  if (v.fwsec) {
+    const firmware::nv::FwsecDescriptor& d = v.fwsec->desc;
+    Json desc = {{"offset", Hex(d.offset)},
+                 {"header", Hex(d.header, 8)},
+                 {"version", d.version},
+                 {"size", d.size},
+                 {"stored_size", Hex(d.stored_size)},
+                 {"interface_offset", Hex(d.interface_offset)},
+                 {"imem_phys_base", Hex(d.imem_phys_base)},
+                 {"imem_load_size", Hex(d.imem_load_size)},
+                 {"imem_virt_base", Hex(d.imem_virt_base)},
+                 {"dmem_phys_base", Hex(d.dmem_phys_base)},
+                 {"dmem_load_size", Hex(d.dmem_load_size)},
+                 {"ucode_offset", Hex(d.ucode_offset)},
+                 {"ucode_size", d.ucode_size},
+                 {"ucode_sha256", base::Sha256::HexHash(data.substr(d.ucode_offset, d.ucode_size))},
+                 {"dmem_image_offset", Hex(d.dmem_image_offset)}};
+    if (d.version == 2) {
+      desc.update({{"uncompressed_size", Hex(d.uncompressed_size)},
+                   {"virtual_entry", Hex(d.virtual_entry)},
+                   {"imem_sec_base", Hex(d.imem_sec_base)},
+                   {"imem_sec_size", Hex(d.imem_sec_size)},
+                   {"dmem_offset", Hex(d.dmem_offset)},
+                   {"alt_imem_load_size", Hex(d.alt_imem_load_size)},
+                   {"alt_dmem_load_size", Hex(d.alt_dmem_load_size)}});
+    } else {
+      desc.update({{"pkc_data_offset", Hex(d.pkc_data_offset)},
+                   {"engine_id_mask", Hex(d.engine_id_mask, 4)},
+                   {"ucode_id", d.ucode_id},
+                   {"signature_count", d.signature_count},
+                   {"signature_size", firmware::nv::kSignatureSize},
+                   {"signature_versions", Hex(d.signature_versions, 4)},
+                   {"signatures_offset", Hex(d.signatures_offset)}});
+    }
+    const firmware::nv::Appif& a = v.fwsec->appif;
+    Json appif_entries = Json::array();
+    for (const firmware::nv::AppifEntry& e : a.entries) {
+      appif_entries.push_back({{"id", e.id}, {"dmem_offset", Hex(e.dmem_offset)}});
+    }
+    const firmware::nv::DmemMapper& m = v.fwsec->dmem_mapper;
+    fwsec = {{"entry_index", v.fwsec->entry_index},
+             {"descriptor", desc},
+             {"appif",
+              {{"offset", Hex(a.offset)},
+               {"dmem_offset", Hex(a.dmem_offset)},
+               {"version", a.version},
+               {"header_size", a.header_size},
+               {"entry_size", a.entry_size},
+               {"entries", appif_entries}}},
+             {"dmem_mapper",
+              {{"offset", Hex(m.offset)},
+               {"dmem_offset", Hex(m.dmem_offset)},
+               {"signature", Hex(m.signature, 8)},
+               {"version", m.version},
+               {"size", m.size},
+               {"cmd_in_buffer_offset", Hex(m.cmd_in_buffer_offset)},
+               {"cmd_in_buffer_size", m.cmd_in_buffer_size},
+               {"cmd_out_buffer_offset", Hex(m.cmd_out_buffer_offset)},
+               {"cmd_out_buffer_size", m.cmd_out_buffer_size},
+               {"init_cmd", Hex(m.init_cmd)},
+               {"ucode_cmd_mask0", Hex(m.ucode_cmd_mask0, 8)},
+               {"ucode_cmd_mask1", Hex(m.ucode_cmd_mask1, 8)},
+               {"init_cmd_file_offset", Hex(m.init_cmd_file_offset)},
+               {"cmd_in_buffer_file_offset", Hex(m.cmd_in_buffer_file_offset)}}}};
+  }
+  return Json{{"file", path},
+              {"kind", "vbios"},
+              {"file_size", data.size()},
+              {"sha256", base::Sha256::HexHash(data)},
+              {"rom_offset", Hex(v.rom_offset)},
+              {"images", images},
+              {"bit",
+               {{"offset", Hex(v.bit.offset)},
+                {"bcd_version", Hex(v.bit.bcd_version, 4)},
+                {"header_size", v.bit.header_size},
+                {"token_size", v.bit.token_size},
+                {"tokens", tokens}}},
+              {"ucode_table", table},
+              {"fwsec", fwsec},
+              {"notes", v.notes}};
+}
+
+void PrintVbios(std::ostream& out, const std::string& path, const firmware::nv::Vbios& v, absl::string_view data) {
+  out << base::Printable(path) << "\n";
+  out << absl::StrFormat("  NVIDIA VBIOS, %d bytes, ROM at 0x%x, %d images, sha256 %s\n", data.size(), v.rom_offset,
+                         v.images.size(), base::Sha256::HexHash(data));
+  out << absl::StrFormat("  %-10s %10s  %-26s %-9s %-9s %-9s %s\n", "image at", "size", "code type", "id", "PCIR last",
+                         "NPDE last", "walk");
+  for (const firmware::nv::RomImage& i : v.images) {
+    out << absl::StrFormat("  %-10s %#10x  %-26s %04x:%04x %-9s %-9s %s%s\n", Hex(i.offset), i.size,
+                           firmware::nv::CodeTypeName(i.code_type), i.vendor_id, i.device_id,
+                           i.pcir_last ? "yes" : "no", i.npde ? (i.npde->last ? "yes" : "no") : "-",
+                           i.last ? "last" : "continues",
+                           i.checksum_ok ? (*i.checksum_ok ? ", checksum ok" : ", checksum BAD") : "");
+  }
+  out << absl::StrFormat("  BIT at 0x%x: version %x.%02x, header %d bytes, %d tokens of %d bytes\n", v.bit.offset,
+                         v.bit.bcd_version >> 8, v.bit.bcd_version & 0xff, v.bit.header_size, v.tokens.size(),
+                         v.bit.token_size);
+  for (const firmware::nv::BitToken& t : v.tokens) {
+    out << absl::StrFormat("    token %-11s version %d, %4d bytes, pointer 0x%04x -> %s\n", TokenName(t.id),
+                           t.data_version, t.data_size, t.data_pointer,
+                           t.data_offset ? absl::StrFormat("0x%x", *t.data_offset) : std::string("(none)"));
+  }
+  if (v.ucode_table) {
+    const firmware::nv::UcodeTable& u = *v.ucode_table;
+    out << absl::StrFormat("  falcon ucode table at 0x%x (pointer 0x%x): version %d, %d entries, descriptor v%d\n",
+                           u.offset, u.pointer, u.version, u.entries.size(), u.desc_version);
+    for (const firmware::nv::UcodeEntry& e : u.entries) {
+      out << absl::StrFormat("    %-16s target 0x%02x, descriptor pointer 0x%x -> 0x%x (header 0x%08x)\n",
+                             firmware::nv::ApplicationIdName(e.application_id), e.target_id, e.desc_pointer,
+                             e.desc_offset, e.desc_header);
+    }
+  }
+  if (v.fwsec) {
+    const firmware::nv::FwsecDescriptor& d = v.fwsec->desc;
+    out << absl::StrFormat("  FWSEC (entry %d): descriptor v%d at 0x%x, %d bytes", v.fwsec->entry_index, d.version,
+                           d.offset, d.size);
+    if (d.version == 3) {
+      out << absl::StrFormat(" (%d signatures of %d bytes at 0x%x, fuse versions 0x%04x)", d.signature_count,
+                             firmware::nv::kSignatureSize, d.signatures_offset, d.signature_versions);
+    }
+    out << "\n";
+    out << absl::StrFormat("    IMEM phys 0x%x virt 0x%x load 0x%x; DMEM phys 0x%x load 0x%x; stored 0x%x\n",
+                           d.imem_phys_base, d.imem_virt_base, d.imem_load_size, d.dmem_phys_base, d.dmem_load_size,
+                           d.stored_size);
+    if (d.version == 3) {
+      out << absl::StrFormat("    engine mask 0x%04x, ucode id %d, PKC data at DMEM 0x%x\n", d.engine_id_mask,
+                             d.ucode_id, d.pkc_data_offset);
+    } else {
+      out << absl::StrFormat("    IMEM secure base 0x%x size 0x%x, DMEM at image 0x%x\n", d.imem_sec_base,
+                             d.imem_sec_size, d.dmem_offset);
+    }
+    out << absl::StrFormat("    ucode at 0x%x, %d bytes, sha256 %s\n", d.ucode_offset, d.ucode_size,
+                           base::Sha256::HexHash(data.substr(d.ucode_offset, d.ucode_size)));
+    const firmware::nv::Appif& a = v.fwsec->appif;
+    out << absl::StrFormat("    APPIF at DMEM 0x%x (0x%x): version %d, %d entries\n", a.dmem_offset, a.offset,
+                           a.version, a.entries.size());
+    const firmware::nv::DmemMapper& m = v.fwsec->dmem_mapper;
+    out << absl::StrFormat(
+        "    DMEMMAPPER at DMEM 0x%x (0x%x): command in 0x%x (%d bytes), out 0x%x (%d bytes), init_cmd 0x%x at "
+        "0x%x\n",
+        m.dmem_offset, m.offset, m.cmd_in_buffer_offset, m.cmd_in_buffer_size, m.cmd_out_buffer_offset,
+        m.cmd_out_buffer_size, m.init_cmd, m.init_cmd_file_offset);
+  }
+  for (const std::string& note : v.notes) out << "  note: " << note << "\n";
+}
+
+// `fw info` on one file known (or guessed from its first bytes) to be a VBIOS.
+absl::Status InfoVbios(Invocation& inv, size_t index, const std::string& path, absl::string_view data, Json& files) {
+  absl::StatusOr<firmware::nv::Vbios> v = firmware::nv::ParseVbios(path, data);
+  if (!v.ok()) {
+    if (inv.json()) files.push_back({{"file", path}, {"error", std::string(v.status().message())}});
+    return v.status();
+  }
+  if (inv.json()) {
+    files.push_back(VbiosJson(path, *v, data));
+  } else {
+    if (index > 1) inv.out() << "\n";
+    PrintVbios(inv.out(), path, *v, data);
+  }
+  return absl::OkStatus();
+}
+
+// `fw vbios --virtual=CHIP --output=FILE`: what the virtual GPU's ROM holds, for inspection with `fw info`.
+absl::Status RunVbios(Invocation& inv) {
+  if (inv.positional().size() != 1) return inv.UsageError("'baregpu fw vbios' takes no arguments besides its options");
+  const std::optional<std::string> chip = inv.value("virtual");
+  const std::optional<std::string> output = inv.value("output");
+  if (!chip || !output) return inv.UsageError("'baregpu fw vbios' needs --virtual=ad102 and --output=FILE");
+  absl::StatusOr<std::string> rom = firmware::nv::BuildVirtualVbios(*chip);
+  if (!rom.ok()) return inv.UsageError(rom.status().message());
+  std::ofstream out(*output, std::ios::binary | std::ios::trunc);
+  out.write(rom->data(), static_cast<std::streamsize>(rom->size()));
+  out.close();
+  if (!out.good()) {
+    return absl::UnavailableError(
+        absl::StrFormat("cannot write %s (check the directory exists and is writable)", base::Printable(*output)));
+  }
+  inv.out() << absl::StrFormat("%s: virtual %s VBIOS, %d bytes, sha256 %s\n", base::Printable(*output), *chip,
+                               rom->size(), base::Sha256::HexHash(*rom));
+  return absl::OkStatus();
+}
+
+// ---- end NVIDIA VBIOS ----
+
 // NVIDIA files (firmware/nv): the structures' fields by their source names, byte ranges, and notes.
 Json NvFileJson(const firmware::nv::NvFileInfo& info, absl::string_view data) {
   Json fields = Json::object();
@@ -140,8 +387,9 @@ void PrintNvFile(std::ostream& out, const std::string& path, const firmware::nv:
 absl::Status RunInfo(Invocation& inv) {
   if (inv.positional().size() < 2) return inv.UsageError("'baregpu fw info' needs at least one FILE");
   std::optional<firmware::FileRole> role;
-  std::optional<firmware::nv::NvFileKind> nv_role;  // --kind naming an NVIDIA kind (booter_load, gsp, ...)
-  if (auto kind = inv.value("kind")) {
+  const bool vbios_kind = inv.value("kind") == "vbios";  // NVIDIA VBIOS (issue 21)
+  std::optional<firmware::nv::NvFileKind> nv_role;       // --kind naming an NVIDIA kind (booter_load, gsp, ...)
+  if (auto kind = inv.value("kind"); kind && !vbios_kind) {
     nv_role = firmware::nv::NvFileKindFromName(*kind);
     if (!nv_role) {
       absl::StatusOr<firmware::FileRole> parsed = firmware::RoleFromKindName(*kind);
@@ -154,9 +402,10 @@ absl::Status RunInfo(Invocation& inv) {
   for (size_t i = 1; i < inv.positional().size(); ++i) {
     const std::string& path = inv.positional()[i];
     absl::StatusOr<std::string> data = firmware::ReadFirmwareFile(path);
-    // An NVIDIA name (or an nvidia/ path) goes to firmware/nv unless --kind names an amdgpu kind.
-    if (std::optional<firmware::nv::NvFileKind> nv_kind = !data.ok() || role ? std::nullopt
-                                                          : nv_role          ? nv_role
+    // An NVIDIA firmware file's name (or an nvidia/ path), or --kind naming its kind, goes to firmware/nv; an
+    // amdgpu or vbios --kind keeps its own parser.
+    if (std::optional<firmware::nv::NvFileKind> nv_kind = !data.ok() || role || vbios_kind ? std::nullopt
+                                                          : nv_role                        ? nv_role
                                                                     : firmware::nv::DetectNvFile(path, *data)) {
       absl::StatusOr<firmware::nv::NvFileInfo> info = firmware::nv::DescribeNvFile(path, *data, *nv_kind);
       if (!info.ok()) {
@@ -167,6 +416,13 @@ absl::Status RunInfo(Invocation& inv) {
       } else {
         if (i > 1) inv.out() << "\n";
         PrintNvFile(inv.out(), path, *info, *data);
+      }
+      continue;
+    }
+    // NVIDIA VBIOS (issue 21): asked for, or a PCI expansion ROM when no kind was given.
+    if (data.ok() && (vbios_kind || (!role && firmware::nv::LooksLikeRom(*data)))) {
+      if (absl::Status status = InfoVbios(inv, i, path, *data, files); !status.ok()) {
+        failures.emplace_back(status.message());
       }
       continue;
     }
@@ -475,18 +731,20 @@ absl::Status RunNeed(Invocation& inv) {
 }
 
 absl::Status RunFw(Invocation& inv) {
-  if (inv.positional().empty()) return inv.UsageError("'baregpu fw' needs a subcommand: info or need");
+  if (inv.positional().empty()) return inv.UsageError("'baregpu fw' needs a subcommand: info, need or vbios");
   const std::string& sub = inv.positional()[0];
   if (sub == "info") return RunInfo(inv);
   if (sub == "need") return RunNeed(inv);
-  return inv.UsageError(absl::StrCat("unknown 'baregpu fw' subcommand '", sub, "' (info, need)"));
+  if (sub == "vbios") return RunVbios(inv);
+  return inv.UsageError(absl::StrCat("unknown 'baregpu fw' subcommand '", sub, "' (info, need, vbios)"));
 }
 
 BAREGPU_REGISTER_COMMAND(
     kFwRegistered,
     Command{"fw",
-            "inspect amdgpu and NVIDIA firmware files and list the firmware a device needs",
-            "baregpu fw info FILE... [--kind=KIND] [--json]\n       baregpu fw need DEVICE [--json]",
+            "inspect amdgpu and NVIDIA firmware files and VBIOS images; list the firmware a device needs",
+            "baregpu fw info FILE... [--kind=KIND] [--json]\n       baregpu fw need DEVICE [--json]\n"
+            "       baregpu fw vbios --virtual=ad102 --output=FILE",
             "fw info parses amdgpu firmware containers (.bin, .bin.zst, .bin.xz): header version, IP and ucode\n"
             "versions, sizes, and every component with its offset, size, PSP firmware type and SHA-256. The kind\n"
             "(sos, ta, rlc, mec, ...) comes from the file name unless --kind gives it.\n"
@@ -496,12 +754,17 @@ BAREGPU_REGISTER_COMMAND(
             "fw need lists the files a device needs (DEVICE: an ASIC profile such as navi31, or sim:navi31; an\n"
             "NVIDIA chip such as ad102, ga102, tu102, or sim:ad102), where each was found or every path tried.\n"
             "Search path: $BAREGPU_FIRMWARE_PATH (colon-separated), then /lib/firmware/updates, /lib/firmware,\n"
-            "each holding amdgpu/ or nvidia/; virtual AMD devices search their virtual firmware first.",
+            "each holding amdgpu/ or nvidia/; virtual AMD devices search their virtual firmware first.\n"
+            "fw info also reads NVIDIA VBIOS images (a PCI expansion ROM, or --kind=vbios): the image chain, the BIT\n"
+            "tokens, the falcon ucode table and the FWSEC descriptor with its DMEMMAPPER interface.\n"
+            "fw vbios writes the virtual GPU's VBIOS (--virtual=ad102) to --output for inspection.",
             {{"json", false, "print a JSON document"},
              {"kind", true,
               "firmware kind for fw info (sos, ta, toc, asd, cap, pfp, me, ce, mec, mec2, rlc, sdma,\n"
-              "                   sdma1.., smc, imu, mes, mes_kiq, mc, gpu_info; NVIDIA: booter_load,\n"
-              "                   booter_unload, bootloader, gsp, bin_container)"}},
+              "                   sdma1.., smc, imu, mes, mes_kiq, mc, gpu_info, vbios; NVIDIA: booter_load,\n"
+              "                   booter_unload, bootloader, gsp, bin_container)"},
+             {"virtual", true, "fw vbios: the virtual chip whose VBIOS to write (ad102)"},
+             {"output", true, "fw vbios: the file to write"}},
             RunFw});
 
 }  // namespace

@@ -1,10 +1,12 @@
-// baregpu regs: the AMD register database from the command line. `find` lists registers by part of their name,
-// `decode` splits a value into its fields; `baregpu regs DEVICE read|write|dump` reads and writes a device's.
+// baregpu regs: the AMD register database (and, with --chip, the NVIDIA one of nv/regs/database.h) from the command
+// line. `find` lists registers by part of their name, `decode` splits a value into its fields; `baregpu regs DEVICE
+// read|write|dump` reads and writes a device's (AMD only).
 #include <algorithm>
 #include <bit>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -17,6 +19,7 @@
 #include "am/sim/navi31_ip_offsets.h"
 #include "am/soc.h"
 #include "base/status_macros.h"
+#include "nv/regs/database.h"
 #include "pci/open.h"
 #include "tools/cli/command.h"
 #include "tools/cli/device_access.h"
@@ -129,11 +132,169 @@ absl::Status RunFindAddress(Invocation& inv, absl::string_view text) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<uint32_t> ParseValue(const Invocation& inv, absl::string_view text) {
+  uint64_t value = 0;
+  bool ok = absl::StartsWithIgnoreCase(text, "0x") ? absl::SimpleHexAtoi(text.substr(2), &value)
+                                                   : absl::SimpleAtoi(text, &value);
+  if (!ok || value > 0xffffffff) {
+    return inv.UsageError(
+        absl::StrCat("value '", text, "' is not a 32-bit register value; write it in hex (0x1f) or decimal"));
+  }
+  return static_cast<uint32_t>(value);
+}
+
+// --chip=ga102|ad102 selects the NVIDIA database; nullopt without it (the AMD database, as before).
+absl::StatusOr<std::optional<nv::regs::Chip>> NvChip(const Invocation& inv) {
+  std::optional<std::string> name = inv.value("chip");
+  if (!name) return std::nullopt;
+  if (inv.value("ip") || inv.value("device") || inv.has("byte")) {
+    return inv.UsageError("--chip (NVIDIA) does not combine with --ip, --device or --byte (AMD)");
+  }
+  absl::StatusOr<nv::regs::Chip> chip = nv::regs::ParseChip(*name);
+  if (!chip.ok()) return inv.UsageError(chip.status().message());
+  return *chip;
+}
+
+// "[5:4]" for an NVIDIA field (always contiguous: the headers write hi:lo).
+std::string NvBitRange(const nv::regs::FieldInfo& f) {
+  return f.hi == f.lo ? absl::StrFormat("[%d]", f.lo) : absl::StrFormat("[%d:%d]", f.hi, f.lo);
+}
+
+// "0x110804 + i*0x4 (4)" for an array register, the offset alone otherwise.
+std::string NvOffset(const nv::regs::RegisterInfo& reg) {
+  if (!reg.is_array()) return HexValue(reg.offset());
+  return absl::StrFormat("%s+i*%#x (%s)", HexValue(reg.offset()), reg.stride(),
+                         reg.count() ? absl::StrCat(reg.count()) : "?");
+}
+
+// The fields in docs/json.md's shared shape (name, mask, shift, and value where known), with hi and lo added.
+Json NvFieldJson(const nv::regs::FieldInfo& f) {
+  return Json{
+      {"name", std::string(f.name)}, {"mask", HexValue(f.mask(), 8)}, {"shift", f.lo}, {"hi", f.hi}, {"lo", f.lo}};
+}
+
+Json NvRegisterJson(const nv::regs::RegisterInfo& reg, bool with_fields) {
+  Json json = {{"name", std::string(reg.name())},
+               {"unit", std::string(nv::regs::UnitName(reg.unit()))},
+               {"offset", HexValue(reg.offset())},
+               {"stride", reg.stride()},
+               {"count", reg.count()},
+               {"field_count", reg.field_count()},
+               {"source", std::string(reg.source())}};
+  if (with_fields) {
+    Json fields = Json::array();
+    for (const nv::regs::FieldInfo& f : reg.fields()) fields.push_back(NvFieldJson(f));
+    json["fields"] = fields;
+  }
+  return json;
+}
+
+// `regs find --chip=ga102 PATTERN|0xADDRESS`: NVIDIA registers by name, or at a BAR0 byte address (engine-relative
+// registers resolved with each engine's bases).
+absl::Status RunNvFind(Invocation& inv, nv::regs::Chip chip, const std::string& pattern) {
+  std::vector<nv::regs::RegisterInfo> found;
+  std::vector<nv::regs::AddressMatch> at;
+  if (absl::StartsWithIgnoreCase(pattern, "0x")) {
+    uint64_t address = 0;
+    if (!absl::SimpleHexAtoi(pattern.substr(2), &address) || address > 0xffffffff) {
+      return inv.UsageError(absl::StrCat("'", pattern, "' is not a BAR0 byte address (0x110040)"));
+    }
+    at = nv::regs::FindByAddress(chip, static_cast<uint32_t>(address));
+    if (at.empty()) {
+      return absl::NotFoundError(
+          absl::StrFormat("no %s register is at BAR0 byte %#x", nv::regs::ChipName(chip), address));
+    }
+    for (const nv::regs::AddressMatch& m : at) found.push_back(m.reg);
+  } else {
+    found = nv::regs::Search(chip, pattern);
+    if (found.empty()) {
+      return absl::NotFoundError(
+          absl::StrCat("no ", nv::regs::ChipName(chip), " register name contains '", pattern, "'"));
+    }
+  }
+  if (inv.json()) {
+    SetJsonSchema("baregpu.regs.nv-find/1");
+    Json list = Json::array();
+    for (size_t i = 0; i < found.size(); ++i) {
+      Json reg = NvRegisterJson(found[i], /*with_fields=*/true);
+      if (!at.empty()) {
+        reg["engine"] = std::string(at[i].engine);
+        reg["index"] = at[i].index;
+      }
+      list.push_back(reg);
+    }
+    PrintJson(inv.out(),
+              Json{{"chip", std::string(nv::regs::ChipName(chip))}, {"pattern", pattern}, {"registers", list}});
+    return absl::OkStatus();
+  }
+  std::vector<std::string> units, names;
+  size_t unit_width = 11, width = 8;
+  for (size_t i = 0; i < found.size(); ++i) {
+    std::string unit(nv::regs::UnitName(found[i].unit()));
+    if (!at.empty() && !at[i].engine.empty()) unit = absl::StrCat(at[i].engine, " ", unit);
+    std::string name(found[i].name());
+    if (!at.empty() && found[i].is_array()) absl::StrAppend(&name, "(", at[i].index, ")");
+    unit_width = std::max(unit_width, unit.size());
+    width = std::max(width, name.size());
+    units.push_back(std::move(unit));
+    names.push_back(std::move(name));
+  }
+  inv.out() << absl::StrFormat("%-*s %-18s %-*s %s\n", unit_width, "RELATIVE TO", "OFFSET", width, "REGISTER",
+                               "FIELDS");
+  for (size_t i = 0; i < found.size(); ++i) {
+    inv.out() << absl::StrFormat("%-*s %-18s %-*s %d\n", unit_width, units[i], NvOffset(found[i]), width, names[i],
+                                 found[i].field_count());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RunNvDecode(Invocation& inv, nv::regs::Chip chip) {
+  const std::vector<std::string>& args = inv.positional();
+  if (args.size() != 3) return inv.UsageError("usage: baregpu regs decode --chip=CHIP NAME VALUE [--json]");
+  BAREGPU_ASSIGN_OR_RETURN(uint32_t value, ParseValue(inv, args[2]));
+  BAREGPU_ASSIGN_OR_RETURN(nv::regs::RegisterInfo reg, nv::regs::Lookup(chip, args[1]));
+  std::vector<nv::regs::DecodedField> fields = nv::regs::Decode(reg, value);
+  uint32_t covered = 0;
+  for (const nv::regs::DecodedField& d : fields) covered |= d.field.mask();
+  const uint32_t stray = value & ~covered;
+  if (inv.json()) {
+    SetJsonSchema("baregpu.regs.nv-decode/1");
+    Json json = NvRegisterJson(reg, /*with_fields=*/false);
+    json["chip"] = std::string(nv::regs::ChipName(chip));
+    json["value"] = HexValue(value, 8);
+    Json list = Json::array();
+    for (const nv::regs::DecodedField& d : fields) {
+      Json field = NvFieldJson(d.field);
+      field["value"] = d.value;
+      list.push_back(field);
+    }
+    json["fields"] = list;
+    json["bits_outside_fields"] = HexValue(stray, 8);
+    PrintJson(inv.out(), json);
+    return absl::OkStatus();
+  }
+  std::ostream& out = inv.out();
+  out << absl::StrFormat("%s %s = 0x%08x  (%s %s)\n", nv::regs::ChipName(chip), reg.name(), value,
+                         nv::regs::UnitName(reg.unit()), NvOffset(reg));
+  size_t width = 4;
+  for (const nv::regs::DecodedField& d : fields) width = std::max(width, d.field.name.size());
+  for (const nv::regs::DecodedField& d : fields) {
+    out << absl::StrFormat("  %-*s %-9s = %s (%u)\n", width, d.field.name, NvBitRange(d.field), HexValue(d.value),
+                           d.value);
+  }
+  if (fields.empty()) out << "  (the header defines no fields for this register)\n";
+  if (stray != 0) out << absl::StrFormat("  bits outside every field: 0x%08x\n", stray);
+  return absl::OkStatus();
+}
+
 absl::Status RunFind(Invocation& inv) {
   if (inv.positional().size() != 2) {
-    return inv.UsageError("usage: baregpu regs find PATTERN|0xADDRESS [--ip=IP] [--byte] [--device=DEVICE] [--json]");
+    return inv.UsageError(
+        "usage: baregpu regs find PATTERN|0xADDRESS [--ip=IP | --chip=CHIP] [--byte] [--device=DEVICE] [--json]");
   }
   const std::string& pattern = inv.positional()[1];
+  BAREGPU_ASSIGN_OR_RETURN(std::optional<nv::regs::Chip> chip, NvChip(inv));
+  if (chip) return RunNvFind(inv, *chip, pattern);
   if (absl::StartsWithIgnoreCase(pattern, "0x")) return RunFindAddress(inv, pattern);
   std::optional<regs::Ip> ip;
   if (std::optional<std::string> name = inv.value("ip")) {
@@ -163,18 +324,9 @@ absl::Status RunFind(Invocation& inv) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<uint32_t> ParseValue(const Invocation& inv, absl::string_view text) {
-  uint64_t value = 0;
-  bool ok = absl::StartsWithIgnoreCase(text, "0x") ? absl::SimpleHexAtoi(text.substr(2), &value)
-                                                   : absl::SimpleAtoi(text, &value);
-  if (!ok || value > 0xffffffff) {
-    return inv.UsageError(
-        absl::StrCat("value '", text, "' is not a 32-bit register value; write it in hex (0x1f) or decimal"));
-  }
-  return static_cast<uint32_t>(value);
-}
-
 absl::Status RunDecode(Invocation& inv) {
+  BAREGPU_ASSIGN_OR_RETURN(std::optional<nv::regs::Chip> chip, NvChip(inv));
+  if (chip) return RunNvDecode(inv, *chip);
   const std::vector<std::string>& args = inv.positional();
   if (args.size() != 3 && args.size() != 4) {
     return inv.UsageError("usage: baregpu regs decode [IP] NAME VALUE [--json]");
@@ -226,10 +378,12 @@ absl::Status RunRegs(Invocation& inv) {
 BAREGPU_REGISTER_COMMAND(
     kRegsRegistered,
     Command{"regs",
-            "look up AMD registers and decode register values",
+            "look up AMD and NVIDIA registers and decode register values",
             "baregpu regs find PATTERN [--ip=IP] [--json]\n"
             "       baregpu regs find 0xADDRESS [--byte] [--device=DEVICE] [--json]\n       baregpu regs decode [IP] "
             "NAME VALUE [--json]\n"
+            "       baregpu regs find PATTERN|0xBYTE_ADDRESS --chip=ga102|ad102 [--json]\n"
+            "       baregpu regs decode --chip=ga102|ad102 NAME VALUE [--json]\n"
             "       baregpu regs DEVICE read NAME | write NAME=VALUE | write NAME.FIELD=VALUE | dump IP [--json]\n"
             "           [--force]",
             "The database holds every MMIO register of the Navi31 (RX 7900 XTX) IP blocks gc, mmhub, mp0, mp1,\n"
@@ -246,10 +400,15 @@ BAREGPU_REGISTER_COMMAND(
             "  DEVICE write NAME=VALUE, DEVICE write NAME.FIELD=VALUE\n"
             "                     write a register or one field of it (read-modify-write), then read it back\n"
             "  DEVICE dump IP     every register of one IP block with its value\n"
+            "With --chip=ga102 or --chip=ad102 find and decode use the NVIDIA registers of that chip, generated\n"
+            "from NVIDIA's published 535.113.01 headers (docs/nv-sources.md): offsets are BAR0 bytes, either\n"
+            "absolute or relative to an engine's falcon, falcon2/RISC-V or FBIF base (find 0xADDRESS resolves\n"
+            "them for the GSP, SEC2 and NVDEC0).\n"
             "A device another process holds is reached through that process's debug endpoint, read-only: a write\n"
             "needs --force and prints the old and new value.",
             {{"json", false, "print a JSON document"},
              {"ip", true, "find: only registers of this IP block"},
+             {"chip", true, "find, decode: the NVIDIA registers of this chip (ga102, ad102) instead of AMD's"},
              {"byte", false, "find 0xADDRESS: the address is a BAR5 byte offset, not a dword address"},
              {"device", true, "find 0xADDRESS: use this device's register bases (default: Navi31's)"},
              ForceOptionSpec()},

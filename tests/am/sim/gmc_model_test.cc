@@ -17,6 +17,7 @@
 #include "am/regs/register_space.h"
 #include "am/regs/vm.h"
 #include "am/regs/vmc_srcid_constants.h"
+#include "am/sim/cached_memory.h"
 #include "am/sim/navi31.h"
 #include "am/sim/persistent_state.h"
 #include "gtest/gtest.h"
@@ -507,6 +508,72 @@ TEST_F(GmcModelTest, SubsequentFaultsOverwriteTheLatchOnlyWhenAllowed) {
   EXPECT_EQ(gc_->Read<gc::GCVM_L2_PROTECTION_FAULT_ADDR_LO32>().raw(), (va + 0x1000) >> 12);
   EXPECT_EQ(gc_->Read<gc::GCVM_L2_PROTECTION_FAULT_STATUS>().rw(), 1u);
   EXPECT_EQ(gc_->Read<gc::GCVM_L2_PROTECTION_FAULT_STATUS>().more_faults(), 1u);
+}
+
+// An engine's CachedMemory (its UTCL1) keeps a translation exactly as long as the TLB would: a remapped PTE is not
+// seen until the invalidation, which drops the kept view too; later accesses to the page need no translation.
+TEST_F(GmcModelTest, AnEnginesKeptTranslationLastsUntilTheInvalidation) {
+  const uint64_t va = 0x30'0000;
+  const uint64_t ptb = BuildFourLevel(1, va);
+  const uint64_t pte_at = ptb + ((va >> 12) & 0x1ff) * 8;
+  WriteQword(pte_at, kData | kPte);
+  CachedMemory cached(memory());
+  ASSERT_EQ(cached.Map(kSdma, va, 4, Access::kRead)->data(), vram_.data() + kData);
+  const uint64_t walks = navi31().gmc().page_walks();
+  auto later = cached.Map(kSdma, va + 0x100, 0x2000, Access::kRead);
+  ASSERT_TRUE(later.ok()) << later.status();
+  EXPECT_EQ(later->data(), vram_.data() + kData + 0x100);
+  EXPECT_EQ(later->size(), 0x1000u - 0x100) << "one piece, to the end of the page";
+  EXPECT_EQ(cached.hits(), 1u);
+  EXPECT_EQ(navi31().gmc().page_walks(), walks);
+
+  WriteQword(pte_at, (kData + 0x1000) | kPte);  // remapped without telling the hardware
+  EXPECT_EQ(cached.Map(kSdma, va, 4, Access::kRead)->data(), vram_.data() + kData);
+  ASSERT_TRUE(testing::InvalidateGcTlb(*bar5_, 1));
+  EXPECT_EQ(cached.Map(kSdma, va, 4, Access::kRead)->data(), vram_.data() + kData + 0x1000);
+  EXPECT_EQ(cached.misses(), 2u);
+}
+
+// A kept read view serves no write, and an access that faulted is never kept: each faults again, as on the hardware.
+TEST_F(GmcModelTest, AnEngineKeepsNoFaultAndNoPermissionItWasNotGiven) {
+  const uint64_t va = 0x30'0000;
+  const uint64_t ptb = BuildFourLevel(1, va);
+  WriteQword(ptb + ((va >> 12) & 0x1ff) * 8, kData | vm::AMDGPU_PTE_VALID | vm::AMDGPU_PTE_READABLE);
+  CachedMemory cached(memory());
+  ASSERT_TRUE(cached.Map(kSdma, va, 4, Access::kRead).ok());
+  const uint64_t faults = navi31().gmc().faults();
+  EXPECT_FALSE(cached.Map(kSdma, va, 4, Access::kWrite).ok());
+  EXPECT_FALSE(cached.Map(kSdma, va, 4, Access::kWrite).ok());
+  const uint64_t unmapped = va + 0x1000;
+  EXPECT_FALSE(cached.Map(kSdma, unmapped, 4, Access::kRead).ok());
+  EXPECT_FALSE(cached.Map(kSdma, unmapped, 4, Access::kRead).ok());
+  EXPECT_EQ(navi31().gmc().faults(), faults + 4);
+  // Another context's access to the same address is its own translation.
+  const MemoryClient other{Hub::kGc, 2, 0x42, "other-context"};
+  EXPECT_FALSE(cached.Map(other, va, 4, Access::kRead).ok());
+}
+
+// Context 0's system aperture is read from the registers on every translation: writing them drops kept views, as
+// does switching bus mastering off for a view of system memory.
+TEST_F(GmcModelTest, ApertureWritesAndBusMasteringDropKeptViews) {
+  const MemoryClient psp{Hub::kMm, 0, 0, "psp"};
+  ProgramMmhubAperture();
+  CachedMemory cached(memory());
+  ASSERT_TRUE(cached.Map(psp, GmcModel::kFbStart + kData, 4, Access::kRead).ok());
+  mmhub_->Write(regs::mmhub::MMMC_VM_SYSTEM_APERTURE_HIGH_ADDR{}.set_raw(0));
+  EXPECT_FALSE(cached.Map(psp, GmcModel::kFbStart + kData, 4, Access::kRead).ok()) << "outside the aperture now";
+
+  const uint64_t va = 0x30'0000;
+  const uint64_t ptb = BuildFourLevel(1, va);
+  auto dma = device_->AllocDma(4096);
+  ASSERT_TRUE(dma.ok());
+  WriteQword(ptb + ((va >> 12) & 0x1ff) * 8, (*dma)->device_address(0) | kPte | vm::AMDGPU_PTE_SYSTEM);
+  auto view = cached.Map(kSdma, va, 4, Access::kWrite);
+  ASSERT_TRUE(view.ok()) << view.status();
+  EXPECT_EQ(view->data(), (*dma)->cpu());
+  ASSERT_TRUE(device_->SetBusMaster(false).ok());
+  auto refused = cached.Map(kSdma, va, 4, Access::kWrite);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied) << refused.status();
 }
 
 }  // namespace

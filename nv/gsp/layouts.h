@@ -1,0 +1,393 @@
+// The GSP-RM 535.113.01 structures the boot exchanges with the GSP, as the project defines them: named as in
+// NVIDIA's headers (the member names too, so that each can be found in the source it mirrors), little-endian
+// x86-64 layout. Each structure's comment names its header; tests/nv/regs/layouts_test.cc checks every member
+// against the layout gcc gives the vendored headers (nv/regs/gsp_layouts.cc, tools/nv/layouts.py), and the
+// static_asserts below pin the sizes where the structure is defined.
+//
+// Paths are under shared/vendor/nvidia/open-gpu-kernel-modules-535.113.01/src/ unless they say otherwise.
+#ifndef BAREGPU_NV_GSP_LAYOUTS_H_
+#define BAREGPU_NV_GSP_LAYOUTS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "nv/regs/gsp_constants.h"
+
+namespace nv::gsp {
+
+// nvidia/arch/nvalloc/common/inc/gsp/gsp_fw_wpr_meta.h: the WPR metadata the booter reads (its address goes to
+// the GSP's falcon mailboxes); it describes where FWSEC-FRTS, the GSP-RM image and its heap go in the WPR2 region.
+struct GspFwWprMeta {
+  uint64_t magic;  // GSP_FW_WPR_META_MAGIC
+  uint64_t revision;
+  uint64_t sysmemAddrOfRadix3Elf;
+  uint64_t sizeOfRadix3Elf;
+  uint64_t sysmemAddrOfBootloader;
+  uint64_t sizeOfBootloader;
+  uint64_t bootloaderCodeOffset;
+  uint64_t bootloaderDataOffset;
+  uint64_t bootloaderManifestOffset;
+  union {
+    struct {
+      uint64_t sysmemAddrOfSignature;
+      uint64_t sizeOfSignature;
+    };
+    struct {
+      uint32_t gspFwHeapFreeListWprOffset;
+      uint32_t unused0;
+      uint64_t unused1;
+    };
+  };
+  uint64_t gspFwRsvdStart;
+  uint64_t nonWprHeapOffset;
+  uint64_t nonWprHeapSize;
+  uint64_t gspFwWprStart;
+  uint64_t gspFwHeapOffset;
+  uint64_t gspFwHeapSize;
+  uint64_t gspFwOffset;
+  uint64_t bootBinOffset;
+  uint64_t frtsOffset;
+  uint64_t frtsSize;
+  uint64_t gspFwWprEnd;
+  uint64_t fbSize;
+  uint64_t vgaWorkspaceOffset;
+  uint64_t vgaWorkspaceSize;
+  uint64_t bootCount;
+  union {
+    struct {
+      uint64_t partitionRpcAddr;
+      uint16_t partitionRpcRequestOffset;
+      uint16_t partitionRpcReplyOffset;
+      uint32_t elfCodeOffset;
+      uint32_t elfDataOffset;
+      uint32_t elfCodeSize;
+      uint32_t elfDataSize;
+      uint32_t lsUcodeVersion;
+    };
+    struct {
+      uint32_t partitionRpcPadding[4];
+      uint64_t sysmemAddrOfCrashReportQueue;
+      uint32_t sizeOfCrashReportQueue;
+      uint32_t lsUcodeVersionPadding[1];
+    };
+  };
+  uint8_t gspFwHeapVfPartitionCount;
+  uint8_t padding[7];
+  uint64_t verified;  // GSP_FW_WPR_META_VERIFIED once the booter has checked it
+};
+static_assert(sizeof(GspFwWprMeta) == 256);
+static_assert(offsetof(GspFwWprMeta, gspFwRsvdStart) == 88);
+static_assert(offsetof(GspFwWprMeta, verified) == 248);
+
+// common/uproc/os/common/include/libos_init_args.h: one memory region LibOS is told about at start (the log
+// buffers and the RM arguments page), in the array whose address goes to the GSP's mailboxes.
+struct LibosMemoryRegionInitArgument {
+  uint64_t id8;   // the region's name, up to 8 characters packed into a number
+  uint64_t pa;    // physical address
+  uint64_t size;  // bytes
+  uint8_t kind;   // LIBOS_MEMORY_REGION_NONE/CONTIGUOUS/RADIX3
+  uint8_t loc;    // LIBOS_MEMORY_REGION_LOC_NONE/SYSMEM/FB
+};
+static_assert(sizeof(LibosMemoryRegionInitArgument) == 32);
+
+// nvidia/inc/kernel/gpu/gsp/gsp_init_args.h: where the message queues are in the shared memory.
+struct MESSAGE_QUEUE_INIT_ARGUMENTS {
+  uint64_t sharedMemPhysAddr;  // RmPhysAddr
+  uint32_t pageTableEntryCount;
+  uint64_t cmdQueueOffset;  // NvLength
+  uint64_t statQueueOffset;
+  uint64_t locklessCmdQueueOffset;
+  uint64_t locklessStatQueueOffset;
+};
+static_assert(sizeof(MESSAGE_QUEUE_INIT_ARGUMENTS) == 48);
+
+// nvidia/inc/kernel/gpu/gsp/gsp_init_args.h: suspend/resume state handed to GSP-RM at start.
+struct GSP_SR_INIT_ARGUMENTS {
+  uint32_t oldLevel;
+  uint32_t flags;
+  uint8_t bInPMTransition;  // NvBool
+};
+static_assert(sizeof(GSP_SR_INIT_ARGUMENTS) == 12);
+
+// nvidia/inc/kernel/gpu/gsp/gsp_init_args.h: the RM arguments page (LibOS region "RMARGS").
+struct GSP_ARGUMENTS_CACHED {
+  MESSAGE_QUEUE_INIT_ARGUMENTS messageQueueInitArguments;
+  GSP_SR_INIT_ARGUMENTS srInitArguments;
+  uint32_t gpuInstance;
+  struct {
+    uint64_t pa;
+    uint64_t size;
+  } profilerArgs;
+};
+static_assert(sizeof(GSP_ARGUMENTS_CACHED) == 80);
+
+// common/shared/msgq/inc/msgq/msgq_priv.h: a queue's header, written by its producer at the start of the queue.
+struct msgqTxHeader {
+  uint32_t version;
+  uint32_t size;      // bytes, page aligned
+  uint32_t msgSize;   // bytes per entry, a power of two
+  uint32_t msgCount;  // entries
+  uint32_t writePtr;  // the entry written next
+  uint32_t flags;
+  uint32_t rxHdrOff;  // where the consumer's msgqRxHeader is, from the queue's start
+  uint32_t entryOff;  // where the entries start
+};
+static_assert(sizeof(msgqTxHeader) == 32);
+
+// common/shared/msgq/inc/msgq/msgq_priv.h: written by the queue's consumer.
+struct msgqRxHeader {
+  uint32_t readPtr;
+};
+static_assert(sizeof(msgqRxHeader) == 4);
+
+// Linux 6.12 nouveau, nvkm/subdev/gsp/r535.c (struct nvfw_gsp_rpc): the RPC header every message starts with.
+// The vendored 535 subset uses rpc_message_header_v without defining it (RM generates it).
+struct rpc_message_header_v {
+  uint32_t header_version;  // NV_VGPU_MSG_HEADER_VERSION_MAJOR_TOT << 24 (rpc_headers.h)
+  uint32_t signature;       // NV_VGPU_MSG_SIGNATURE_VALID
+  uint32_t length;          // header and parameters, bytes
+  uint32_t function;        // NV_VGPU_MSG_FUNCTION_* or NV_VGPU_MSG_EVENT_*
+  uint32_t rpc_result;      // an NV_STATUS
+  uint32_t rpc_result_private;
+  uint32_t sequence;
+  union {
+    uint32_t spare;
+    uint32_t cpuRmGfid;
+  };
+  uint8_t data[];  // the function's parameters
+};
+static_assert(sizeof(rpc_message_header_v) == 32);
+
+// nvidia/inc/kernel/gpu/gsp/message_queue_priv.h: one queue element; a message spans elemCount of them.
+struct GSP_MSG_QUEUE_ELEMENT {
+  uint8_t authTagBuffer[16];
+  uint8_t aadBuffer[16];
+  uint32_t checkSum;  // makes the 64-bit XOR of the element's words zero
+  uint32_t seqNum;
+  uint32_t elemCount;                   // elements this message takes
+  alignas(8) rpc_message_header_v rpc;  // NV_DECLARE_ALIGNED(..., 8)
+};
+static_assert(offsetof(GSP_MSG_QUEUE_ELEMENT, rpc) == 48);
+static_assert(sizeof(GSP_MSG_QUEUE_ELEMENT) == 80);
+
+// nvidia/arch/nvalloc/common/inc/rmRiscvUcode.h: the descriptor of a RISC-V ucode image (the booter's, GSP-RM's
+// bootloader).
+struct RM_RISCV_UCODE_DESC {
+  uint32_t version;
+  uint32_t bootloaderOffset;
+  uint32_t bootloaderSize;
+  uint32_t bootloaderParamOffset;
+  uint32_t bootloaderParamSize;
+  uint32_t riscvElfOffset;
+  uint32_t riscvElfSize;
+  uint32_t appVersion;
+  uint32_t manifestOffset;
+  uint32_t manifestSize;
+  uint32_t monitorDataOffset;
+  uint32_t monitorDataSize;
+  uint32_t monitorCodeOffset;
+  uint32_t monitorCodeSize;
+  uint32_t bIsMonitorEnabled;
+  uint32_t swbromCodeOffset;
+  uint32_t swbromCodeSize;
+  uint32_t swbromDataOffset;
+  uint32_t swbromDataSize;
+  uint32_t fbReservedSize;
+  uint32_t bSignedAsCode;
+};
+static_assert(sizeof(RM_RISCV_UCODE_DESC) == 84);
+
+// nvidia/inc/kernel/gpu/gsp/gsp_static_config.h: SR-IOV virtual functions, part of GspSystemInfo.
+struct GSP_VF_INFO {
+  uint32_t totalVFs;
+  uint32_t firstVFOffset;
+  uint64_t FirstVFBar0Address;
+  uint64_t FirstVFBar1Address;
+  uint64_t FirstVFBar2Address;
+  uint8_t b64bitBar0;  // NvBool
+  uint8_t b64bitBar1;
+  uint8_t b64bitBar2;
+};
+static_assert(sizeof(GSP_VF_INFO) == 40);
+
+// Linux 6.12 nouveau, include/nvrm/535.113.01/nvidia/generated/g_chipset_nvoc.h (the vendored subset has no
+// chipset.h): a PCI function's ids, part of GspSystemInfo.
+struct BUSINFO {
+  uint16_t deviceID;
+  uint16_t vendorID;
+  uint16_t subdeviceID;
+  uint16_t subvendorID;
+  uint8_t revisionID;
+};
+static_assert(sizeof(BUSINFO) == 10);
+
+// nvidia/inc/kernel/gpu/gsp/gsp_static_config.h: what the host tells GSP-RM about the system
+// (NV_VGPU_MSG_FUNCTION_GSP_SET_SYSTEM_INFO's payload). acpiMethodData (ACPI_METHOD_DATA, nouveau's copy of
+// gpu_acpi_data.h: the _DOD/JT/MUX/caps results) is kept as bytes: a host without those ACPI methods sends it zeroed
+// (bValid 0); its size and alignment are the probe's.
+struct GspSystemInfo {
+  uint64_t gpuPhysAddr;      // BAR0
+  uint64_t gpuPhysFbAddr;    // BAR1
+  uint64_t gpuPhysInstAddr;  // BAR2/3
+  uint64_t nvDomainBusDeviceFunc;
+  uint64_t simAccessBufPhysAddr;
+  uint64_t pcieAtomicsOpMask;
+  uint64_t consoleMemSize;
+  uint64_t maxUserVa;
+  uint32_t pciConfigMirrorBase;
+  uint32_t pciConfigMirrorSize;
+  uint8_t oorArch;
+  uint64_t clPdbProperties;
+  uint32_t Chipset;
+  uint8_t bGpuBehindBridge;  // NvBool, as every b* member
+  uint8_t bMnocAvailable;
+  uint8_t bUpstreamL0sUnsupported;
+  uint8_t bUpstreamL1Unsupported;
+  uint8_t bUpstreamL1PorSupported;
+  uint8_t bUpstreamL1PorMobileOnly;
+  uint8_t upstreamAddressValid;
+  BUSINFO FHBBusInfo;
+  BUSINFO chipsetIDInfo;
+  alignas(4) uint8_t acpiMethodData[484];
+  uint32_t hypervisorType;
+  uint8_t bIsPassthru;
+  uint64_t sysTimerOffsetNs;
+  GSP_VF_INFO gspVFInfo;
+};
+static_assert(sizeof(GspSystemInfo) == 664);
+
+// nvidia/generated/g_rpc-structures.h: NV_VGPU_MSG_FUNCTION_GSP_SET_SYSTEM_INFO's parameters (the GspSystemInfo
+// follows in the message).
+struct rpc_gsp_set_system_info_v17_00 {
+  uint32_t data;
+};
+
+// Linux 6.12 nouveau, include/nvrm/535.113.01/nvidia/generated/g_os_nvoc.h: NV_VGPU_MSG_FUNCTION_SET_REGISTRY's
+// table (the vendored subset has no definition): entries, then the names and string data they point to.
+struct PACKED_REGISTRY_ENTRY {
+  uint32_t nameOffset;  // from the table's start
+  uint8_t type;
+  uint32_t data;
+  uint32_t length;
+};
+static_assert(sizeof(PACKED_REGISTRY_ENTRY) == 16);
+
+struct PACKED_REGISTRY_TABLE {
+  uint32_t size;
+  uint32_t numEntries;
+  PACKED_REGISTRY_ENTRY entries[];
+};
+static_assert(sizeof(PACKED_REGISTRY_TABLE) == 8);
+
+// nvidia/generated/g_rpc-structures.h: NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC's parameters; the class's allocation
+// parameters follow.
+struct rpc_gsp_rm_alloc_v03_00 {
+  uint32_t hClient;  // NvHandle
+  uint32_t hParent;
+  uint32_t hObject;
+  uint32_t hClass;
+  uint32_t status;
+  uint32_t paramsSize;
+  uint32_t flags;
+  uint8_t reserved[4];
+  uint8_t params[];
+};
+static_assert(sizeof(rpc_gsp_rm_alloc_v03_00) == 32);
+
+// nvidia/generated/g_rpc-structures.h: NV_VGPU_MSG_FUNCTION_GSP_RM_CONTROL's parameters; the control's follow.
+struct rpc_gsp_rm_control_v03_00 {
+  uint32_t hClient;
+  uint32_t hObject;
+  uint32_t cmd;
+  uint32_t status;
+  uint32_t paramsSize;
+  uint32_t flags;
+  uint8_t params[];
+};
+static_assert(sizeof(rpc_gsp_rm_control_v03_00) == 24);
+
+// nvidia/generated/g_sdk-structures.h: NvRmFree's parameters.
+struct NVOS00_PARAMETERS_v03_00 {
+  uint32_t hRoot;
+  uint32_t hObjectParent;
+  uint32_t hObjectOld;
+  uint32_t status;  // NvV32
+};
+static_assert(sizeof(NVOS00_PARAMETERS_v03_00) == 16);
+
+// nvidia/generated/g_rpc-structures.h: NV_VGPU_MSG_FUNCTION_FREE's parameters.
+struct rpc_free_v03_00 {
+  NVOS00_PARAMETERS_v03_00 params;
+};
+static_assert(sizeof(rpc_free_v03_00) == 16);
+
+// nvidia/generated/g_rpc-structures.h: NV_VGPU_MSG_EVENT_GSP_RUN_CPU_SEQUENCER's parameters; commandBuffer holds
+// GSP_SEQUENCER_BUFFER_CMDs packed as opcode then payload dwords.
+struct rpc_run_cpu_sequencer_v17_00 {
+  uint32_t bufferSizeDWord;
+  uint32_t cmdIndex;
+  uint32_t regSaveArea[regs::gsp::GSP_SEQ_BUF_REG_SAVE_SIZE];
+  uint32_t commandBuffer[];
+};
+static_assert(sizeof(rpc_run_cpu_sequencer_v17_00) == 40);
+
+// nvidia/arch/nvalloc/common/inc/rmgspseq.h: a sequencer command as RM builds it (GSP_SEQ_BUF_PAYLOAD_*).
+struct GSP_SEQUENCER_BUFFER_CMD {
+  uint32_t opCode;  // GSP_SEQ_BUF_OPCODE (an enum: int-sized)
+  union {
+    struct {
+      uint32_t addr, val;
+    } regWrite;
+    struct {
+      uint32_t addr, mask, val;
+    } regModify;
+    struct {
+      uint32_t addr, mask, val, timeout, error;
+    } regPoll;
+    struct {
+      uint32_t val;
+    } delayUs;
+    struct {
+      uint32_t addr, index;
+    } regStore;
+  } payload;
+};
+static_assert(sizeof(GSP_SEQUENCER_BUFFER_CMD) == 24);
+
+// nvidia/generated/g_rpc-structures.h: NV_VGPU_MSG_EVENT_POST_EVENT's parameters.
+struct rpc_post_event_v17_00 {
+  uint32_t hClient;
+  uint32_t hEvent;
+  uint32_t notifyIndex;
+  uint32_t data;
+  uint16_t info16;
+  uint32_t status;
+  uint32_t eventDataSize;
+  uint8_t bNotifyList;  // NvBool
+  uint8_t eventData[];
+};
+static_assert(sizeof(rpc_post_event_v17_00) == 32);
+
+// nvidia/generated/g_rpc-structures.h: NV_VGPU_MSG_EVENT_RC_TRIGGERED's parameters (a channel's robust-channel
+// error).
+struct rpc_rc_triggered_v17_02 {
+  uint32_t nv2080EngineType;
+  uint32_t chid;
+  uint32_t exceptType;
+  uint32_t scope;
+  uint16_t partitionAttributionId;
+};
+static_assert(sizeof(rpc_rc_triggered_v17_02) == 20);
+
+// nvidia/generated/g_rpc-structures.h: NV_VGPU_MSG_EVENT_OS_ERROR_LOG's parameters.
+struct rpc_os_error_log_v17_00 {
+  uint32_t exceptType;
+  uint32_t runlistId;
+  uint32_t chid;
+  char errString[0x100];
+};
+static_assert(sizeof(rpc_os_error_log_v17_00) == 268);
+
+}  // namespace nv::gsp
+
+#endif  // BAREGPU_NV_GSP_LAYOUTS_H_

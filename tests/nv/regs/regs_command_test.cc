@@ -1,0 +1,83 @@
+// `baregpu regs find|decode --chip=...` (the NVIDIA registers) run as a user would, through the built binary.
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/tools/run_cli.h"
+
+namespace cli {
+namespace {
+
+using ::cli::testing::RunBaregpu;
+using ::testing::ContainsRegex;
+using ::testing::HasSubstr;
+
+TEST(NvRegsCommandTest, FindByName) {
+  auto r = RunBaregpu({"regs", "find", "MAILBOX", "--chip=ga102"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  // dev_gsp.h: NV_PGSP_MAILBOX(i) (0x110804+(i)*4), __SIZE_1 4; dev_falcon_v4.h: NV_PFALCON_FALCON_MAILBOX0 0x40.
+  EXPECT_THAT(r.out, ContainsRegex("BAR0 +0x110804\\+i\\*0x4 \\(4\\) +NV_PGSP_MAILBOX +1"));
+  EXPECT_THAT(r.out, ContainsRegex("falcon base +0x40 +NV_PFALCON_FALCON_MAILBOX0 +0"));
+  EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
+TEST(NvRegsCommandTest, FindByAddressResolvesEngines) {
+  // NV_PGSP 0x113fff:0x110000 + NV_PFALCON_FALCON_CPUCTL 0x100.
+  auto r = RunBaregpu({"regs", "find", "0x110100", "--chip=ad102"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_THAT(r.out, ContainsRegex("gsp falcon base +0x100 +NV_PFALCON_FALCON_CPUCTL +3"));
+  auto json = RunBaregpu({"regs", "find", "0x11080c", "--chip=ga102", "--json"});
+  ASSERT_EQ(json.exit_status, 0) << json.err;
+  auto doc = nlohmann::json::parse(json.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(doc.is_discarded()) << json.out;
+  ASSERT_EQ(doc["registers"].size(), 1u);
+  EXPECT_EQ(doc["registers"][0]["name"], "NV_PGSP_MAILBOX");
+  EXPECT_EQ(doc["registers"][0]["index"], 2);
+  auto none = RunBaregpu({"regs", "find", "0x3", "--chip=ga102"});
+  EXPECT_EQ(none.exit_status, 1);
+  EXPECT_THAT(none.err, HasSubstr("no ga102 register is at BAR0 byte 0x3"));
+}
+
+TEST(NvRegsCommandTest, DecodePrintsFields) {
+  // dev_falcon_v4.h NV_PFALCON_FALCON_DMATRFCMD: _IMEM 4:4, _WRITE 5:5, _SIZE 10:8.
+  auto r = RunBaregpu({"regs", "decode", "--chip=ga102", "NV_PFALCON_FALCON_DMATRFCMD", "0x610"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("ga102 NV_PFALCON_FALCON_DMATRFCMD = 0x00000610  (falcon base 0x118)"));
+  EXPECT_THAT(r.out, ContainsRegex("SIZE +\\[10:8\\] += 0x6 \\(6\\)"));
+  EXPECT_THAT(r.out, ContainsRegex("IMEM +\\[4\\] += 0x1 \\(1\\)"));
+  // NV_PMC_BOOT_0 (the GA100 manual): _ARCHITECTURE 28:24, so 0x192000a1 has 0x19 there.
+  auto boot = RunBaregpu({"regs", "decode", "--chip=ad102", "nv_pmc_boot_0", "0x192000a1", "--json"});
+  ASSERT_EQ(boot.exit_status, 0) << boot.err;
+  auto doc = nlohmann::json::parse(boot.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(doc.is_discarded()) << boot.out;
+  bool saw = false;
+  for (const auto& f : doc["fields"]) {
+    if (f["name"] == "ARCHITECTURE") {
+      saw = true;
+      EXPECT_EQ(f["value"], 0x19);
+      EXPECT_EQ(f["hi"], 28);
+      EXPECT_EQ(f["mask"], "0x1f000000");
+      EXPECT_EQ(f["lo"], 24);
+    }
+  }
+  EXPECT_TRUE(saw) << boot.out;
+}
+
+TEST(NvRegsCommandTest, Errors) {
+  auto chip = RunBaregpu({"regs", "find", "X", "--chip=gh100"});
+  EXPECT_EQ(chip.exit_status, 2);
+  EXPECT_THAT(chip.err, HasSubstr("unknown NVIDIA chip 'gh100'"));
+  auto mixed = RunBaregpu({"regs", "find", "X", "--chip=ga102", "--ip=gc"});
+  EXPECT_EQ(mixed.exit_status, 2);
+  EXPECT_THAT(mixed.err, HasSubstr("--chip (NVIDIA) does not combine"));
+  auto unknown = RunBaregpu({"regs", "decode", "--chip=ga102", "NV_PFALCON_FALCON_CPUCTLX", "1"});
+  EXPECT_EQ(unknown.exit_status, 1);
+  EXPECT_THAT(unknown.err, HasSubstr("no ga102 register is named 'NV_PFALCON_FALCON_CPUCTLX'"));
+  // Without --chip, find is the AMD database as before.
+  auto amd = RunBaregpu({"regs", "find", "CP_HQD_PQ_CONTROL"});
+  EXPECT_EQ(amd.exit_status, 0) << amd.err;
+}
+
+}  // namespace
+}  // namespace cli
