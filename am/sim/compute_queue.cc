@@ -29,10 +29,15 @@ ComputeQueue::ComputeQueue(const ModelContext& context, ShaderExecutor* executor
       poll_cntl_address_(RegisterAddress<gc::CP_PQ_WPTR_POLL_CNTL>(context.bases)) {
   const auto doorbell = hqd_.Get<gc::CP_HQD_PQ_DOORBELL_CONTROL>();
   if (doorbell.doorbell_en()) {
-    doorbell_token_ = context_.doorbells.Subscribe(doorbell.doorbell_offset(), /*is_64bit=*/true, [signals = signals_] {
-      signals->doorbell_rung.store(true, std::memory_order_release);
-      signals->wakeup.Notify();
-    });
+    // The doorbell write carries its value to the CP: the listener (on the writer's thread, where the slot was just
+    // written) hands it over beside the flag, so the queue's thread reads one line for both.
+    doorbell_token_ = context_.doorbells.Subscribe(
+        doorbell.doorbell_offset(), /*is_64bit=*/true,
+        [signals = signals_, doorbells = &context_.doorbells, offset = uint64_t{doorbell.doorbell_offset()}] {
+          signals->doorbell_value.store(doorbells->Read64(offset), std::memory_order_relaxed);
+          signals->doorbell_rung.store(true, std::memory_order_release);
+          signals->wakeup.Notify();
+        });
   }
   thread_ = std::thread([this] { Run(); });
 }
@@ -82,9 +87,10 @@ bool ComputeQueue::polling() const {
 bool ComputeQueue::UpdateWptr(Pm4Engine& engine) {
   const auto doorbell = hqd_.Get<gc::CP_HQD_PQ_DOORBELL_CONTROL>();
   uint64_t wptr = wptr_;
-  if (signals_->doorbell_rung.exchange(false, std::memory_order_acq_rel)) {
+  if (signals_->doorbell_rung.load(std::memory_order_relaxed) &&
+      signals_->doorbell_rung.exchange(false, std::memory_order_acq_rel)) {
     if (doorbell_token_ != 0 && hooks_.doorbell_routed(doorbell.doorbell_offset())) {
-      wptr = context_.doorbells.Read64(doorbell.doorbell_offset());
+      wptr = signals_->doorbell_value.load(std::memory_order_relaxed);
     }
   }
   if (wptr_written_) {

@@ -84,10 +84,11 @@ class EngineWakeup {
 #endif
   }
 
-  std::mutex mu_;
-  std::condition_variable cv_;
+  // The epoch first: a holder that puts its own wake-up flags just before it shares a line with them.
   std::atomic<uint64_t> epoch_{0};
   std::atomic<uint32_t> sleepers_{0};
+  std::mutex mu_;
+  std::condition_variable cv_;
 };
 
 }  // namespace am::sim
