@@ -730,7 +730,7 @@ def main():
     parser.add_argument("--tinygrad", default=os.path.normpath(os.path.join(root, "..", "shared", "vendor", "tinygrad")),
                         help="tinygrad's source tree, for the registers only its autogen has (never imported)")
     parser.add_argument("--tarball", default="/usr/src/linux-source-6.12.tar.xz",
-                        help="Debian's linux-source-6.12, for the two structures only nouveau has")
+                        help="Debian's linux-source-6.12, for the structures and types only nouveau has")
     args = parser.parse_args()
     if not os.path.isdir(args.vendor):
         fail("cannot read %s: no such directory (the vendored NVIDIA headers)" % args.vendor)
