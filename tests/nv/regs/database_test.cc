@@ -117,11 +117,13 @@ TEST(NvDatabaseTest, NouveauUsesTheSameOffsets) {
 
 // Registers no header has (known_registers.h) are listed after the generated ones and found by address.
 TEST(NvDatabaseTest, HandWrittenRegistersAreFound) {
-  // falcon/ga100.c ga100_flcn_fw_signature: 0x8241c0 + (ucode_id - 1) * 4 for engine_id bit 0x400.
-  std::vector<AddressMatch> at = FindByAddress(Chip::kAd102, 0x8241c4);
+  // falcon/ga100.c ga100_flcn_fw_signature: 0x8241c0 + (ucode_id - 1) * 4 for engine_id bit 0x400. Nouveau gives
+  // no count, so (as for the headers' arrays without __SIZE_1) only element 0 is placed by address.
+  std::vector<AddressMatch> at = FindByAddress(Chip::kAd102, 0x8241c0);
   ASSERT_EQ(at.size(), 1u);
   EXPECT_EQ(at[0].reg.name(), "FUSE_UCODE_VERSION_ENGINE_ID_BIT10");
-  EXPECT_EQ(at[0].index, 1u);
+  EXPECT_EQ(at[0].reg.stride(), 4u);
+  EXPECT_EQ(at[0].reg.count(), 0u);
   EXPECT_TRUE(absl::StartsWith(at[0].reg.source(), "nv/regs/known_registers.h: Linux 6.12 nouveau falcon/ga100.c"));
   EXPECT_EQ(at[0].reg.field_count(), 0u);
   // subdev/bios/shadowrom.c nvbios_prom_read: 0x300000 + offset, offsets below 1 MiB.
