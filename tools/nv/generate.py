@@ -727,7 +727,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--vendor", default=os.path.normpath(os.path.join(root, "..", "shared", "vendor", "nvidia")))
     parser.add_argument("--out", default=os.path.join(root, "nv", "regs"))
-    parser.add_argument("--tinygrad", default=os.path.normpath(os.path.join(root, "..", "shared", "vendor", "tinygrad")),
+    parser.add_argument("--tinygrad",
+                        default=os.path.normpath(os.path.join(root, "..", "shared", "vendor", "tinygrad")),
                         help="tinygrad's source tree, for the registers only its autogen has (never imported)")
     parser.add_argument("--tarball", default="/usr/src/linux-source-6.12.tar.xz",
                         help="Debian's linux-source-6.12, for the structures and types only nouveau has")
