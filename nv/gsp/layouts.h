@@ -262,6 +262,195 @@ struct rpc_gsp_set_system_info_v17_00 {
   uint32_t data;
 };
 
+// nvidia/generated/g_rpc-structures.h: NV_VGPU_MSG_FUNCTION_GET_GSP_STATIC_INFO's parameters, a placeholder: the
+// host sends the RPC with sizeof(GspStaticConfigInfo) bytes after the header, and GSP-RM answers in their place
+// with the GspStaticConfigInfo (nouveau's r535_gsp_rpc_get_gsp_static_info reads the reply as one).
+struct rpc_get_gsp_static_info_v14_00 {
+  uint32_t data;
+};
+static_assert(sizeof(rpc_get_gsp_static_info_v14_00) == 4);
+
+// The array bounds GspStaticConfigInfo uses, as its headers define them (the probe checks every member's size).
+inline constexpr int kMaxGpcCount = 32;               // nvidia/kernel/inc/vgpu/rpc_headers.h MAX_GPC_COUNT
+inline constexpr int kGrCapsTblSize = 23;             // ctrl0080gr.h NV0080_CTRL_GR_CAPS_TBL_SIZE
+inline constexpr int kGpuMaxGidLength = 0x100;        // ctrl2080gpu.h NV2080_GPU_MAX_GID_LENGTH
+inline constexpr int kGpuMaxNameStringLength = 0x40;  // ctrl2080gpu.h NV2080_GPU_MAX_NAME_STRING_LENGTH
+inline constexpr int kFbRegionInfoMaxEntries = 16;    // ctrl2080fb.h NV2080_CTRL_CMD_FB_GET_FB_REGION_INFO_MAX_ENTRIES
+inline constexpr int kFbRegionInfoMemTypes = 17;      // ctrl2080fb.h NV2080_CTRL_CMD_FB_GET_FB_REGION_INFO_MEM_TYPES
+inline constexpr int kPreemptionBindBuffersContextPool = 5;  // ctrl2080gr.h ..._BIND_BUFFERS_CONTEXT_POOL
+// nvbitmask.h NVGPU_ENGINE_CAPS_MASK_ARRAY_MAX: (RM_ENGINE_TYPE_LAST 0x3e - 1) / 32 + 1 (nouveau's copies of
+// nvbitmask.h and gpu_engine_type.h; the vendored subset has neither).
+inline constexpr int kEngineCapsMaskArrayMax = 2;
+
+// common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080gpu.h: the GPU's unique id (GspStaticConfigInfo.gidInfo).
+struct NV2080_CTRL_GPU_GET_GID_INFO_PARAMS {
+  uint32_t index;
+  uint32_t flags;
+  uint32_t length;  // bytes of data in use
+  uint8_t data[kGpuMaxGidLength];
+};
+static_assert(sizeof(NV2080_CTRL_GPU_GET_GID_INFO_PARAMS) == 268);
+
+// ctrl2080gpu.h: the floorswept GPC mask (bit g: GPC g exists).
+struct NV2080_CTRL_GPU_GET_FERMI_GPC_INFO_PARAMS {
+  uint32_t gpcMask;
+};
+
+// ctrl2080gpu.h: one GPC's TPC mask (GspStaticConfigInfo.tpcInfo[gpc]; nouveau counts TPCs of the GPCs in gpcMask).
+struct NV2080_CTRL_GPU_GET_FERMI_TPC_INFO_PARAMS {
+  uint32_t gpcId;
+  uint32_t tpcMask;
+};
+
+// ctrl2080gpu.h: one GPC's ZCULL mask.
+struct NV2080_CTRL_GPU_GET_FERMI_ZCULL_INFO_PARAMS {
+  uint32_t gpcId;
+  uint32_t zcullMask;
+};
+
+// common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080bios.h: the board's SKU strings (not NUL-terminated).
+struct NV2080_CTRL_BIOS_GET_SKU_INFO_PARAMS {
+  uint32_t BoardID;
+  char chipSKU[4];
+  char chipSKUMod[2];
+  char project[5];
+  char projectSKU[5];
+  char CDP[6];
+  char projectSKUMod[2];
+  uint32_t businessCycle;
+};
+static_assert(sizeof(NV2080_CTRL_BIOS_GET_SKU_INFO_PARAMS) == 32);
+
+// common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080fb.h: one region of video memory as GSP-RM partitioned it; nouveau
+// keeps regions that are neither reserved nor protected and support compression and ISO, and takes the end of the
+// last usable one as the start of RM's reserved area.
+struct NV2080_CTRL_CMD_FB_GET_FB_REGION_FB_REGION_INFO {
+  uint64_t base;
+  uint64_t limit;  // inclusive
+  uint64_t reserved;
+  uint32_t performance;
+  uint8_t supportCompressed;
+  uint8_t supportISO;
+  uint8_t bProtected;
+  uint8_t blackList[kFbRegionInfoMemTypes];  // NV2080_CTRL_CMD_FB_GET_FB_REGION_SURFACE_MEM_TYPE_FLAG (NvBool[])
+};
+static_assert(sizeof(NV2080_CTRL_CMD_FB_GET_FB_REGION_FB_REGION_INFO) == 48);
+
+// ctrl2080fb.h: the FB regions (the first numFBRegions of fbRegion are valid).
+struct NV2080_CTRL_CMD_FB_GET_FB_REGION_INFO_PARAMS {
+  uint32_t numFBRegions;
+  NV2080_CTRL_CMD_FB_GET_FB_REGION_FB_REGION_INFO fbRegion[kFbRegionInfoMaxEntries];
+};
+static_assert(sizeof(NV2080_CTRL_CMD_FB_GET_FB_REGION_INFO_PARAMS) == 776);
+
+// common/sdk/nvidia/inc/ctrl/ctrl0080/ctrl0080gpu.h: SR-IOV capabilities.
+struct NV0080_CTRL_GPU_GET_SRIOV_CAPS_PARAMS {
+  uint32_t totalVFs;
+  uint32_t firstVfOffset;
+  uint32_t vfFeatureMask;
+  uint64_t FirstVFBar0Address;
+  uint64_t FirstVFBar1Address;
+  uint64_t FirstVFBar2Address;
+  uint64_t bar0Size;
+  uint64_t bar1Size;
+  uint64_t bar2Size;
+  uint8_t b64bitBar0;
+  uint8_t b64bitBar1;
+  uint8_t b64bitBar2;
+  uint8_t bSriovEnabled;
+  uint8_t bSriovHeavyEnabled;
+  uint8_t bEmulateVFBar0TlbInvalidationRegister;
+  uint8_t bClientRmAllocatedCtxBuffer;
+};
+static_assert(sizeof(NV0080_CTRL_GPU_GET_SRIOV_CAPS_PARAMS) == 72);
+
+// nvidia/inc/kernel/gpu/gsp/gsp_static_config.h: SM properties.
+struct GspSMInfo {
+  uint32_t version;
+  uint32_t regBankCount;
+  uint32_t regBankRegCount;
+  uint32_t maxWarpsPerSM;
+  uint32_t maxThreadsPerWarp;
+  uint32_t geomGsObufEntries;
+  uint32_t geomXbufEntries;
+  uint32_t maxSPPerSM;
+  uint32_t rtCoreCount;
+};
+static_assert(sizeof(GspSMInfo) == 36);
+
+// nvidia/kernel/inc/vgpu/rpc_headers.h: the displayless (virtual display) limits.
+struct VIRTUAL_DISPLAY_GET_NUM_HEADS_PARAMS {
+  uint32_t numHeads;
+  uint32_t maxNumHeads;
+};
+
+struct VIRTUAL_DISPLAY_GET_MAX_RESOLUTION_PARAMS {
+  uint32_t headIndex;
+  uint32_t maxHResolution;
+  uint32_t maxVResolution;
+};
+
+// nvidia/inc/kernel/gpu/gsp/gsp_static_config.h: what GSP-RM tells the host once booted
+// (NV_VGPU_MSG_FUNCTION_GET_GSP_STATIC_INFO's reply). Nouveau (r535_gsp_rpc_get_gsp_static_info) reads the
+// internal client/device/subdevice handles, bar1PdeBase/bar2PdeBase, fbRegionInfoParams, gpcInfo and tpcInfo.
+// computeBranding is RM's COMPUTE_BRANDING_TYPE enumeration (0 none, 1 Tesla: nouveau's g_gpu_nvoc.h copy).
+struct GspStaticConfigInfo {
+  uint8_t grCapsBits[kGrCapsTblSize];
+  NV2080_CTRL_GPU_GET_GID_INFO_PARAMS gidInfo;
+  NV2080_CTRL_GPU_GET_FERMI_GPC_INFO_PARAMS gpcInfo;
+  NV2080_CTRL_GPU_GET_FERMI_TPC_INFO_PARAMS tpcInfo[kMaxGpcCount];
+  NV2080_CTRL_GPU_GET_FERMI_ZCULL_INFO_PARAMS zcullInfo[kMaxGpcCount];
+  NV2080_CTRL_BIOS_GET_SKU_INFO_PARAMS SKUInfo;
+  NV2080_CTRL_CMD_FB_GET_FB_REGION_INFO_PARAMS fbRegionInfoParams;
+  uint32_t computeBranding;
+  NV0080_CTRL_GPU_GET_SRIOV_CAPS_PARAMS sriovCaps;
+  uint32_t sriovMaxGfid;
+  uint32_t engineCaps[kEngineCapsMaskArrayMax];
+  GspSMInfo SM_info;
+  uint8_t poisonFuseEnabled;
+  uint64_t fb_length;
+  uint32_t fbio_mask;
+  uint32_t fb_bus_width;
+  uint32_t fb_ram_type;
+  uint32_t fbp_mask;
+  uint32_t l2_cache_size;
+  uint32_t gfxpBufferSize[kPreemptionBindBuffersContextPool];
+  uint32_t gfxpBufferAlignment[kPreemptionBindBuffersContextPool];
+  uint8_t gpuNameString[kGpuMaxNameStringLength];
+  uint8_t gpuShortNameString[kGpuMaxNameStringLength];
+  uint16_t gpuNameString_Unicode[kGpuMaxNameStringLength];
+  uint8_t bGpuInternalSku;
+  uint8_t bIsQuadroGeneric;
+  uint8_t bIsQuadroAd;
+  uint8_t bIsNvidiaNvs;
+  uint8_t bIsVgx;
+  uint8_t bGeforceSmb;
+  uint8_t bIsTitan;
+  uint8_t bIsTesla;
+  uint8_t bIsMobile;
+  uint8_t bIsGc6Rtd3Allowed;
+  uint8_t bIsGcOffRtd3Allowed;
+  uint8_t bIsGcoffLegacyAllowed;
+  uint64_t bar1PdeBase;
+  uint64_t bar2PdeBase;
+  uint8_t bVbiosValid;
+  uint32_t vbiosSubVendor;
+  uint32_t vbiosSubDevice;
+  uint8_t bPageRetirementSupported;
+  uint8_t bSplitVasBetweenServerClientRm;
+  uint8_t bClRootportNeedsNosnoopWAR;
+  VIRTUAL_DISPLAY_GET_NUM_HEADS_PARAMS displaylessMaxHeads;
+  VIRTUAL_DISPLAY_GET_MAX_RESOLUTION_PARAMS displaylessMaxResolution;
+  uint64_t displaylessMaxPixels;
+  uint32_t hInternalClient;  // NvHandle
+  uint32_t hInternalDevice;
+  uint32_t hInternalSubdevice;
+  uint8_t bSelfHostedMode;
+  uint8_t bAtsSupported;
+  uint8_t bIsGpuUefi;
+};
+static_assert(sizeof(GspStaticConfigInfo) == 2168);
+
 // Linux 6.12 nouveau, include/nvrm/535.113.01/nvidia/generated/g_os_nvoc.h: NV_VGPU_MSG_FUNCTION_SET_REGISTRY's
 // table (the vendored subset has no definition): entries, then the names and string data they point to.
 struct PACKED_REGISTRY_ENTRY {

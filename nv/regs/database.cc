@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "nv/regs/known_registers.h"
 
 namespace nv::regs {
 namespace {
@@ -89,12 +90,49 @@ std::vector<DecodedField> Decode(const RegisterInfo& reg, uint32_t value) {
   return out;
 }
 
+namespace {
+
+// The hand-written registers of nv/regs/known_registers.h as a register table of their own, per chip, so that they
+// are found like the generated ones. Built once; never freed.
+const internal::RegisterTable& KnownTable(Chip chip) {
+  static const internal::RegisterTable* tables = [] {
+    auto* out = new internal::RegisterTable[2];
+    for (Chip c : {Chip::kGa102, Chip::kAd102}) {
+      const uint8_t bit = c == Chip::kAd102 ? known::kAd102 : known::kGa102;
+      auto* strings = new std::string;
+      auto* entries = new std::vector<internal::RegisterEntry>;
+      for (const known::KnownRegister& k : known::kRegisters) {
+        if ((k.chips & bit) == 0) continue;
+        const auto name = static_cast<uint32_t>(strings->size());
+        strings->append(k.name).push_back('\0');
+        const auto source = static_cast<uint32_t>(strings->size());
+        strings->append("nv/regs/known_registers.h: Linux 6.12 nouveau ").append(k.source).push_back('\0');
+        entries->push_back({name, Unit::kAbsolute, k.offset, k.stride, k.count, 0, 0, source});
+      }
+      out[static_cast<int>(c)] = {ChipName(c).data(),
+                                  strings->data(),
+                                  strings->size(),
+                                  entries->data(),
+                                  entries->size(),
+                                  nullptr,
+                                  0,
+                                  nullptr,
+                                  0};
+    }
+    return out;
+  }();
+  return tables[static_cast<int>(chip)];
+}
+
+}  // namespace
+
 const std::vector<RegisterInfo>& AllRegisters(Chip chip) {
   static const auto* all = [] {
     auto* lists = new std::vector<RegisterInfo>[2];
     for (Chip c : {Chip::kGa102, Chip::kAd102}) {
-      const internal::RegisterTable& t = Table(c);
-      for (size_t i = 0; i < t.register_count; ++i) lists[static_cast<int>(c)].emplace_back(&t, &t.registers[i]);
+      for (const internal::RegisterTable* t : {&Table(c), &KnownTable(c)}) {
+        for (size_t i = 0; i < t->register_count; ++i) lists[static_cast<int>(c)].emplace_back(t, &t->registers[i]);
+      }
     }
     return lists;
   }();

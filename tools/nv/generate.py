@@ -3,8 +3,9 @@
 
     tools/nv/generate.py [--vendor ../shared/vendor/nvidia] [--out nv/regs]
 
-Reads the swref register headers (open-gpu-kernel-modules 535.113.01), the RM SDK and GSP headers of that tag
-and the class headers of open-gpu-doc, and writes:
+Reads the swref register headers (open-gpu-kernel-modules 535.113.01), the RM SDK and GSP headers of that tag,
+the class headers of open-gpu-doc and, for the few registers no vendored GA102/AD102 header has, tinygrad's
+autogen register dicts (--tinygrad, parsed as Python literals, never imported), and writes:
   <chip>.h             typed registers (nv/regs/register.h) of every register the chip's headers define
   <chip>_table.cc      the same registers with their fields, for name and address lookup (nv/regs/database.h)
   *_constants.h        RPC numbers, NV_STATUS codes, sequencer opcodes, class ids, class methods and fields
@@ -17,6 +18,7 @@ them. Output is deterministic. Python 3 standard library only.
 """
 
 import argparse
+import ast
 import os
 import re
 import subprocess
@@ -60,6 +62,19 @@ CHIPS = {
     "ad102": GA102_HEADERS + [SWREF + "ada/ad102/dev_bus.h", SWREF + "ada/ad102/dev_bus_addendum.h",
                               SWREF + "ada/ad102/dev_gc6_island.h", SWREF + "ada/ad102/dev_gc6_island_addendum.h"],
 }
+
+# Registers no vendored GA102/AD102 header defines, from tinygrad's autogen (../shared/vendor/tinygrad, tinygrad
+# 0.13.0: tinygrad/runtime/autogen/nv_regs/*.py, which tinygrad generates from NVIDIA's published swref headers
+# of open-gpu-kernel-modules commit 81fe4fb4, a 570 release, as its autogen/__init__.py records). Each file holds
+# one dict per chip whose header it read: NAME: (base, offset, {field: (lo, hi)}) for a register, NAME: number for
+# a constant. Only the dicts' literals are read (ast.literal_eval); tinygrad is never imported.
+# (autogen file, chip dict, registers taken with the constants named after them). The autogen has dev_fb only as
+# tu102's: NV_PFB_PRI_MMU_WPR2_ADDR_LO/HI are taken from Turing's header for both chips, because Linux 6.12 nouveau
+# reads the same offsets on GA102 and AD102 (nvkm/subdev/gsp/fwsec.c nvkm_gsp_fwsec_frts reads 0x1fa824 and
+# 0x1fa828, r535.c r535_gsp_booter_unload 0x1fa828; both run for every r535 GSP chip, ga102.c and ad102.c
+# included). tests/nv/regs/database_test.cc checks the generated offsets against nouveau's (nv/regs/known_registers.h).
+TINYGRAD_AUTOGEN = "tinygrad/runtime/autogen/nv_regs/"
+TINYGRAD_REGISTERS = [("dev_fb.py", "tu102", ["NV_PFB_PRI_MMU_WPR2_ADDR_LO", "NV_PFB_PRI_MMU_WPR2_ADDR_HI"])]
 
 # Registers whose offsets are relative to an engine's base (the header defines them once for every falcon),
 # by name prefix, with the unit nv/regs/register.h calls them.
@@ -196,8 +211,50 @@ class Field:
         self.count_expr = None
 
 
-def parse_registers(vendor, headers):
-    """The registers of the headers, in order, with fields and field values; and the other numeric constants."""
+def tinygrad_source(file, chip):
+    """How a register taken from tinygrad's autogen names its source: the file and the chip whose header it was."""
+    return "%s%s (%s)" % (TINYGRAD_AUTOGEN, file, chip)
+
+
+def tinygrad_defines(tinygrad, file, chip, names):
+    """The wanted registers of one chip dict of a tinygrad autogen file, as (name, params, value, access) defines
+    the header parser takes: the register (an access comment that marks it a register; the autogen keeps no access
+    type), its fields hi:lo, and the constants named after it (WPR2_ADDR_LO_ALIGNMENT)."""
+    path = os.path.join(tinygrad, TINYGRAD_AUTOGEN, file)
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+    except (OSError, SyntaxError) as e:
+        fail("cannot read %s: %s (tinygrad's autogen lives in ../shared/vendor/tinygrad)" % (path, e))
+    table = next((n.value for n in tree.body if isinstance(n, ast.Assign) and len(n.targets) == 1 and
+                  isinstance(n.targets[0], ast.Name) and n.targets[0].id == chip and isinstance(n.value, ast.Dict)),
+                 None)
+    if table is None:
+        fail("%s has no %s dict" % (path, chip))
+    entries = {}
+    for key, value in zip(table.keys, table.values):
+        name = ast.literal_eval(key)
+        if any(name == n or name.startswith(n + "_") for n in names):
+            entries[name] = ast.literal_eval(value)  # only the wanted entries: others may hold lambdas
+    out = []
+    for reg in names:
+        if reg not in entries:
+            fail("%s: %s has no %s" % (path, chip, reg))
+        base, offset, fields = entries.pop(reg)
+        if base != 0:
+            fail("%s: %s is relative to %#x, not BAR0" % (path, reg, base))
+        out.append((reg, None, "%#x" % offset, "---4R"))
+        out += [("%s_%s" % (reg, f.upper()), None, "%d:%d" % (hi, lo), "") for f, (lo, hi) in fields.items()]
+        for name in [n for n in entries if n.startswith(reg + "_")]:
+            value = entries.pop(name)
+            if isinstance(value, int):
+                out.append((name, None, "%#x" % value, ""))
+    return out
+
+
+def parse_registers(vendor, headers, extra=()):
+    """The registers of the headers, in order, with fields and field values; and the other numeric constants.
+    `extra`: [(source, defines)] read after the headers (tinygrad's autogen)."""
     registers = {}
     order = []
     constants = []  # (name, params, expr, source)
@@ -207,6 +264,7 @@ def parse_registers(vendor, headers):
     texts = [(BOOT_MANUAL, [d for d in defines(boot) if any(d[0] == r or d[0].startswith(r + "_")
                                                             for r in BOOT_REGISTERS)])]
     texts += [(h, defines(read(vendor, h))) for h in headers]
+    texts += list(extra)
     for source, defs in texts:
         for name, params, value, comment in defs:
             all_lines.append(c_define(name, params, value))
@@ -455,13 +513,17 @@ def emit_table(chip, registers, v, notes, sources, engines):
     return "\n".join(out)
 
 
-def chip_outputs(vendor, chip, headers):
-    registers, constants, ranges, lines = parse_registers(vendor, headers)
+def chip_outputs(vendor, tinygrad, chip, headers):
+    extra = [(tinygrad_source(file, dict_chip), tinygrad_defines(tinygrad, file, dict_chip, names))
+             for file, dict_chip, names in TINYGRAD_REGISTERS]
+    registers, constants, ranges, lines = parse_registers(vendor, headers, extra)
     v = evaluate_registers(registers, constants, ranges, lines)
-    sources = [BOOT_MANUAL] + headers
-    notes = "%s{%s} and %s; do not edit.\n// Headers, in the order read (a later definition wins): %s" % (
-        SWREF, ",".join(sorted({h[len(SWREF):].rsplit("/", 1)[0] for h in headers})), BOOT_MANUAL,
-        ", ".join(s.split("/")[-1] for s in sources))
+    sources = [BOOT_MANUAL] + headers + [s for s, _ in extra]
+    notes = ("%s{%s}, %s and tinygrad's autogen %s; do not edit.\n// Headers, in the order read (a later definition "
+             "wins): %s\n// From tinygrad's autogen (no vendored header of this chip has them): %s") % (
+        SWREF, ",".join(sorted({h[len(SWREF):].rsplit("/", 1)[0] for h in headers})), BOOT_MANUAL, TINYGRAD_AUTOGEN,
+        ", ".join(s.split("/")[-1] for s in sources[:len(sources) - len(extra)]),
+        "; ".join("%s: %s" % (tinygrad_source(f, c), ", ".join(n)) for f, c, n in TINYGRAD_REGISTERS))
     engines = []
     for name, falcon, falcon2, fbif in ENGINES:
         fkey = re.sub(r"\(0\)$", "", falcon) + ".lo"
@@ -665,8 +727,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--vendor", default=os.path.normpath(os.path.join(root, "..", "shared", "vendor", "nvidia")))
     parser.add_argument("--out", default=os.path.join(root, "nv", "regs"))
+    parser.add_argument("--tinygrad",
+                        default=os.path.normpath(os.path.join(root, "..", "shared", "vendor", "tinygrad")),
+                        help="tinygrad's source tree, for the registers only its autogen has (never imported)")
     parser.add_argument("--tarball", default="/usr/src/linux-source-6.12.tar.xz",
-                        help="Debian's linux-source-6.12, for the two structures only nouveau has")
+                        help="Debian's linux-source-6.12, for the structures and types only nouveau has")
     args = parser.parse_args()
     if not os.path.isdir(args.vendor):
         fail("cannot read %s: no such directory (the vendored NVIDIA headers)" % args.vendor)
@@ -674,7 +739,7 @@ def main():
     outputs = {}
     summary = []
     for chip, headers in CHIPS.items():
-        files, (nregs, nfields) = chip_outputs(args.vendor, chip, headers)
+        files, (nregs, nfields) = chip_outputs(args.vendor, args.tinygrad, chip, headers)
         outputs.update(files)
         summary.append("%s: %d registers, %d fields" % (chip, nregs, nfields))
     outputs.update(constants_outputs(args.vendor))

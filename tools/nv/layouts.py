@@ -17,7 +17,15 @@ Two structures the subset lacks come from Linux 6.12's nouveau, which carries th
 GspSystemInfo and GSP_VF_INFO are copied out of gsp_static_config.h, which does not compile here (it needs
 gpu/gpu.h, gpu_acpi_data.h, chipset.h); the BUSINFO and ACPI_METHOD_DATA types they use come from nouveau's copies
 (g_chipset_nvoc.h, gpu_acpi_data.h, their #includes dropped, the vendored ctrl0073system.h in their place).
-GspStaticConfigInfo is not measured: it needs far more of the RM tree than the subset has.
+GspStaticConfigInfo (NV_VGPU_MSG_FUNCTION_GET_GSP_STATIC_INFO's payload) and GspSMInfo are copied out of
+gsp_static_config.h the same way. Their member types come from the vendored SDK control headers, included as they
+are (ctrl0080gpu.h: NV0080_CTRL_GPU_GET_SRIOV_CAPS_PARAMS; ctrl0080gr.h: NV0080_CTRL_GR_CAPS_TBL_SIZE;
+ctrl2080gpu.h: the GID, GPC, TPC and ZCULL info parameters, NV2080_GPU_MAX_NAME_STRING_LENGTH; ctrl2080bios.h:
+the SKU info; ctrl2080fb.h: the FB region info; ctrl2080gr.h: the preemption buffer enumeration) and the vendored
+rpc_headers.h (MAX_GPC_COUNT, VIRTUAL_DISPLAY_*_PARAMS). Three the subset lacks come from nouveau's 535.113.01
+copies, their #includes dropped: COMPUTE_BRANDING_TYPE (g_gpu_nvoc.h, in place of RM's gpu/gpu.h),
+RM_ENGINE_TYPE (gpu_engine_type.h) and NVGPU_ENGINE_CAPS_MASK_ARRAY_MAX (nvbitmask.h). The member structures
+are measured too, and rpc_get_gsp_static_info_v14_00 (g_rpc-structures.h: the RPC's placeholder parameters).
 """
 
 import os
@@ -55,13 +63,35 @@ LAYOUTS = [
     ("GSP_SEQUENCER_BUFFER_CMD", "nvidia/arch/nvalloc/common/inc/rmgspseq.h"),
     ("GspSystemInfo", "nvidia/inc/kernel/gpu/gsp/gsp_static_config.h"),
     ("GSP_VF_INFO", "nvidia/inc/kernel/gpu/gsp/gsp_static_config.h"),
+    # NV_VGPU_MSG_FUNCTION_GET_GSP_STATIC_INFO: its (placeholder) parameters, the payload and the payload's parts.
+    ("rpc_get_gsp_static_info_v14_00", "nvidia/generated/g_rpc-structures.h"),
+    ("GspStaticConfigInfo", "nvidia/inc/kernel/gpu/gsp/gsp_static_config.h"),
+    ("GspSMInfo", "nvidia/inc/kernel/gpu/gsp/gsp_static_config.h"),
+    ("NV2080_CTRL_GPU_GET_GID_INFO_PARAMS", "common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080gpu.h"),
+    ("NV2080_CTRL_GPU_GET_FERMI_GPC_INFO_PARAMS", "common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080gpu.h"),
+    ("NV2080_CTRL_GPU_GET_FERMI_TPC_INFO_PARAMS", "common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080gpu.h"),
+    ("NV2080_CTRL_GPU_GET_FERMI_ZCULL_INFO_PARAMS", "common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080gpu.h"),
+    ("NV2080_CTRL_BIOS_GET_SKU_INFO_PARAMS", "common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080bios.h"),
+    ("NV2080_CTRL_CMD_FB_GET_FB_REGION_INFO_PARAMS", "common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080fb.h"),
+    ("NV2080_CTRL_CMD_FB_GET_FB_REGION_FB_REGION_INFO", "common/sdk/nvidia/inc/ctrl/ctrl2080/ctrl2080fb.h"),
+    ("NV0080_CTRL_GPU_GET_SRIOV_CAPS_PARAMS", "common/sdk/nvidia/inc/ctrl/ctrl0080/ctrl0080gpu.h"),
+    ("VIRTUAL_DISPLAY_GET_NUM_HEADS_PARAMS", "nvidia/kernel/inc/vgpu/rpc_headers.h"),
+    ("VIRTUAL_DISPLAY_GET_MAX_RESOLUTION_PARAMS", "nvidia/kernel/inc/vgpu/rpc_headers.h"),
 ]
+# The SDK control headers GspStaticConfigInfo's members come from (all vendored; they compile as they are).
+STATIC_INFO_INCLUDES = ["ctrl/ctrl0080/ctrl0080gpu.h", "ctrl/ctrl0080/ctrl0080gr.h", "ctrl/ctrl2080/ctrl2080bios.h",
+                        "ctrl/ctrl2080/ctrl2080fb.h", "ctrl/ctrl2080/ctrl2080gpu.h", "ctrl/ctrl2080/ctrl2080gr.h"]
 STATIC_CONFIG = "nvidia/inc/kernel/gpu/gsp/gsp_static_config.h"
 # From nouveau (see the module comment): (C type, path under drivers/gpu/drm/nouveau).
 # Types GspSystemInfo needs that the vendored subset lacks, from nouveau's copies of 535.113.01 headers (their
 # #include lines dropped; the vendored ctrl0073system.h gives what gpu_acpi_data.h needs).
+# GspStaticConfigInfo's COMPUTE_BRANDING_TYPE (g_gpu_nvoc.h: gpu/gpu.h's generated part) and
+# NVGPU_ENGINE_CAPS_MASK_ARRAY_MAX (nvbitmask.h, from RM_ENGINE_TYPE_LAST of gpu_engine_type.h) likewise.
 NOUVEAU_TYPES = ["include/nvrm/535.113.01/nvidia/generated/g_chipset_nvoc.h",
-                 "include/nvrm/535.113.01/nvidia/inc/kernel/gpu/gpu_acpi_data.h"]
+                 "include/nvrm/535.113.01/nvidia/inc/kernel/gpu/gpu_acpi_data.h",
+                 "include/nvrm/535.113.01/nvidia/generated/g_gpu_nvoc.h",
+                 "include/nvrm/535.113.01/nvidia/inc/kernel/gpu/gpu_engine_type.h",
+                 "include/nvrm/535.113.01/nvidia/inc/kernel/gpu/nvbitmask.h"]
 NOUVEAU_LAYOUTS = [
     ("rpc_message_header_v", "nvkm/subdev/gsp/r535.c", "nvfw_gsp_rpc"),
     ("PACKED_REGISTRY_ENTRY", "include/nvrm/535.113.01/nvidia/generated/g_os_nvoc.h", None),
@@ -75,7 +105,9 @@ STUBS = {
 
 
 def struct_text(text, name):
-    """The definition of `name` (typedef'd anonymous or named struct) with NV_DECLARE_ALIGNED unwrapped."""
+    """The definition of `name` (typedef'd anonymous or named struct) with NV_DECLARE_ALIGNED unwrapped; a
+    `typedef struct NAME_t {...} NAME;` (gsp_static_config.h's style) is found under NAME."""
+    text = re.sub(r"\bstruct %s_t\b" % re.escape(name), "struct " + name, text)
     text = re.sub(r"NV_DECLARE_ALIGNED\(\s*([^,]+?)\s*,\s*\d+\s*\)", r"\1", text)
     return re.sub(r"__counted_by\(\w+\)", "", text)
 
@@ -85,9 +117,10 @@ def queue_element(text):
     return re.search(r"typedef struct GSP_MSG_QUEUE_ELEMENT\s*\{.*?\}\s*GSP_MSG_QUEUE_ELEMENT;", text, re.S).group(0)
 
 
-def typedef(text, name):
-    """The `typedef struct NAME {...} NAME;` definition alone, from a header that does not compile on its own."""
-    return re.search(r"typedef struct %s\s*\{.*?\}\s*%s;" % (name, name), text, re.S).group(0)
+def typedef(text, name, tag=None):
+    """The `typedef struct TAG {...} NAME;` definition alone (TAG defaults to NAME), from a header that does not
+    compile on its own."""
+    return re.search(r"typedef struct %s\s*\{.*?\}\s*%s;" % (tag or name, name), text, re.S).group(0)
 
 
 def strip_guard(text):
@@ -123,7 +156,10 @@ def generate(vendor, nouveau, generator, fail):
              nouveau_definition(r535, "nvfw_gsp_rpc", "rpc_message_header_v"),
              queue_element(open(os.path.join(root, "nvidia/inc/kernel/gpu/gsp/message_queue_priv.h")).read()),
              '#include "ctrl/ctrl0073/ctrl0073system.h"'] + [strip_guard(nouveau[NOUVEAU + p]) for p in NOUVEAU_TYPES] + [
-             typedef(static_config, "GSP_VF_INFO"), typedef(static_config, "GspSystemInfo"),
+             typedef(static_config, "GSP_VF_INFO"), typedef(static_config, "GspSystemInfo")] + [
+             '#include "%s"' % h for h in STATIC_INFO_INCLUDES] + [
+             typedef(static_config, "GspSMInfo", "GspSMInfo_t"),
+             typedef(static_config, "GspStaticConfigInfo", "GspStaticConfigInfo_t"),
              "#define __counted_by(x)",
              strip_guard(nouveau[NOUVEAU + "include/nvrm/535.113.01/nvidia/generated/g_os_nvoc.h"]),
              "int main(void) {"]
@@ -168,7 +204,7 @@ def generate(vendor, nouveau, generator, fail):
             members.setdefault(parts[1], []).append((parts[2], int(parts[3]), int(parts[4])))
     out = ["// Generated by %s from %s (%s) and Linux 6.12 nouveau (%s); do not edit." %
            (generator, OGKM, ", ".join(sorted({h for _, h in LAYOUTS})),
-            ", ".join(sorted({p for _, p, _ in NOUVEAU_LAYOUTS}))),
+            ", ".join(sorted({p for _, p, _ in NOUVEAU_LAYOUTS} | set(NOUVEAU_TYPES)))),
            "// sizeof/offsetof of the GSP boot structures, measured by compiling a probe with gcc (x86-64). The",
            "// project's own definitions are checked against these by tests/nv/regs/layouts_test.cc.",
            '#include "nv/regs/gsp_layouts.h"', "", "namespace nv::regs {", "namespace {", "",

@@ -64,6 +64,14 @@ TEST(NvRegsCommandTest, DecodePrintsFields) {
   EXPECT_TRUE(saw) << boot.out;
 }
 
+TEST(NvRegsCommandTest, FindsWpr2) {
+  // tinygrad's autogen dev_fb.py (tu102): NV_PFB_PRI_MMU_WPR2_ADDR_LO 0x001FA824, _HI 0x001FA828, one field each.
+  auto r = RunBaregpu({"regs", "find", "WPR2", "--chip=ad102"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  EXPECT_THAT(r.out, ContainsRegex("BAR0 +0x1fa824 +NV_PFB_PRI_MMU_WPR2_ADDR_LO +1"));
+  EXPECT_THAT(r.out, ContainsRegex("BAR0 +0x1fa828 +NV_PFB_PRI_MMU_WPR2_ADDR_HI +1"));
+}
+
 TEST(NvRegsCommandTest, Errors) {
   auto chip = RunBaregpu({"regs", "find", "X", "--chip=gh100"});
   EXPECT_EQ(chip.exit_status, 2);
