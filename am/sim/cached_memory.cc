@@ -6,18 +6,33 @@
 
 namespace am::sim {
 
+const CachedMemory::Entry* CachedMemory::Find(const MemoryClient& client, uint64_t address, Access access,
+                                              uint64_t generation) const {
+  for (const Entry& e : entries_) {
+    if (e.valid && e.generation == generation && e.access == access && e.hub == client.hub && e.vmid == client.vmid &&
+        e.bus_address == client.bus_address && address - e.address < e.view.size()) {
+      return &e;
+    }
+  }
+  return nullptr;
+}
+
+const uint8_t* CachedMemory::Lookup(const MemoryClient& client, uint64_t address, Access access) const {
+  const std::optional<uint64_t> generation = memory_.translation_generation();
+  if (!generation) return nullptr;
+  const Entry* e = Find(client, address, access, *generation);
+  return e == nullptr ? nullptr : e->view.data() + (address - e->address);
+}
+
 absl::StatusOr<std::span<uint8_t>> CachedMemory::Map(const MemoryClient& client, uint64_t address, uint64_t length,
                                                      Access access) {
   const std::optional<uint64_t> generation = memory_.translation_generation();
   if (!generation) return memory_.Map(client, address, length, access);
   if (length > 0) {
-    for (const Entry& e : entries_) {
-      if (e.valid && e.generation == *generation && e.access == access && e.hub == client.hub &&
-          e.vmid == client.vmid && e.bus_address == client.bus_address && address - e.address < e.view.size()) {
-        ++hits_;
-        const uint64_t offset = address - e.address;
-        return e.view.subspan(offset, std::min<uint64_t>(length, e.view.size() - offset));
-      }
+    if (const Entry* e = Find(client, address, access, *generation)) {
+      ++hits_;
+      const uint64_t offset = address - e->address;
+      return e->view.subspan(offset, std::min<uint64_t>(length, e->view.size() - offset));
     }
   }
   ++misses_;

@@ -28,6 +28,10 @@ class CachedMemory final : public GpuMemory {
   uint64_t redirected_accesses() const override { return memory_.redirected_accesses(); }
   std::optional<uint64_t> translation_generation() const override { return memory_.translation_generation(); }
 
+  // The host byte a kept view has for `address`, or null: no translation, no fault, nothing counted. For a prefetch
+  // (the CP reads ahead in its ring and buffers), never for the access itself.
+  const uint8_t* Lookup(const MemoryClient& client, uint64_t address, Access access) const;
+
   // For tests and benchmarks.
   uint64_t hits() const { return hits_; }
   uint64_t misses() const { return misses_; }
@@ -46,6 +50,8 @@ class CachedMemory final : public GpuMemory {
     bool bus_address = false;
     Access access = Access::kRead;
   };
+
+  const Entry* Find(const MemoryClient& client, uint64_t address, Access access, uint64_t generation) const;
 
   GpuMemory& memory_;
   std::array<Entry, kEntries> entries_{};

@@ -182,6 +182,14 @@ void ComputeQueue::Run() {
       wakeup_.Wait(lock, seen, /*spin=*/false);
       continue;
     }
+    // The CP reads ahead: the ring at the read pointer and the buffer the last packet there ran are what a new
+    // submission most likely brings, so their lines are fetched while the write pointer is (no translation, no
+    // fault: only views this queue's cache holds).
+    if (const uint8_t* next = memory_.Lookup(MecMemoryClient(hqd_.Get<gc::CP_HQD_VMID>().vmid()),
+                                             ring_base_ + uint64_t{rptr_} * 4, Access::kRead)) {
+      __builtin_prefetch(next);
+    }
+    engine.PrefetchLastIndirectBuffer();
     if (!UpdateWptr(engine)) {
       faulted_ = true;
       continue;

@@ -582,6 +582,10 @@ Pm4Engine::Status Pm4Engine::RunIndirectBuffer(std::span<const uint32_t> packet,
           absl::StrFormat("INDIRECT_BUFFER at %#x without INDIRECT_BUFFER_VALID (control %#010x)", address, control));
     }
     buffer.resize(dwords);
+    if (ib_depth == 0) {
+      last_ib_address_ = address;
+      last_ib_vmid_ = vmid;
+    }
     absl::Status read = ReadMemory(memory_, MecMemoryClient(vmid), address,
                                    std::span<uint8_t>(reinterpret_cast<uint8_t*>(buffer.data()), buffer.size() * 4));
     if (!read.ok()) {

@@ -74,6 +74,13 @@ class Pm4Engine {
 
   // Executes one complete packet (header and all its dwords) read from the queue's ring.
   Result ExecuteRingPacket(std::span<const uint32_t> packet);
+  // Starts fetching the first line of the last indirect buffer the ring ran (a bound HCQ queue runs the same one
+  // at every submit), as the CP fetches ahead; no translation, no fault.
+  void PrefetchLastIndirectBuffer() const {
+    if (const uint8_t* p = memory_.Lookup(MecMemoryClient(last_ib_vmid_), last_ib_address_, Access::kRead)) {
+      __builtin_prefetch(p);
+    }
+  }
 
   // The KIQ's scheduling packets (SET_RESOURCES, MAP_QUEUES, UNMAP_QUEUES, QUERY_STATUS) go to `handler`; on any
   // other queue they are opcodes the MEC refuses.
@@ -136,6 +143,8 @@ class Pm4Engine {
   // SET_SH_REG's range, PACKET3_SET_SH_REG_START..END (absolute dword addresses, as Linux's SOC15_REG_OFFSET).
   std::array<uint32_t, regs::pm4::PACKET3_SET_SH_REG_END - regs::pm4::PACKET3_SET_SH_REG_START> sh_{};
   std::array<std::vector<uint32_t>, kMaxIbDepth> ib_buffers_;
+  uint64_t last_ib_address_ = 0;  // the ring's last INDIRECT_BUFFER, for PrefetchLastIndirectBuffer
+  uint32_t last_ib_vmid_ = 0;
 };
 
 }  // namespace am::sim

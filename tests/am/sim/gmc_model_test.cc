@@ -576,5 +576,25 @@ TEST_F(GmcModelTest, ApertureWritesAndBusMasteringDropKeptViews) {
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied) << refused.status();
 }
 
+// Lookup is for prefetching ahead of the CP: it only ever gives a view the cache already holds, translates nothing
+// and faults nothing, and gives nothing once the translation generation moved on.
+TEST_F(GmcModelTest, ALookupOnlyReadsWhatTheEngineAlreadyHolds) {
+  const uint64_t va = 0x30'0000;
+  const uint64_t ptb = BuildFourLevel(1, va);
+  WriteQword(ptb + ((va >> 12) & 0x1ff) * 8, kData | kPte);
+  CachedMemory cached(memory());
+  const uint64_t walks = navi31().gmc().page_walks();
+  const uint64_t faults = navi31().gmc().faults();
+  EXPECT_EQ(cached.Lookup(kSdma, va, Access::kRead), nullptr) << "not held yet";
+  EXPECT_EQ(cached.Lookup(kSdma, va + 0x1000, Access::kRead), nullptr) << "unmapped: no fault either";
+  EXPECT_EQ(navi31().gmc().page_walks(), walks);
+  EXPECT_EQ(navi31().gmc().faults(), faults);
+  ASSERT_TRUE(cached.Map(kSdma, va, 4, Access::kRead).ok());
+  EXPECT_EQ(cached.Lookup(kSdma, va + 0x40, Access::kRead), vram_.data() + kData + 0x40);
+  EXPECT_EQ(cached.Lookup(kSdma, va + 0x40, Access::kWrite), nullptr) << "held for reads only";
+  ASSERT_TRUE(testing::InvalidateGcTlb(*bar5_, 1));
+  EXPECT_EQ(cached.Lookup(kSdma, va + 0x40, Access::kRead), nullptr) << "the invalidation dropped it";
+}
+
 }  // namespace
 }  // namespace am::sim
