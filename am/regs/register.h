@@ -33,14 +33,11 @@ struct FieldValue {
   friend bool operator==(const FieldValue&, const FieldValue&) = default;
 };
 
-// The base of every typed register. `Derived` supplies kName and kFields (generated).
-template <typename Derived, Ip kIpBlock, uint8_t kSegmentIndex, uint32_t kDwordOffset>
-class Register {
+// A 32-bit register value with typed fields: what every typed register (AMD's below, NVIDIA's in
+// nv/regs/register.h) shares. `Derived` supplies kName and kFields (generated).
+template <typename Derived>
+class RegisterValue {
  public:
-  static constexpr Ip kIp = kIpBlock;
-  static constexpr uint8_t kSegment = kSegmentIndex;  // BASE_IDX
-  static constexpr uint32_t kOffset = kDwordOffset;   // dwords from the segment base
-
   static constexpr Derived FromRaw(uint32_t raw) {
     Derived reg;
     reg.set_raw(raw);
@@ -60,7 +57,7 @@ class Register {
     return fields;
   }
 
-  friend constexpr bool operator==(const Register& a, const Register& b) { return a.raw_ == b.raw_; }
+  friend constexpr bool operator==(const RegisterValue& a, const RegisterValue& b) { return a.raw_ == b.raw_; }
 
  protected:
   template <uint32_t kMask, unsigned kShift>
@@ -73,10 +70,18 @@ class Register {
     raw_ = (raw_ & ~kMask) | ((value << kShift) & kMask);
     return self();
   }
-
- private:
   constexpr Derived& self() { return static_cast<Derived&>(*this); }
+
   uint32_t raw_ = 0;
+};
+
+// The base of every typed AMD register: where it is (IP block, BASE_IDX segment, dword offset).
+template <typename Derived, Ip kIpBlock, uint8_t kSegmentIndex, uint32_t kDwordOffset>
+class Register : public RegisterValue<Derived> {
+ public:
+  static constexpr Ip kIp = kIpBlock;
+  static constexpr uint8_t kSegment = kSegmentIndex;  // BASE_IDX
+  static constexpr uint32_t kOffset = kDwordOffset;   // dwords from the segment base
 };
 
 }  // namespace am::regs

@@ -12,7 +12,6 @@
 
 #include <cassert>
 #include <cstdint>
-#include <vector>
 
 #include "am/regs/register.h"
 
@@ -68,7 +67,7 @@ struct EngineBases {
 // `Derived` supplies kName and kFields (generated). kStride/kCount describe an array register NAME(i) at
 // kOffset + i * kStride (kCount 0: the header gives no __SIZE_1); plain registers have stride 0 and count 1.
 template <typename Derived, Unit kUnitOf, uint32_t kByteOffset, uint32_t kByteStride, uint32_t kElements>
-class Register {
+class Register : public am::regs::RegisterValue<Derived> {
  public:
   static constexpr Unit kUnit = kUnitOf;
   static constexpr uint32_t kOffset = kByteOffset;
@@ -81,55 +80,20 @@ class Register {
     return kOffset + index * kStride;
   }
 
-  static constexpr Derived FromRaw(uint32_t raw) {
-    Derived reg;
-    reg.set_raw(raw);
-    return reg;
-  }
-  constexpr uint32_t raw() const { return raw_; }
-  constexpr Derived& set_raw(uint32_t raw) {
-    raw_ = raw;
-    return self();
-  }
-
-  // Every (non-indexed) field with its value, in the header's order.
-  std::vector<FieldValue> Decode() const {
-    std::vector<FieldValue> fields;
-    fields.reserve(Derived::kFields.size());
-    for (const FieldSpec& f : Derived::kFields) fields.push_back({f.name, (raw_ & f.mask) >> f.shift});
-    return fields;
-  }
-
-  friend constexpr bool operator==(const Register& a, const Register& b) { return a.raw_ == b.raw_; }
-
  protected:
-  template <uint32_t kMask, unsigned kShift>
-  constexpr uint32_t GetField() const {
-    return (raw_ & kMask) >> kShift;
-  }
-  template <uint32_t kMask, unsigned kShift>
-  constexpr Derived& SetField(uint32_t value) {
-    assert(((value << kShift) & ~kMask) == 0 && (value >> (31 - kShift) >> 1) == 0 && "value does not fit field");
-    raw_ = (raw_ & ~kMask) | ((value << kShift) & kMask);
-    return self();
-  }
   // Element `index` of an indexed field F(i) whose element 0 sits at bit kLow, kWidth bits wide.
   template <unsigned kLow, unsigned kWidth, unsigned kStrideBits, unsigned kElementCount>
   constexpr uint32_t GetIndexed(uint32_t index) const {
     assert(index < kElementCount && "field index out of range");
-    return (raw_ >> (kLow + index * kStrideBits)) & ((uint64_t{1} << kWidth) - 1);
+    return (this->raw_ >> (kLow + index * kStrideBits)) & ((uint64_t{1} << kWidth) - 1);
   }
   template <unsigned kLow, unsigned kWidth, unsigned kStrideBits, unsigned kElementCount>
   constexpr Derived& SetIndexed(uint32_t index, uint32_t value) {
     assert(index < kElementCount && (uint64_t{value} >> kWidth) == 0 && "field index or value out of range");
     const uint32_t mask = static_cast<uint32_t>(((uint64_t{1} << kWidth) - 1) << (kLow + index * kStrideBits));
-    raw_ = (raw_ & ~mask) | ((value << (kLow + index * kStrideBits)) & mask);
-    return self();
+    this->raw_ = (this->raw_ & ~mask) | ((value << (kLow + index * kStrideBits)) & mask);
+    return this->self();
   }
-
- private:
-  constexpr Derived& self() { return static_cast<Derived&>(*this); }
-  uint32_t raw_ = 0;
 };
 
 }  // namespace nv::regs
