@@ -13,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "am/kernel_dispatch.h"
 #include "am/regs/gc.h"
 #include "am/regs/sh_mem_constants.h"
+#include "am/sim/isa/program.h"
 #include "am/sim/isa/rdna3_executor.h"
 #include "benchmark/benchmark.h"
 #include "tests/am/sim/isa/kernels/corpus.h"
@@ -216,6 +218,27 @@ void BM_FirstDispatchOfAKernel(benchmark::State& state) {
   if (!work.Correct()) return state.SkipWithError("wrong result");
 }
 BENCHMARK(BM_FirstDispatchOfAKernel)->Iterations(kFreshKernels)->Unit(benchmark::kMicrosecond);
+
+// The part of a first dispatch a warm one skips: fetching and decoding a program the process has not seen
+// (Program::Load), the next of the kFreshKernels copies of vector_add at each iteration. The programs are kept, as
+// the executor keeps the ones it loaded.
+void BM_ProgramLoad(benchmark::State& state) {
+  VectorAdd work(kSmallDispatch);
+  if (std::string error = work.Prepare(); !error.empty()) return state.SkipWithError(error.c_str());
+  std::vector<uint64_t> entries;
+  for (int i = 0; i < kFreshKernels; ++i) entries.push_back(work.PlaceCopy(kCopiesBase + i * kCopyStride));
+  std::vector<std::unique_ptr<Program>> loaded;
+  loaded.reserve(kFreshKernels);
+  size_t next = 0;
+  for (auto _ : state) {
+    absl::StatusOr<std::unique_ptr<Program>> program =
+        Program::Load(work.fixture.memory(), work.dispatch.memory, entries[next++]);
+    if (!program.ok()) return state.SkipWithError(std::string(program.status().message()).c_str());
+    loaded.push_back(std::move(*program));
+  }
+  state.counters["instructions"] = static_cast<double>(loaded.back()->instruction_count());
+}
+BENCHMARK(BM_ProgramLoad)->Iterations(kFreshKernels)->Unit(benchmark::kMicrosecond);
 
 // A kernel tinygrad compiled (tests/bench/tinygrad_kernels: the IR tinygrad rendered, compiled the way its
 // AMDLLVMCompiler does into a relocatable object) with its buffers: tinygrad passes only buffer pointers, in order,

@@ -20,15 +20,19 @@ constexpr uint16_t kSoppEndpgm = 48, kSoppEndpgmSaved = 49, kSoppBranch = 32, kS
 // SOP1 s_setpc_b64 / s_swappc_b64 / s_rfe_b64; SOPK s_call_b64.
 constexpr uint16_t kSop1Setpc = 72, kSop1Swappc = 73, kSop1Rfe = 74, kSopkCall = 20;
 
-// Reads whole words from `address` to the end of its page onto the end of `words`. False (and nothing appended) when
-// the fetch may have been redirected to the dummy page: a fetch from a page not mapped executable succeeds there
+// Reads whole words from `address` onto the end of `words`: whole instruction cache lines up to the one holding
+// `until` (an address; the fetch goes at least one line), never past the end of the page, as the SQ fetches code a
+// line at a time (a kernel of a few dozen instructions no longer copies a whole page). False (and nothing appended)
+// when the fetch may have been redirected to the dummy page: a fetch from a page not mapped executable succeeds there
 // under amdgpu's default fault handling (docs/fidelity.md, B9/B10), and what faulting writes left in the dummy page can
 // decode as instructions that fall through onto the next page, redirected to the same words, up to the walk's bound
 // (issue 23). The static walk stops at such a page; a wave that gets there decodes late, from the dummy page's
 // words, as the hardware would fetch them.
-absl::StatusOr<bool> FetchPage(GpuMemory& memory, const MemoryClient& client, uint64_t address,
-                               std::vector<uint32_t>& words) {
-  const uint64_t bytes = kPage - (address & (kPage - 1));
+absl::StatusOr<bool> FetchLines(GpuMemory& memory, const MemoryClient& client, uint64_t address, uint64_t until,
+                                std::vector<uint32_t>& words) {
+  const uint64_t page_end = (address & ~(kPage - 1)) + kPage;
+  const uint64_t lines_end = (std::max(until, address) / kInstructionCacheLineBytes + 1) * kInstructionCacheLineBytes;
+  const uint64_t bytes = std::min(page_end, lines_end) - address;
   const size_t old = words.size();
   words.resize(old + bytes / 4);
   const uint64_t redirected = memory.redirected_accesses();
@@ -72,13 +76,15 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
   uint64_t end_word = 0;  // one past the last word of the reachable code
   // The walk fetches no page at or after one that may have been redirected: `fetch_end` words, once known.
   std::optional<uint64_t> fetch_end;
-  auto fetch_next = [&]() -> absl::StatusOr<bool> {
+  // Fetches on from the end of `words`, at least through the line holding word `until`.
+  auto fetch_next = [&](uint64_t until) -> absl::StatusOr<bool> {
     if (fetch_end.has_value()) return false;
-    BAREGPU_ASSIGN_OR_RETURN(const bool fetched, FetchPage(memory, client, entry + words.size() * 4, words));
+    BAREGPU_ASSIGN_OR_RETURN(const bool fetched,
+                             FetchLines(memory, client, entry + words.size() * 4, entry + until * 4, words));
     if (!fetched) fetch_end = words.size();
     return fetched;
   };
-  BAREGPU_RETURN_IF_ERROR(fetch_next().status());
+  BAREGPU_RETURN_IF_ERROR(fetch_next(0).status());
   std::vector<uint64_t>& work = scratch.work;
   work.assign(1, 0);
   while (!work.empty()) {
@@ -88,7 +94,7 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
     if (index >= (uint64_t{1} << 24)) continue;
     bool reachable = true;
     while (reachable && index >= words.size()) {
-      BAREGPU_ASSIGN_OR_RETURN(reachable, fetch_next());
+      BAREGPU_ASSIGN_OR_RETURN(reachable, fetch_next(index));
     }
     if (!reachable) continue;  // past a redirected page: decoded late, if a wave gets there
     GrowTo(slots, index);
@@ -96,8 +102,11 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
     absl::StatusOr<Instruction> inst = Decode(
         std::span<const uint32_t>(words).subspan(index, std::min<size_t>(kMaxInstructionDwords, words.size() - index)));
     if (!inst.ok() && words.size() - index < kMaxInstructionDwords) {
-      // Possibly cut off by the end of the fetched page: the instruction continues on the next one.
-      BAREGPU_ASSIGN_OR_RETURN(const bool fetched, fetch_next());
+      // Possibly cut off by the end of what was fetched: the instruction continues on the next line (or page).
+      bool fetched = true;
+      while (fetched && words.size() - index < kMaxInstructionDwords) {
+        BAREGPU_ASSIGN_OR_RETURN(fetched, fetch_next(index + kMaxInstructionDwords - 1));
+      }
       if (!fetched) continue;  // it continues on a redirected page: decoded late
       inst = Decode(std::span<const uint32_t>(words).subspan(index, kMaxInstructionDwords));
     }
@@ -144,9 +153,9 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
   const uint64_t prefetch_end =
       (code_end + kInstructionCacheLineBytes - 1) / kInstructionCacheLineBytes * kInstructionCacheLineBytes +
       uint64_t{prefetch_lines} * kInstructionCacheLineBytes;
-  for (uint64_t page = fetched_end; page < prefetch_end; page += kPage) {
+  for (uint64_t at = fetched_end; at < prefetch_end; at = (at & ~(kPage - 1)) + kPage) {
     uint8_t word[4];
-    if (absl::Status fetched = ReadMemory(memory, client, page, word, Access::kExecute); !fetched.ok()) {
+    if (absl::Status fetched = ReadMemory(memory, client, at, word, Access::kExecute); !fetched.ok()) {
       return absl::Status(
           fetched.code(),
           absl::StrFormat("instruction prefetch past the end of the code at %#x (SH_MEM_CONFIG.INITIAL_INST_PREFETCH "

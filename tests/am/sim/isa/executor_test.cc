@@ -446,6 +446,22 @@ TEST_F(ExecutorTest, InstructionPrefetchReachesPastTheEndOfTheCode) {
   EXPECT_TRUE(executor_.Dispatch(state, fixture_.memory()).ok()) << "the guard page is there";
 }
 
+// The same from the middle of a page: code fetched a line at a time ends mid-page, and the prefetched lines that
+// run onto the next page still need it (3 lines past the line at 0xf80 reach 0x1100).
+TEST_F(ExecutorTest, InstructionPrefetchFromTheMiddleOfAPageReachesTheNextPage) {
+  constexpr uint32_t kSEndpgm = 0xbfb00000;  // s_endpgm: SOPP (0xbf80 << 16) opcode 48
+  constexpr uint64_t kLastLine = 4096 - kInstructionCacheLineBytes;
+  std::span<uint8_t> page = fixture_.memory().Place(kProgram, 4096);
+  std::memcpy(page.data() + kLastLine - 4, &kSEndpgm, 4);
+  DispatchState state = State({}, 1);
+  state.program_address = kProgram + kLastLine - 4;
+  absl::Status status = executor_.Dispatch(state, fixture_.memory());
+  ASSERT_FALSE(status.ok());
+  EXPECT_TRUE(absl::StrContains(status.message(), "instruction prefetch past the end of the code")) << status;
+  fixture_.memory().Place(kProgram + 4096, 4096);
+  EXPECT_TRUE(executor_.Dispatch(state, fixture_.memory()).ok()) << "the next page is there";
+}
+
 TEST_F(ExecutorTest, LdsAndBarrierAcrossWaves) {
   std::span<uint32_t> out = Out(3 * 64);
   Load("lds");
