@@ -552,8 +552,8 @@ std::string ErrorOf(const std::string& rom) {
   return v.ok() ? std::string("(parsed)") : std::string(v.status().message());
 }
 
-// The virtual image's PCIR and NPDE places: PCIR at image + 0x40, NPDE at image + 0x60.
-constexpr uint64_t kPcir = 0x40, kNpde = 0x60;
+// Where the virtual image puts each image's NPDE: image + 0x60 (its PCIR is at image + 0x40).
+constexpr uint64_t kNpde = 0x60;
 
 TEST(VbiosBadInputTest, Empty) { EXPECT_TRUE(absl::StrContains(ErrorOf(""), "no PCI expansion ROM")); }
 
