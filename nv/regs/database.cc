@@ -93,35 +93,36 @@ std::vector<DecodedField> Decode(const RegisterInfo& reg, uint32_t value) {
 namespace {
 
 // The hand-written registers of nv/regs/known_registers.h as a register table of their own, per chip, so that they
-// are found like the generated ones. Built once; never freed.
+// are found like the generated ones. Built once and never freed; the tables and their storage live in one object
+// the static pointer holds (an interior pointer alone would read as a leak).
+struct KnownTables {
+  std::string strings[2];
+  std::vector<internal::RegisterEntry> entries[2];
+  internal::RegisterTable tables[2];
+};
+
 const internal::RegisterTable& KnownTable(Chip chip) {
-  static const internal::RegisterTable* tables = [] {
-    auto* out = new internal::RegisterTable[2];
+  static const KnownTables* known = [] {
+    auto* out = new KnownTables;
     for (Chip c : {Chip::kGa102, Chip::kAd102}) {
+      const int i = static_cast<int>(c);
       const uint8_t bit = c == Chip::kAd102 ? known::kAd102 : known::kGa102;
-      auto* strings = new std::string;
-      auto* entries = new std::vector<internal::RegisterEntry>;
+      std::string& strings = out->strings[i];
+      std::vector<internal::RegisterEntry>& entries = out->entries[i];
       for (const known::KnownRegister& k : known::kRegisters) {
         if ((k.chips & bit) == 0) continue;
-        const auto name = static_cast<uint32_t>(strings->size());
-        strings->append(k.name).push_back('\0');
-        const auto source = static_cast<uint32_t>(strings->size());
-        strings->append("nv/regs/known_registers.h: Linux 6.12 nouveau ").append(k.source).push_back('\0');
-        entries->push_back({name, Unit::kAbsolute, k.offset, k.stride, k.count, 0, 0, source});
+        const auto name = static_cast<uint32_t>(strings.size());
+        strings.append(k.name).push_back('\0');
+        const auto source = static_cast<uint32_t>(strings.size());
+        strings.append("nv/regs/known_registers.h: Linux 6.12 nouveau ").append(k.source).push_back('\0');
+        entries.push_back({name, Unit::kAbsolute, k.offset, k.stride, k.count, 0, 0, source});
       }
-      out[static_cast<int>(c)] = {ChipName(c).data(),
-                                  strings->data(),
-                                  strings->size(),
-                                  entries->data(),
-                                  entries->size(),
-                                  nullptr,
-                                  0,
-                                  nullptr,
-                                  0};
+      out->tables[i] = {
+          ChipName(c).data(), strings.data(), strings.size(), entries.data(), entries.size(), nullptr, 0, nullptr, 0};
     }
     return out;
   }();
-  return tables[static_cast<int>(chip)];
+  return known->tables[static_cast<int>(chip)];
 }
 
 }  // namespace
