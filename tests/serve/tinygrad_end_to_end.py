@@ -119,24 +119,15 @@ class TinygradEndToEnd(unittest.TestCase):
       self.skipTest("firmware-independent")
     server = Server(self.baregpu, ["sim:navi31:tinygrad-killed", "--listen", "127.0.0.1:0"], self.server_env)
     try:
+      # Killed at a boot stage, not after a time: the client dies as its driver starts the PSP, after the memory
+      # controller is up (tinygrad_killed_before_psp.py says why not a kill from outside).
       env = dict(tinygrad_env(self.firmware_dir, server.address), PYTHONUNBUFFERED="1")
-      client = subprocess.Popen([PYTHON, str(SOURCE_ROOT / "tests/serve/tinygrad_tensor_checks.py")], env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-      # Killed at a boot stage, not after a time: once tinygrad says the memory controller is up, the PSP and
-      # SMU bring-up that follows is cut short.
-      seen = []
-      deadline = time.monotonic() + CLIENT_TIMEOUT
-      while time.monotonic() < deadline:
-        line = client.stdout.readline()
-        if not line:
-          break
-        seen.append(line)
-        if "AM_GMC initialized" in line:
-          client.kill()
-          break
-      client.wait(timeout=60)
-      client.stdout.close()
-      self.assertTrue(any("AM_GMC initialized" in l for l in seen), "".join(seen))
+      killed = subprocess.run([PYTHON, str(SOURCE_ROOT / "tests/serve/tinygrad_killed_before_psp.py")], env=env,
+                              capture_output=True, text=True, timeout=CLIENT_TIMEOUT)
+      output = killed.stdout + killed.stderr
+      self.assertEqual(killed.returncode, -signal.SIGKILL, output)
+      self.assertIn("AM_GMC initialized", output)
+      self.assertIn("killed as the PSP starts", output)
       # The next process finds a GPU that never finished booting, boots it fully and computes.
       after = self.run_client(server.address)
       self.assertIn("AM_PSP initialized", after)
