@@ -1,7 +1,7 @@
-// One engine thread's translation cache in front of the GMC: the CP's and SDMA's UTCL1, which keep a few recent
-// translations until the hub's TLB is invalidated. An engine that reads its ring, polls its write pointer and
-// reports its read pointer through one of these translates each page once instead of on every access (a page-table
-// walk, the TLB's lock, the DMA space's lock), which was most of the virtual MEC's time per packet.
+// One engine thread's translation cache in front of the GMC: the CP's UTCL1, which keeps a few recent translations
+// until the hub's TLB is invalidated. An engine that reads its ring, polls its write pointer and reports its read
+// pointer through one of these translates each page once instead of on every access (the TLB's lock and lookup, the
+// DMA space's lock), and can read ahead from what it holds (Lookup).
 #ifndef BAREGPU_AM_SIM_CACHED_MEMORY_H_
 #define BAREGPU_AM_SIM_CACHED_MEMORY_H_
 

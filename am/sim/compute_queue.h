@@ -109,10 +109,9 @@ class ComputeQueue {
   Hooks hooks_;
   uint64_t poll_cntl_address_;
 
-  // What the queue's thread sleeps on. Shared with the doorbell listener, which the router may still call briefly
-  // after the queue unsubscribed.
-  // What a doorbell write hands the queue's thread, on one cache line: the flag, the value written and (at the
-  // start of EngineWakeup) the wake-up epoch, so that a woken queue takes one cache miss for all three.
+  // What the queue's thread sleeps on and what a doorbell write hands it, on one cache line: the flag, the value
+  // written and (at the start of EngineWakeup) the wake-up epoch, so that a woken queue takes one cache miss for all
+  // three. Shared with the doorbell listener, which the router may still call briefly after the queue unsubscribed.
   struct Signals {
     alignas(64) std::atomic<bool> doorbell_rung{false};
     std::atomic<uint64_t> doorbell_value{0};

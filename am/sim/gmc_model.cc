@@ -470,7 +470,7 @@ absl::StatusOr<std::span<uint8_t>> GmcModel::MapRange(const MemoryClient& client
     return view;
   }
   BAREGPU_ASSIGN_OR_RETURN(Translation translation, Translate(client, address, access));
-  uint64_t piece = std::min(length, translation.contiguous);
+  uint64_t reach = translation.contiguous;  // how far from `address` this access may go in one piece
   // The top DISCOVERY_TMR_OFFSET bytes of VRAM hold the discovery binary and are a TMR the PSP protects
   // (amdgpu_ttm_reserve_tmr: "reserve TMR memory at the top of VRAM which holds IP Discovery data and is protected
   // by PSP"): a client's write there is refused; a write that runs into it stops where it begins.
@@ -483,15 +483,13 @@ absl::StatusOr<std::span<uint8_t>> GmcModel::MapRange(const MemoryClient& client
       errors_.Report(client.name, absl::StrFormat("write %#x: %s", address, why));
       return absl::PermissionDeniedError(absl::StrFormat("%s: %s", client.name, why));
     }
-    piece = std::min(piece, protected_start - translation.physical);
+    reach = std::min(reach, protected_start - translation.physical);
   }
+  const uint64_t piece = std::min(length, reach);
   if (ahead) {
     // The rest of the page has the same translation; take it if one host view holds it (no fault is raised for
     // the part past `length`: if the view cannot reach it, the access gets the piece it asked for).
-    uint64_t rest = std::min(translation.contiguous, kPageSize - address % kPageSize);
-    if (write && !translation.system && translation.physical < vram_.size()) {
-      rest = std::min(rest, protected_start - translation.physical);
-    }
+    const uint64_t rest = std::min(reach, kPageSize - address % kPageSize);
     if (rest > piece) {
       if (translation.system) {
         if (uint8_t* host = dma_.Translate(translation.physical, rest)) return std::span<uint8_t>(host, rest);

@@ -217,8 +217,9 @@ Pm4Engine::Status Pm4Engine::WaitRegMem(std::span<const uint32_t> packet) {
   while (true) {
     uint32_t value;
     if (memory) {
-      // Translated on every poll, as the CP's UTCL2 would: memory unmapped while the queue waits faults instead of
-      // being read through a stale pointer.
+      // Mapped on every poll through the engine's UTCL1 (CachedMemory): memory the driver unmaps while the queue
+      // waits (a TLB invalidation or a DMA unmapping ends the kept view) faults instead of being read through a
+      // stale pointer.
       auto mapped = MapDword(memory_, MecMemoryClient(vmid_), poll_address, Access::kRead);
       if (!mapped.ok()) {
         return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
