@@ -6,6 +6,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 
 namespace nv::gsp {
@@ -103,6 +104,18 @@ void SetBootloaderOffsets(const firmware::nv::Bootloader& bootloader, WprMetaSou
   sources.bootloader_code_offset = bootloader.desc.monitor_code_offset;
   sources.bootloader_data_offset = bootloader.desc.monitor_data_offset;
   sources.bootloader_manifest_offset = bootloader.desc.manifest_offset;
+}
+
+absl::Status SetSignatureSection(const firmware::nv::GspImage& image, absl::string_view section,
+                                 WprMetaSources& sources) {
+  const firmware::nv::ElfSection* found = image.Find(section);
+  if (found == nullptr) {
+    return absl::NotFoundError(absl::StrFormat(
+        "GSP-RM image has no section %s (it signs for: %s); use the GSP-RM file for this chip (r535_gsp_elf_section)",
+        section, absl::StrJoin(image.signature_families, ", ")));
+  }
+  sources.signature_section_size = found->size;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<GspFwWprMeta> BuildWprMeta(const FbLayout& layout, const WprMetaSources& s) {

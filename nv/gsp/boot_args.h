@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "firmware/nv/gsp_elf.h"
 #include "firmware/nv/riscv_desc.h"
 #include "nv/gsp/fb_layout.h"
 #include "nv/gsp/layouts.h"
@@ -92,6 +93,11 @@ struct WprMetaSources {
 
 // r535_gsp_rm_boot_ctor's fields of the parsed bootloader (firmware/nv/riscv_desc.h).
 void SetBootloaderOffsets(const firmware::nv::Bootloader& bootloader, WprMetaSources& sources);
+
+// r535_gsp_oneinit's signature: the size of the chip's section of the GSP-RM ELF (ChipProfile::signature_section,
+// ".fwsignature_ad10x" on AD102). NotFound, naming the sections the image has, when it lacks it.
+absl::Status SetSignatureSection(const firmware::nv::GspImage& image, absl::string_view section,
+                                 WprMetaSources& sources);
 
 // r535_gsp_oneinit allocates the signature with ALIGN(size, 256) bytes; that allocation size is sizeOfSignature.
 inline constexpr uint64_t kSignatureAlignment = 256;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "base/file.h"
+#include "firmware/nv/gsp_elf.h"
 #include "firmware/nv/riscv_desc.h"
 #include "gtest/gtest.h"
 #include "tests/firmware/nv/nv_firmware.h"
@@ -232,6 +233,48 @@ TEST(WprMetaTest, BootloaderOffsetsFromTheRealFile) {
   EXPECT_EQ(s.bootloader_data_offset, 0x800u);
   EXPECT_EQ(s.bootloader_manifest_offset, 0u);
   EXPECT_EQ(bl->bin.header.data_size, 0x8000u);
+}
+
+// The 24 GiB layout and meta from the real files' sizes, read through the parsers: the same numbers as above.
+TEST(WprMetaTest, FromTheRealFiles) {
+  REQUIRE_NVIDIA_FIRMWARE(root);
+  const std::string gsp_path = root + "/nvidia/ad102/gsp/gsp-535.113.01.bin";
+  const std::string bl_path = root + "/nvidia/ad102/gsp/bootloader-535.113.01.bin";
+  absl::StatusOr<std::string> gsp_data = base::ReadFile(gsp_path);
+  absl::StatusOr<std::string> bl_data = base::ReadFile(bl_path);
+  ASSERT_TRUE(gsp_data.ok() && bl_data.ok());
+  absl::StatusOr<firmware::nv::GspImage> gsp = firmware::nv::ParseGspImage(gsp_path, *gsp_data);
+  absl::StatusOr<firmware::nv::Bootloader> bl = firmware::nv::ParseBootloader(bl_path, *bl_data);
+  ASSERT_TRUE(gsp.ok()) << gsp.status();
+  ASSERT_TRUE(bl.ok()) << bl.status();
+  const firmware::nv::ElfSection* fwimage = gsp->Find(".fwimage");
+  ASSERT_NE(fwimage, nullptr);
+
+  FbLayoutInputs in;
+  in.fb_size = FbSizeFromUsableFbSizeInMb(24576);
+  absl::StatusOr<VgaWorkspace> vga = VgaWorkspaceFromRegister(in.fb_size, std::nullopt);
+  ASSERT_TRUE(vga.ok()) << vga.status();
+  in.vga_workspace = *vga;
+  in.boot_bin_size = bl->bin.header.data_size;
+  in.gsp_fw_size = fwimage->size;
+  absl::StatusOr<FbLayout> layout = ComputeFbLayout(in);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+
+  WprMetaSources s = Sources();
+  s.signature_section_size = 0;
+  SetBootloaderOffsets(*bl, s);
+  ASSERT_TRUE(SetSignatureSection(*gsp, ".fwsignature_ad10x", s).ok());
+  EXPECT_EQ(s.signature_section_size, 0x1000u);  // readelf -S: .fwsignature_ad10x size 0x1000
+  absl::StatusOr<GspFwWprMeta> m = BuildWprMeta(*layout, s);
+  ASSERT_TRUE(m.ok()) << m.status();
+  absl::StatusOr<GspFwWprMeta> by_hand = BuildWprMeta(Ad102Layout(), Sources());
+  ASSERT_TRUE(by_hand.ok());
+  EXPECT_EQ(std::memcmp(&*m, &*by_hand, sizeof(GspFwWprMeta)), 0);
+
+  // A chip whose section the image lacks.
+  absl::Status missing = SetSignatureSection(*gsp, ".fwsignature_tu10x", s);
+  EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(missing.message().find("ad10x"), absl::string_view::npos) << missing;
 }
 
 TEST(SystemInfoTest, NouveausFields) {
