@@ -100,37 +100,57 @@ absl::StatusOr<BooterImage> PrepareBooter(const firmware::nv::Booter& b, absl::s
         absl::StrFormat("booter: the %d bytes given are not the file the header was parsed from (payload ends at 0x%x)",
                         file_data.size(), uint64_t{bin.data_offset} + bin.data_size));
   }
+  // ParseBooter checked these against the file; a Booter built elsewhere may not have been.
+  const firmware::nv::HsLoadHeaderV2& load = b.load;
+  const struct {
+    const char* what;
+    uint64_t offset;
+    uint64_t size;
+  } regions[] = {{"the signature patch location", b.patch_loc, b.sig_size},
+                 {"app 0", load.apps[0].offset, load.apps[0].size},
+                 {"the OS data", load.os_data_offset, load.os_data_size}};
+  for (const auto& r : regions) {
+    if (r.offset > bin.data_size || r.size > bin.data_size - r.offset) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("booter: %s 0x%x + 0x%x lies outside the 0x%x-byte payload (nvfw_bin_hdr.data_size)", r.what,
+                          r.offset, r.size, bin.data_size));
+    }
+  }
+  if (b.patch_loc < load.os_data_offset) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "booter: the patch location 0x%x lies before the OS data at 0x%x; the BROM finds the signature in DMEM",
+        b.patch_loc, load.os_data_offset));
+  }
   BooterImage out;
   BAREGPU_ASSIGN_OR_RETURN(out.fuse_register, BooterFuseRegister(b.engine_id, b.ucode_id));
   BAREGPU_ASSIGN_OR_RETURN(out.signature_index, SelectBooterSignature(b.fuse_ver, b.num_sig, fuse_register_value));
 
   // nvkm_falcon_fw_sign keeps the signatures from sig_prod_offset + *patch_sig; nvkm_falcon_fw_patch writes signature
-  // `index` at payload offset *patch_loc (ParseBooter checked it lies inside the OS data).
+  // `index` at payload offset *patch_loc, inside the OS data.
   out.image = std::string(file_data.substr(bin.data_offset, bin.data_size));
   const uint64_t signature = uint64_t{b.hs.sig_prod_offset} + b.patch_sig + uint64_t{out.signature_index} * b.sig_size;
   out.image.replace(b.patch_loc, b.sig_size, file_data.data() + signature, b.sig_size);
 
-  const firmware::nv::HsLoadHeaderV2& l = b.load;
-  out.os_code_offset = l.os_code_offset;
-  out.os_code_size = l.os_code_size;
-  out.os_data_offset = l.os_data_offset;
-  out.os_data_size = l.os_data_size;
-  out.app_offset = l.apps[0].offset;
-  out.app_size = l.apps[0].size;
+  out.os_code_offset = load.os_code_offset;
+  out.os_code_size = load.os_code_size;
+  out.os_data_offset = load.os_data_offset;
+  out.os_data_size = load.os_data_size;
+  out.app_offset = load.apps[0].offset;
+  out.app_size = load.apps[0].size;
   // ga102_gsp_booter_ctor: imem_base_img = app[0].offset, imem_base 0; dmem_base_img = os_data_offset, dmem_base 0.
-  out.imem = FalconLoad{l.apps[0].offset, 0, l.apps[0].size, true};
-  out.dmem = FalconLoad{l.os_data_offset, 0, l.os_data_size, false};
+  out.imem = FalconLoad{load.apps[0].offset, 0, load.apps[0].size, true};
+  out.dmem = FalconLoad{load.os_data_offset, 0, load.os_data_size, false};
   BAREGPU_RETURN_IF_ERROR(CheckDmaLoad(out.imem, "app 0 (IMEM)", file));
   BAREGPU_RETURN_IF_ERROR(CheckDmaLoad(out.dmem, "OS data (DMEM)", file));
-  if (l.os_data_offset % kFalconDmaChunk != 0) {
+  if (load.os_data_offset % kFalconDmaChunk != 0) {
     // ga102_flcn_dma_init writes the DMEM transfer's base (image address + os_data_offset) >> 8.
     return absl::InvalidArgumentError(absl::StrFormat(
         "booter: the OS data at payload offset 0x%x is not %d-byte aligned; the falcon's DMA base cannot point at "
         "it",
-        l.os_data_offset, kFalconDmaChunk));
+        load.os_data_offset, kFalconDmaChunk));
   }
-  out.boot_vector = l.apps[0].offset;
-  out.brom_pkc_data_offset = b.patch_loc - l.os_data_offset;
+  out.boot_vector = load.apps[0].offset;
+  out.brom_pkc_data_offset = b.patch_loc - load.os_data_offset;
   out.brom_engine_id_mask = b.engine_id;
   out.brom_ucode_id = b.ucode_id;
   out.brom_mod_sel_algo = regs::ga102::NV_PFALCON2_FALCON_MOD_SEL::ALGO_RSA3K;

@@ -52,7 +52,8 @@ absl::StatusOr<VgaWorkspace> VgaWorkspaceFromRegister(uint64_t fb_size, std::opt
 }
 
 uint64_t WprHeapSize(uint64_t fb_size, const WprHeapParams& heap) {
-  const uint64_t fb_size_gb = (fb_size + kFbSizeGranule - 1) / kFbSizeGranule;
+  // DIV_ROUND_UP without the overflow of fb_size + granule - 1.
+  const uint64_t fb_size_gb = fb_size / kFbSizeGranule + (fb_size % kFbSizeGranule != 0 ? 1 : 0);
   const uint64_t size = heap.os_carveout_size + heap.base_size +
                         AlignUp(kGspFwHeapParamSizePerGbFb * fb_size_gb, kHeapSizeRounding) +
                         AlignUp(kGspFwHeapParamClientAllocSize, kHeapSizeRounding);

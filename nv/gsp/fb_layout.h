@@ -45,8 +45,8 @@ struct WprHeapParams {
   uint64_t min_size = 0;
 };
 
-// ga102.c and ad102.c ga10x/ad102_gsp_r535_113_01: 20 MiB, 8 MiB, 84 MiB, which are gsp_fw_heap.h's LibOS3 OS size,
-// Turing-to-Ada base RM size and LibOS3 bare-metal minimum.
+// ga102.c ga102_gsp_r535_113_01 and ad102.c ad102_gsp_r535_113_01: 20 MiB, 8 MiB, 84 MiB, which are gsp_fw_heap.h's
+// LibOS3 OS size, Turing-to-Ada base RM size and LibOS3 bare-metal minimum.
 inline constexpr WprHeapParams kGa102WprHeap{kGspFwHeapParamOsSizeLibos3, kGspFwHeapParamBaseRmSizeTu10x,
                                              kGspFwHeapSizeLibos3BaremetalMin};
 inline constexpr WprHeapParams kAd102WprHeap = kGa102WprHeap;

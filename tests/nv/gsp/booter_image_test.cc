@@ -198,6 +198,23 @@ TEST(BooterImageTest, SyntheticPatchAndBrom) {
   EXPECT_EQ(b->image.substr(0x210, 16), std::string(16, 'A'));
 }
 
+TEST(BooterImageTest, HandEditedBooterIsRefusedNotFollowed) {
+  const std::string file = SyntheticBooter(/*engine_id=*/1, /*app_size=*/0x100);
+  absl::StatusOr<firmware::nv::Booter> parsed = firmware::nv::ParseBooter("synthetic", file);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  firmware::nv::Booter edited = *parsed;
+  edited.patch_loc = 0x3f8;  // 16 bytes from 0x3f8 run past the 0x400-byte payload
+  absl::StatusOr<BooterImage> b = PrepareBooter(edited, file, 0);
+  ASSERT_FALSE(b.ok());
+  EXPECT_NE(b.status().message().find("patch location"), absl::string_view::npos) << b.status();
+  edited = *parsed;
+  edited.load.apps.clear();
+  EXPECT_FALSE(PrepareBooter(edited, file, 0).ok());
+  edited = *parsed;
+  edited.hs.meta_data_size = 0;  // a Turing-style booter
+  EXPECT_FALSE(PrepareBooter(edited, file, 0).ok());
+}
+
 TEST(BooterImageTest, SyntheticErrors) {
   // An engine without a fuse bank.
   absl::StatusOr<BooterImage> b = PrepareBooterFile("synthetic", SyntheticBooter(0x2, 0x100), 0);

@@ -69,6 +69,11 @@ TEST(FbLayoutTest, HeapSizeFromGspFwHeapH) {
   EXPECT_EQ(WprHeapSize(24 * kGiB + 1, kAd102WprHeap), 127 * kMiB);
   // 33 GiB: 96 KiB * 33 = 3168 KiB -> 4 MiB: 128 MiB.
   EXPECT_EQ(WprHeapSize(33 * kGiB, kAd102WprHeap), 128 * kMiB);
+  // The largest FB NV_USABLE_FB_SIZE_IN_MB can state (0xffffffff MiB, just under 4 PiB = 4194304 GiB, so 4194304 GB
+  // rounded up): 96 KiB * 4194304 = 384 GiB of per-GB heap, plus 20 + 8 + 96 MiB.
+  EXPECT_EQ(WprHeapSize(FbSizeFromUsableFbSizeInMb(0xffffffff), kAd102WprHeap), 384 * kGiB + 124 * kMiB);
+  // No overflow near 2^64: (2^64 - 1) / 2^30 rounded up = 2^34 GB; 96 KiB * 2^34 = 96 * 2^44 = 3 * 2^49.
+  EXPECT_EQ(WprHeapSize(~uint64_t{0}, kAd102WprHeap), (uint64_t{3} << 49) + 124 * kMiB);
   // A minimum above the sum wins (no nouveau chip has one: the client part alone is 96 MiB).
   EXPECT_EQ(WprHeapSize(24 * kGiB, WprHeapParams{0, 0, 256 * kMiB}), 256 * kMiB);
   // The chips' parameters are gsp_fw_heap.h's (ad102.c: 20 << 20, 8 << 20, 84 << 20).
