@@ -93,6 +93,8 @@ struct VgaWorkspace {
 absl::StatusOr<VgaWorkspace> VgaWorkspaceFromRegister(uint64_t fb_size, std::optional<uint32_t> vga_workspace_base);
 
 // GSP-RM's heap in WPR2 (r535_gsp_oneinit): os carveout + base + per-GB part + client part, at least min_size.
+// nouveau multiplies the per-GB part in 32 bits (u32 fb_size_gb times an int), which wraps past 43690 GiB of FB;
+// this computes it in 64 bits, so the two agree for every FB below that.
 uint64_t WprHeapSize(uint64_t fb_size, const WprHeapParams& heap);
 
 struct FbLayoutInputs {

@@ -69,6 +69,7 @@ TEST(FbLayoutTest, HeapSizeFromGspFwHeapH) {
   EXPECT_EQ(WprHeapSize(24 * kGiB + 1, kAd102WprHeap), 127 * kMiB);
   // 33 GiB: 96 KiB * 33 = 3168 KiB -> 4 MiB: 128 MiB.
   EXPECT_EQ(WprHeapSize(33 * kGiB, kAd102WprHeap), 128 * kMiB);
+  // Past nouveau's 32-bit wrap (43690 GiB), on purpose: the sizes stay exact.
   // The largest FB NV_USABLE_FB_SIZE_IN_MB can state (0xffffffff MiB, just under 4 PiB = 4194304 GiB, so 4194304 GB
   // rounded up): 96 KiB * 4194304 = 384 GiB of per-GB heap, plus 20 + 8 + 96 MiB.
   EXPECT_EQ(WprHeapSize(FbSizeFromUsableFbSizeInMb(0xffffffff), kAd102WprHeap), 384 * kGiB + 124 * kMiB);
