@@ -397,8 +397,8 @@ std::optional<GspCommand> GspMessageQueue::ReadCommand() {
     command.payload.assign(payload.begin(), payload.end());
     const uint64_t size = sizer_ ? sizer_(function, payload) : payload.size();
     if (size <= payload.size()) return command;
-    // A record that continues is a full one: it takes all 16 elements (nouveau's max_rpc_size fills them exactly,
-    // tinygrad's 32 bytes fewer still need 16).
+    // A record that continues is a full one: it takes all 16 elements (nouveau's max_rpc_size and tinygrad's
+    // send_rpc max_payload both fill them exactly).
     if (gsp::ElementsForRpcLength(kRpcHeaderSize + static_cast<uint32_t>(payload.size())) != kMaxElementsPerMessage) {
       Fail(
           absl::StrFormat("command queue element %u: %s declares %u parameter bytes but its record carries %u and "
