@@ -9,7 +9,9 @@ GSP-RM boots; the virtual GSP then reads tinygrad's RM arguments, checks every c
 element count, header) and reassembles a 150000-byte RPC from tinygrad's continuation records, and tinygrad reads
 the virtual GSP's status elements: GSP_INIT_DONE, a CPU-sequencer event (tinygrad runs its register write), an
 error-log event, and the replies its wait_resp waits for, through wrap-around of both queues. Every doorbell tinygrad
-rings (NV_PGSP_QUEUE_HEAD) makes the virtual GSP read and answer. Exits 77 (skip) without
+rings (NV_PGSP_QUEUE_HEAD) makes the virtual GSP read and answer. Part-way, baregpu's own driver end
+(nv/gsp/message_queue.h, in a second gsp_queue_peer) sends the same RPCs into a region with the same page bus
+addresses, and its page table, command-queue header and elements must equal tinygrad's byte for byte. Exits 77 (skip) without
 ../shared/vendor/tinygrad.
 
 Usage: gsp_message_queue_tinygrad_test.py GSP_QUEUE_PEER
@@ -186,6 +188,26 @@ def main():
 
         # 24000-byte RPCs take 6 elements each (48 + 32 + 24000 bytes): enough of them wrap the command queue, some
         # straddling its end; each reply takes one status element, so the status queue wraps too.
+        def compare_with_our_driver(records):
+            # The same RPCs through baregpu's driver (nv/gsp/message_queue.h), in another file, with the same page
+            # bus addresses: the page table, the command queue's header and every element must be tinygrad's, byte
+            # for byte (58 elements so far, so nothing was overwritten).
+            path2 = os.path.join(tmp, "driver")
+            with open(path2, "wb") as f:
+                f.truncate(0x81 * PAGE)
+            driver = Peer(sys.argv[1], path2)
+            driver.request("driver 0 " + " ".join(f"{b:x}" for b, _ in dev.pages[:0x81]))
+            for func, msg in records:
+                driver.request(f"send {func:x} {msg.hex()}")
+            driver.close()
+            ours, theirs = open(path2, "rb").read(), bytes(mem[:0x81 * PAGE])
+            check("page table like tinygrad's", ours[:PAGE] == theirs[:PAGE], True)
+            check("command queue header like tinygrad's", ours[PAGE:PAGE + 32], theirs[PAGE:PAGE + 32])
+            for e in range(ELEMENTS):
+                at = 2 * PAGE + e * PAGE
+                if ours[at:at + PAGE] != theirs[at:at + PAGE]:
+                    failures.append(f"command element {e} differs from tinygrad's")
+
         straddled = False
         for i in range(RPCS):
             payload = pattern(24000, 10 + i)
@@ -193,6 +215,8 @@ def main():
             function, _, records, first, got = peer.commands[-1]
             straddled |= first + 6 > ELEMENTS
             check(f"RPC {i} read back", (function, records, got == payload), (nv.NV_VGPU_MSG_FUNCTION_ALLOC_MEMORY, 1, True))
+            if i == 2:
+                compare_with_our_driver(sent)
             if i == 20:  # an error-log event between a command and its reply: tinygrad prints it, marks an error
                 log = bytes(12) + b"virtual GSP says hello".ljust(256, b"\0")
                 peer.request("event 1006 " + log.hex())

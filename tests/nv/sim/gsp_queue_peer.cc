@@ -7,6 +7,9 @@
 //     doorbell               the driver wrote NV_PGSP_QUEUE_HEAD: read every whole command and reply to each with
 //                            rpc_result NV_OK and the first min(size, 1024) bytes of its parameters
 //     event FUNCTION HEX     write an event with these parameters
+//     driver OFFSET BUS...   the driver's end instead (nv/gsp/message_queue.h): lay out default-sized queues at file
+//                            OFFSET whose pages are at the bus addresses BUS... (nobody consumes)
+//     send FUNCTION HEX      the driver sends an RPC
 //     quit
 //   Each command answers with lines: "command FUNCTION SEQUENCE RECORDS FIRST_ELEMENT HEX" for each command read,
 //   then "ok", or "error MESSAGE" (the model's recorded errors, or a refused write).
@@ -24,6 +27,7 @@
 
 #include "absl/strings/escaping.h"
 #include "nv/gsp/layouts.h"
+#include "nv/gsp/message_queue.h"
 #include "nv/regs/status_constants.h"
 #include "nv/sim/gsp_message_queue.h"
 #include "tests/nv/sim/host_device_memory.h"
@@ -59,6 +63,7 @@ int main(int argc, char** argv) {
   std::cout << std::hex;
   nv::sim::testing::HostDeviceMemory memory;
   nv::sim::GspMessageQueue gsp(memory);
+  std::unique_ptr<nv::gsp::MessageQueue> driver;
   size_t errors_reported = 0;
   auto finish = [&] {
     if (gsp.errors().size() > errors_reported) {
@@ -120,6 +125,34 @@ int main(int argc, char** argv) {
       } else {
         finish();
       }
+    } else if (verb == "driver") {
+      uint64_t offset, bus;
+      std::vector<uint64_t> pages;
+      in >> offset;
+      while (in >> bus) pages.push_back(bus);
+      absl::StatusOr<nv::gsp::SharedRegionLayout> layout = nv::gsp::LayoutSharedRegion();
+      if (!layout.ok() || offset + layout->size > static_cast<uint64_t>(st.st_size)) {
+        std::cout << "error the driver's region does not fit the file\n" << std::flush;
+        continue;
+      }
+      auto created =
+          nv::gsp::MessageQueue::Create(std::span(static_cast<uint8_t*>(base) + offset, layout->size), pages, [] {});
+      if (!created.ok()) {
+        std::cout << "error " << created.status().message() << "\n" << std::flush;
+        continue;
+      }
+      driver = std::move(*created);
+      std::cout << "ok\n" << std::flush;
+    } else if (verb == "send") {
+      uint32_t function;
+      std::string hex;
+      in >> function >> hex;
+      const std::string bytes = absl::HexStringToBytes(hex);
+      absl::Status sent =
+          driver ? driver->SendRpc(function, std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()),
+                                   absl::Seconds(1))
+                 : absl::FailedPreconditionError("no driver");
+      std::cout << (sent.ok() ? "ok" : "error " + std::string(sent.message())) << "\n" << std::flush;
     } else if (verb == "quit") {
       break;
     } else {
