@@ -247,8 +247,9 @@ absl::StatusOr<bool> MessageQueue::LinkStatusQueue() {
   rx.flags = LoadShared32(base + offsetof(msgqTxHeader, flags));
   rx.rxHdrOff = LoadShared32(base + offsetof(msgqTxHeader, rxHdrOff));
   rx.entryOff = LoadShared32(base + offsetof(msgqTxHeader, entryOff));
-  // tinygrad (NVRpcQueue) waits for entryOff to be set; RM retries msgqRxLink until it succeeds.
-  if (rx.entryOff == 0 && rx.size == 0) return false;
+  // Not yet created: tinygrad (NVRpcQueue) waits for entryOff to be set (the virtual GSP writes it last); RM
+  // retries msgqRxLink until it succeeds. A header with entryOff set must be whole.
+  if (rx.entryOff == 0) return false;
 
   auto bad = [&](absl::string_view why) {
     return absl::DataLossError(absl::StrFormat(

@@ -36,8 +36,16 @@
 #include "absl/time/time.h"
 #include "nv/gsp/layouts.h"
 #include "nv/gsp/queue_element.h"
+#include "nv/regs/ad102.h"
 
 namespace nv::gsp {
+
+// The doorbell: a write of kDoorbellValue to NV_PGSP_QUEUE_HEAD(0) tells GSP-RM a command is queued (nouveau
+// r535_gsp_cmdq_push writes 0 to the GSP falcon's register 0xc00; tinygrad NV_PGSP_QUEUE_HEAD[0].write(0x0)). The
+// owner's Doorbell callback performs it; the virtual AD102's GSP falcon reacts to it.
+inline constexpr uint32_t kDoorbellRegister = regs::ad102::NV_PGSP_QUEUE_HEAD::address(0);
+inline constexpr uint32_t kDoorbellValue = 0;
+static_assert(kDoorbellRegister == regs::ad102::kGsp.falcon + 0xc00);
 
 // Where everything is in the shared region, for queues of `queue_size` bytes each.
 struct SharedRegionLayout {
@@ -108,7 +116,7 @@ class MessageQueue {
   MessageQueue(std::span<uint8_t> memory, const SharedRegionLayout& layout, Doorbell doorbell);
 
   absl::Status SendRecord(uint32_t function, std::span<const uint8_t> payload, absl::Time deadline);
-  // Links the status queue once GSP-RM has written its header (msgqRxLink's checks); false while it is blank.
+  // Links the status queue once GSP-RM has written its header (msgqRxLink's checks); false while entryOff is 0.
   absl::StatusOr<bool> LinkStatusQueue();
   // Copies message bytes [offset, offset + size) of the message starting at element `first` of a queue.
   void WriteCommandBytes(uint32_t first, uint64_t offset, std::span<const uint8_t> bytes);

@@ -79,6 +79,12 @@ class MessageQueueTest : public ::testing::Test {
   std::vector<sim::GspCommand> commands_;
 };
 
+TEST(DoorbellTest, IsTheGspQueueHeadRegister) {
+  // nouveau writes 0 to the GSP falcon's 0xc00; the falcon is at BAR0 0x110000 (NV_PGSP): 0x110c00.
+  EXPECT_EQ(kDoorbellRegister, 0x110c00u);
+  EXPECT_EQ(kDoorbellValue, 0u);
+}
+
 TEST(LayoutSharedRegionTest, NouveausDefault) {
   absl::StatusOr<SharedRegionLayout> layout = LayoutSharedRegion();
   ASSERT_TRUE(layout.ok()) << layout.status();
