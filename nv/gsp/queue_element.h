@@ -6,7 +6,10 @@
 // nvidia/inc/kernel/gpu/gsp/message_queue_priv.h (element sizes and alignments), common/shared/msgq/msgq.c (queue
 // headers and pointers), open-gpu-kernel-modules-580.142's message_queue_priv.h (_checkSum32, which 535's copy of the
 // header lacks), nvidia/kernel/inc/vgpu/rpc_headers.h (RPC header version and result), Linux 6.12 nouveau
-// nvkm/subdev/gsp/r535.c (r535_gsp_shared_init, r535_gsp_cmdq_push, r535_gsp_rpc_push).
+// nvkm/subdev/gsp/r535.c (r535_gsp_shared_init, r535_gsp_cmdq_push, r535_gsp_rpc_push). Where these say nothing
+// of what a receiver checks, RM's own CPU side says it: src/nvidia/src/kernel/gpu/gsp/message_queue_cpu.c
+// (GspMsgQueueSendCommand, GspMsgQueueReceiveStatus, _getMsgQueueParams) of NVIDIA's open-gpu-kernel-modules, read
+// from the public repository (the vendored subset has only headers).
 #ifndef BAREGPU_NV_GSP_QUEUE_ELEMENT_H_
 #define BAREGPU_NV_GSP_QUEUE_ELEMENT_H_
 
