@@ -11,8 +11,8 @@ the virtual GSP's status elements: GSP_INIT_DONE, a CPU-sequencer event (tinygra
 error-log event, and the replies its wait_resp waits for, through wrap-around of both queues. Every doorbell tinygrad
 rings (NV_PGSP_QUEUE_HEAD) makes the virtual GSP read and answer. Part-way, baregpu's own driver end
 (nv/gsp/message_queue.h, in a second gsp_queue_peer) sends the same RPCs into a region with the same page bus
-addresses, and its page table, command-queue header and elements must equal tinygrad's byte for byte. Exits 77 (skip) without
-../shared/vendor/tinygrad.
+addresses, and its page table, command-queue header and elements must equal tinygrad's byte for byte. Exits 77
+(skip) without ../shared/vendor/tinygrad.
 
 Usage: gsp_message_queue_tinygrad_test.py GSP_QUEUE_PEER
 """
@@ -214,7 +214,8 @@ def main():
             gsp.cmd_q.send_rpc(nv.NV_VGPU_MSG_FUNCTION_ALLOC_MEMORY, payload)
             function, _, records, first, got = peer.commands[-1]
             straddled |= first + 6 > ELEMENTS
-            check(f"RPC {i} read back", (function, records, got == payload), (nv.NV_VGPU_MSG_FUNCTION_ALLOC_MEMORY, 1, True))
+            check(f"RPC {i} read back", (function, records, got == payload),
+                  (nv.NV_VGPU_MSG_FUNCTION_ALLOC_MEMORY, 1, True))
             if i == 2:
                 compare_with_our_driver(sent)
             if i == 20:  # an error-log event between a command and its reply: tinygrad prints it, marks an error
