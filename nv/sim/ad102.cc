@@ -57,8 +57,8 @@ constexpr const nv::regs::known::KnownRegister* FindKnown(const char* name) {
   return nullptr;
 }
 // (A name that is not there makes these constant expressions dereference nullptr: a compile error.)
-constexpr uint32_t kFwsecFuseBank = FindKnown("FUSE_UCODE_VERSION_ENGINE_ID_BIT10")->offset;
-constexpr uint32_t kBooterFuseBank = FindKnown("FUSE_UCODE_VERSION_ENGINE_ID_BIT0")->offset;
+constexpr const nv::regs::known::KnownRegister& kFwsecFuseBank = *FindKnown("FUSE_UCODE_VERSION_ENGINE_ID_BIT10");
+constexpr const nv::regs::known::KnownRegister& kBooterFuseBank = *FindKnown("FUSE_UCODE_VERSION_ENGINE_ID_BIT0");
 static_assert(FindKnown("PROM_DATA")->offset == Ad102::kPromBase);
 static_assert(FindKnown("PROM_DATA")->count * FindKnown("PROM_DATA")->stride == Ad102::kPromSize);
 
@@ -316,10 +316,10 @@ void Ad102::ClaimRegisters() {
 
   // The fuses the signature selections read (read-only to everyone): FWSEC's (ucode id kVirtualFwsecUcodeId, engine
   // bit 10: ga102_gsp_fwsec_signature) and the booter's (engine bit 0, ucode id 3: ga100_flcn_fw_signature).
-  registers_.Claim(kFwsecFuseBank + (firmware::nv::kVirtualFwsecUcodeId - 1) * 4,
-                   {"FUSE_UCODE_VERSION_ENGINE_ID_BIT10", firmware::nv::kVirtualAd102FwsecFuseRegister, 0, 0});
-  registers_.Claim(kBooterFuseBank + (kBooterUcodeId - 1) * 4,
-                   {"FUSE_UCODE_VERSION_ENGINE_ID_BIT0", kBooterFuseValue, 0, 0});
+  registers_.Claim(kFwsecFuseBank.offset + (firmware::nv::kVirtualFwsecUcodeId - 1) * kFwsecFuseBank.stride,
+                   {kFwsecFuseBank.name, firmware::nv::kVirtualAd102FwsecFuseRegister, 0, 0});
+  registers_.Claim(kBooterFuseBank.offset + (kBooterUcodeId - 1) * kBooterFuseBank.stride,
+                   {kBooterFuseBank.name, kBooterFuseValue, 0, 0});
 }
 
 void Ad102::PowerOn() { registers_.PowerOn(); }

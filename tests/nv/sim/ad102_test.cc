@@ -181,6 +181,11 @@ TEST(Ad102Test, BarsHaveTheBoardsSizesAndKinds) {
   auto vram = device->MapMemory(1);
   ASSERT_TRUE(vram.ok()) << vram.status();
   EXPECT_EQ(vram->size(), uint64_t{24} << 30);
+  // BAR3's MMU is not modelled: nothing is mapped there, and the access is counted.
+  auto bar3_mmio = device->MapMmio(3);
+  ASSERT_TRUE(bar3_mmio.ok()) << bar3_mmio.status();
+  EXPECT_EQ(bar3_mmio->Read32(0x100), 0xffffffffu);
+  EXPECT_EQ(AsAd102(*device).unclaimed_accesses(), 1u);
   // A debugger's live view of BAR1 is the VRAM state file.
   auto shared = device->ShareMemory(1);
   ASSERT_TRUE(shared.ok()) << shared.status();
