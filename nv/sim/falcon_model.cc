@@ -127,6 +127,11 @@ void FalconModel::InjectNeverHalt(bool never_halt) {
   never_halt_ = never_halt;
 }
 
+void FalconModel::InjectStuckScrub(bool stuck) {
+  base::MutexLock lock(&mu_);
+  stuck_scrub_ = stuck;
+}
+
 bool FalconModel::halted() const {
   base::MutexLock lock(&mu_);
   return halted_;
@@ -195,7 +200,7 @@ void FalconModel::ResetLocked() {
 
 bool FalconModel::ScrubbingLocked() {
   if (scrub_reads_left_ == 0) return false;
-  --scrub_reads_left_;
+  if (!stuck_scrub_) --scrub_reads_left_;
   return true;
 }
 

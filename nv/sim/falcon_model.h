@@ -80,6 +80,8 @@ class FalconModel : public Bar0Block {
 
   // Fault injection: the core, once started, never halts (CPUCTL.HALTED stays 0), as a hung ucode would.
   void InjectNeverHalt(bool never_halt);
+  // Fault injection: the memory scrub after a reset never finishes (HWCFG2.MEM_SCRUBBING stays 1).
+  void InjectStuckScrub(bool stuck);
 
   // Inspection (tests, the debugger).
   const FalconIdentity& identity() const { return identity_; }
@@ -122,6 +124,7 @@ class FalconModel : public Bar0Block {
   std::vector<std::unique_ptr<HsUcodeModel>> hs_models_ ABSL_GUARDED_BY(mu_);
   std::function<bool()> riscv_start_handler_ ABSL_GUARDED_BY(mu_);
   bool never_halt_ ABSL_GUARDED_BY(mu_) = false;
+  bool stuck_scrub_ ABSL_GUARDED_BY(mu_) = false;
 
   bool in_reset_ ABSL_GUARDED_BY(mu_) = false;
   int scrub_reads_left_ ABSL_GUARDED_BY(mu_) = 0;

@@ -38,6 +38,18 @@ TEST(FalconTest, ResetWaitsForTheScrubAndWritesBoot0IntoRm) {
   EXPECT_TRUE(bench.gsp().log().empty()) << Log(bench.gsp());
 }
 
+TEST(FalconTest, AScrubThatNeverFinishesTimesOut) {
+  FalconTestBench bench;
+  bench.gsp().InjectStuckScrub(true);
+  Falcon gsp(bench.bar0(), kAd102GspFalcon, kShortTimeout, kShortTimeout);
+  const absl::Status status = gsp.Reset();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_TRUE(absl::StrContains(status.message(), "GSP falcon: reset: memory scrub did not finish within 20ms"))
+      << status;
+  // RISCV=0x1 MEM_SCRUBBING=0x1 RESET_READY=0x1: 0x80001400.
+  EXPECT_TRUE(absl::StrContains(status.message(), "NV_PFALCON_FALCON_HWCFG2 = 0x80001400")) << status;
+}
+
 TEST(FalconTest, SelectRiscvThenResetReturnsToTheFalconCore) {
   FalconTestBench bench;
   Falcon gsp(bench.bar0(), kAd102GspFalcon);
