@@ -14,6 +14,7 @@
 #include "firmware/nv/virtual_vbios.h"
 #include "nv/regs/ad102.h"
 #include "nv/regs/known_registers.h"
+#include "nv/sim/fwsec_model.h"
 #include "pci/virtual_registry.h"
 
 namespace nv::sim {
@@ -209,8 +210,16 @@ Ad102::Ad102(const std::string& name, const Ad102Config& config, std::unique_ptr
       bar0_(std::make_unique<Bar0>(*this)),
       bar3_(std::make_unique<Bar3>(*this)),
       priv_bus_(std::make_unique<PrivPort>(*this)),
-      memory_(std::make_unique<Memory>(*this)) {
+      memory_(std::make_unique<Memory>(*this)),
+      gsp_(std::make_unique<FalconModel>(Ad102GspFalcon(), *priv_bus_, *memory_)),
+      sec2_(std::make_unique<FalconModel>(Ad102Sec2Falcon(), *priv_bus_, *memory_)) {
   ClaimRegisters();
+  // The falcons' windows lie in BAR0 clear of the PROM window and the configuration mirror, so these cannot fail.
+  for (FalconModel* falcon : {gsp_.get(), sec2_.get()}) {
+    absl::Status attached = Attach(falcon->identity().bases.falcon, kFalconWindowSize, falcon);
+    if (!attached.ok()) Report(absl::StrCat("falcon ", falcon->identity().name, ": ", attached.message()));
+  }
+  gsp_->AddHsUcodeModel(std::make_unique<FwsecModel>(config.vram_size));
   AddRegisterBar(0, kBar0Size, /*is_64bit=*/false, bar0_.get());
   const uint64_t visible = std::min(config.bar1_size, config.vram_size);
   AddMemoryBar(1, vram().subspan(0, visible), config.bar1_size, /*is_64bit=*/true, /*prefetchable=*/true);

@@ -21,6 +21,7 @@
 #include "base/bits.h"
 #include "base/mutex.h"
 #include "nv/sim/bar0_block.h"
+#include "nv/sim/falcon_model.h"
 #include "nv/sim/register_file.h"
 #include "pci/sim/persistent_state.h"
 #include "pci/sim/virtual_device.h"
@@ -84,6 +85,12 @@ class Ad102 final : public pci::sim::VirtualDevice {
   // FB (VRAM) and system memory (mapped DMA buffers only, only with bus mastering), as the chip's engines reach them.
   DeviceMemory& memory();
 
+  // The GSP and SEC2 falcons, attached at their bases (kFalconWindowSize each). The GSP runs FWSEC (nv/sim/fwsec_model)
+  // from the virtual VBIOS. Their state (IMEM, DMEM, CPUCTL) lives in this process: a second process finds them as
+  // after a reset, halted code gone, while WPR2 and the registers persist.
+  FalconModel& gsp() { return *gsp_; }
+  FalconModel& sec2() { return *sec2_; }
+
   const Ad102Config& config() const { return config_; }
   RegisterFile& registers() { return registers_; }
   std::span<uint8_t> vram() const { return state_->region(kVramRegion); }
@@ -141,6 +148,8 @@ class Ad102 final : public pci::sim::VirtualDevice {
   std::unique_ptr<Bar3> bar3_;
   std::unique_ptr<PrivPort> priv_bus_;
   std::unique_ptr<Memory> memory_;
+  std::unique_ptr<FalconModel> gsp_;
+  std::unique_ptr<FalconModel> sec2_;
 };
 
 }  // namespace nv::sim

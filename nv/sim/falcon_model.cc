@@ -174,6 +174,14 @@ void FalconModel::LogLocked(std::string line) {
   log_.push_back(absl::StrCat(identity_.name, " falcon: ", line));
 }
 
+void FalconModel::Reset() {
+  base::MutexLock lock(&mu_);
+  ResetLocked();
+  // Out of reset the memories scrub, as after an engine reset's release.
+  in_reset_ = false;
+  scrub_reads_left_ = kScrubStatusReads;
+}
+
 void FalconModel::ResetLocked() {
   imem_.assign(identity_.imem_size, 0);
   dmem_.assign(identity_.dmem_size, 0);

@@ -67,6 +67,8 @@ class FalconModel : public Bar0Block {
   // Bar0Block: offsets relative to identity.bases.falcon, inside kFalconWindowSize.
   uint32_t Read32(uint32_t offset) override;
   void Write32(uint32_t offset, uint32_t value) override;
+  // A reset of the chip (the device's function reset): the engine as after its own reset, scrubbed.
+  void Reset() override;
 
   // The ucode this falcon can run in falcon (HS) mode, asked in order.
   void AddHsUcodeModel(std::unique_ptr<HsUcodeModel> model);

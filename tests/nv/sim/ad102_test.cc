@@ -32,18 +32,20 @@ auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
 namespace r = ::nv::regs::ad102;
 
 // Register offsets written out from the sources, not taken from the code under test.
-constexpr uint32_t kBoot0 = 0x000000;           // NV_PMC_BOOT_0 (dev_boot.ref.txt)
-constexpr uint32_t kBoot42 = 0x000a00;          // NV_PMC_BOOT_42
-constexpr uint32_t kFbSizeMib = 0x1183a4;       // nouveau ga102_fb_vidmem_size
-constexpr uint32_t kGfwPlm = 0x118128;          // nouveau tu102_devinit_wait
-constexpr uint32_t kGfwProgress = 0x118234;     // nouveau tu102_devinit_wait
-constexpr uint32_t kBsiScratch14 = 0x1180f8;    // nouveau r535_gsp_run_sequencer "seq core resume"
-constexpr uint32_t kWpr2Lo = 0x1fa824;          // nouveau nvkm_gsp_fwsec_frts
-constexpr uint32_t kWpr2Hi = 0x1fa828;          // nouveau nvkm_gsp_fwsec_frts, r535_gsp_booter_unload
-constexpr uint32_t kProm = 0x300000;            // nouveau nvbios_prom_read
-constexpr uint32_t kPromBytes = 0x100000;       // ... "the 1MB PROM window"
-constexpr uint32_t kConfigMirror = 0x088000;    // nouveau nv40_pci_rd32
-constexpr uint32_t kGspCpuctl = 0x110100;       // NV_PGSP (0x110000) + NV_PFALCON_FALCON_CPUCTL (0x100)
+constexpr uint32_t kBoot0 = 0x000000;         // NV_PMC_BOOT_0 (dev_boot.ref.txt)
+constexpr uint32_t kBoot42 = 0x000a00;        // NV_PMC_BOOT_42
+constexpr uint32_t kFbSizeMib = 0x1183a4;     // nouveau ga102_fb_vidmem_size
+constexpr uint32_t kGfwPlm = 0x118128;        // nouveau tu102_devinit_wait
+constexpr uint32_t kGfwProgress = 0x118234;   // nouveau tu102_devinit_wait
+constexpr uint32_t kBsiScratch14 = 0x1180f8;  // nouveau r535_gsp_run_sequencer "seq core resume"
+constexpr uint32_t kWpr2Lo = 0x1fa824;        // nouveau nvkm_gsp_fwsec_frts
+constexpr uint32_t kWpr2Hi = 0x1fa828;        // nouveau nvkm_gsp_fwsec_frts, r535_gsp_booter_unload
+constexpr uint32_t kProm = 0x300000;          // nouveau nvbios_prom_read
+constexpr uint32_t kPromBytes = 0x100000;     // ... "the 1MB PROM window"
+constexpr uint32_t kConfigMirror = 0x088000;  // nouveau nv40_pci_rd32
+constexpr uint32_t kGspCpuctl = 0x110100;     // NV_PGSP (0x110000) + NV_PFALCON_FALCON_CPUCTL (0x100)
+// NVDEC0's falcon (nv/regs/ad102.h kNvdec0: 0x848000), which the model leaves unclaimed: no NVDEC model.
+constexpr uint32_t kNvdecCpuctl = 0x848100;
 constexpr uint32_t kFwsecFuse = 0x8241c0;       // ga102_gsp_fwsec_signature, ucode id 1
 constexpr uint32_t kBooterFuse = 0x824148;      // ga100_flcn_fw_signature: 0x824140 + (ucode_id 3 - 1) * 4
 constexpr uint32_t kPriDummyData = 0xbadf0200;  // gh100 pri_nv_xal_ep.h NV_XAL_EP_SCPM_PRI_DUMMY_DATA_PATTERN_INIT
@@ -292,16 +294,16 @@ TEST(Ad102Test, ConfigMirrorIsTheFunctionsConfigurationSpace) {
 TEST(Ad102Test, UnclaimedPrivSpaceReadsAsAPriError) {
   auto device = OpenFresh("sim:ad102:unclaimed");
   ASSERT_NE(device, nullptr);
-  // The GSP's falcon with no falcon model attached.
-  const uint32_t value = Bar0Read(*device, kGspCpuctl);
+  // NVDEC0's falcon, which no model claims.
+  const uint32_t value = Bar0Read(*device, kNvdecCpuctl);
   EXPECT_EQ(value, kPriDummyData);
   // RM's test for a failed BAR0 priv read (flcnretval.h FLCN_BAR0_PRIV_PRI_ERROR_MASK / _CODE).
   EXPECT_EQ(value & 0xfff00000, 0xbad00000u);
-  Bar0Write(*device, kGspCpuctl, 2);
-  EXPECT_EQ(Bar0Read(*device, kGspCpuctl), kPriDummyData);
+  Bar0Write(*device, kNvdecCpuctl, 2);
+  EXPECT_EQ(Bar0Read(*device, kNvdecCpuctl), kPriDummyData);
   EXPECT_EQ(AsAd102(*device).unclaimed_accesses(), 3u);
   const std::vector<std::string> notes = device->TakeDiagnostics();
-  EXPECT_TRUE(AnyContains(notes, "unclaimed BAR0 register 0x110100")) << notes.size();
+  EXPECT_TRUE(AnyContains(notes, "unclaimed BAR0 register 0x848100")) << notes.size();
   EXPECT_TRUE(device->TakeDiagnostics().empty());  // taken once
 }
 
@@ -410,7 +412,7 @@ TEST(Ad102Test, FunctionResetReturnsTheChipToPowerOn) {
   ASSERT_NE(device, nullptr);
   Ad102& ad102 = AsAd102(*device);
   RecordingBlock gsp;
-  ASSERT_TRUE(ad102.Attach(r::kGsp.falcon, 0x1000, &gsp).ok());
+  ASSERT_TRUE(ad102.Attach(r::kNvdec0.falcon, 0x1000, &gsp).ok());
   ad102.priv_bus().Write32(kWpr2Hi, 0x5ff800);
   ad102.model_state()[0] = 1;
   ASSERT_TRUE(device->WriteConfig(PCI_COMMAND, std::array<uint8_t, 2>{PCI_COMMAND_MASTER, 0}).ok());
@@ -433,16 +435,16 @@ TEST(Ad102Test, AnAttachedBlockGetsItsRangeFromBar0AndThePrivBus) {
   auto device = OpenFresh("sim:ad102:attach");
   ASSERT_NE(device, nullptr);
   Ad102& ad102 = AsAd102(*device);
-  RecordingBlock gsp;
-  ASSERT_TRUE(ad102.Attach(r::kGsp.falcon, 0x1000, &gsp).ok());
-  EXPECT_EQ(Bar0Read(*device, kGspCpuctl), 0x5eed0100u);
-  EXPECT_EQ(gsp.last_read, 0x100u);
-  Bar0Write(*device, kGspCpuctl, 2);
-  EXPECT_EQ(gsp.last_write, 0x100u);
-  EXPECT_EQ(gsp.last_value, 2u);
-  EXPECT_EQ(ad102.priv_bus().Read32(r::kGsp.falcon + 0x40), 0x5eed0040u);  // MAILBOX0 from a falcon
-  EXPECT_EQ(gsp.last_read, 0x40u);
-  EXPECT_EQ(Bar0Read(*device, r::kGsp.falcon + 0x1000), kPriDummyData);  // just past it
+  RecordingBlock nvdec;
+  ASSERT_TRUE(ad102.Attach(r::kNvdec0.falcon, 0x1000, &nvdec).ok());
+  EXPECT_EQ(Bar0Read(*device, kNvdecCpuctl), 0x5eed0100u);
+  EXPECT_EQ(nvdec.last_read, 0x100u);
+  Bar0Write(*device, kNvdecCpuctl, 2);
+  EXPECT_EQ(nvdec.last_write, 0x100u);
+  EXPECT_EQ(nvdec.last_value, 2u);
+  EXPECT_EQ(ad102.priv_bus().Read32(r::kNvdec0.falcon + 0x40), 0x5eed0040u);  // MAILBOX0 from a falcon
+  EXPECT_EQ(nvdec.last_read, 0x40u);
+  EXPECT_EQ(Bar0Read(*device, r::kNvdec0.falcon + 0x1000), kPriDummyData);  // just past it
   EXPECT_EQ(ad102.unclaimed_accesses(), 1u);
 }
 
@@ -452,10 +454,13 @@ TEST(Ad102Test, AttachRefusesRangesItCannotRoute) {
   Ad102& ad102 = AsAd102(*device);
   RecordingBlock a;
   RecordingBlock b;
-  ASSERT_TRUE(ad102.Attach(r::kSec2.falcon, 0x1000, &a).ok());
-  absl::Status overlap = ad102.Attach(r::kSec2.falcon + 0x800, 0x1000, &b);
+  ASSERT_TRUE(ad102.Attach(r::kNvdec0.falcon, 0x1000, &a).ok());
+  absl::Status overlap = ad102.Attach(r::kNvdec0.falcon + 0x800, 0x1000, &b);
   EXPECT_EQ(overlap.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(absl::StrContains(overlap.message(), "overlaps the block attached at [0x840000, 0x841000)")) << overlap;
+  EXPECT_TRUE(absl::StrContains(overlap.message(), "overlaps the block attached at [0x848000, 0x849000)")) << overlap;
+  // The device's own falcon models hold the GSP's and SEC2's windows.
+  absl::Status gsp = ad102.Attach(r::kGsp.falcon, 0x1000, &b);
+  EXPECT_TRUE(absl::StrContains(gsp.message(), "overlaps the block attached at [0x110000, 0x114000)")) << gsp;
   absl::Status prom = ad102.Attach(kProm, 0x100, &b);
   EXPECT_TRUE(absl::StrContains(prom.message(), "PROM window")) << prom;
   absl::Status mirror = ad102.Attach(kConfigMirror, 4, &b);
@@ -465,6 +470,23 @@ TEST(Ad102Test, AttachRefusesRangesItCannotRoute) {
   absl::Status unaligned = ad102.Attach(0x100002, 4, &b);
   EXPECT_TRUE(absl::StrContains(unaligned.message(), "whole dwords")) << unaligned;
   EXPECT_EQ(ad102.Attach(0x100000, 4, nullptr).code(), absl::StatusCode::kInvalidArgument);
+}
+
+// The GSP and SEC2 falcons answer at their bases (nv/sim/falcon_model): out of a function reset each is scrubbing
+// (HWCFG2.MEM_SCRUBBING, dev_falcon_v4.h), and the GSP has its RISC-V core (HWCFG2.RISCV).
+TEST(Ad102Test, TheGspAndSec2FalconsAreAttached) {
+  auto device = OpenFresh("sim:ad102:falcons");
+  ASSERT_NE(device, nullptr);
+  Ad102& ad102 = AsAd102(*device);
+  ASSERT_TRUE(device->ResetFunction().ok());
+  const uint32_t gsp_hwcfg2 = Bar0Read(*device, r::kGsp.AddressOf<r::NV_PFALCON_FALCON_HWCFG2>());
+  EXPECT_EQ(r::NV_PFALCON_FALCON_HWCFG2::FromRaw(gsp_hwcfg2).riscv(), 1u);
+  EXPECT_EQ(r::NV_PFALCON_FALCON_HWCFG2::FromRaw(gsp_hwcfg2).mem_scrubbing(), 1u);
+  const uint32_t sec2_hwcfg2 = Bar0Read(*device, r::kSec2.AddressOf<r::NV_PFALCON_FALCON_HWCFG2>());
+  EXPECT_EQ(r::NV_PFALCON_FALCON_HWCFG2::FromRaw(sec2_hwcfg2).riscv(), 0u);
+  EXPECT_EQ(ad102.unclaimed_accesses(), 0u);
+  EXPECT_EQ(ad102.gsp().identity().bases.falcon, r::kGsp.falcon);
+  EXPECT_EQ(ad102.sec2().identity().bases.falcon, r::kSec2.falcon);
 }
 
 TEST(Ad102Test, DeviceMemoryReachesOnlyFbAndMappedBuffersWithBusMastering) {
