@@ -11,6 +11,7 @@
 #include "am/device.h"
 #include "am/regs/database.h"
 #include "base/status_macros.h"
+#include "nv/device.h"
 #include "pci/open.h"
 #include "tools/cli/command.h"
 #include "tools/cli/json.h"
@@ -69,10 +70,49 @@ Json AccessJson(am::RegisterIo& io, const Access& access) {
   return json;
 }
 
+// An NVIDIA GPU: nv::Device's steps (identify, devinit, WPR2, FB, firmware, layout, FWSEC-FRTS), each timed.
+absl::Status RunNvBoot(Invocation& inv, std::unique_ptr<pci::Device> pci) {
+  if (inv.value("trace") || inv.has("reset")) {
+    return inv.UsageError("--trace and --reset are for AMD GPUs so far; an NVIDIA GPU boots without them");
+  }
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<nv::Device> device, nv::Device::Open(std::move(pci)));
+  const std::string name = device->pci().name();
+  for (const std::string& note : device->pci().TakeDiagnostics()) inv.err() << "note: " << note << "\n";
+  const absl::Status booted = device->Boot();
+  if (inv.json()) {
+    Json step_list = Json::array();
+    for (const nv::BootStep& step : device->steps()) {
+      step_list.push_back({{"step", step.name},
+                           {"microseconds", absl::ToInt64Microseconds(step.duration)},
+                           {"ok", step.status.ok()},
+                           {"detail", step.detail},
+                           {"error", step.status.ok() ? "" : std::string(step.status.message())}});
+    }
+    PrintJson(inv.out(), Json{{"device", name},
+                              {"chip", device->chip()},
+                              {"booted", booted.ok()},
+                              {"stopped", booted.ok() ? "" : std::string(booted.message())},
+                              {"steps", step_list}});
+    return booted;
+  }
+  std::ostream& out = inv.out();
+  out << absl::StrFormat("%s: %s\n", name, device->chip().empty() ? "NVIDIA GPU" : device->chip());
+  for (const nv::BootStep& step : device->steps()) {
+    out << absl::StrFormat("%-11s %9.3f ms  %s\n", step.name, absl::ToDoubleMilliseconds(step.duration),
+                           step.status.ok() ? step.detail : std::string(step.status.message()));
+  }
+  return booted;
+}
+
 absl::Status RunBoot(Invocation& inv) {
   if (inv.positional().size() != 1) return inv.UsageError("'baregpu boot' takes one device (e.g. sim:navi31)");
   const std::optional<std::string> trace = inv.value("trace");
   if (trace && *trace != "regs") return inv.UsageError("--trace takes 'regs' (every register access, decoded)");
+  {
+    // The driver follows the vendor: NVIDIA's GSP-RM path or AMD's IP blocks.
+    BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> pci, pci::Open(inv.positional()[0]));
+    if (nv::Device::IsNvidia(*pci)) return RunNvBoot(inv, std::move(pci));
+  }
   // Firmware comes from where the device's kind says (a virtual GPU's virtual firmware), then the system's.
   BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<am::Device> device, am::Device::Open(inv.positional()[0]));
   const std::string name = device->pci().name();
@@ -138,12 +178,16 @@ absl::Status RunBoot(Invocation& inv) {
 BAREGPU_REGISTER_COMMAND(
     kBootRegistered,
     Command{"boot",
-            "bring a GPU up (discovery, SOC, GMC, IH, PSP firmware load, SMU, GFX, SDMA) and time each step",
+            "bring a GPU up (AMD: discovery, SOC, GMC, IH, PSP, SMU, GFX, SDMA; NVIDIA: up to FWSEC-FRTS) and time "
+            "each step",
             "baregpu boot DEVICE [--reset] [--trace=regs] [--json]",
             "Runs each IP block's init_sw and init_hw in order and prints the block, the phase, its duration\n"
             "and its outcome. Blocks: soc, gmc, ih, psp, smu, gfx, sdma. A device baregpu left booted boots\n"
             "partially (the firmware keeps running; SOC, GMC, IH, GFX and SDMA again); one another driver\n"
             "initialised, or any with --reset, gets a mode1 reset and a full boot.\n"
+            "An NVIDIA GPU (sim:ad102) runs nv::Device's steps: identify, gfw-boot, wpr2 (a chip left with WPR2 up\n"
+            "is reset), fb, firmware (GSP-RM 535.113.01's sizes), layout (nouveau's WPR2 layout) and fwsec-frts\n"
+            "(FWSEC from the VBIOS brings WPR2 up); it then stops, naming the steps not driven yet.\n"
             "--trace=regs prints every register access with its name and fields, grouped by step (a line\n"
             "'== block phase: N register accesses' heads each group), before the step list; with --json the\n"
             "trace is the document's \"trace\" array. The trace is recorded raw and decoded after the boot, so\n"
