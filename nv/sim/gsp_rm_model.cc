@@ -455,16 +455,22 @@ void GspRmModel::PostSequencer() {
 }
 
 void GspRmModel::CheckSequencer() {
+  // Every doorbell while the sequencer is outstanding is a moment to look: the driver may ring for an RPC before it
+  // reads the event. Nothing landed yet: not run yet, keep waiting. Everything landed: done. Some but not all: the
+  // driver skipped a step, and GSP-RM never finishes its init.
   const uint32_t token = priv_bus_.Read32(kTokenRegister);
-  if (token != kSequencerToken) {
+  const uint32_t modified = priv_bus_.Read32(kModifyRegister);
+  const uint32_t want = (kSequencerModifyInitial & ~kSequencerModifyMask) | kSequencerModifyValue;
+  const bool wrote = token == kSequencerToken;
+  const bool modify_done = modified == want;
+  if (token == 0 && modified == kSequencerModifyInitial) return;
+  if (!wrote) {
     return Fail(absl::StrFormat(
         "RUN_CPU_SEQUENCER not carried out: step 1 (REG_WRITE %#x = %#x) did not land, the register reads %#x; "
         "no INIT_DONE",
         kTokenRegister, kSequencerToken, token));
   }
-  const uint32_t modified = priv_bus_.Read32(kModifyRegister);
-  const uint32_t want = (kSequencerModifyInitial & ~kSequencerModifyMask) | kSequencerModifyValue;
-  if (modified != want) {
+  if (!modify_done) {
     return Fail(absl::StrFormat(
         "RUN_CPU_SEQUENCER not carried out: step 3 (REG_MODIFY %#x mask %#x value %#x) left %#x, expected %#x "
         "(from %#x); no INIT_DONE",

@@ -9,7 +9,8 @@
 //                   (NV_VGPU_MSG_EVENT_GSP_RUN_CPU_SEQUENCER; nouveau r535_gsp_msg_run_cpu_sequencer).
 //   OnDoorbell()    the driver wrote NV_PGSP_QUEUE_HEAD(0). While the sequencer is outstanding, the doorbell is the
 //                   sequencer's own last step: the model checks through the priv bus that every register step took
-//                   effect and posts NV_VGPU_MSG_EVENT_GSP_INIT_DONE, or records what is missing and never does.
+//                   effect and posts NV_VGPU_MSG_EVENT_GSP_INIT_DONE, or, when some landed and some did not, records
+//                   what is missing and never does (no step landed: not run yet, a doorbell for an RPC).
 //                   Once running it answers RPCs: GET_GSP_STATIC_INFO, GSP_RM_ALLOC / GSP_RM_CONTROL / FREE over an
 //                   RM object database (nv/sim/rm_object_database.h), UNLOADING_GUEST_DRIVER; any other RPC gets
 //                   NV_ERR_NOT_SUPPORTED.

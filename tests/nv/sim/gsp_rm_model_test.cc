@@ -133,7 +133,9 @@ class GspRmModelTest : public ::testing::Test {
           ptr += 3;
           break;
         case regs::gsp::GSP_SEQ_BUF_OPCODE_REG_MODIFY:
-          if (!skip) Bar0Write(a[0], (priv_.Read32(a[0]) & ~a[1]) | (a[2] & a[1]));
+          // rmgspseq.h's order is addr, mask, val; tinygrad's run_cpu_seq reads addr, val, mask.
+          if (!skip && !tinygrad_modify_order_) Bar0Write(a[0], (priv_.Read32(a[0]) & ~a[1]) | (a[2] & a[1]));
+          if (!skip && tinygrad_modify_order_) Bar0Write(a[0], (priv_.Read32(a[0]) & ~a[2]) | (a[1] & a[2]));
           ptr += 4;
           break;
         case regs::gsp::GSP_SEQ_BUF_OPCODE_REG_POLL:
@@ -282,6 +284,7 @@ class GspRmModelTest : public ::testing::Test {
   std::vector<uint32_t> events_;
   std::vector<uint8_t> sequencer_;
   int skip_step_ = 0;
+  bool tinygrad_modify_order_ = false;
   bool poll_ok_ = false;
 };
 
@@ -427,6 +430,56 @@ TEST_F(GspRmModelTest, ASkippedSequencerStepMeansNoInitDone) {
                                                       "0xa5a5a5a5, expected 0xa5a53ca5"));
 }
 
+// tinygrad's run_cpu_seq takes REG_MODIFY's operands as addr, val, mask; rmgspseq.h (GSP_SEQ_BUF_PAYLOAD_REG_MODIFY)
+// and nouveau have addr, mask, val. Read tinygrad's way: (0xa5a5a5a5 & ~0x3c00) | (0xff00 & 0x3c00) = 0xa5a5bda5.
+TEST_F(GspRmModelTest, AModifyWithMaskAndValueSwappedIsCaught) {
+  tinygrad_modify_order_ = true;
+  StartBoot(SystemInfo(), Registry());
+  auto done = queue_->WaitFor(NV_VGPU_MSG_EVENT_GSP_INIT_DONE, kShortTimeout);
+  EXPECT_EQ(done.status().code(), absl::StatusCode::kDeadlineExceeded) << done.status();
+  EXPECT_EQ(priv_.registers[kMailbox1], 0xa5a5bda5u);
+  EXPECT_EQ(model_.state(), GspRmModel::State::kFailed);
+  ASSERT_EQ(model_.errors().size(), 1u);
+  EXPECT_THAT(model_.errors()[0].message(), HasSubstr("left 0xa5a5bda5, expected 0xa5a53ca5"));
+}
+
+TEST_F(GspRmModelTest, AnRpcSentBeforeInitDoneIsAnsweredAfterIt) {
+  StartBoot(SystemInfo(), Registry());
+  // The sequencer event is waiting in the status queue; the driver sends before reading it.
+  ASSERT_EQ(model_.state(), GspRmModel::State::kAwaitingSequencer);
+  ASSERT_TRUE(
+      queue_->SendRpc(NV_VGPU_MSG_FUNCTION_GET_GSP_STATIC_INFO, Params(sizeof(gsp::GspStaticConfigInfo)), kTimeout)
+          .ok());
+  ASSERT_TRUE(queue_->WaitFor(NV_VGPU_MSG_EVENT_GSP_INIT_DONE, kTimeout).ok()) << ModelErrors();
+  auto reply = queue_->WaitFor(NV_VGPU_MSG_FUNCTION_GET_GSP_STATIC_INFO, kTimeout);
+  EXPECT_TRUE(reply.ok()) << reply.status();
+}
+
+TEST_F(GspRmModelTest, TheRegistryMustFollowTheSystemInformation) {
+  auto libos = gsp::BuildLibosArgs(Regions());
+  ASSERT_TRUE(libos.ok());
+  WriteLibosArgs(*libos);
+  WriteRmArgs();
+  const std::string registry = Registry();
+  ASSERT_TRUE(queue_
+                  ->SendRpc(NV_VGPU_MSG_FUNCTION_SET_REGISTRY,
+                            std::span(reinterpret_cast<const uint8_t*>(registry.data()), registry.size()), kTimeout)
+                  .ok());
+  model_.Boot(kLibosArgsBus);
+  EXPECT_EQ(model_.state(), GspRmModel::State::kFailed);
+  ASSERT_EQ(model_.errors().size(), 1u);
+  EXPECT_THAT(model_.errors()[0].message(), HasSubstr("first RPC at init is NV_VGPU_MSG_FUNCTION_SET_REGISTRY (0x49)"));
+}
+
+TEST_F(GspRmModelTest, TheConfigMirrorMustBeTheChips) {
+  gsp::GspSystemInfo info = SystemInfo();
+  info.pciConfigMirrorBase = 0x92000;  // Hopper-and-later's (tinygrad's fmc_boot value), not AD102's
+  StartBoot(info, Registry());
+  EXPECT_EQ(model_.state(), GspRmModel::State::kFailed);
+  ASSERT_EQ(model_.errors().size(), 1u);
+  EXPECT_THAT(model_.errors()[0].message(), HasSubstr("pciConfigMirrorBase/Size 0x92000/0x1000"));
+}
+
 TEST_F(GspRmModelTest, AMalformedRegistryStopsTheBoot) {
   // One DWORD entry whose name starts past the end of the 32-byte table: header 8, entry 16, "RMX\0" at 24.
   std::string table(32, '\0');
@@ -465,6 +518,70 @@ TEST_F(GspRmModelTest, LibosArgumentsWithoutRmargsAreRefused) {
   ASSERT_EQ(model_.errors().size(), 1u);
   EXPECT_THAT(model_.errors()[0].message(), HasSubstr("no \"RMARGS\" region (3 regions given)"));
   EXPECT_FALSE(model_.queue().started());
+}
+
+// tinygrad's NV_GSP.init_golden_image names the client in hClient, with hParent 0 and an unrelated hObject, and
+// asks for the name string.
+TEST_F(GspRmModelTest, ATinygradStyleClientAndItsNameString) {
+  BootToInitDone();
+  constexpr uint32_t kTinygradRoot = 0xc1e00004;
+  ASSERT_TRUE(Alloc(kTinygradRoot, 0, 0xcf000000, rm_class::NV01_ROOT, Params(kRootParams)).ok());
+  EXPECT_NE(model_.objects().Find(kTinygradRoot, kTinygradRoot), nullptr);
+  std::vector<uint8_t> device = Params(kDeviceParams);
+  Put32(device, 4, kTinygradRoot);
+  ASSERT_TRUE(Alloc(kTinygradRoot, kTinygradRoot, 0xcf000001, rm_class::NV01_DEVICE_0, device).ok());
+  ASSERT_TRUE(Alloc(kTinygradRoot, 0xcf000001, 0xcf000002, rm_class::NV20_SUBDEVICE_0, Params(kSubdeviceParams)).ok());
+  std::vector<uint8_t> ask = Params(132);
+  Put32(ask, 0, 1);  // NV2080_CTRL_GPU_GET_NAME_STRING_FLAGS_TYPE_UNICODE
+  auto name = Control(kTinygradRoot, 0xcf000002, 0x20800110, ask);
+  ASSERT_TRUE(name.ok()) << name.status();
+  const std::string expected = "NVIDIA GeForce RTX 4090";
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ((*name)[4 + 2 * i], expected[i]) << i;
+    EXPECT_EQ((*name)[5 + 2 * i], 0) << i;
+  }
+  // A second client with the same handle is a duplicate.
+  ExpectRefused(Alloc(kTinygradRoot, 0, 0xcf000003, rm_class::NV01_ROOT, Params(kRootParams)),
+                "NV_ERR_INSERT_DUPLICATE_NAME", "client 0xc1e00004 exists");
+}
+
+// Bad input never crashes or stops the model: random RM RPC payloads of random sizes (a fixed seed) are answered,
+// each with a status, and the model keeps answering.
+TEST_F(GspRmModelTest, RandomRmPayloadsAreAnsweredNotFatal) {
+  BootToInitDone();
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  const uint32_t functions[] = {NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC, NV_VGPU_MSG_FUNCTION_GSP_RM_CONTROL,
+                                NV_VGPU_MSG_FUNCTION_FREE};
+  for (int i = 0; i < 200; ++i) {
+    const uint32_t function = functions[next() % std::size(functions)];
+    std::vector<uint8_t> payload(next() % 600);
+    for (uint8_t& b : payload) b = static_cast<uint8_t>(next());
+    // paramsSize never beyond the bytes sent: a larger one declares continuation records, and a record that
+    // promises them but is not full stops the queue (nv/sim/gsp_message_queue.h), not the RM. Every other time
+    // the bytes that follow exactly, so the checks behind it are reached; otherwise fewer.
+    const size_t header = function == NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC     ? sizeof(gsp::rpc_gsp_rm_alloc_v03_00)
+                          : function == NV_VGPU_MSG_FUNCTION_GSP_RM_CONTROL ? sizeof(gsp::rpc_gsp_rm_control_v03_00)
+                                                                            : 0;
+    if (header != 0 && payload.size() >= header) {
+      const uint32_t follow = static_cast<uint32_t>(payload.size() - header);
+      const size_t at = function == NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC
+                            ? offsetof(gsp::rpc_gsp_rm_alloc_v03_00, paramsSize)
+                            : offsetof(gsp::rpc_gsp_rm_control_v03_00, paramsSize);
+      Put32(payload, at, i % 2 == 0 ? follow : follow / 2);
+    }
+    ASSERT_TRUE(queue_->SendRpc(function, payload, kTimeout).ok());
+    auto reply = queue_->WaitFor(function, kTimeout);
+    ASSERT_TRUE(reply.ok() || reply.status().code() == absl::StatusCode::kFailedPrecondition) << reply.status();
+  }
+  EXPECT_EQ(model_.state(), GspRmModel::State::kRunning);
+  EXPECT_TRUE(model_.errors().empty()) << ModelErrors();
+  EXPECT_TRUE(Call(NV_VGPU_MSG_FUNCTION_GET_GSP_STATIC_INFO, Params(sizeof(gsp::GspStaticConfigInfo))).ok());
 }
 
 TEST_F(GspRmModelTest, AfterUnloadRpcsAreRefused) {
