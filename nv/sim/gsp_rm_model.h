@@ -103,7 +103,7 @@ class GspRmModel {
   void LoseNextDoorbell() { lose_next_doorbell_ = true; }
 
   State state() const { return state_; }
-  // Every protocol error the model saw: its own and its queue's, in order.
+  // Every protocol error the model saw: its own (in order), then its queue's.
   std::vector<absl::Status> errors() const;
   // Refusals the model answered with an NV_STATUS (what and why), in order.
   const std::vector<std::string>& refusals() const { return refusals_; }

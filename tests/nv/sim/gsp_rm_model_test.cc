@@ -58,6 +58,7 @@ constexpr size_t kChannelGroupParams = 20;  // NV_CHANNEL_GROUP_ALLOCATION_PARAM
 constexpr size_t kCtxShareParams = 12;      // NV_CTXSHARE_ALLOCATION_PARAMETERS
 constexpr size_t kChannelParams = 360;      // NV_CHANNEL_ALLOC_PARAMS
 constexpr size_t kCopyParams = 8;           // NVB0B5_ALLOCATION_PARAMETERS
+constexpr size_t kMemoryParams = 120;       // NV_MEMORY_ALLOCATION_PARAMS
 
 // The handles a client of this test uses (nouveau's pattern).
 constexpr uint32_t kClient = 0xc1d00001;
@@ -70,6 +71,7 @@ constexpr uint32_t kChannel = 0xf1f00000;
 constexpr uint32_t kCompute = 0xc9c00000;
 constexpr uint32_t kCopy = 0xc7b50000;
 constexpr uint32_t kUsermode = 0xc5610000;
+constexpr uint32_t kMemory = 0x00400000;
 
 class RegisterMap : public PrivBus {
  public:
@@ -358,7 +360,8 @@ TEST_F(GspRmModelTest, AllocatesTheComputeChainAndFreesIt) {
   ASSERT_TRUE(Alloc(kClient, kChannel, kCompute, regs::cls::ADA_COMPUTE_A, {}).ok());
   ASSERT_TRUE(Alloc(kClient, kChannel, kCopy, regs::cls::AMPERE_DMA_COPY_B, Params(kCopyParams)).ok());
   ASSERT_TRUE(Alloc(kClient, kSubdevice, kUsermode, regs::cls::AMPERE_USERMODE_A, {}).ok());
-  EXPECT_EQ(model_.objects().size(), internal + 10);
+  ASSERT_TRUE(Alloc(kClient, kDevice, kMemory, rm_class::NV01_MEMORY_LOCAL_USER, Params(kMemoryParams)).ok());
+  EXPECT_EQ(model_.objects().size(), internal + 11);
 
   // The channel's work-submit token is its channel id: the first channel of the GPU.
   auto token = Control(kClient, kChannel, 0xc36f0108, Params(4));
@@ -379,7 +382,7 @@ TEST_F(GspRmModelTest, AllocatesTheComputeChainAndFreesIt) {
   EXPECT_EQ(model_.objects().Find(kClient, kCompute), nullptr);
   EXPECT_EQ(model_.objects().Find(kClient, kCtxShare), nullptr);
   EXPECT_NE(model_.objects().Find(kClient, kVaspace), nullptr);
-  EXPECT_EQ(model_.objects().size(), internal + 5);
+  EXPECT_EQ(model_.objects().size(), internal + 6);
   // Freeing the client frees the rest.
   ASSERT_TRUE(Free(kClient, kClient).ok());
   EXPECT_EQ(model_.objects().size(), internal);
