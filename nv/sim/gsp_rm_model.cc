@@ -521,7 +521,7 @@ void GspRmModel::Execute(const GspCommand& command) {
     return Reply(command, injected, payload);
   }
   if (state_ == State::kUnloaded) {
-    // NV_ERR_INVALID_STATE: "Invalid state": GSP-RM has unloaded the driver's state.
+    // NV_ERR_INVALID_STATE ("Generic Error: Invalid state"): GSP-RM has unloaded the driver's state.
     Refused(command, {status::NV_ERR_INVALID_STATE,
                       absl::StrFormat("%s after UNLOADING_GUEST_DRIVER", RpcLabel(command.function))});
     return;
@@ -624,7 +624,7 @@ RmResult GspRmModel::Control(uint32_t hClient, uint32_t hObject, uint32_t cmd, s
                               hObject, object->class_id)};
     }
     if (params.size() != size) {
-      // NV_ERR_INVALID_PARAM_STRUCT: "Invalid parameter structure".
+      // NV_ERR_INVALID_PARAM_STRUCT: "Invalid structure parameter".
       return {status::NV_ERR_INVALID_PARAM_STRUCT,
               absl::StrFormat("GSP_RM_CONTROL %s (%#x): paramsSize %u, expected %u", name, cmd, params.size(), size)};
     }

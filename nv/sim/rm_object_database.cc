@@ -134,7 +134,7 @@ RmResult RmObjectDatabase::CheckReferenced(const Client& client, uint32_t handle
   if (handle == 0) return {};
   auto it = client.objects.find(handle);
   if (it == client.objects.end() || it->second.class_id != want) {
-    // NV_ERR_INVALID_OBJECT_HANDLE: "Invalid object handle".
+    // NV_ERR_INVALID_OBJECT_HANDLE: "Object handle is not valid".
     return Refuse(
         status::NV_ERR_INVALID_OBJECT_HANDLE,
         absl::StrFormat(
@@ -147,14 +147,14 @@ RmResult RmObjectDatabase::CheckReferenced(const Client& client, uint32_t handle
 RmResult RmObjectDatabase::Alloc(uint32_t hClient, uint32_t hParent, uint32_t hObject, uint32_t hClass,
                                  std::span<const uint8_t> params) {
   const RmClassInfo* info = FindClass(hClass);
-  // NV_ERR_INVALID_CLASS: "Invalid class"; the model allocates only the classes a compute client needs.
+  // NV_ERR_INVALID_CLASS: "Given class-id not valid"; the model allocates only the classes a compute client needs.
   if (info == nullptr) {
     return Refuse(status::NV_ERR_INVALID_CLASS,
                   absl::StrFormat("GSP_RM_ALLOC of class %#x (client %#x, object %#x): not a class the virtual "
                                   "AD102's RM allocates",
                                   hClass, hClient, hObject));
   }
-  // NV_ERR_INVALID_PARAM_STRUCT: "Invalid parameter structure" (paramsSize is not the class's structure).
+  // NV_ERR_INVALID_PARAM_STRUCT: "Invalid structure parameter" (paramsSize is not the class's structure).
   if (std::find(info->params_sizes.begin(), info->params_sizes.end(), params.size()) == info->params_sizes.end()) {
     std::string sizes;
     for (uint32_t s : info->params_sizes) absl::StrAppend(&sizes, sizes.empty() ? "" : " or ", s);
@@ -167,7 +167,7 @@ RmResult RmObjectDatabase::Alloc(uint32_t hClient, uint32_t hParent, uint32_t hO
     // A client. tinygrad (NV_GSP.init_golden_image) names the new client in hClient with hParent 0 and an unrelated
     // hObject; nouveau (r535_gsp_client_ctor) sends the same handle in hClient, hParent and hObject.
     if (hClient == 0) {
-      // NV_ERR_INVALID_OBJECT_NEW: "Invalid new object handle".
+      // NV_ERR_INVALID_OBJECT_NEW: "New object is not valid".
       return Refuse(status::NV_ERR_INVALID_OBJECT_NEW,
                     absl::StrFormat("GSP_RM_ALLOC of %s: client handle 0", ClassLabel(hClass)));
     }
@@ -177,7 +177,7 @@ RmResult RmObjectDatabase::Alloc(uint32_t hClient, uint32_t hParent, uint32_t hO
                                     ClassLabel(hClass), hClient, hParent));
     }
     if (clients_.contains(hClient)) {
-      // NV_ERR_INSERT_DUPLICATE_NAME: "Inserting a duplicate name or handle".
+      // NV_ERR_INSERT_DUPLICATE_NAME: "Found a duplicate entry in the requested btree" (RM keeps handles in one).
       return Refuse(status::NV_ERR_INSERT_DUPLICATE_NAME,
                     absl::StrFormat("GSP_RM_ALLOC of %s: client %#x exists", ClassLabel(hClass), hClient));
     }
@@ -187,14 +187,14 @@ RmResult RmObjectDatabase::Alloc(uint32_t hClient, uint32_t hParent, uint32_t hO
 
   auto client_it = clients_.find(hClient);
   if (client_it == clients_.end()) {
-    // NV_ERR_INVALID_CLIENT: "Ran out of client ids / invalid client".
+    // NV_ERR_INVALID_CLIENT: "Given client not valid".
     return Refuse(status::NV_ERR_INVALID_CLIENT,
                   absl::StrFormat("GSP_RM_ALLOC of %s %#x: no client %#x", ClassLabel(hClass), hObject, hClient));
   }
   Client& client = client_it->second;
   auto parent_it = client.objects.find(hParent);
   if (parent_it == client.objects.end()) {
-    // NV_ERR_INVALID_OBJECT_PARENT: "Invalid parent object".
+    // NV_ERR_INVALID_OBJECT_PARENT: "Object parent is not valid".
     return Refuse(status::NV_ERR_INVALID_OBJECT_PARENT,
                   absl::StrFormat("GSP_RM_ALLOC of %s %#x: parent %#x is not an object of client %#x",
                                   ClassLabel(hClass), hObject, hParent, hClient));
@@ -236,7 +236,7 @@ RmResult RmObjectDatabase::Alloc(uint32_t hClient, uint32_t hParent, uint32_t hO
         referenced = CheckReferenced(client, Load32(params, kChannelHVaspace), FERMI_VASPACE_A,
                                      "NV_CHANNEL_ALLOC_PARAMS.hVASpace");
       }
-      // A channel with no GPFIFO entries cannot fetch anything (NV_ERR_INVALID_ARGUMENT: "Invalid argument").
+      // A channel with no GPFIFO entries cannot fetch anything (NV_ERR_INVALID_ARGUMENT: "Invalid argument to call").
       if (referenced.ok() && Load32(params, kChannelGpFifoEntries) == 0) {
         referenced = Refuse(status::NV_ERR_INVALID_ARGUMENT, "NV_CHANNEL_ALLOC_PARAMS.gpFifoEntries is 0");
       }
