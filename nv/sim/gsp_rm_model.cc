@@ -700,7 +700,16 @@ void GspRmModel::FreeRpc(const GspCommand& command) {
                                              command.payload.size(), sizeof(rpc_free_v03_00))});
   }
   auto rpc = LoadAt<rpc_free_v03_00>(command.payload);
-  RmResult result = objects_.Free(rpc.params.hRoot, rpc.params.hObjectOld);
+  RmResult result;
+  if (rpc.params.hRoot == kInternalClient) {
+    // GSP-RM's own objects are not the host's to free (NV_ERR_INSUFFICIENT_PERMISSIONS: "The requester does not
+    // have sufficient permissions"); nouveau only sends controls to them.
+    result = {
+        status::NV_ERR_INSUFFICIENT_PERMISSIONS,
+        absl::StrFormat("FREE of object %#x of GSP-RM's internal client %#x", rpc.params.hObjectOld, kInternalClient)};
+  } else {
+    result = objects_.Free(rpc.params.hRoot, rpc.params.hObjectOld);
+  }
   if (!result.ok()) refusals_.push_back(result.message);
   rpc.params.status = result.status;
   Reply(command, result.status, BytesOf(rpc));

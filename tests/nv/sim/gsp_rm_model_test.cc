@@ -412,6 +412,9 @@ TEST_F(GspRmModelTest, RefusesBadAllocationsWithTheirStatus) {
   ExpectRefused(Alloc(kClient, kChannelGroup, kCtxShare, rm_class::FERMI_CONTEXT_SHARE_A, share),
                 "NV_ERR_INVALID_OBJECT_HANDLE", "hVASpace 0xde1d0000 is not a FERMI_VASPACE_A");
   ExpectRefused(Free(kClient, 0x7777), "NV_ERR_INVALID_OBJECT_HANDLE", "FREE of object 0x7777");
+  ExpectRefused(Free(GspRmModel::kInternalClient, GspRmModel::kInternalSubdevice), "NV_ERR_INSUFFICIENT_PERMISSIONS",
+                "of GSP-RM's internal client");
+  EXPECT_NE(model_.objects().Find(GspRmModel::kInternalClient, GspRmModel::kInternalSubdevice), nullptr);
   ExpectRefused(Control(kClient, kSubdevice, 0x20801112, Params(3212)).status(), "NV_ERR_NOT_SUPPORTED",
                 "not a control the virtual GSP-RM implements");
   ExpectRefused(Control(kClient, kSubdevice, 0x2080014a, Params(200)).status(), "NV_ERR_INVALID_PARAM_STRUCT",
