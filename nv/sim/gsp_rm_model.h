@@ -125,7 +125,8 @@ class GspRmModel {
   void AllocRpc(const GspCommand& command);
   void ControlRpc(const GspCommand& command);
   void FreeRpc(const GspCommand& command);
-  // Runs a control on an existing object; fills `params` (its size already checked by the caller against nothing).
+  // Runs control `cmd` on object `hObject` of `hClient`, checking the object, its class and the parameter size, and
+  // fills `params` in place.
   RmResult Control(uint32_t hClient, uint32_t hObject, uint32_t cmd, std::span<uint8_t> params);
   void Reply(const GspCommand& command, uint32_t status, std::span<const uint8_t> payload);
   void Event(uint32_t function, std::span<const uint8_t> payload);
