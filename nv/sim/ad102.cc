@@ -15,6 +15,7 @@
 #include "nv/regs/ad102.h"
 #include "nv/regs/known_registers.h"
 #include "nv/sim/fwsec_model.h"
+#include "nv/sim/gsp_rm_model.h"
 #include "pci/virtual_registry.h"
 
 namespace nv::sim {
@@ -220,6 +221,7 @@ Ad102::Ad102(const std::string& name, const Ad102Config& config, std::unique_ptr
     if (!attached.ok()) Report(absl::StrCat("falcon ", falcon->identity().name, ": ", attached.message()));
   }
   gsp_->AddHsUcodeModel(std::make_unique<FwsecModel>(config.vram_size));
+  gsp_->SetRiscvStartHandler([this] { return StartGspRm(); });
   AddRegisterBar(0, kBar0Size, /*is_64bit=*/false, bar0_.get());
   const uint64_t visible = std::min(config.bar1_size, config.vram_size);
   AddMemoryBar(1, vram().subspan(0, visible), config.bar1_size, /*is_64bit=*/true, /*prefetchable=*/true);
@@ -348,10 +350,44 @@ void Ad102::OnFunctionReset() {
     blocks = blocks_;
   }
   for (const Block& b : blocks) b.block->Reset();
+  {
+    base::MutexLock lock(&gsp_rm_mu_);
+    gsp_rm_.reset();  // the GSP's core is reset with the chip
+  }
   (void)state_->Clear(kRegisterRegion);
   (void)state_->Clear(kModelStateRegion);
   PowerOn();
   state_->EndPowerTransition();
+}
+
+bool Ad102::StartGspRm() {
+  // The LibOS arguments' address the driver left in the GSP falcon's mailboxes before the booter ran (nouveau
+  // r535_gsp_init / tinygrad NV_FLCN.init_hw: MAILBOX0 low, MAILBOX1 high).
+  const uint64_t args = uint64_t{priv_bus().Read32(r::kGsp.AddressOf<r::NV_PFALCON_FALCON_MAILBOX1>())} << 32 |
+                        priv_bus().Read32(r::kGsp.AddressOf<r::NV_PFALCON_FALCON_MAILBOX0>());
+  base::MutexLock lock(&gsp_rm_mu_);
+  // A fresh GSP-RM per start: it keeps nothing across a reset of its core.
+  gsp_rm_ = std::make_unique<GspRmModel>(memory(), priv_bus(), GspRmConfig{.fb_size = config_.vram_size});
+  gsp_rm_->Boot(args);
+  const bool running = gsp_rm_->state() != GspRmModel::State::kFailed;
+  if (!running) {
+    for (const absl::Status& error : gsp_rm_->errors()) Report(absl::StrCat("GSP-RM: ", error.message()));
+  }
+  return running;
+}
+
+void Ad102::RingGspRm() {
+  base::MutexLock lock(&gsp_rm_mu_);
+  if (gsp_rm_ == nullptr) return;  // no GSP-RM runs: the write only lands in the register
+  const size_t errors_before = gsp_rm_->errors().size();
+  gsp_rm_->OnDoorbell();
+  const std::vector<absl::Status> errors = gsp_rm_->errors();
+  for (size_t i = errors_before; i < errors.size(); ++i) Report(absl::StrCat("GSP-RM: ", errors[i].message()));
+}
+
+GspRmModel* Ad102::gsp_rm() {
+  base::MutexLock lock(&gsp_rm_mu_);
+  return gsp_rm_.get();
 }
 
 absl::Status Ad102::Attach(uint32_t base, uint32_t size, Bar0Block* block) {
@@ -424,7 +460,12 @@ void Ad102::Write(uint32_t address, uint32_t value, PrivSource source) {
   address &= ~uint32_t{3};
   const char* who = source == PrivSource::kHost ? "host" : "falcon";
   uint32_t base = 0;
-  if (Bar0Block* block = FindBlock(address, &base)) return block->Write32(address - base, value);
+  if (Bar0Block* block = FindBlock(address, &base)) {
+    block->Write32(address - base, value);
+    // The GSP's queue head is GSP-RM's doorbell (nouveau r535_gsp_cmdq_push): running GSP-RM looks at its queue.
+    if (address == GspRmModel::kDoorbellRegister) RingGspRm();
+    return;
+  }
   if (address >= kPromBase && address - kPromBase < kPromSize) {
     refused_.fetch_add(1, std::memory_order_acq_rel);
     return Report(absl::StrFormat("%s write %#x to the PROM window at %#x dropped: the VBIOS flash is read-only", who,

@@ -22,6 +22,7 @@
 #include "base/mutex.h"
 #include "nv/sim/bar0_block.h"
 #include "nv/sim/falcon_model.h"
+#include "nv/sim/gsp_rm_model.h"
 #include "nv/sim/register_file.h"
 #include "pci/sim/persistent_state.h"
 #include "pci/sim/virtual_device.h"
@@ -90,6 +91,10 @@ class Ad102 final : public pci::sim::VirtualDevice {
   // after a reset, halted code gone, while WPR2 and the registers persist.
   FalconModel& gsp() { return *gsp_; }
   FalconModel& sec2() { return *sec2_; }
+  // GSP-RM (nv/sim/gsp_rm_model), once the GSP's RISC-V core was started (by the booter); null before, and after a
+  // function reset. Every write of NV_PGSP_QUEUE_HEAD(0) rings it. Tests only: the pointer is valid until the next
+  // start or reset.
+  GspRmModel* gsp_rm();
 
   const Ad102Config& config() const { return config_; }
   RegisterFile& registers() { return registers_; }
@@ -129,6 +134,9 @@ class Ad102 final : public pci::sim::VirtualDevice {
   void Write(uint32_t address, uint32_t value, PrivSource source);
   Bar0Block* FindBlock(uint32_t address, uint32_t* base);
   void Report(std::string message);
+  // The GSP's RISC-V core started: GSP-RM boots from the LibOS arguments the GSP's mailboxes point at.
+  bool StartGspRm();
+  void RingGspRm();
 
   Ad102Config config_;
   std::unique_ptr<pci::sim::PersistentState> state_;
@@ -150,6 +158,8 @@ class Ad102 final : public pci::sim::VirtualDevice {
   std::unique_ptr<Memory> memory_;
   std::unique_ptr<FalconModel> gsp_;
   std::unique_ptr<FalconModel> sec2_;
+  base::Mutex gsp_rm_mu_;  // GspRmModel is driven by one caller at a time
+  std::unique_ptr<GspRmModel> gsp_rm_ ABSL_GUARDED_BY(gsp_rm_mu_);
 };
 
 }  // namespace nv::sim
