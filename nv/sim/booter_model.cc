@@ -146,6 +146,12 @@ std::optional<BooterOutcome> CheckBrom(const BooterUcodeFile& file, absl::string
                                   "HS header's meta engine_id: SEC2)",
                                   brom.engine_id_mask, name, h.engine_id));
   }
+  if (in.falcon_engine_bit != h.engine_id) {
+    return refuse(flcn::kErrHsChkEngidMismatch,
+                  absl::StrFormat("%s is signed for engine mask 0x%x (SEC2) but runs on the falcon with engine bit "
+                                  "0x%x (nouveau runs the booters on SEC2, r535_gsp_oneinit)",
+                                  name, h.engine_id, in.falcon_engine_bit));
+  }
   const uint32_t entry = h.load.apps[0].offset;
   if (in.bootvec != entry) {
     return refuse(flcn::kErrHsChkInvalidInput,

@@ -8,13 +8,13 @@
 // the mapping is chosen, as the FWSEC model's, since no source says what the BROM reports):
 //   IMEM from 0 = the file's app[0] (else the image is not this booter: Recognise fails);
 //   MOD_SEL.ALGO = RSA3K, CURR_UCODE_ID = the HS header's meta ucode_id (3), else HS_CHK_INVALID_INPUT;
-//   ENGIDMASK = the meta's engine_id (1: SEC2's bit; ga100_flcn_fw_signature reads bank 0x824140 for it), else
-//   HS_CHK_ENGID_MISMATCH; BOOTVEC = app[0].offset (nouveau fw->boot_addr, tinygrad imemVa), IMEM blocks of the
-//   code loaded secure (ga102_flcn_fw_load: sec=true), else HS_CHK_INVALID_INPUT;
-//   the fuse FUSE_UCODE_VERSION_ENGINE_ID_BIT0 + (ucode_id - 1) * 4 (nv/regs/known_registers.h, read over the priv
-//   bus) selecting a signature (ga100_flcn_fw_signature: fuse_ver - fls(fuse), or the last one when the fuse reads
-//   0), else HS_CHK_UCODE_REVOKED; BROM_PARAADDR(0) = patch_loc - os_data_offset (nouveau fw->dmem_sign) and DMEM
-//   = the file's OS data with that signature there, else APM_BROM_SIGN_FAIL (the signature covers code and data).
+//   ENGIDMASK and the running falcon's engine bit = the meta's engine_id (1: SEC2's bit; ga100_flcn_fw_signature
+//   reads bank 0x824140 for it), else HS_CHK_ENGID_MISMATCH; BOOTVEC = app[0].offset (nouveau fw->boot_addr, tinygrad
+//   imemVa), IMEM blocks of the code loaded secure (ga102_flcn_fw_load: sec=true), else HS_CHK_INVALID_INPUT; the fuse
+//   FUSE_UCODE_VERSION_ENGINE_ID_BIT0 + (ucode_id - 1) * 4 (nv/regs/known_registers.h, read over the priv bus)
+//   selecting a signature (ga100_flcn_fw_signature: fuse_ver - fls(fuse), or the last one when the fuse reads 0), else
+//   HS_CHK_UCODE_REVOKED; BROM_PARAADDR(0) = patch_loc - os_data_offset (nouveau fw->dmem_sign) and DMEM = the file's
+//   OS data with that signature there, else APM_BROM_SIGN_FAIL (the signature covers code and data).
 //
 // booter_load, then (MAILBOX0/1 = the GspFwWprMeta's system-memory address, low/high: nouveau r535_gsp_init, tinygrad
 // init_hw; the meta's members: gsp_fw_wpr_meta.h, "Verified, and locked in WPR2 by Booter"):
@@ -71,6 +71,9 @@ struct BooterInputs {
     uint32_t ucode_id = 0;        // NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID.VAL
     uint32_t mod_sel_algo = 0;    // NV_PFALCON2_FALCON_MOD_SEL.ALGO
   };
+  // The BROM engine id bit of the falcon that runs the ucode (the falcon model's identity): the booters are signed
+  // for engine mask 0x1, SEC2's (nouveau runs them on device->sec2->falcon, r535_gsp_oneinit).
+  uint32_t falcon_engine_bit = 0;
   std::span<const uint8_t> imem;      // physical IMEM from 0
   std::span<const bool> imem_secure;  // one flag per 256-byte IMEM block: loaded with DMATRFCMD.SEC / IMEMC.SECURE
   std::span<const uint8_t> dmem;      // DMEM from 0

@@ -228,6 +228,7 @@ class BooterModelTest : public ::testing::Test {
                /*signature=*/0);
     inputs_.brom = {.paraaddr0 = kSignatureSlot, .engine_id_mask = 1, .ucode_id = 3, .mod_sel_algo = 1};
     inputs_.bootvec = kLoadCodeOffset;
+    inputs_.falcon_engine_bit = 1;  // SEC2
     inputs_.mailbox0 = static_cast<uint32_t>(kMetaBus);
     inputs_.mailbox1 = static_cast<uint32_t>(kMetaBus >> 32);
     inputs_.priv = &priv_;
@@ -477,6 +478,15 @@ TEST_F(BooterModelTest, RefusesChangedBootloader) {
   ExpectRefused(0xf8, "sysmemAddrOfBootloader: system memory 0x30004900 differs from");
 }
 
+TEST_F(BooterModelTest, RefusesUnreadableBootloaderAndRadixRoot) {
+  meta_.sysmemAddrOfBootloader = 0x30004000;  // 0x4000 bytes before the mapped buffer's end: 0x8000 do not fit
+  WriteMeta();
+  ExpectRefused(0x17, "sysmemAddrOfBootloader: system memory 0x30004000 + 0x0 (0x8000 bytes) is not readable");
+  meta_.sysmemAddrOfRadix3Elf = 0x50000000;
+  WriteMeta();
+  ExpectRefused(0x17, "radix3 level-0 entry 0 at 0x50000000 is not readable");
+}
+
 TEST_F(BooterModelTest, RefusesChangedSignature) {
   memory_.System(kSignatureBus + 0xfff, 1)[0] ^= 1;
   ExpectRefused(0xf8, "sysmemAddrOfSignature: system memory 0x31000fff differs from .fwsignature_ad10x");
@@ -527,6 +537,9 @@ TEST_F(BooterModelTest, RefusesWrongBromParameters) {
   inputs_.brom.engine_id_mask = 0x400;
   ExpectRefused(0xb7, "NV_PFALCON2_FALCON_BROM_ENGIDMASK = 0x400; booter_load is signed for engine mask 0x1");
   inputs_.brom.engine_id_mask = 1;
+  inputs_.falcon_engine_bit = 0x400;  // the GSP's
+  ExpectRefused(0xb7, "booter_load is signed for engine mask 0x1 (SEC2) but runs on the falcon with engine bit 0x400");
+  inputs_.falcon_engine_bit = 1;
   inputs_.brom.ucode_id = 4;
   ExpectRefused(0xa0, "NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID = 4; booter_load is ucode 3");
   inputs_.brom.ucode_id = 3;
@@ -680,7 +693,8 @@ TEST(BooterFirmwareTest, Ga102BooterPassesTheBrom) {
   FakePrivBus priv;
   FakeDeviceMemory memory(kFbSize);
   priv.Write32(kBooterFuse, 1);
-  BooterInputs in{.imem = falcon.imem,
+  BooterInputs in{.falcon_engine_bit = 1,
+                  .imem = falcon.imem,
                   .imem_secure = falcon.secure,
                   .dmem = falcon.dmem,
                   .brom = {.paraaddr0 = 0x10, .engine_id_mask = 1, .ucode_id = 3, .mod_sel_algo = 1},
