@@ -434,6 +434,16 @@ TEST_F(BooterModelTest, RefusesFrtsOffsetOtherThanWpr2) {
                 "region FWSEC-FRTS made; the meta's frtsOffset 0x5ffe00000 + frtsSize 0x100000");
 }
 
+TEST_F(BooterModelTest, RefusesFrtsRegionOtherThanWpr2) {
+  // The meta's FRTS moved up by 512 KiB (still ending at gspFwWprEnd, still above the boot binary), WPR2 unchanged.
+  meta_.frtsOffset = kFrtsOffset + 0x80000;
+  meta_.frtsSize = kFrtsSize - 0x80000;
+  WriteMeta();
+  ExpectRefused(0x35,
+                "the region FWSEC-FRTS made; the meta's frtsOffset 0x5ffe80000 + frtsSize 0x80000 is "
+                "[0x5ffe80000, 0x5fff00000)");
+}
+
 TEST_F(BooterModelTest, RefusesRadixPageThatPointsAtTheWrongPage) {
   const uint64_t fifth = ImagePageBus(5), sixth = ImagePageBus(6);
   Put64(Level2Entry(5), sixth);
