@@ -21,6 +21,10 @@
 #   tools/fuzz.sh vbios build|seeds|run|smoke         the same for the NVIDIA VBIOS parser
 #                                    (tools/fuzz/vbios_fuzzer.cc); seeds: the virtual AD102 VBIOS and mutated
 #                                    variants (written by build-fuzz/vbios_seedgen) plus Debian's ipxe option ROMs
+#   tools/fuzz.sh gsp_receive|gsp_command build|seeds|run|smoke   the driver's receive path of GSP-RM's message
+#                                    queues (nv/gsp/message_queue) and the virtual GSP's command parse
+#                                    (nv/sim/gsp_message_queue); tools/fuzz/gsp_*_fuzzer.cc; seeds: queues the
+#                                    other end wrote (build-fuzz/gsp_queue_seedgen)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out=${BAREGPU_FUZZ_DIR:-$root/build-fuzz}
@@ -36,6 +40,16 @@ if [ "${1:-}" = vbios ]; then
   shift
 fi
 # --- end vbios ---
+# --- gsp queues (issue 22) ---
+if [ "${1:-}" = gsp_receive ] || [ "${1:-}" = gsp_command ]; then
+  target=$1
+  shift
+fi
+gsp_sources=(nv/gsp/message_queue.cc nv/gsp/queue_element.cc nv/sim/gsp_message_queue.cc nv/regs/names.cc)
+gsp_headers=(nv/gsp/*.h nv/sim/gsp_message_queue.h nv/sim/bar0_block.h nv/regs/*.h tests/nv/sim/host_device_memory.h
+             tools/fuzz/gsp_queue_fuzz.h base/*.h)
+gsp_absl="absl_status absl_statusor absl_strings absl_str_format absl_time"
+# --- end gsp queues ---
 binary=$out/${target}_fuzzer
 seeds_dir=$out/seeds
 corpus_dir=$out/corpus
@@ -84,6 +98,18 @@ build() {
     headers=(firmware/nv/*.h base/*.h)
   fi
   # --- end vbios ---
+  # --- gsp queues ---
+  if [ "$target" = gsp_receive ] || [ "$target" = gsp_command ]; then
+    sources=("tools/fuzz/${target}_fuzzer.cc" "${gsp_sources[@]}")
+    if [ -x "$binary" ] && [ -z "$(find "${sources[@]}" "${gsp_headers[@]}" -newer "$binary" 2>/dev/null)" ]; then
+      return 0
+    fi
+    # shellcheck disable=SC2046,SC2086
+    (cd "$root" && "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+      -I. "${sources[@]}" $(pkg-config --cflags --libs $gsp_absl) -o "$binary")
+    return
+  fi
+  # --- end gsp queues ---
   # Rebuild only when a source is newer than the binary.
   if [ -x "$binary" ] && [ -z "$(find "${sources[@]}" "${headers[@]}" -newer "$binary" 2>/dev/null)" ]; then
     return 0
@@ -145,6 +171,22 @@ seeds() {
     nv_seeds
     return 0
   fi
+  # --- gsp queues ---
+  if [ "$target" = gsp_receive ] || [ "$target" = gsp_command ]; then
+    mkdir -p "$seeds_dir"
+    rm -f "$seeds_dir"/*
+    local seedgen=$out/gsp_queue_seedgen
+    if [ ! -x "$seedgen" ] || [ -n "$(cd "$root" && find tools/fuzz/gsp_queue_seedgen.cc "${gsp_sources[@]}" \
+        "${gsp_headers[@]}" -newer "$seedgen" 2>/dev/null)" ]; then
+      # shellcheck disable=SC2046,SC2086
+      (cd "$root" && "$cxx" -std=c++20 -O1 -I. tools/fuzz/gsp_queue_seedgen.cc "${gsp_sources[@]}" \
+        $(pkg-config --cflags --libs $gsp_absl) -o "$seedgen")
+    fi
+    "$seedgen" "${target#gsp_}" "$seeds_dir"
+    echo "fuzz: $(ls "$seeds_dir" | wc -l) seeds in $seeds_dir"
+    return 0
+  fi
+  # --- end gsp queues ---
   # --- vbios ---
   if [ "$target" = vbios ]; then
     mkdir -p "$seeds_dir"

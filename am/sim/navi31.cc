@@ -165,7 +165,7 @@ class Navi31::DoorbellBar : public pci::MmioHandler {
   DeviceErrorLog& errors_;
 };
 
-std::vector<StateRegion> Navi31::StateRegions(const Navi31Config& config) {
+std::vector<pci::sim::StateRegion> Navi31::StateRegions(const Navi31Config& config) {
   return {// VRAM's checksum covers what the firmware writes there at power-on: the discovery binary in its top 64 KiB.
           {"vram", config.vram_size, config.vram_size - kDiscoveryOffsetFromTop, kDiscoveryOffsetFromTop},
           {"regs", kRegisterSpaceDwords * sizeof(uint32_t)},
@@ -179,11 +179,12 @@ absl::StatusOr<std::unique_ptr<Navi31>> Navi31::Open(const std::string& name, co
         absl::StrFormat("%s: BAR0 of %#x bytes and VRAM of %#x bytes: BAR0 must be a power of two, VRAM whole MiB",
                         name, config.bar0_size, config.vram_size));
   }
-  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<PersistentState> state, PersistentState::Open(name, StateRegions(config)));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::sim::PersistentState> state,
+                           pci::sim::PersistentState::Open(name, StateRegions(config)));
   return std::unique_ptr<Navi31>(new Navi31(name, config, std::move(state)));
 }
 
-Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_ptr<PersistentState> state)
+Navi31::Navi31(const std::string& name, const Navi31Config& config, std::unique_ptr<pci::sim::PersistentState> state)
     : VirtualDevice(name,
                     pci::sim::Identity{kVendorAmd, kDeviceId, kClassVgaController, kRevisionXtx,
                                        kSubsystemVendorPowerColor, kSubsystemRx7900XtxRedDevil},

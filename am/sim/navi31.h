@@ -21,7 +21,6 @@
 #include "am/sim/model_context.h"
 #include "am/sim/model_state.h"
 #include "am/sim/nbio_model.h"
-#include "am/sim/persistent_state.h"
 #include "am/sim/psp_model.h"
 #include "am/sim/register_file.h"
 #include "am/sim/sdma_model.h"
@@ -29,6 +28,7 @@
 #include "am/sim/sq_model.h"
 #include "am/sim/wave_slots.h"
 #include "base/bits.h"
+#include "pci/sim/persistent_state.h"
 #include "pci/sim/virtual_device.h"
 
 namespace am::sim {
@@ -62,7 +62,7 @@ class Navi31 final : public pci::sim::VirtualDevice {
   static absl::StatusOr<std::unique_ptr<Navi31>> Open(const std::string& name, const Navi31Config& config);
   // The persistent regions of a device with `config`, in the order of the region indexes below (for tests that
   // play a process killed inside the device).
-  static std::vector<StateRegion> StateRegions(const Navi31Config& config);
+  static std::vector<pci::sim::StateRegion> StateRegions(const Navi31Config& config);
   static constexpr size_t kVramRegion = 0;
   static constexpr size_t kRegisterRegion = 1;
   static constexpr size_t kModelStateRegion = 2;
@@ -99,7 +99,7 @@ class Navi31 final : public pci::sim::VirtualDevice {
   class RegisterBar;
   class DoorbellBar;
 
-  Navi31(const std::string& name, const Navi31Config& config, std::unique_ptr<PersistentState> state);
+  Navi31(const std::string& name, const Navi31Config& config, std::unique_ptr<pci::sim::PersistentState> state);
   void PowerOnDefaults();
   void AttachIndirectAccess();
   // What SMU's Mode1Reset does to the chip: every register back to its power-on value, the discovery binary
@@ -112,7 +112,7 @@ class Navi31 final : public pci::sim::VirtualDevice {
   void OnFunctionReset() override;
 
   Navi31Config config_;
-  std::unique_ptr<PersistentState> state_;
+  std::unique_ptr<pci::sim::PersistentState> state_;
   RegisterFile registers_;
   ModelState& model_state_;
   regs::IpBases bases_;

@@ -233,6 +233,23 @@ inline constexpr uint32_t kDmemMapperCmdSb = 0x19;        // NVFW_FALCON_APPIF_D
 inline constexpr uint32_t kFrtsReadVbiosSize = 24;
 inline constexpr uint32_t kFrtsRegionSize = 20;
 inline constexpr uint32_t kFrtsCommandSize = kFrtsReadVbiosSize + kFrtsRegionSize;
+// The values nouveau (fwsec.c nvkm_gsp_fwsec_patch), tinygrad (prep_ucode) and NVIDIA's kernel_gsp_frts_tu102.c
+// (FWSECLIC_READ_VBIOS_STRUCT_FLAGS, FWSECLIC_FRTS_REGION_MEDIA_FB) put in the command: both parts have version 1 and
+// their own size in `hdr`; READ_VBIOS flags 2 with address and size 0; the FRTS region's offset and size in 4 KiB
+// units (the size is 1 MiB: NV_PGC6_AON_FRTS_INPUT_WPR_SIZE_SECURE_SCRATCH_GROUP_03_0_WPR_SIZE_1MB_IN_4K) and media
+// type FB.
+inline constexpr uint32_t kFwseclicDescVersion = 1;
+inline constexpr uint32_t kFwseclicReadVbiosFlags = 2;
+inline constexpr uint32_t kFwseclicFrtsMediaFb = 2;
+inline constexpr uint32_t kFrtsRegionUnitShift = 12;  // nouveau: frts.addr >> 12, frts.size >> 12
+// Where FWSEC reports how a command went: NV_PBUS_VBIOS_SCRATCH(i) (= NV_PBUS_SW_SCRATCH(i), 0x1400 + i * 4: tinygrad's
+// autogen nv_regs/dev_bus.py). FRTS: index 0xe, error code in bits 31:16, 0 = none (nouveau fwsec.c
+// nvkm_gsp_fwsec_frts; NVIDIA kernel_gsp_frts_tu102.c NV_VBIOS_FWSECLIC_SCRATCH_INDEX_0E, _FRTS_ERR_CODE 31:16,
+// _FRTS_ERR_CODE_NONE). SB: index 0x15, error code in bits 15:0 (nouveau fwsec.c nvkm_gsp_fwsec_sb).
+inline constexpr uint32_t kFwseclicFrtsScratchIndex = 0xe;
+inline constexpr uint32_t kFwseclicFrtsErrorShift = 16;
+inline constexpr uint32_t kFwseclicSbScratchIndex = 0x15;
+inline constexpr uint32_t kFwseclicErrorMask = 0xffff;  // both error fields are 16 bits wide
 
 struct AppifEntry {
   uint32_t id = 0;

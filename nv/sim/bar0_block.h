@@ -20,6 +20,9 @@ class Bar0Block {
   virtual ~Bar0Block() = default;
   virtual uint32_t Read32(uint32_t offset) = 0;
   virtual void Write32(uint32_t offset, uint32_t value) = 0;
+  // The chip was reset (a PCI function reset): the unit goes back to its power-on state. Called by the BAR0 model on
+  // the thread that reset the function; a default for units that keep nothing.
+  virtual void Reset() {}
 };
 
 // Every BAR0 register by absolute offset, as a falcon's ucode reaches them over the priv bus (FWSEC programming

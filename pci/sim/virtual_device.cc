@@ -153,6 +153,11 @@ void VirtualDevice::AddMemoryBar(int index, std::span<uint8_t> memory, uint64_t 
   bar_address_[index] = DefaultBarAddress(index, is_64bit);
 }
 
+void VirtualDevice::SetFirstCapabilityOffset(uint8_t offset) {
+  base::MutexLock lock(&config_mu_);
+  if (last_capability_ == 0 && offset >= PCI_STD_HEADER_SIZEOF && offset % 4 == 0) next_capability_ = offset;
+}
+
 void VirtualDevice::AddCapability(uint8_t id, std::span<const uint8_t> body) {
   base::MutexLock lock(&config_mu_);
   const uint8_t offset = next_capability_;

@@ -69,6 +69,10 @@ class VirtualDevice : public Device {
   void AddMemoryBar(int index, std::span<uint8_t> memory, uint64_t bar_size, bool is_64bit, bool prefetchable);
   // Appends a capability to the list in the legacy configuration space; `body` starts after the id/next bytes.
   void AddCapability(uint8_t id, std::span<const uint8_t> body);
+  // Where the first capability goes (0x40 unless set; a dword offset in 0x40..0xfc): a function whose
+  // device-specific registers sit right after the standard header (NVIDIA's, whose capabilities start at 0x60) sets
+  // it before the first AddCapability.
+  void SetFirstCapabilityOffset(uint8_t offset);
   // Appends a PCI Express extended capability (from offset 0x100; header layout PCI_EXT_CAP in linux/pci_regs.h);
   // `body` starts after the header. Extended configuration space is read-only in the model: what a capability
   // describes (a BAR's size, say) does not change.

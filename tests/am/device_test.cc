@@ -35,13 +35,13 @@
 #include "am/regs/vm.h"
 #include "am/sdma.h"
 #include "am/sim/navi31.h"
-#include "am/sim/persistent_state.h"
 #include "am/smu.h"
 #include "am/soc.h"
 #include "firmware/container.h"
 #include "firmware/store.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/sim_state_dir.h"
 
 namespace am {
@@ -52,7 +52,7 @@ auto* const kStateDir = sim::testing::RegisterSimStateDir();
 class DeviceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(sim::PersistentState::PowerCycle("sim:navi31:driver").ok());
+    ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:driver").ok());
     ASSERT_NO_FATAL_FAILURE(Reopen());
   }
   // A new session: the process's driver goes away without fini (as a crashed or killed one would) and the next
@@ -577,7 +577,7 @@ TEST_F(DeviceTest, RegisterTraceIsDecodedWithTheDatabase) {
 // A 256 MiB BAR0: discovery through MM_INDEX/MM_DATA, the boot and page-table regions inside the visible part,
 // and VRAM beyond it reached by the GPU only (an SDMA copy there and back).
 TEST(DeviceSmallBarTest, BootsAndReachesInvisibleVramThroughTheGpu) {
-  ASSERT_TRUE(sim::PersistentState::PowerCycle("sim:navi31:smallbar-driver").ok());
+  ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:smallbar-driver").ok());
   ::setenv("BAREGPU_SIM_SMALL_BAR", "1", 1);
   auto pci = pci::Open("sim:navi31:smallbar-driver");
   ::unsetenv("BAREGPU_SIM_SMALL_BAR");

@@ -12,10 +12,10 @@
 #include "am/regs/pm4_packets.h"
 #include "am/sdma.h"
 #include "am/sim/navi31.h"
-#include "am/sim/persistent_state.h"
 #include "firmware/virtual_firmware.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/sim_state_dir.h"
 
 namespace am {
@@ -36,7 +36,7 @@ std::string Errors(sim::Navi31& sim) {
 class EngineStartupTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(sim::PersistentState::PowerCycle(kDevice).ok());
+    ASSERT_TRUE(pci::sim::PersistentState::PowerCycle(kDevice).ok());
     Open();
   }
   void Open() {

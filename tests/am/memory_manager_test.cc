@@ -6,9 +6,9 @@
 #include <cstring>
 
 #include "am/sim/navi31.h"
-#include "am/sim/persistent_state.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/bar5.h"
 #include "tests/am/sim/sim_state_dir.h"
 #include "tests/am/sim/vm_context.h"
@@ -23,7 +23,7 @@ constexpr sim::MemoryClient kEngine{sim::Hub::kGc, 1, 0, "test"};
 class MemoryManagerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(sim::PersistentState::PowerCycle("sim:navi31:mm").ok());
+    ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:mm").ok());
     auto device = pci::Open("sim:navi31:mm");
     ASSERT_TRUE(device.ok()) << device.status();
     device_ = std::move(*device);

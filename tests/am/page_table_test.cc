@@ -6,9 +6,9 @@
 
 #include "am/regs/vm.h"
 #include "am/sim/navi31.h"
-#include "am/sim/persistent_state.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/bar5.h"
 #include "tests/am/sim/sim_state_dir.h"
 #include "tests/am/sim/vm_context.h"
@@ -28,7 +28,7 @@ constexpr uint64_t kGiB = uint64_t{1} << 30;
 class PageTableTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(sim::PersistentState::PowerCycle("sim:navi31:pt").ok());
+    ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:pt").ok());
     auto device = pci::Open("sim:navi31:pt");
     ASSERT_TRUE(device.ok()) << device.status();
     device_ = std::move(*device);

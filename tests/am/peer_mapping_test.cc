@@ -11,11 +11,11 @@
 #include "am/gmc.h"
 #include "am/regs/vm_constants.h"
 #include "am/sdma.h"
-#include "am/sim/persistent_state.h"
 #include "base/bits.h"
 #include "firmware/store.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/sim_state_dir.h"
 
 namespace am {
@@ -25,7 +25,7 @@ auto* const kStateDir = sim::testing::RegisterSimStateDir();
 constexpr uint64_t kBytes = base::MiB(2);
 
 std::unique_ptr<Device> BootVirtual(const std::string& name) {
-  EXPECT_TRUE(sim::PersistentState::PowerCycle(name).ok());
+  EXPECT_TRUE(pci::sim::PersistentState::PowerCycle(name).ok());
   auto pci = pci::Open(name);
   EXPECT_TRUE(pci.ok()) << pci.status();
   if (!pci.ok()) return nullptr;

@@ -16,11 +16,11 @@
 #include "am/regs/pm4_packets.h"
 #include "am/sdma.h"
 #include "am/sim/navi31.h"
-#include "am/sim/persistent_state.h"
 #include "base/bits.h"
 #include "firmware/store.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/sim_state_dir.h"
 
 namespace am {
@@ -35,7 +35,7 @@ constexpr absl::Duration kLongWait = absl::Seconds(5);
 class QueueResetTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(sim::PersistentState::PowerCycle("sim:navi31:reset").ok());
+    ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:reset").ok());
     auto pci = pci::Open("sim:navi31:reset");
     ASSERT_TRUE(pci.ok()) << pci.status();
     sim_ = static_cast<sim::Navi31*>(pci->get());

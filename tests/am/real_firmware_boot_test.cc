@@ -12,13 +12,13 @@
 #include "am/regs/pm4_packets.h"
 #include "am/regs/psp_constants.h"
 #include "am/sim/navi31.h"
-#include "am/sim/persistent_state.h"
 #include "am/smu.h"
 #include "base/file.h"
 #include "firmware/container.h"
 #include "firmware/store.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/sim_state_dir.h"
 #include "tests/firmware/debian_firmware.h"
 
@@ -49,7 +49,7 @@ class RealFirmwareBootTest : public ::testing::TestWithParam<std::string> {
     dir_ = firmware::testing::DebianFirmwareDir(GetParam());
     ASSERT_FALSE(dir_.empty()) << "Debian's firmware-amd-graphics " << GetParam()
                                << " is not in .cache/firmware/debian (run tools/setup.sh)";
-    ASSERT_TRUE(sim::PersistentState::PowerCycle(kDevice).ok());
+    ASSERT_TRUE(pci::sim::PersistentState::PowerCycle(kDevice).ok());
   }
   // Opens the device with only the real release as its firmware (the store root holds amdgpu/).
   std::unique_ptr<Device> Open(const std::string& root) {

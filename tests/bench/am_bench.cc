@@ -13,11 +13,11 @@
 #include "am/page_table.h"
 #include "am/regs/vm.h"
 #include "am/sdma.h"
-#include "am/sim/persistent_state.h"
 #include "am/tlsf_allocator.h"
 #include "benchmark/benchmark.h"
 #include "firmware/store.h"
 #include "pci/open.h"
+#include "pci/sim/persistent_state.h"
 
 namespace am {
 namespace {
@@ -25,7 +25,7 @@ namespace {
 void BM_FullBootVirtualNavi31(benchmark::State& state) {
   for (auto _ : state) {
     state.PauseTiming();
-    if (!sim::PersistentState::PowerCycle("sim:navi31:bench").ok()) state.SkipWithError("power cycle failed");
+    if (!pci::sim::PersistentState::PowerCycle("sim:navi31:bench").ok()) state.SkipWithError("power cycle failed");
     auto pci = pci::Open("sim:navi31:bench");
     if (!pci.ok()) {
       state.SkipWithError("open failed");
@@ -46,7 +46,7 @@ BENCHMARK(BM_FullBootVirtualNavi31)->Unit(benchmark::kMillisecond)->MeasureProce
 
 // A device baregpu left booted: the firmware keeps running, SOC, GMC, IH, GFX and SDMA are set up again.
 void BM_PartialBootVirtualNavi31(benchmark::State& state) {
-  (void)sim::PersistentState::PowerCycle("sim:navi31:bench-partial");
+  (void)pci::sim::PersistentState::PowerCycle("sim:navi31:bench-partial");
   {
     auto pci = pci::Open("sim:navi31:bench-partial");
     if (!pci.ok()) return state.SkipWithError("open failed");
@@ -140,7 +140,7 @@ void BM_HostMemcpy256MiB(benchmark::State& state) {
 BENCHMARK(BM_HostMemcpy256MiB)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 void BM_SdmaCopyVramToVram256MiB(benchmark::State& state) {
-  (void)sim::PersistentState::PowerCycle("sim:navi31:sdma-bench");
+  (void)pci::sim::PersistentState::PowerCycle("sim:navi31:sdma-bench");
   auto pci = pci::Open("sim:navi31:sdma-bench");
   if (!pci.ok()) return state.SkipWithError("open failed");
   auto device = Device::Open(std::move(*pci));
@@ -174,7 +174,7 @@ BENCHMARK(BM_SdmaCopyVramToVram256MiB)->UseRealTime()->Unit(benchmark::kMillisec
 // The same copy by the CPU between the same two VRAM buffers (the device's shared-memory VRAM mapping, 4 KiB
 // pages), the fair baseline for the SDMA copy above.
 void BM_HostMemcpyVramToVram256MiB(benchmark::State& state) {
-  (void)sim::PersistentState::PowerCycle("sim:navi31:memcpy-bench");
+  (void)pci::sim::PersistentState::PowerCycle("sim:navi31:memcpy-bench");
   auto pci = pci::Open("sim:navi31:memcpy-bench");
   if (!pci.ok()) return state.SkipWithError("open failed");
   std::span<uint8_t> vram = *(*pci)->MapMemory(0);

@@ -13,12 +13,12 @@
 #include <thread>
 #include <vector>
 
-#include "am/sim/persistent_state.h"
 #include "benchmark/benchmark.h"
 #include "hcq/amd/amd_program.h"
 #include "hcq/device.h"
 #include "hcq/graph.h"
 #include "hcq/program.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/isa/kernels/corpus.h"
 
 namespace hcq {
@@ -39,7 +39,7 @@ std::string BenchDeviceName() {
 
 std::unique_ptr<Device> OpenBenchDevice() {
   const std::string name = BenchDeviceName();
-  (void)am::sim::PersistentState::PowerCycle(name);
+  (void)pci::sim::PersistentState::PowerCycle(name);
   auto device = Device::Open(name);
   return device.ok() ? std::move(*device) : nullptr;
 }

@@ -11,9 +11,9 @@
 
 #include "am/sim/discovery_table.h"
 #include "am/sim/navi31.h"
-#include "am/sim/persistent_state.h"
 #include "gtest/gtest.h"
 #include "hcq/hcq.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/sim_state_dir.h"
 
 namespace {
@@ -23,7 +23,7 @@ auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
 class CApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:capi").ok());
+    ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:capi").ok());
     ASSERT_EQ(hcq_device_open("sim:navi31:capi", &dev_), HCQ_OK) << hcq_last_error();
   }
   void TearDown() override { hcq_device_close(dev_); }
@@ -98,7 +98,7 @@ TEST_F(CApiTest, CopiesThroughBuffersAndCopyQueue) {
 
 // A second device copies from this device's host buffer into its own VRAM and signals this device's signal.
 TEST_F(CApiTest, APeerDeviceReachesMappedBuffersAndSharedSignals) {
-  ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:capi-peer").ok());
+  ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:capi-peer").ok());
   hcq_device* peer = nullptr;
   ASSERT_EQ(hcq_device_open("sim:navi31:capi-peer", &peer), HCQ_OK) << hcq_last_error();
   hcq_buffer *source = nullptr, *destination = nullptr;
@@ -175,7 +175,7 @@ TEST_F(CApiTest, LoadingGarbageAsACodeObjectIsAnError) {
 // their memory goes (without that the PM4 engine polled the freed signal pool: SIGSEGV in most runs).
 TEST(CApiCloseTest, ClosingADeviceWhoseQueuesStillWaitIsSafe) {
   for (int run = 0; run < 5; ++run) {
-    ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:capi-close").ok());
+    ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:capi-close").ok());
     hcq_device* dev = nullptr;
     ASSERT_EQ(hcq_device_open("sim:navi31:capi-close", &dev), HCQ_OK) << hcq_last_error();
     hcq_signal* never = nullptr;
@@ -217,7 +217,7 @@ TEST(CApiCloseTest, ClosingADeviceWhoseQueuesStillWaitIsSafe) {
 // Issue 19, defect 4: the device may be closed before its objects; they then only release their handles, and
 // calls that need the device fail with FAILED_PRECONDITION.
 TEST(CApiCloseTest, ClosingTheDeviceBeforeItsObjectsIsSafe) {
-  ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:capi-order").ok());
+  ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:capi-order").ok());
   hcq_device* dev = nullptr;
   ASSERT_EQ(hcq_device_open("sim:navi31:capi-order", &dev), HCQ_OK) << hcq_last_error();
   hcq_buffer* vram = nullptr;
@@ -400,7 +400,7 @@ TEST(CApiOpenTest, UnknownOpenFlagsAreRefusedByName) {
 
 // With HCQ_DEVICE_PROFILE every copy is bracketed by timestamps; after a synchronize the span is in the JSON.
 TEST(CApiOpenTest, AProfilingDeviceGivesChromeTraceJson) {
-  ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:capi-profile").ok());
+  ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:capi-profile").ok());
   hcq_device* dev = nullptr;
   ASSERT_EQ(hcq_device_open_flags("sim:navi31:capi-profile", HCQ_DEVICE_PROFILE, &dev), HCQ_OK) << hcq_last_error();
   size_t length = 0;
@@ -542,7 +542,7 @@ TEST_F(CApiTest, TheBufferAndItsViewsMayBeFreedInAnyOrder) {
 
 // Mapping a view into a peer maps its allocation: the peer reaches the view's bytes at the view's address.
 TEST_F(CApiTest, MappingAViewMapsItsAllocation) {
-  ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:capi-view-peer").ok());
+  ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:capi-view-peer").ok());
   hcq_device* peer = nullptr;
   ASSERT_EQ(hcq_device_open("sim:navi31:capi-view-peer", &peer), HCQ_OK) << hcq_last_error();
   constexpr uint64_t kOffset = 4096, kBytes = 256;
@@ -936,7 +936,7 @@ TEST_F(CApiTest, ABadGraphEntryFailsTheFinalize) {
 }
 
 TEST(CApiCloseTest, ClosingADeviceReleasesItsGraphs) {
-  ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:capi-graph").ok());
+  ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:capi-graph").ok());
   hcq_device* dev = nullptr;
   ASSERT_EQ(hcq_device_open("sim:navi31:capi-graph", &dev), HCQ_OK) << hcq_last_error();
   hcq_buffer* a = nullptr;

@@ -5,15 +5,15 @@
 #include <memory>
 #include <string>
 
-#include "am/sim/persistent_state.h"
 #include "gtest/gtest.h"
 #include "hcq/device.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/sim_state_dir.h"
 
 namespace hcq::testing {
 
 inline std::unique_ptr<Device> OpenFresh(const std::string& name = "sim:navi31:hcq", DeviceOptions options = {}) {
-  EXPECT_TRUE(am::sim::PersistentState::PowerCycle(name).ok());
+  EXPECT_TRUE(pci::sim::PersistentState::PowerCycle(name).ok());
   auto device = Device::Open(name, options);
   EXPECT_TRUE(device.ok()) << device.status();
   return device.ok() ? std::move(*device) : nullptr;

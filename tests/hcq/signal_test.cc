@@ -76,7 +76,7 @@ TEST_F(SignalTest, TimestampsComeFromTheGpuClockInMicroseconds) {
 
 TEST_F(SignalTest, BadTimeoutEnvironmentFailsTheOpenNamingTheVariable) {
   const std::string name = "sim:navi31:timeout-env";
-  ASSERT_TRUE(am::sim::PersistentState::PowerCycle(name).ok());
+  ASSERT_TRUE(pci::sim::PersistentState::PowerCycle(name).ok());
   ::setenv("HCQDEV_WAIT_TIMEOUT_MS", "soon", 1);
   auto device = Device::Open(name);
   ::unsetenv("HCQDEV_WAIT_TIMEOUT_MS");

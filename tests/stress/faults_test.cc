@@ -19,12 +19,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "am/sim/navi31.h"
-#include "am/sim/persistent_state.h"
 #include "gtest/gtest.h"
 #include "hcq/amd/amd_device.h"
 #include "hcq/device.h"
 #include "hcq/hcq.h"
 #include "hcq/program.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/sim_state_dir.h"
 #include "tests/stress/corpus.h"
 #include "tests/stress/stress_report.h"
@@ -62,7 +62,7 @@ class FaultsTest : public ::testing::Test {
   void SetUp() override {
     code_ = stress::ReadCodeObject("vector_add-O2");
     if (code_.empty()) GTEST_SKIP() << "vector_add-O2.co is not built";
-    ASSERT_TRUE(am::sim::PersistentState::PowerCycle(kDevice).ok());
+    ASSERT_TRUE(pci::sim::PersistentState::PowerCycle(kDevice).ok());
     ASSERT_EQ(hcq_device_open(kDevice, &dev_), HCQ_OK) << hcq_last_error();
     ASSERT_EQ(hcq_program_load(dev_, code_.data(), code_.size(), "vector_add", &good_), HCQ_OK) << hcq_last_error();
     for (hcq_buffer*& buffer : buffers_) ASSERT_EQ(hcq_buffer_alloc(dev_, kElements * 4, 1, &buffer), HCQ_OK);
@@ -300,7 +300,7 @@ class InjectedFaultsTest : public ::testing::Test {
 };
 
 TEST_F(InjectedFaultsTest, AHungComputeQueueAndAHungCopyEngineAreResetAndWorkRunsAfter) {
-  ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:injected").ok());
+  ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:injected").ok());
   auto opened = hcq::Device::Open("sim:navi31:injected");
   ASSERT_TRUE(opened.ok()) << opened.status();
   hcq::Device& dev = **opened;

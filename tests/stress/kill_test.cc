@@ -17,8 +17,8 @@
 #include "am/device.h"
 #include "am/memory_manager.h"
 #include "am/sdma.h"
-#include "am/sim/persistent_state.h"
 #include "gtest/gtest.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/sim_state_dir.h"
 #include "tests/stress/cli_process.h"
 #include "tests/stress/stress_report.h"
@@ -128,7 +128,7 @@ TEST(KillStress, ColdBoot) {
     const std::string device = absl::StrCat("sim:navi31:kill-cold-", i);  // never opened: the boot is cold
     KillCli({"boot", device}, Uniform(rng, milliseconds(120)));
     Recover(device, tally);
-    (void)am::sim::PersistentState::PowerCycle(device);  // clean-up of the test's files, not a recovery
+    (void)pci::sim::PersistentState::PowerCycle(device);  // clean-up of the test's files, not a recovery
   }
   Finish("kill -9 during cold boot, then boot", tally);
 }

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
-#include "am/sim/persistent_state.h"
 #include "gtest/gtest.h"
 #include "hcq/hcq.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/sim_state_dir.h"
 #include "tests/stress/corpus.h"
 #include "tests/stress/stress_report.h"
@@ -64,7 +64,7 @@ int OpenDescriptors() {
 class SoakTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:soak").ok());
+    ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:soak").ok());
     ASSERT_EQ(hcq_device_open("sim:navi31:soak", &dev_), HCQ_OK) << hcq_last_error();
   }
   void TearDown() override { hcq_device_close(dev_); }

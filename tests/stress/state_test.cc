@@ -18,8 +18,8 @@
 #include "am/device.h"
 #include "am/memory_manager.h"
 #include "am/sdma.h"
-#include "am/sim/persistent_state.h"
 #include "gtest/gtest.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/sim_state_dir.h"
 #include "tests/stress/cli_process.h"
 #include "tests/stress/stress_report.h"
@@ -165,7 +165,7 @@ TEST(StateStress, DamagedFilesBootCorrectlyOrFailNamingTheFileAndTheFix) {
                         << boot.err;
         }
         // Whatever happened, the next round starts from a good device.
-        ASSERT_TRUE(am::sim::PersistentState::PowerCycle(kDevice).ok());
+        ASSERT_TRUE(pci::sim::PersistentState::PowerCycle(kDevice).ok());
       }
     }
   }

@@ -11,11 +11,11 @@
 #include <thread>
 #include <vector>
 
-#include "am/sim/persistent_state.h"
 #include "gtest/gtest.h"
 #include "hcq/device.h"
 #include "hcq/hcq.h"
 #include "hcq/program.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/sim_state_dir.h"
 #include "tests/stress/corpus.h"
 #include "tests/stress/stress_report.h"
@@ -44,7 +44,7 @@ class ThreadsTest : public ::testing::Test {
   void SetUp() override {
     code_ = stress::ReadCodeObject("vector_add-O2");
     if (code_.empty()) GTEST_SKIP() << "vector_add-O2.co is not built";
-    ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:threads").ok());
+    ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:threads").ok());
     ASSERT_EQ(hcq_device_open("sim:navi31:threads", &dev_), HCQ_OK) << hcq_last_error();
     ASSERT_EQ(hcq_program_load(dev_, code_.data(), code_.size(), "vector_add", &program_), HCQ_OK) << hcq_last_error();
   }
@@ -162,7 +162,7 @@ TEST_F(ThreadsTest, QueuesWaitingOnASharedSignalLoseNothing) {
 TEST(CppThreadsTest, ThreadsWithQueuesOfTheirOwnLoseNothing) {
   const std::vector<char> code = stress::ReadCodeObject("vector_add-O2");
   if (code.empty()) GTEST_SKIP() << "vector_add-O2.co is not built";
-  ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:cpp-threads").ok());
+  ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:cpp-threads").ok());
   auto device = hcq::Device::Open("sim:navi31:cpp-threads");
   ASSERT_TRUE(device.ok()) << device.status();
   hcq::Device& dev = **device;

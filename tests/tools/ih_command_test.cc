@@ -2,10 +2,10 @@
 #include "absl/strings/match.h"
 #include "am/device.h"
 #include "am/sim/navi31.h"
-#include "am/sim/persistent_state.h"
 #include "firmware/store.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/sim_state_dir.h"
 #include "tests/tools/run_cli.h"
 
@@ -17,7 +17,7 @@ using ::cli::testing::RunBaregpu;
 auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
 
 TEST(IhCommandTest, DrainsAndDecodesWhatTheDeviceLeft) {
-  ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:ih").ok());
+  ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:ih").ok());
   {
     auto pci = pci::Open("sim:navi31:ih");
     ASSERT_TRUE(pci.ok()) << pci.status();
@@ -45,7 +45,7 @@ TEST(IhCommandTest, DrainsAndDecodesWhatTheDeviceLeft) {
 }
 
 TEST(IhCommandTest, ADeviceWithoutARingSaysSo) {
-  ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:noih").ok());
+  ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:noih").ok());
   auto r = RunBaregpu({"ih", "sim:navi31:noih"});
   EXPECT_EQ(r.exit_status, 1);
   EXPECT_TRUE(absl::StrContains(r.err, "not enabled")) << r.err;

@@ -11,11 +11,11 @@
 #include "am/memory_manager.h"
 #include "am/register_io.h"
 #include "am/regs/database.h"
-#include "am/sim/persistent_state.h"
 #include "firmware/store.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "pci/open.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/sim_state_dir.h"
 #include "tests/tools/run_cli.h"
 
@@ -28,7 +28,7 @@ auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
 
 // Boots `name` so that its contexts are programmed as the driver programs them (range 0..2^48-1, depth 3).
 void Boot(const std::string& name) {
-  ASSERT_TRUE(am::sim::PersistentState::PowerCycle(name).ok());
+  ASSERT_TRUE(pci::sim::PersistentState::PowerCycle(name).ok());
   auto pci = pci::Open(name);
   ASSERT_TRUE(pci.ok()) << pci.status();
   auto device = am::Device::Open(std::move(*pci));
@@ -62,7 +62,7 @@ void ExpectIndicesInsideTables(const std::string& out) {
 }
 
 TEST(PtCommandTest, WalksADriverMappingToItsPage) {
-  ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:pt").ok());
+  ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:pt").ok());
   uint64_t va = 0, vram = 0, va_huge = 0;
   {
     auto pci = pci::Open("sim:navi31:pt");

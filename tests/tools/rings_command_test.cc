@@ -18,10 +18,10 @@
 #include "am/regs/sdma_packets.h"
 #include "am/ring.h"
 #include "am/sdma.h"
-#include "am/sim/persistent_state.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "pci/open.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/sim_state_dir.h"
 #include "tests/tools/run_cli.h"
 
@@ -48,7 +48,7 @@ struct StuckQueues {
 // RELEASE_MEM; the SDMA queue a COPY_LINEAR and a FENCE.
 StuckQueues LeaveStuckQueues(const std::string& name) {
   StuckQueues stuck;
-  EXPECT_TRUE(am::sim::PersistentState::PowerCycle(name).ok());
+  EXPECT_TRUE(pci::sim::PersistentState::PowerCycle(name).ok());
   auto device = am::Device::Open(name);
   EXPECT_TRUE(device.ok()) << device.status();
   if (!device.ok()) return stuck;
@@ -153,7 +153,7 @@ TEST(RingsCommandTest, ShowsThePacketsBehindAStuckWaitAndFollowsTheIndirectBuffe
 
 TEST(RingsCommandTest, HistoryDecodesThePacketsBeforeTheReadPointer) {
   const std::string name = "sim:navi31:rings2";
-  ASSERT_TRUE(am::sim::PersistentState::PowerCycle(name).ok());
+  ASSERT_TRUE(pci::sim::PersistentState::PowerCycle(name).ok());
   {
     auto device = am::Device::Open(name);
     ASSERT_TRUE(device.ok()) << device.status();
@@ -189,7 +189,7 @@ TEST(RingsCommandTest, BadOptionsAreUsageErrors) {
 }
 
 TEST(RingsCommandTest, AColdDeviceHasNoActiveQueue) {
-  ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:rings4").ok());
+  ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:rings4").ok());
   auto r = RunBaregpu({"rings", "sim:navi31:rings4"});
   ASSERT_EQ(r.exit_status, 0) << r.err;
   EXPECT_FALSE(absl::StrContains(r.out, ": active")) << r.out;

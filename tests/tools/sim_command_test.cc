@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "am/sim/navi31.h"
 #include "gtest/gtest.h"
+#include "nv/sim/ad102.h"
 #include "pci/open.h"
 #include "tests/am/sim/sim_state_dir.h"
 #include "tests/tools/run_cli.h"
@@ -33,6 +34,26 @@ TEST(SimCommandTest, ResetMakesTheNextOpenCold) {
   ASSERT_TRUE(device.ok());
   EXPECT_TRUE(static_cast<am::sim::Navi31&>(**device).cold());
   EXPECT_EQ((*(*device)->MapMemory(0))[0], 0);
+}
+
+// The virtual AD102 keeps its state beside sim:navi31's and is listed and power-cycled the same way.
+TEST(SimCommandTest, ListShowsTheVirtualAd102AndResetPowersItOff) {
+  {
+    auto device = pci::Open("sim:ad102:cli");
+    ASSERT_TRUE(device.ok()) << device.status();
+    static_cast<nv::sim::Ad102&>(**device).priv_bus().Write32(0x1fa828, 0x5ff800);  // WPR2 up (ADDR_HI)
+  }
+  auto list = RunBaregpu({"list"});
+  ASSERT_EQ(list.exit_status, 0) << list.err;
+  EXPECT_TRUE(absl::StrContains(list.out, "sim:ad102")) << list.out;
+  EXPECT_TRUE(absl::StrContains(list.out, "virtual NVIDIA GeForce RTX 4090 (AD102)")) << list.out;
+  EXPECT_TRUE(absl::StrContains(list.out, "sim:ad102:cli")) << list.out;  // the instance, from the state directory
+  auto r = RunBaregpu({"sim", "reset", "sim:ad102:cli"});
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  auto device = pci::Open("sim:ad102:cli");
+  ASSERT_TRUE(device.ok()) << device.status();
+  EXPECT_TRUE(static_cast<nv::sim::Ad102&>(**device).cold());
+  EXPECT_EQ((*(*device)->MapMmio(0)).Read32(0x1fa828), 0u);
 }
 
 TEST(SimCommandTest, ResetRefusesADeviceInUse) {

@@ -7,10 +7,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "am/device.h"
-#include "am/sim/persistent_state.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "pci/open.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/sim_state_dir.h"
 #include "tests/tools/run_cli.h"
 
@@ -22,7 +22,7 @@ using ::cli::testing::RunBaregpu;
 auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
 
 void Boot(const std::string& name) {
-  ASSERT_TRUE(am::sim::PersistentState::PowerCycle(name).ok());
+  ASSERT_TRUE(pci::sim::PersistentState::PowerCycle(name).ok());
   auto device = am::Device::Open(name);
   ASSERT_TRUE(device.ok()) << device.status();
   ASSERT_TRUE((*device)->Boot().ok());
@@ -62,7 +62,7 @@ TEST(SmiCommandTest, ABootedDeviceReportsMetricsFirmwareAndVram) {
 }
 
 TEST(SmiCommandTest, AColdDeviceIsNotBootedAndShowsNoMetrics) {
-  ASSERT_TRUE(am::sim::PersistentState::PowerCycle("sim:navi31:smi2").ok());
+  ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:smi2").ok());
   auto r = RunBaregpu({"smi", "sim:navi31:smi2", "--json"});
   ASSERT_EQ(r.exit_status, 0) << r.err;
   auto json = nlohmann::json::parse(r.out);

@@ -15,13 +15,13 @@
 #include "absl/strings/str_format.h"
 #include "am/device.h"
 #include "am/regs/gc.h"
-#include "am/sim/persistent_state.h"
 #include "gtest/gtest.h"
 #include "hcq/amd/amd_device.h"
 #include "hcq/device.h"
 #include "hcq/program.h"
 #include "nlohmann/json.hpp"
 #include "pci/device.h"
+#include "pci/sim/persistent_state.h"
 #include "pci/virtual_registry.h"
 #include "tests/am/sim/sim_state_dir.h"
 #include "tests/stress/corpus.h"
@@ -91,7 +91,7 @@ class WavesCommandTest : public ::testing::Test {
   void SetUp() override {
     code_ = stress::ReadCodeObject("vector_add-O2");
     if (code_.empty()) GTEST_SKIP() << "vector_add-O2.co is not built";
-    ASSERT_TRUE(am::sim::PersistentState::PowerCycle(kDevice).ok());
+    ASSERT_TRUE(pci::sim::PersistentState::PowerCycle(kDevice).ok());
     auto device = hcq::Device::Open(kDevice);
     ASSERT_TRUE(device.ok()) << device.status();
     device_ = std::move(*device);

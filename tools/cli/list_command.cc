@@ -7,10 +7,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "am/sim/persistent_state.h"
 #include "base/printable.h"
 #include "base/status_macros.h"
 #include "pci/enumerate.h"
+#include "pci/sim/persistent_state.h"
 #include "pci/virtual_registry.h"
 #include "serve/debug_endpoint.h"
 #include "tools/cli/command.h"
@@ -23,7 +23,7 @@ namespace {
 // endpoint (serve/debug_endpoint.h).
 struct Instance {
   std::string name;  // "sim:navi31:0"; the file base when no registered kind matches it
-  am::sim::StateSummary state;
+  pci::sim::StateSummary state;
   bool endpoint = false;
 };
 
@@ -39,9 +39,9 @@ std::string DeviceNameOf(const std::string& file_base, const std::vector<const p
 }
 
 absl::StatusOr<std::vector<Instance>> Instances(const std::vector<const pci::VirtualDeviceKind*>& kinds) {
-  BAREGPU_ASSIGN_OR_RETURN(std::vector<am::sim::StateSummary> states, am::sim::ListStates());
+  BAREGPU_ASSIGN_OR_RETURN(std::vector<pci::sim::StateSummary> states, pci::sim::ListStates());
   std::vector<Instance> instances;
-  for (am::sim::StateSummary& state : states) {
+  for (pci::sim::StateSummary& state : states) {
     Instance instance{DeviceNameOf(state.file_base, kinds), std::move(state), false};
     absl::StatusOr<std::string> path = serve::DebugEndpointPath(instance.name);
     struct stat st;
@@ -52,7 +52,7 @@ absl::StatusOr<std::vector<Instance>> Instances(const std::vector<const pci::Vir
   return instances;
 }
 
-std::string StateText(const am::sim::StateSummary& s) {
+std::string StateText(const pci::sim::StateSummary& s) {
   if (!s.valid_header) return "state not readable (damaged; the next open discards it)";
   if (s.in_power_transition) return "inside a power transition (the next open completes it)";
   if (!s.open) return "powered, closed cleanly";
@@ -142,7 +142,7 @@ absl::Status RunList(Invocation& inv) {
                            kind->device_id, kind->description);
   }
   if (!instances.empty()) {
-    out << absl::StrFormat("\nVirtual device instances (state in %s):\n", am::sim::StateDirectory());
+    out << absl::StrFormat("\nVirtual device instances (state in %s):\n", pci::sim::StateDirectory());
     for (const Instance& i : instances) {
       std::string holder;
       if (i.state.holder_alive) {

@@ -45,7 +45,7 @@ struct EnvironmentEntry {
 };
 
 // The variables the library and the CLI read (firmware/store.h, firmware/virtual_firmware.h, base/log.h,
-// am/device.h, am/sim/persistent_state.cc).
+// am/device.h, pci/sim/persistent_state.cc).
 constexpr EnvironmentEntry kEnvironment[] = {
     {"BAREGPU_FIRMWARE_PATH",
      "colon-separated directories searched for amdgpu/ firmware before the device's own and "

@@ -3,8 +3,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "am/sim/persistent_state.h"
 #include "base/status_macros.h"
+#include "pci/sim/persistent_state.h"
 #include "pci/virtual_registry.h"
 #include "tools/cli/command.h"
 #include "tools/cli/json.h"
@@ -30,9 +30,9 @@ absl::Status RunSim(Invocation& inv) {
   for (const pci::VirtualDeviceKind* k : pci::VirtualDeviceKinds()) known |= k->kind == kind;
   if (!known)
     return absl::NotFoundError(absl::StrCat("no virtual device kind '", kind, "'; `baregpu list` shows them"));
-  BAREGPU_RETURN_IF_ERROR(am::sim::PersistentState::PowerCycle(name));
+  BAREGPU_RETURN_IF_ERROR(pci::sim::PersistentState::PowerCycle(name));
   if (inv.json()) {
-    PrintJson(inv.out(), Json{{"device", name}, {"reset", true}, {"state_directory", am::sim::StateDirectory()}});
+    PrintJson(inv.out(), Json{{"device", name}, {"reset", true}, {"state_directory", pci::sim::StateDirectory()}});
   } else {
     inv.out() << name << ": power-cycled; the next open finds a cold device\n";
   }

@@ -36,13 +36,13 @@
 #include "am/regs/smu_constants.h"
 #include "am/regs/smu_driver_if_constants.h"
 #include "am/regs/smu_tables.h"
-#include "am/sim/persistent_state.h"
 #include "am/smu.h"
 #include "base/printable.h"
 #include "base/status_macros.h"
 #include "firmware/container.h"
 #include "firmware/store.h"
 #include "pci/open.h"
+#include "pci/sim/persistent_state.h"
 #include "pci/virtual_registry.h"
 #include "serve/attached_device.h"
 #include "serve/debug_endpoint.h"
@@ -113,7 +113,7 @@ absl::StatusOr<Options> ParseOptions(const Invocation& inv) {
 // backend cannot tell (VFIO keeps no list of holders).
 absl::StatusOr<std::optional<uint32_t>> HolderOf(const std::string& name) {
   if (!absl::StartsWith(name, pci::kVirtualPrefix)) return std::nullopt;
-  return am::sim::PersistentState::Holder(name);
+  return pci::sim::PersistentState::Holder(name);
 }
 
 struct FirmwareVersions {

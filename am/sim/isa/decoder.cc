@@ -42,14 +42,17 @@ OperandShape CachedShapeOf(const Instruction& inst) {
 
 }  // namespace
 
+const char* Instruction::name() const {
+  const char* found = OpcodeName(encoding, encoding == Encoding::kVopd ? opx : opcode);
+  return found != nullptr ? found : "";
+}
+
 absl::StatusOr<Instruction> Decode(std::span<const uint32_t> words) {
   if (words.empty()) return absl::InvalidArgumentError("no instruction: the code ends here");
   const uint32_t w0 = words[0];
   Instruction inst;
-  inst.word[0] = w0;
   auto second = [&]() -> absl::StatusOr<uint32_t> {
     if (words.size() < 2) return Truncated(words, 2);
-    inst.word[1] = words[1];
     return words[1];
   };
   // Appends the literal dword after `base` dwords when any source is the literal code.
@@ -58,7 +61,6 @@ absl::StatusOr<Instruction> Decode(std::span<const uint32_t> words) {
     if (words.size() < base + 1) return Truncated(words, base + 1);
     inst.literal = words[base];
     inst.has_literal = true;
-    inst.word[base] = words[base];
     inst.dwords = static_cast<uint8_t>(base + 1);
     return absl::OkStatus();
   };
@@ -173,7 +175,6 @@ absl::StatusOr<Instruction> Decode(std::span<const uint32_t> words) {
       inst.dpp = inst.src[0] == operand::kDpp16 ? 16 : 8;
       inst.dpp_fi = inst.src[0] == operand::kDpp8Fi;
       inst.dpp_word = words[2];
-      inst.word[2] = words[2];
       inst.dwords = 3;
       inst.src[0] = static_cast<uint16_t>(operand::kVgpr0 + Bits(words[2], 7, 0));
     } else if (absl::Status s =
@@ -265,7 +266,6 @@ absl::StatusOr<Instruction> Decode(std::span<const uint32_t> words) {
     inst.dpp = inst.src[0] == operand::kDpp16 ? 16 : 8;
     inst.dpp_fi = inst.src[0] == operand::kDpp8Fi;
     inst.dpp_word = words[1];
-    inst.word[1] = words[1];
     inst.dwords = 2;
     inst.src[0] = static_cast<uint16_t>(operand::kVgpr0 + Bits(words[1], 7, 0));
     if (inst.dpp == 16) {
@@ -280,7 +280,6 @@ absl::StatusOr<Instruction> Decode(std::span<const uint32_t> words) {
     return absl::InvalidArgumentError(absl::StrFormat("%s opcode %d (instruction %#010x) is not defined on gfx1100",
                                                       EncodingName(inst.encoding), inst.opcode, w0));
   }
-  inst.name = name;
   const OperandShape shape = CachedShapeOf(inst);
   inst.dst_dwords = shape.dst_dwords;
   for (int i = 0; i < 3; ++i) inst.src_dwords[i] = shape.src_dwords[i];

@@ -161,7 +161,7 @@ std::string Hwreg(int32_t imm) {
 }
 
 std::string Sopp(const Instruction& inst) {
-  const absl::string_view name = inst.name;
+  const absl::string_view name = inst.name();
   if (name == "s_waitcnt") return absl::StrCat(name, " ", Waitcnt(inst.imm));
   if (name == "s_delay_alu") return absl::StrCat(name, " ", DelayAlu(inst.imm));
   if (name == "s_sendmsg" || name == "s_sendmsghalt") return absl::StrCat(name, " ", Sendmsg(inst.imm));
@@ -181,7 +181,7 @@ std::string Sopp(const Instruction& inst) {
 }
 
 std::string Smem(const Instruction& inst) {
-  const absl::string_view name = inst.name;
+  const absl::string_view name = inst.name();
   if (name == "s_gl1_inv" || name == "s_dcache_inv") return std::string(name);
   int dwords = 1;
   for (int n : {512, 256, 128, 64}) {
@@ -214,7 +214,7 @@ int MemoryDwords(absl::string_view name) {
 }
 
 std::string Flat(const Instruction& inst) {
-  const absl::string_view name = inst.name;
+  const absl::string_view name = inst.name();
   const int dwords = MemoryDwords(name);
   const bool atomic = absl::StrContains(name, "atomic");
   const bool store = absl::StrContains(name, "store");
@@ -246,7 +246,7 @@ std::string Flat(const Instruction& inst) {
 }
 
 std::string Mubuf(const Instruction& inst) {
-  const absl::string_view name = inst.name;
+  const absl::string_view name = inst.name();
   if (name == "buffer_gl0_inv" || name == "buffer_gl1_inv") return std::string(name);
   const int dwords = MemoryDwords(name);
   const int vaddr_dwords = (inst.offen && inst.idxen) ? 2 : 1;
@@ -264,7 +264,7 @@ std::string Mubuf(const Instruction& inst) {
 }
 
 std::string Ds(const Instruction& inst) {
-  const absl::string_view name = inst.name;
+  const absl::string_view name = inst.name();
   const int dwords = MemoryDwords(name);
   const bool two_address = absl::StrContains(name, "2addr");
   const bool load = absl::StrContains(name, "load");
@@ -331,7 +331,7 @@ std::string Dpp(const Instruction& inst) {
 // VOP1/VOP2/VOPC/VOP3.
 std::string Valu(const Instruction& inst, uint32_t mask) {
   const OperandShape shape = ShapeOf(inst);
-  const absl::string_view name = inst.name;
+  const absl::string_view name = inst.name();
   const uint16_t op = inst.valu_op;
   const bool vop3 = inst.encoding == Encoding::kVop3;
   const bool is_cmpx = name.substr(0, 6) == "v_cmpx";
@@ -389,14 +389,14 @@ std::string Vop3p(const Instruction& inst, bool wave64) {
   const OperandShape shape = ShapeOf(inst, wave64);
   // v_fma_mix*: the sources are f32 or f16 one by one, so NEG_HI is each source's abs and the modifiers print on
   // the operands; op_sel_hi (f16 source) defaults to 0.
-  const bool mix = absl::StartsWith(inst.name, "v_fma_mix");
+  const bool mix = absl::StartsWith(inst.name(), "v_fma_mix");
   std::vector<std::string> ops{Range('v', inst.vdst, shape.dst_dwords)};  // WMMA's matrices span VGPR blocks
   for (int i = 0; i < shape.num_srcs; ++i) {
     std::string source = Source(inst, inst.src[i], shape.src_dwords[i]);
     if (mix) source = WithModifiers(source, (inst.neg_hi >> i) & 1, (inst.neg >> i) & 1);
     ops.push_back(source);
   }
-  std::string text = absl::StrCat(inst.name, inst.dpp != 0 ? "_e64_dpp " : " ", absl::StrJoin(ops, ", "));
+  std::string text = absl::StrCat(inst.name(), inst.dpp != 0 ? "_e64_dpp " : " ", absl::StrJoin(ops, ", "));
   const int n = shape.num_srcs;
   const uint32_t all = (1u << n) - 1;
   if (inst.opsel != 0) absl::StrAppend(&text, " op_sel:", Bits(inst.opsel, n));
@@ -429,7 +429,7 @@ std::string VopdHalf(const Instruction& inst, uint8_t op, uint16_t vdst, uint16_
 
 std::string Disassemble(const Instruction& inst, bool wave64) {
   const uint32_t mask = wave64 ? 2 : 1;
-  const absl::string_view name = inst.name;
+  const absl::string_view name = inst.name();
   const OperandShape shape = ShapeOf(inst);
   switch (inst.encoding) {
     case Encoding::kSopp:

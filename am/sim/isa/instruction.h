@@ -132,6 +132,10 @@ struct Instruction;
 // The fast path for `inst` (kNone: the general one). Defined in vector.cc, beside the loops it selects.
 FastValu FastValuOf(const Instruction& inst);
 
+// Fields are ordered and the flags packed so that an instruction and its slot in a program's table (program.h,
+// DecodedSlot) fit one 64-byte cache line: a first dispatch allocates a slot per instruction (issue 24), and a wave
+// reads one per instruction it runs. The raw words and the decoder's message are the program's (Program::WordsAt,
+// Program::ErrorAt), not the instruction's.
 struct Instruction {
   Encoding encoding = Encoding::kSopp;
   uint8_t dwords = 1;   // length including the literal / second dword
@@ -143,25 +147,28 @@ struct Instruction {
   uint16_t vdst = 0;               // VGPR number (VALU, loads) or SGPR destination (SALU, SMEM, VOPC in VOP3)
   uint16_t sdst = operand::kNull;  // VOP3SD's scalar carry-out / mask destination; VOPC e32: VCC
   uint32_t literal = 0;
-  bool has_literal = false;
   // VOP3/VOP3P modifiers.
   uint8_t abs = 0, neg = 0, neg_hi = 0, opsel = 0, opsel_hi = 0, clamp = 0, omod = 0;
   // DPP (VOP1/VOP2/VOPC/VOP3 with src0 = DPP8/DPP16; src[0] then holds the VGPR from the control word).
-  uint8_t dpp = 0;      // 0 none, 8, 16
-  bool dpp_fi = false;  // DPP8 with FI (src0 code 234)
-  uint32_t dpp_word = 0;
-  // SOPK/SOPP immediate, SMEM/FLAT/MUBUF offsets (sign-extended where the field is signed), DS offset0/offset1.
-  int32_t imm = 0;
-  int32_t offset = 0;
-  uint8_t offset1 = 0;
-  bool glc = false, slc = false, dlc = false, gds = false;
+  uint8_t dpp = 0;  // 0 none, 8, 16
+  bool has_literal : 1 = false;
+  bool dpp_fi : 1 = false;  // DPP8 with FI (src0 code 234)
+  bool glc : 1 = false;
+  bool slc : 1 = false;
+  bool dlc : 1 = false;
+  bool gds : 1 = false;
   // MUBUF: OFFEN/IDXEN; SMEM: soffset (src[2]).
-  bool offen = false, idxen = false;
+  bool offen : 1 = false;
+  bool idxen : 1 = false;
+  // DS offset1 (below: offset, offset0).
+  uint8_t offset1 = 0;
   // VOPD's second operation.
   uint8_t opx = 0, opy = 0;
+  uint32_t dpp_word = 0;
+  // SOPK/SOPP immediate, SMEM/FLAT/MUBUF offsets (sign-extended where the field is signed), DS offset0.
+  int32_t imm = 0;
+  int32_t offset = 0;
   uint16_t y_src0 = 0, y_vsrc1 = 0, y_vdst = 0;
-  // The raw words, for error messages (the literal or the second dword of 64-bit encodings in word[1]).
-  uint32_t word[3] = {0, 0, 0};
   // Operand widths in dwords and the sources' float width (16/32/64; 0: integer), from the mnemonic
   // (operand_shape.h), so that the executor reads 64-bit and half-precision operands without looking at names.
   uint8_t dst_dwords = 1;
@@ -170,10 +177,12 @@ struct Instruction {
   // Where the MODE.FP_ROUND field that rounds the result starts: 0 for single precision (MODE[1:0]), 2 for double
   // and half precision (MODE[3:2]); from the result type (v_cvt_f16_f32 rounds with the half field).
   uint8_t round_shift = 0;
-  // The mnemonic from the opcode table (never null for a decoded instruction).
-  const char* name = "";
   // Set by the decoder (FastValuOf) once the fields above are.
   FastValu fast_valu = FastValu::kNone;
+
+  // The mnemonic from the opcode table (opcode_names.cc; "" for an opcode gfx1100 does not define). Meaningful for
+  // an instruction the decoder made: a default-constructed one reads as s_nop.
+  const char* name() const;
 };
 
 }  // namespace am::sim::isa

@@ -105,7 +105,7 @@ const char* EncodingName(Encoding encoding) {
 }
 
 OperandShape ShapeOf(const Instruction& inst, bool wave64) {
-  const absl::string_view name = inst.name;
+  const absl::string_view name = inst.name();
   const TypeSuffixes types = ParseTypes(name);
   OperandShape shape;
   const uint8_t dst = Dwords(types.first_bits), src = Dwords(types.last_bits);

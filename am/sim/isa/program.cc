@@ -48,15 +48,11 @@ absl::StatusOr<bool> FetchLines(GpuMemory& memory, const MemoryClient& client, u
 // page faults on those were about half of a kernel's first dispatch).
 struct WalkScratch {
   std::vector<uint32_t> words;
-  std::vector<DecodedSlot> slots;
-  std::vector<std::pair<uint64_t, std::string>> errors;  // slot index, the decoder's message
+  std::vector<uint32_t> slot_of_word;  // as Program::slot_of_word_, numbering `slots` in the walk's order
+  std::vector<DecodedSlot> slots;      // in the order the walk decoded them
+  std::vector<std::pair<uint64_t, std::string>> errors;  // word index, the decoder's message
   std::vector<uint64_t> work;
 };
-
-// Makes slots[index] exist, as not present.
-void GrowTo(std::vector<DecodedSlot>& slots, uint64_t index) {
-  if (index >= slots.size()) slots.resize(index + 1);
-}
 
 }  // namespace
 
@@ -69,9 +65,11 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
   program->prefetch_lines_ = prefetch_lines;
   thread_local WalkScratch scratch;
   std::vector<uint32_t>& words = scratch.words;
+  std::vector<uint32_t>& slot_of_word = scratch.slot_of_word;
   std::vector<DecodedSlot>& slots = scratch.slots;
   words.clear();
-  slots.clear();  // keeps the capacity: resize() below value-initialises what it brings back
+  slot_of_word.clear();  // keeps the capacity: resize() below zeroes what it brings back
+  slots.clear();
   scratch.errors.clear();
   uint64_t end_word = 0;  // one past the last word of the reachable code
   // The walk fetches no page at or after one that may have been redirected: `fetch_end` words, once known.
@@ -97,8 +95,8 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
       BAREGPU_ASSIGN_OR_RETURN(reachable, fetch_next(index));
     }
     if (!reachable) continue;  // past a redirected page: decoded late, if a wave gets there
-    GrowTo(slots, index);
-    if (slots[index].present) continue;
+    if (index >= slot_of_word.size()) slot_of_word.resize(index + 1);
+    if (slot_of_word[index] != 0) continue;
     absl::StatusOr<Instruction> inst = Decode(
         std::span<const uint32_t>(words).subspan(index, std::min<size_t>(kMaxInstructionDwords, words.size() - index)));
     if (!inst.ok() && words.size() - index < kMaxInstructionDwords) {
@@ -110,11 +108,11 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
       if (!fetched) continue;  // it continues on a redirected page: decoded late
       inst = Decode(std::span<const uint32_t>(words).subspan(index, kMaxInstructionDwords));
     }
-    DecodedSlot& slot = slots[index];
-    slot.present = true;
+    slots.emplace_back();
+    slot_of_word[index] = static_cast<uint32_t>(slots.size());
+    DecodedSlot& slot = slots.back();
     end_word = std::max<uint64_t>(end_word, index + (inst.ok() ? inst->dwords : 1));
     if (!inst.ok()) {
-      slot.inst.word[0] = words[index];
       scratch.errors.emplace_back(index, std::string(inst.status().message()));
       continue;  // executing it raises the SQ's illegal-instruction interrupt
     }
@@ -137,16 +135,28 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
     (void)kSop1Swappc;
     if (falls_through) work.push_back(next);
   }
-  // The program keeps the reachable code and its slots, exactly sized. Slots past it were never decoded: At() decodes
-  // them late, if a wave gets there.
+  // The program keeps the reachable code and its slots in address order, exactly sized. Words past it were never
+  // decoded: At() decodes them late, if a wave gets there.
   const uint64_t fetched_end = entry + words.size() * 4;
-  const size_t kept = std::min<size_t>(end_word, slots.size());
+  const size_t kept = std::min<size_t>(end_word, slot_of_word.size());
   program->words_.assign(words.begin(), words.begin() + std::min<size_t>(end_word, words.size()));
-  program->slots_.assign(slots.begin(), slots.begin() + kept);
-  for (const auto& [index, message] : scratch.errors) {
-    if (index < kept) program->slots_[index].error = program->KeepMessage(message);
+  program->slot_of_word_.resize(kept);
+  program->slots_.reserve(slots.size());
+  for (size_t index = 0; index < kept; ++index) {
+    if (slot_of_word[index] == 0) continue;
+    program->slots_.push_back(slots[slot_of_word[index] - 1]);
+    program->slot_of_word_[index] = static_cast<uint32_t>(program->slots_.size());
   }
-  program->slot_count_ = kept;
+  program->word_count_ = kept;
+  for (size_t index = 0; index < kept; ++index) {
+    const uint32_t slot = program->slot_of_word_[index];
+    if (slot == 0 || !program->slots_[slot - 1].valid) continue;
+    const size_t next = index + program->slots_[slot - 1].inst.dwords;
+    program->slots_[slot - 1].next_follows = next < kept && program->slot_of_word_[next] == slot + 1;
+  }
+  for (auto& [index, message] : scratch.errors) {
+    if (index < kept) program->errors_.emplace_back(index, std::move(message));
+  }
   // The prefetcher runs `prefetch_lines` lines ahead of the line being executed: past the line that holds the last
   // reachable word. The fetched pages are already known to be executable; the ones after them are checked.
   const uint64_t code_end = entry + end_word * 4;
@@ -166,9 +176,31 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
   return program;
 }
 
-const char* Program::KeepMessage(absl::string_view message) {
-  std::lock_guard lock(messages_mu_);
-  return messages_.emplace_front(message).c_str();
+int Program::WordsAt(uint64_t pc, uint32_t (&words)[3]) const {
+  std::fill(std::begin(words), std::end(words), 0);
+  if (const DecodedSlot* slot = Find(pc); slot != nullptr) {
+    const size_t index = (pc - entry_) / 4;
+    const size_t count = std::min<size_t>({slot->valid ? slot->inst.dwords : size_t{1}, 3, words_.size() - index});
+    std::copy_n(words_.begin() + index, count, words);
+    return static_cast<int>(count);
+  }
+  std::lock_guard lock(late_mu_);
+  auto it = late_.find(pc);
+  if (it == late_.end()) return 0;
+  std::copy(std::begin(it->second->words), std::end(it->second->words), words);
+  return it->second->slot.valid ? std::min<int>(it->second->slot.inst.dwords, 3) : 1;
+}
+
+std::string Program::ErrorAt(uint64_t pc) const {
+  if (Find(pc) != nullptr) {
+    for (const auto& [index, message] : errors_) {
+      if (entry_ + index * 4 == pc) return message;
+    }
+    return "";
+  }
+  std::lock_guard lock(late_mu_);
+  auto it = late_.find(pc);
+  return it != late_.end() ? it->second->error : "";
 }
 
 bool Program::Unchanged(GpuMemory& memory, const MemoryClient& client) {
@@ -186,10 +218,10 @@ bool Program::Unchanged(GpuMemory& memory, const MemoryClient& client) {
   }
   // What waves decoded late (targets of s_setpc_b64, code past a redirected page) must still be there too.
   std::lock_guard lock(late_mu_);
-  for (const auto& [pc, slot] : late_) {
-    const size_t slot_bytes = (slot->valid ? slot->inst.dwords : 1) * 4;
+  for (const auto& [pc, late] : late_) {
+    const size_t slot_bytes = (late->slot.valid ? late->slot.inst.dwords : 1) * 4;
     if (!ReadMemory(memory, client, pc, std::span<uint8_t>(current, slot_bytes), Access::kExecute).ok()) return false;
-    if (std::memcmp(current, slot->inst.word, slot_bytes) != 0) return false;
+    if (std::memcmp(current, late->words, slot_bytes) != 0) return false;
   }
   return true;
 }
@@ -197,27 +229,24 @@ bool Program::Unchanged(GpuMemory& memory, const MemoryClient& client) {
 absl::StatusOr<const DecodedSlot*> Program::Late(uint64_t pc, GpuMemory& memory, const MemoryClient& client) {
   std::lock_guard lock(late_mu_);
   auto it = late_.find(pc);
-  if (it != late_.end()) return it->second.get();
-  auto slot = std::make_unique<DecodedSlot>();
-  slot->present = true;
-  uint32_t words[kMaxInstructionDwords] = {};
+  if (it != late_.end()) return &it->second->slot;
+  auto late = std::make_unique<LateSlot>();
   size_t have = 0;
   absl::StatusOr<Instruction> inst = absl::InvalidArgumentError("no words");
   for (have = 1; have <= kMaxInstructionDwords; ++have) {
     uint8_t bytes[4];
     BAREGPU_RETURN_IF_ERROR(ReadMemory(memory, client, pc + (have - 1) * 4, bytes, Access::kExecute));
-    std::memcpy(&words[have - 1], bytes, 4);
-    inst = Decode(std::span<const uint32_t>(words, have));
+    std::memcpy(&late->words[have - 1], bytes, 4);
+    inst = Decode(std::span<const uint32_t>(late->words, have));
     if (inst.ok()) break;
   }
   if (inst.ok()) {
-    slot->valid = true;
-    slot->inst = *inst;
+    late->slot.valid = true;
+    late->slot.inst = *inst;
   } else {
-    slot->inst.word[0] = words[0];
-    slot->error = KeepMessage(inst.status().message());
+    late->error = std::string(inst.status().message());
   }
-  return (late_[pc] = std::move(slot)).get();
+  return &(late_[pc] = std::move(late))->slot;
 }
 
 }  // namespace am::sim::isa

@@ -7,11 +7,11 @@
 #define BAREGPU_AM_SIM_ISA_PROGRAM_H_
 
 #include <cstdint>
-#include <forward_list>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -22,15 +22,16 @@
 
 namespace am::sim::isa {
 
-// What a wave finds at an address: an instruction, or why there is none (its words, for the SQ's report).
-struct DecodedSlot {
+// What a wave finds at an address: an instruction, or none (the words did not decode: Program::ErrorAt says why,
+// Program::WordsAt what they were). One 64-byte line: a program keeps one per instruction of its reachable code.
+struct alignas(64) DecodedSlot {
   Instruction inst;
-  bool present = false;  // the address was decoded (successfully or not)
   bool valid = false;
-  // For an invalid slot: the decoder's reason, kept by the Program (a slot is copied and stored by the thousand, so
-  // it holds no string of its own).
-  const char* error = "";
+  // The next slot of the table (this + 1) is the instruction that follows this one (at PC + dwords * 4): a wave that
+  // falls through takes it without a lookup.
+  bool next_follows = false;
 };
+static_assert(sizeof(DecodedSlot) == 64, "a slot is one cache line (instruction.h orders Instruction's fields so)");
 
 // The SQ's instruction cache line on gfx11: 128 bytes (LLVM AMDGPUTargetAsmStreamer::EmitCodeEnd:
 // Log2CacheLineSize 7 for GFX11 and later).
@@ -56,9 +57,15 @@ class Program {
   // wave runs, without At's status.
   const DecodedSlot* Find(uint64_t pc) const {
     const uint64_t index = (pc - entry_) / 4;
-    if (pc >= entry_ && (pc & 3) == 0 && index < slot_count_ && slots_[index].present) return &slots_[index];
-    return nullptr;
+    if (pc < entry_ || (pc & 3) != 0 || index >= word_count_) return nullptr;
+    const uint32_t slot = slot_of_word_[index];
+    return slot != 0 ? &slots_[slot - 1] : nullptr;
   }
+  // The words fetched at `pc` for the instruction there (up to 3; for a slot that did not decode, the first), for
+  // fault reports; 0 when `pc` holds no slot.
+  int WordsAt(uint64_t pc, uint32_t (&words)[3]) const;
+  // Why the words at `pc` did not decode ("" when they did, or `pc` holds no slot).
+  std::string ErrorAt(uint64_t pc) const;
   // Whether the code in memory is still what was decoded: the reachable code the static walk fetched, and the words
   // of every slot decoded late.
   bool Unchanged(GpuMemory& memory, const MemoryClient& client);
@@ -69,21 +76,26 @@ class Program {
   explicit Program(uint64_t entry) : entry_(entry) {}
   absl::StatusOr<const DecodedSlot*> Late(uint64_t pc, GpuMemory& memory, const MemoryClient& client);
 
-  // Keeps a decoder message for the program's life and returns it for DecodedSlot::error.
-  const char* KeepMessage(absl::string_view message);
-
   uint64_t entry_;
   std::vector<uint32_t> words_;  // the reachable code from entry_ on, as fetched
+  // The instructions the static walk decoded, in address order, and for each word of words_ the number of the slot
+  // that starts there (index + 1; 0: none): a slot per instruction instead of one per code word (issue 24: slot
+  // tables in fresh memory were half of a first dispatch's program load).
   std::vector<DecodedSlot> slots_;
-  size_t slot_count_ = 0;  // slots_.size(), kept so that Find does not divide by the slot's size
+  std::vector<uint32_t> slot_of_word_;
+  size_t word_count_ = 0;  // slot_of_word_.size()
   size_t decoded_ = 0;
   uint32_t prefetch_lines_ = 0;
-  std::mutex late_mu_;
-  std::map<uint64_t, std::unique_ptr<DecodedSlot>> late_;  // guarded by late_mu_
-  std::mutex messages_mu_;
-  // Guarded by messages_mu_; elements never move. A list, not a deque: an empty deque allocates, and most programs
-  // keep no message.
-  std::forward_list<std::string> messages_;
+  // The decoder's messages for the static slots that did not decode: (word index, message); few, usually none.
+  std::vector<std::pair<uint64_t, std::string>> errors_;
+  // A slot decoded on first use, with the words it was decoded from and the decoder's message.
+  struct LateSlot {
+    DecodedSlot slot;
+    uint32_t words[3] = {0, 0, 0};
+    std::string error;
+  };
+  mutable std::mutex late_mu_;
+  std::map<uint64_t, std::unique_ptr<LateSlot>> late_;  // guarded by late_mu_
 };
 
 }  // namespace am::sim::isa

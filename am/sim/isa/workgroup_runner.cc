@@ -291,9 +291,15 @@ absl::Status WorkgroupRunner::Run(uint32_t x, uint32_t y, uint32_t z) {
 
 WorkgroupRunner::Flow WorkgroupRunner::RunWave(Wave& wave) {
   uint64_t executed = 0;
+  // The slot of the instruction that falls through from the last one, when the table holds it next (no lookup).
+  const DecodedSlot* following = nullptr;
   while (true) {
-    if (wgp_.has_value() && (executed & (kSqPollInstructions - 1)) == 0 && AttendSq(wave)) return Flow::kHalted;
-    const DecodedSlot* found = setup_.program->Find(wave.pc);
+    if (wgp_.has_value() && (executed & (kSqPollInstructions - 1)) == 0) {
+      if (AttendSq(wave)) return Flow::kHalted;
+      following = nullptr;  // what the SQ was asked may have moved the wave: look its PC up
+    }
+    const DecodedSlot* found = following != nullptr ? following : setup_.program->Find(wave.pc);
+    following = nullptr;
     if (found == nullptr) {
       absl::StatusOr<const DecodedSlot*> slot = setup_.program->At(wave.pc, *setup_.memory, setup_.client);
       if (!slot.ok()) {
@@ -307,13 +313,14 @@ WorkgroupRunner::Flow WorkgroupRunner::RunWave(Wave& wave) {
       found = *slot;
     }
     const DecodedSlot& decoded = *found;
-    if (!decoded.valid) return Illegal(wave, decoded.inst, decoded.error);
+    if (!decoded.valid) return Undecodable(wave);
     const Instruction& inst = decoded.inst;
     const Flow flow = Execute(wave, inst);
     lane_instructions_ += wave.lanes;
     switch (flow) {
       case Flow::kNext:
         wave.pc += inst.dwords * 4u;
+        if (decoded.next_follows) following = found + 1;
         break;
       case Flow::kJumped:
         break;
@@ -417,12 +424,22 @@ WorkgroupRunner::Flow WorkgroupRunner::Illegal(Wave& wave, const Instruction& in
   fault_.kind = WaveFault::kIllegalInstruction;
   fault_.pc = wave.pc;
   if (wgp_.has_value()) fault_.location = WaveSlots::Locate(*wgp_, wave.wave_id);
-  fault_.dwords = std::max<int>(1, inst.dwords);
-  std::copy(std::begin(inst.word), std::end(inst.word), fault_.words);
-  std::string words = absl::StrFormat("%08x", inst.word[0]);
-  for (int i = 1; i < fault_.dwords && i < 3; ++i) absl::StrAppendFormat(&words, " %08x", inst.word[i]);
+  fault_.dwords = std::max(1, setup_.program->WordsAt(wave.pc, fault_.words));
+  std::string words = absl::StrFormat("%08x", fault_.words[0]);
+  for (int i = 1; i < fault_.dwords && i < 3; ++i) absl::StrAppendFormat(&words, " %08x", fault_.words[i]);
+  const char* name = inst.name();
   fault_.message = absl::StrFormat("illegal instruction at PC %#x (encoding %s%s%s): %s", wave.pc, words,
-                                   inst.name[0] != 0 ? ", " : "", inst.name, why);
+                                   name[0] != 0 ? ", " : "", name, why);
+  return Flow::kFault;
+}
+
+WorkgroupRunner::Flow WorkgroupRunner::Undecodable(Wave& wave) {
+  fault_.kind = WaveFault::kIllegalInstruction;
+  fault_.pc = wave.pc;
+  if (wgp_.has_value()) fault_.location = WaveSlots::Locate(*wgp_, wave.wave_id);
+  fault_.dwords = std::max(1, setup_.program->WordsAt(wave.pc, fault_.words));
+  fault_.message = absl::StrFormat("illegal instruction at PC %#x (encoding %08x): %s", wave.pc, fault_.words[0],
+                                   setup_.program->ErrorAt(wave.pc));
   return Flow::kFault;
 }
 
@@ -431,7 +448,7 @@ WorkgroupRunner::Flow WorkgroupRunner::Halt(Wave& wave, const Instruction& inst,
   fault_.kind = kind;
   fault_.pc = wave.pc;
   fault_.dwords = inst.dwords;
-  std::copy(std::begin(inst.word), std::end(inst.word), fault_.words);
+  setup_.program->WordsAt(wave.pc, fault_.words);
   fault_.message = absl::StrFormat("wave %d halted at PC %#x (%s): %s", wave.wave_id, wave.pc,
                                    Disassemble(inst, wave.lanes == 64), why);
   return Flow::kFault;
@@ -441,7 +458,7 @@ WorkgroupRunner::Flow WorkgroupRunner::MemoryFault(Wave& wave, const Instruction
   fault_.kind = WaveFault::kMemory;
   fault_.pc = wave.pc;
   fault_.dwords = inst.dwords;
-  std::copy(std::begin(inst.word), std::end(inst.word), fault_.words);
+  setup_.program->WordsAt(wave.pc, fault_.words);
   fault_.message = absl::StrFormat("memory violation at PC %#x (%s): %s", wave.pc, Disassemble(inst, wave.lanes == 64),
                                    status.message());
   return Flow::kFault;

@@ -101,6 +101,8 @@ class WorkgroupRunner {
   Flow RunWave(Wave& wave);
   Flow Execute(Wave& wave, const Instruction& inst);
   Flow Illegal(Wave& wave, const Instruction& inst, const std::string& why);
+  // The words at the wave's PC did not decode (Program::ErrorAt says why).
+  Flow Undecodable(Wave& wave);
   Flow MemoryFault(Wave& wave, const Instruction& inst, const absl::Status& status);
   // The wave stops at `inst` for good (s_trap without a trap handler, s_sethalt 1): the dispatch fails with `why`.
   Flow Halt(Wave& wave, const Instruction& inst, WaveFault::Kind kind, const std::string& why);

@@ -19,9 +19,9 @@
 #include "am/regs/vmc_srcid_constants.h"
 #include "am/sim/cached_memory.h"
 #include "am/sim/navi31.h"
-#include "am/sim/persistent_state.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/bar5.h"
 #include "tests/am/sim/sim_state_dir.h"
 #include "tests/am/sim/vm_context.h"
@@ -45,7 +45,7 @@ class GmcModelTest : public ::testing::Test {
  protected:
   void SetUp() override {
     // Each test starts from a powered-off device (the state would otherwise carry over from the last test).
-    ASSERT_TRUE(PersistentState::PowerCycle("sim:navi31:gmc").ok());
+    ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:gmc").ok());
     auto device = pci::Open("sim:navi31:gmc");
     ASSERT_TRUE(device.ok()) << device.status();
     device_ = std::move(*device);
@@ -123,7 +123,7 @@ class GmcModelTest : public ::testing::Test {
 // FB location stays) and an invalidation is never acknowledged: baregpu's gmc init_hw before issue 16 programmed
 // and flushed it then.
 TEST(GmcModelGcPowerTest, TheGcHubTakesNoWritesBeforeGcIsPowered) {
-  ASSERT_TRUE(PersistentState::PowerCycle("sim:navi31:gc-off").ok());
+  ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:gc-off").ok());
   auto device = pci::Open("sim:navi31:gc-off");
   ASSERT_TRUE(device.ok()) << device.status();
   Navi31& navi31 = static_cast<Navi31&>(**device);

@@ -13,9 +13,9 @@
 #include "am/regs/osssys.h"
 #include "am/regs/register_space.h"
 #include "am/sim/navi31.h"
-#include "am/sim/persistent_state.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/bar5.h"
 #include "tests/am/sim/sim_state_dir.h"
 #include "tests/am/sim/vm_context.h"
@@ -36,7 +36,7 @@ class IhModelTest : public ::testing::Test {
 
   void SetUp() override {
     // Each test starts from a powered-off device (the state would otherwise carry over from the last test).
-    ASSERT_TRUE(PersistentState::PowerCycle("sim:navi31:ih").ok());
+    ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:ih").ok());
     auto device = pci::Open("sim:navi31:ih");
     ASSERT_TRUE(device.ok()) << device.status();
     device_ = std::move(*device);

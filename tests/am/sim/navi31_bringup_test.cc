@@ -35,13 +35,13 @@
 #include "am/regs/smu_constants.h"
 #include "am/regs/vm.h"
 #include "am/sim/navi31.h"
-#include "am/sim/persistent_state.h"
 #include "firmware/container.h"
 #include "firmware/requirements.h"
 #include "firmware/store.h"
 #include "firmware/virtual_firmware.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/bar5.h"
 #include "tests/am/sim/sim_state_dir.h"
 #include "tests/am/sim/vm_context.h"
@@ -95,7 +95,7 @@ bool WaitUntil(const std::function<bool()>& condition) {
 class Navi31BringUpTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(PersistentState::PowerCycle("sim:navi31:bringup").ok());
+    ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:bringup").ok());
     auto device = pci::Open("sim:navi31:bringup");
     ASSERT_TRUE(device.ok()) << device.status();
     device_ = std::move(*device);

@@ -20,7 +20,7 @@ using Nbio = regs::IpRegisters<regs::Ip::kNbio, Bar5>;
 class NbioModelTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(PersistentState::PowerCycle("sim:navi31:nbio").ok());  // no routing left by an earlier test
+    ASSERT_TRUE(pci::sim::PersistentState::PowerCycle("sim:navi31:nbio").ok());  // no routing left by an earlier test
     auto device = pci::Open("sim:navi31:nbio");
     ASSERT_TRUE(device.ok()) << device.status();
     device_ = std::move(*device);

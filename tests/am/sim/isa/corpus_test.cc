@@ -26,13 +26,13 @@
 #include "am/device.h"
 #include "am/gfx.h"
 #include "am/sim/navi31.h"
-#include "am/sim/persistent_state.h"
 #include "am/va_allocator.h"
 #include "base/bits.h"
 #include "base/file.h"
 #include "firmware/store.h"
 #include "gtest/gtest.h"
 #include "pci/open.h"
+#include "pci/sim/persistent_state.h"
 #include "tests/am/sim/isa/dispatch.h"
 #include "tests/am/sim/sim_state_dir.h"
 
@@ -441,7 +441,7 @@ class BootedNavi31 : public ::testing::Test {
  protected:
   virtual DeviceOptions Options() const { return {}; }
   void SetUp() override {
-    ASSERT_TRUE(PersistentState::PowerCycle(kDevice).ok());
+    ASSERT_TRUE(pci::sim::PersistentState::PowerCycle(kDevice).ok());
     auto pci = pci::Open(kDevice);
     ASSERT_TRUE(pci.ok()) << pci.status();
     sim_ = static_cast<Navi31*>(pci->get());

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace am::sim::isa {
@@ -19,8 +20,9 @@ namespace {
 constexpr uint64_t kPage = 4096;
 constexpr uint64_t kWordsPerPage = kPage / 4;
 // Encodings from llvm-mc-19 -mcpu=gfx1100 -show-encoding.
-constexpr uint32_t kSNop0 = 0xbf800000;    // s_nop 0
-constexpr uint32_t kSEndpgm = 0xbfb00000;  // s_endpgm
+constexpr uint32_t kSNop0 = 0xbf800000;         // s_nop 0
+constexpr uint32_t kSEndpgm = 0xbfb00000;       // s_endpgm
+constexpr uint32_t kSBranchPlus1 = 0xbfa00001;  // s_branch 1 (SOPP opcode 32, simm16 1: skips one word)
 
 // Pages of words; an instruction fetch from a page not marked executable is redirected to a zero-filled dummy page,
 // as GmcModel redirects it under amdgpu's default (*_PROTECTION_FAULT_ENABLE_DEFAULT set), and counted.
@@ -79,9 +81,11 @@ TEST(ProgramTest, TheStaticWalkStopsAtARedirectedPage) {
   // page really holds.
   absl::StatusOr<const DecodedSlot*> late = (*program)->At(kEntry + kPage, memory, MemoryClient{});
   ASSERT_TRUE(late.ok()) << late.status();
-  ASSERT_TRUE((*late)->valid) << (*late)->error;
+  ASSERT_TRUE((*late)->valid) << (*program)->ErrorAt(kEntry + kPage);
   EXPECT_EQ((*late)->inst.encoding, Encoding::kSopp);
-  EXPECT_EQ((*late)->inst.word[0], kSNop0);
+  uint32_t words[3];
+  EXPECT_EQ((*program)->WordsAt(kEntry + kPage, words), 1);
+  EXPECT_EQ(words[0], kSNop0);
 }
 
 // The same code on executable pages is decoded across the page boundary up to its s_endpgm.
@@ -108,7 +112,42 @@ TEST(ProgramTest, AZeroedDummyPageIsIllegalCode) {
   absl::StatusOr<const DecodedSlot*> slot = (*program)->At(kEntry, memory, MemoryClient{});
   ASSERT_TRUE(slot.ok()) << slot.status();
   EXPECT_FALSE((*slot)->valid);
-  EXPECT_EQ((*slot)->inst.word[0], 0u);
+  uint32_t words[3];
+  EXPECT_EQ((*program)->WordsAt(kEntry, words), 1);
+  EXPECT_EQ(words[0], 0u);
+  EXPECT_THAT((*program)->ErrorAt(kEntry),
+              testing::HasSubstr("VOP2 opcode 0 (instruction 0000000000) is not defined on gfx1100"));
+}
+
+// The table keeps one slot per instruction, in address order (issue 24: not one per code word), and marks the slots
+// whose successor in the table is the instruction that falls through from them: a branch's is not, nor is the last.
+TEST(ProgramTest, OneSlotPerInstructionAndTheFallThroughChain) {
+  RedirectingMemory memory;
+  // 0 s_nop; 1 s_branch to 3; 2 a word nothing reaches; 3 s_nop; 4 s_endpgm.
+  memory.AddPage(kEntry, {kSNop0, kSBranchPlus1, 0xffffffffu, kSNop0, kSEndpgm}, /*executable=*/true);
+  absl::StatusOr<std::unique_ptr<Program>> program = Program::Load(memory, MemoryClient{}, kEntry);
+  ASSERT_TRUE(program.ok()) << program.status();
+  EXPECT_EQ((*program)->instruction_count(), 4u);
+  const DecodedSlot* nop = (*program)->Find(kEntry);
+  const DecodedSlot* branch = (*program)->Find(kEntry + 4);
+  const DecodedSlot* second_nop = (*program)->Find(kEntry + 12);
+  const DecodedSlot* end = (*program)->Find(kEntry + 16);
+  ASSERT_NE(nop, nullptr);
+  ASSERT_NE(branch, nullptr);
+  ASSERT_NE(second_nop, nullptr);
+  ASSERT_NE(end, nullptr);
+  EXPECT_EQ((*program)->Find(kEntry + 8), nullptr) << "the skipped word is not decoded";
+  EXPECT_EQ(branch, nop + 1);
+  EXPECT_EQ(second_nop, branch + 1);
+  EXPECT_EQ(end, second_nop + 1);
+  EXPECT_TRUE(nop->next_follows);
+  EXPECT_FALSE(branch->next_follows) << "PC + 4 holds no slot";
+  EXPECT_TRUE(second_nop->next_follows);
+  EXPECT_FALSE(end->next_follows) << "the last slot";
+  uint32_t words[3];
+  EXPECT_EQ((*program)->WordsAt(kEntry + 4, words), 1);
+  EXPECT_EQ(words[0], kSBranchPlus1);
+  EXPECT_EQ((*program)->ErrorAt(kEntry + 4), "");
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "am/sim/persistent_state.h"
+#include "pci/sim/persistent_state.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
@@ -18,10 +18,10 @@
 #include "pci/open.h"
 #include "tests/am/sim/sim_state_dir.h"
 
-namespace am::sim {
+namespace pci::sim {
 namespace {
 
-auto* const kStateDir = testing::RegisterSimStateDir();
+auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
 
 const std::vector<StateRegion> kRegions = {{"vram", 1 << 20}, {"regs", 64 << 10}};
 
@@ -346,7 +346,7 @@ TEST(PersistentStateTest, AFlippedModelBitMakesAColdDeviceThatBootsFully) {
   FlipBit(model, 0, 0);  // the first model block (the loaded-firmware list)
   auto pci = pci::Open(name);
   ASSERT_TRUE(pci.ok()) << pci.status();
-  EXPECT_TRUE(static_cast<Navi31&>(**pci).cold());
+  EXPECT_TRUE(static_cast<am::sim::Navi31&>(**pci).cold());
   const std::vector<std::string> notes = (*pci)->TakeDiagnostics();
   ASSERT_FALSE(notes.empty());
   EXPECT_TRUE(absl::StrContains(notes[0], "navi31-flip.model fails its checksum")) << notes[0];
@@ -365,13 +365,13 @@ TEST(PersistentStateTest, AResetThatAKilledProcessLeftHalfDoneIsCompletedByTheNe
     ASSERT_TRUE(device.ok()) << device.status();
     ASSERT_TRUE((*device)->Boot().ok());
   }
-  const std::vector<StateRegion> regions = Navi31::StateRegions(Navi31Config::FromEnvironment());
-  // What Navi31::Mode1Reset has done when the kill lands after it cleared the register file.
+  const std::vector<StateRegion> regions = am::sim::Navi31::StateRegions(am::sim::Navi31Config::FromEnvironment());
+  // What am::sim::Navi31::Mode1Reset has done when the kill lands after it cleared the register file.
   InAChildThatDies([&] {
     auto state = PersistentState::Open(name, regions);
     if (!state.ok()) ::_exit(1);
     (*state)->BeginPowerTransition();
-    if (!(*state)->Clear(Navi31::kRegisterRegion).ok()) ::_exit(2);
+    if (!(*state)->Clear(am::sim::Navi31::kRegisterRegion).ok()) ::_exit(2);
     ::_exit(0);
   });
   auto device = am::Device::Open(name);
@@ -386,10 +386,10 @@ TEST(PersistentStateTest, AResetThatAKilledProcessLeftHalfDoneIsCompletedByTheNe
 TEST(PersistentStateTest, AnUnrecoverableDeviceNamesTheFix) {
   const std::string name = "sim:navi31:wiped";
   { ASSERT_TRUE(pci::Open(name).ok()); }
-  const std::vector<StateRegion> regions = Navi31::StateRegions(Navi31Config::FromEnvironment());
+  const std::vector<StateRegion> regions = am::sim::Navi31::StateRegions(am::sim::Navi31Config::FromEnvironment());
   InAChildThatDies([&] {
     auto state = PersistentState::Open(name, regions);
-    if (!state.ok() || !(*state)->Clear(Navi31::kRegisterRegion).ok()) ::_exit(1);
+    if (!state.ok() || !(*state)->Clear(am::sim::Navi31::kRegisterRegion).ok()) ::_exit(1);
     ::_exit(0);
   });
   auto device = am::Device::Open(name);
@@ -400,4 +400,4 @@ TEST(PersistentStateTest, AnUnrecoverableDeviceNamesTheFix) {
 }
 
 }  // namespace
-}  // namespace am::sim
+}  // namespace pci::sim

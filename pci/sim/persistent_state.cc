@@ -1,4 +1,4 @@
-#include "am/sim/persistent_state.h"
+#include "pci/sim/persistent_state.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -24,7 +24,7 @@
 #include "base/private_dir.h"
 #include "base/status_macros.h"
 
-namespace am::sim {
+namespace pci::sim {
 
 // The header file's layout. Words that change while the device is held (open_state, power) are single aligned
 // 32-bit stores, so a process killed at any instant leaves either the old or the new value; their values are
@@ -502,4 +502,4 @@ absl::Status PersistentState::PowerCycle(absl::string_view device) {
   return absl::OkStatus();
 }
 
-}  // namespace am::sim
+}  // namespace pci::sim

@@ -9,8 +9,8 @@
 // in it must be the effective user's, not writable by group or others, and no symbolic link; files are opened
 // relative to the verified directory, never following links (NOTES.md, "Persistent state: hostile directories,
 // kills, corruption (issue 23)").
-#ifndef BAREGPU_AM_SIM_PERSISTENT_STATE_H_
-#define BAREGPU_AM_SIM_PERSISTENT_STATE_H_
+#ifndef BAREGPU_PCI_SIM_PERSISTENT_STATE_H_
+#define BAREGPU_PCI_SIM_PERSISTENT_STATE_H_
 
 #include <cstdint>
 #include <limits>
@@ -25,7 +25,7 @@
 #include "absl/strings/string_view.h"
 #include "base/fd.h"
 
-namespace am::sim {
+namespace pci::sim {
 
 // The directory the state lives in (not checked; PersistentState checks it before use).
 std::string StateDirectory();
@@ -125,6 +125,6 @@ class PersistentState {
   std::string discarded_;
 };
 
-}  // namespace am::sim
+}  // namespace pci::sim
 
-#endif  // BAREGPU_AM_SIM_PERSISTENT_STATE_H_
+#endif  // BAREGPU_PCI_SIM_PERSISTENT_STATE_H_
