@@ -22,7 +22,7 @@ using namespace regs::ad102;  // NOLINT: the register names are long enough
 using gsp::GspFwWprMeta;
 
 // A falcon's IMEM is tagged and secured per 256-byte block (nouveau nvkm_falcon_dma_wr moves 256-byte blocks;
-// ga102_flcn_dma_init writes the DMA base >> 8), which is what BooterInputs::imem_secure counts in.
+// ga102_flcn_dma_init writes the DMA base >> 8), which is what HsUcodeContext::imem_secure counts in.
 constexpr uint64_t kFalconBlockSize = 256;
 
 // NV_PFB_PRI_MMU_WPR2_ADDR_LO/HI hold address >> 12 in VAL: NV_PFB_PRI_MMU_WPR2_ADDR_LO/HI_ALIGNMENT 0xc (tinygrad
@@ -74,7 +74,7 @@ uint64_t FirstDifference(absl::string_view a, absl::string_view b) {
   return static_cast<uint64_t>(std::mismatch(a.begin(), a.begin() + n, b.begin()).first - a.begin());
 }
 
-BooterOutcome Refuse(const BooterInputs& in, absl::string_view who, uint32_t code, absl::string_view why) {
+BooterOutcome Refuse(const HsUcodeContext& in, absl::string_view who, uint32_t code, absl::string_view why) {
   BooterOutcome out;
   out.ok = false;
   out.mailbox0 = code;
@@ -83,14 +83,14 @@ BooterOutcome Refuse(const BooterInputs& in, absl::string_view who, uint32_t cod
   return out;
 }
 
-absl::Status CheckSeams(const BooterInputs& in, absl::string_view name) {
+absl::Status CheckSeams(const HsUcodeContext& in, absl::string_view name) {
   if (in.priv == nullptr || in.memory == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(name, ": the inputs lack the priv bus or device memory"));
   }
   return absl::OkStatus();
 }
 
-absl::Status RecogniseCode(const BooterUcodeFile& file, absl::string_view name, const BooterInputs& in) {
+absl::Status RecogniseCode(const BooterUcodeFile& file, absl::string_view name, const HsUcodeContext& in) {
   const absl::string_view imem = View(in.imem);
   if (imem.size() < file.code.size()) {
     return absl::NotFoundError(absl::StrFormat("IMEM holds 0x%x bytes, fewer than %s's 0x%x bytes of code (%s)",
@@ -124,9 +124,9 @@ const regs::known::KnownRegister* FuseBank(uint32_t engine_id) {
 }
 
 // The BROM's checks before the booter runs; nullopt when it may run.
-std::optional<BooterOutcome> CheckBrom(const BooterUcodeFile& file, absl::string_view name, const BooterInputs& in) {
+std::optional<BooterOutcome> CheckBrom(const BooterUcodeFile& file, absl::string_view name, const HsUcodeContext& in) {
   const firmware::nv::Booter& h = file.header;
-  const BooterInputs::Brom& brom = in.brom;
+  const BromRegisters& brom = in.brom;
   auto refuse = [&](uint32_t code, absl::string_view why) { return Refuse(in, "BROM", code, why); };
   if (brom.mod_sel_algo != NV_PFALCON2_FALCON_MOD_SEL::ALGO_RSA3K) {
     return refuse(flcn::kErrHsChkInvalidInput,
@@ -344,6 +344,21 @@ bool WriteFb(DeviceMemory& memory, uint64_t address, absl::string_view bytes) {
   return true;
 }
 
+// The seam's view of an outcome. A context the model cannot judge at all (no priv bus or memory, not this image:
+// the falcon asks Recognise first) halts with HS_CHK_INVALID_INPUT, as the falcon does for an image no model knows.
+HsUcodeOutcome ToSeam(absl::StatusOr<BooterOutcome> out) {
+  if (!out.ok())
+    return HsUcodeOutcome{
+        .mailbox0 = flcn::kErrHsChkInvalidInput, .mailbox1 = 0, .log = std::string(out.status().message())};
+  return HsUcodeOutcome{.mailbox0 = out->mailbox0, .mailbox1 = out->mailbox1, .log = std::move(out->log)};
+}
+
+// flcn_status.h and the seam's FLCN_STATUS constants name the same codes.
+static_assert(flcn::kOk == kFlcnOk && flcn::kErrHsChkInvalidInput == kFlcnErrHsChkInvalidInput &&
+              flcn::kErrHsChkUcodeRevoked == kFlcnErrHsChkUcodeRevoked &&
+              flcn::kErrHsChkEngidMismatch == kFlcnErrHsChkEngidMismatch &&
+              flcn::kErrBromSignFail == kFlcnErrBromSignatureFailed);
+
 }  // namespace
 
 // ---- booter_load ------------------------------------------------------------------------------------------------
@@ -354,11 +369,13 @@ absl::StatusOr<std::unique_ptr<BooterLoadModel>> BooterLoadModel::Create(absl::s
   return std::unique_ptr<BooterLoadModel>(new BooterLoadModel(std::move(firmware), fb_size));
 }
 
-absl::Status BooterLoadModel::Recognise(const BooterInputs& inputs) const {
-  return RecogniseCode(firmware_->load, name(), inputs);
+absl::Status BooterLoadModel::Recognise(const HsUcodeContext& context) const {
+  return RecogniseCode(firmware_->load, name(), context);
 }
 
-absl::StatusOr<BooterOutcome> BooterLoadModel::Run(const BooterInputs& in) const {
+HsUcodeOutcome BooterLoadModel::Run(HsUcodeContext& context) { return ToSeam(Execute(context)); }
+
+absl::StatusOr<BooterOutcome> BooterLoadModel::Execute(const HsUcodeContext& in) const {
   BAREGPU_RETURN_IF_ERROR(CheckSeams(in, name()));
   BAREGPU_RETURN_IF_ERROR(Recognise(in));
   if (std::optional<BooterOutcome> refused = CheckBrom(firmware_->load, name(), in)) return *std::move(refused);
@@ -559,6 +576,19 @@ absl::StatusOr<BooterOutcome> BooterLoadModel::Run(const BooterInputs& in) const
     }
   }
 
+  // Start GSP-RM on the GSP's core, which the driver pointed at RISC-V through BCR_CTRL before (nouveau
+  // ga102_gsp_reset, tinygrad reset(riscv=True)). How the real booter starts it is in no source: nouveau only checks
+  // afterwards that the GSP's RISC-V is active (r535_gsp_booter_load, ga102_flcn_riscv_active). The model starts it
+  // the way tinygrad's NV_FLCN.start_cpu starts a falcon: CPUCTL_ALIAS when CPUCTL.ALIAS_EN is set, else CPUCTL.
+  const uint32_t gsp_cpuctl = kGsp.AddressOf<NV_PFALCON_FALCON_CPUCTL>();
+  if (NV_PFALCON_FALCON_CPUCTL::FromRaw(in.priv->Read32(gsp_cpuctl)).alias_en() ==
+      NV_PFALCON_FALCON_CPUCTL::ALIAS_EN_TRUE) {
+    in.priv->Write32(kGsp.AddressOf<NV_PFALCON_FALCON_CPUCTL_ALIAS>(),
+                     NV_PFALCON_FALCON_CPUCTL_ALIAS{}.startcpu(NV_PFALCON_FALCON_CPUCTL_ALIAS::STARTCPU_TRUE).raw());
+  } else {
+    in.priv->Write32(gsp_cpuctl, NV_PFALCON_FALCON_CPUCTL{}.startcpu(NV_PFALCON_FALCON_CPUCTL::STARTCPU_TRUE).raw());
+  }
+
   GspRiscvStart start;
   start.libos_args = uint64_t{in.priv->Read32(NV_PGSP_FALCON_MAILBOX1::kOffset)} << 32 |
                      in.priv->Read32(NV_PGSP_FALCON_MAILBOX0::kOffset);
@@ -577,7 +607,7 @@ absl::StatusOr<BooterOutcome> BooterLoadModel::Run(const BooterInputs& in) const
   out.mailbox1 = in.mailbox1;
   out.log = absl::StrFormat(
       "booter_load: GspFwWprMeta at 0x%x verified; WPR2 [0x%x, 0x%x); GSP-RM ELF at FB 0x%x, boot binary at FB "
-      "0x%x; GSP RISC-V to start with LibOS arguments at 0x%x",
+      "0x%x; GSP RISC-V started with LibOS arguments at 0x%x",
       meta_address, meta.gspFwWprStart, meta.gspFwWprEnd, meta.gspFwOffset, meta.bootBinOffset, start.libos_args);
   out.riscv = start;
   return out;
@@ -591,11 +621,13 @@ absl::StatusOr<std::unique_ptr<BooterUnloadModel>> BooterUnloadModel::Create(abs
   return std::unique_ptr<BooterUnloadModel>(new BooterUnloadModel(std::move(firmware)));
 }
 
-absl::Status BooterUnloadModel::Recognise(const BooterInputs& inputs) const {
-  return RecogniseCode(firmware_->unload, name(), inputs);
+absl::Status BooterUnloadModel::Recognise(const HsUcodeContext& context) const {
+  return RecogniseCode(firmware_->unload, name(), context);
 }
 
-absl::StatusOr<BooterOutcome> BooterUnloadModel::Run(const BooterInputs& in) const {
+HsUcodeOutcome BooterUnloadModel::Run(HsUcodeContext& context) { return ToSeam(Execute(context)); }
+
+absl::StatusOr<BooterOutcome> BooterUnloadModel::Execute(const HsUcodeContext& in) const {
   BAREGPU_RETURN_IF_ERROR(CheckSeams(in, name()));
   BAREGPU_RETURN_IF_ERROR(Recognise(in));
   if (std::optional<BooterOutcome> refused = CheckBrom(firmware_->unload, name(), in)) return *std::move(refused);

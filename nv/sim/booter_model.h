@@ -32,7 +32,8 @@
 // Then, as the header says the booter does: WPR2 covers [gspFwWprStart, gspFwWprEnd) (the region nouveau's fini
 // saves on suspend, r535_gsp_fini), the ELF is at gspFwOffset and the boot binary at bootBinOffset in FB ("BL to use
 // to find ELF", "BOOT BIN"), the meta is placed at gspFwWprStart ("Booter-placed metadata") with verified =
-// GSP_FW_WPR_META_VERIFIED; SEC2 halts with MAILBOX0 = FLCN_OK and the GSP's RISC-V core is to be started.
+// GSP_FW_WPR_META_VERIFIED; the GSP's core is started (over the priv bus, see booter_model.cc) and SEC2 halts with
+// MAILBOX0 = FLCN_OK.
 //
 // booter_unload (nouveau r535_gsp_booter_unload: run only while WPR2_ADDR_HI != 0, which must read 0 afterwards;
 // r535_gsp_fini passes MAILBOX0/1 = 0xff outside suspend): takes WPR2 down. Suspend (a GspFwSRMeta address in the
@@ -52,6 +53,7 @@
 #include "absl/strings/string_view.h"
 #include "nv/sim/bar0_block.h"
 #include "nv/sim/booter_firmware.h"
+#include "nv/sim/hs_ucode_model.h"
 
 namespace nv::sim {
 
@@ -60,30 +62,6 @@ namespace nv::sim {
 // board's value is in no source; 1 is chosen, the fuse version the 535.113.01 booters are signed for (meta[0] = 1),
 // so ga100_flcn_fw_signature selects signature 1 - fls(1) = 0. (A fuse reading 0 would select the last, index 1.)
 inline constexpr uint32_t kAd102BooterFuseValue = 1;
-
-// Everything the booter sees when SEC2 starts it: the falcon's memories and registers (the names are
-// dev_falcon_v4.h's and dev_falcon_second_pri.h's) and what it reaches over the priv bus and DMA.
-struct BooterInputs {
-  // What the BROM reads (nouveau ga102_flcn_fw_boot writes these four).
-  struct Brom {
-    uint32_t paraaddr0 = 0;       // NV_PFALCON2_FALCON_BROM_PARAADDR(0): the signature's DMEM offset
-    uint32_t engine_id_mask = 0;  // NV_PFALCON2_FALCON_BROM_ENGIDMASK
-    uint32_t ucode_id = 0;        // NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID.VAL
-    uint32_t mod_sel_algo = 0;    // NV_PFALCON2_FALCON_MOD_SEL.ALGO
-  };
-  // The BROM engine id bit of the falcon that runs the ucode (the falcon model's identity): the booters are signed
-  // for engine mask 0x1, SEC2's (nouveau runs them on device->sec2->falcon, r535_gsp_oneinit).
-  uint32_t falcon_engine_bit = 0;
-  std::span<const uint8_t> imem;      // physical IMEM from 0
-  std::span<const bool> imem_secure;  // one flag per 256-byte IMEM block: loaded with DMATRFCMD.SEC / IMEMC.SECURE
-  std::span<const uint8_t> dmem;      // DMEM from 0
-  Brom brom;
-  uint32_t bootvec = 0;   // NV_PFALCON_FALCON_BOOTVEC
-  uint32_t mailbox0 = 0;  // NV_PFALCON_FALCON_MAILBOX0/1 as the driver wrote them
-  uint32_t mailbox1 = 0;
-  PrivBus* priv = nullptr;         // every BAR0 register, as SEC2's ucode reaches them
-  DeviceMemory* memory = nullptr;  // FB and system memory, as SEC2's DMA reaches them
-};
 
 // What the GSP's RISC-V core starts with after booter_load: the addresses the booter has made true.
 struct GspRiscvStart {
@@ -108,20 +86,26 @@ struct BooterOutcome {
   std::optional<GspRiscvStart> riscv;  // booter_load's success only
 };
 
-class BooterLoadModel {
+// The SEC2 falcon asks it through the HS ucode seam (nv/sim/hs_ucode_model.h): what the booter sees is the seam's
+// HsUcodeContext (IMEM, DMEM, their secure flags, the BROM registers, BOOTVEC, the mailboxes, the priv bus, DMA).
+class BooterLoadModel : public HsUcodeModel {
  public:
   // `chip`: "ad102" (or "ga102"); `fb_size`: the chip's FB bytes (the meta's fbSize must say so); `roots`: where the
   // real files are looked for (firmware::DefaultSearchRoots() is the driver's search).
   static absl::StatusOr<std::unique_ptr<BooterLoadModel>> Create(absl::string_view chip, uint64_t fb_size,
                                                                  const std::vector<std::string>& roots);
 
-  absl::string_view name() const { return "booter_load"; }
-  const BooterFirmware& firmware() const { return *firmware_; }
+  absl::string_view name() const override { return "booter_load"; }
   // OK when IMEM holds this booter's code (the image is this model's); NotFound saying where it differs otherwise.
-  absl::Status Recognise(const BooterInputs& inputs) const;
-  // Runs a recognised image. InvalidArgument when the inputs lack the priv bus or memory, NotFound when the image is
-  // not booter_load; every refusal of the BROM or the booter is an outcome.
-  absl::StatusOr<BooterOutcome> Run(const BooterInputs& inputs) const;
+  absl::Status Recognise(const HsUcodeContext& context) const override;
+  // The seam's entry: Execute, with a refusal of the inputs themselves reported as HS_CHK_INVALID_INPUT.
+  HsUcodeOutcome Run(HsUcodeContext& context) override;
+
+  // Runs a recognised image. InvalidArgument when the context lacks the priv bus or memory, NotFound when the image
+  // is not booter_load; every refusal of the BROM or the booter is an outcome. On success the GSP's core has been
+  // started (booter_model.cc says how).
+  absl::StatusOr<BooterOutcome> Execute(const HsUcodeContext& context) const;
+  const BooterFirmware& firmware() const { return *firmware_; }
 
  private:
   BooterLoadModel(std::shared_ptr<const BooterFirmware> firmware, uint64_t fb_size)
@@ -131,14 +115,15 @@ class BooterLoadModel {
   uint64_t fb_size_;
 };
 
-class BooterUnloadModel {
+class BooterUnloadModel : public HsUcodeModel {
  public:
   static absl::StatusOr<std::unique_ptr<BooterUnloadModel>> Create(absl::string_view chip,
                                                                    const std::vector<std::string>& roots);
 
-  absl::string_view name() const { return "booter_unload"; }
-  absl::Status Recognise(const BooterInputs& inputs) const;
-  absl::StatusOr<BooterOutcome> Run(const BooterInputs& inputs) const;
+  absl::string_view name() const override { return "booter_unload"; }
+  absl::Status Recognise(const HsUcodeContext& context) const override;
+  HsUcodeOutcome Run(HsUcodeContext& context) override;
+  absl::StatusOr<BooterOutcome> Execute(const HsUcodeContext& context) const;
 
  private:
   explicit BooterUnloadModel(std::shared_ptr<const BooterFirmware> firmware) : firmware_(std::move(firmware)) {}

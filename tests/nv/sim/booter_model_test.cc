@@ -228,7 +228,8 @@ class BooterModelTest : public ::testing::Test {
                /*signature=*/0);
     inputs_.brom = {.paraaddr0 = kSignatureSlot, .engine_id_mask = 1, .ucode_id = 3, .mod_sel_algo = 1};
     inputs_.bootvec = kLoadCodeOffset;
-    inputs_.falcon_engine_bit = 1;  // SEC2
+    inputs_.falcon = "SEC2";
+    inputs_.falcon_engine_bit = 1;  // SEC2's BROM engine bit (FalconIdentity of Ad102Sec2Falcon)
     inputs_.mailbox0 = static_cast<uint32_t>(kMetaBus);
     inputs_.mailbox1 = static_cast<uint32_t>(kMetaBus >> 32);
     inputs_.priv = &priv_;
@@ -313,7 +314,7 @@ class BooterModelTest : public ::testing::Test {
   uint8_t* Level2Entry(uint64_t i) { return memory_.System(kRadixBus + 0x2000 + i * 8, 8); }
 
   BooterOutcome Run() {
-    auto out = load_->Run(inputs_);
+    auto out = load_->Execute(inputs_);
     EXPECT_TRUE(out.ok()) << out.status();
     return out.ok() ? *out : BooterOutcome{};
   }
@@ -325,6 +326,7 @@ class BooterModelTest : public ::testing::Test {
     EXPECT_THAT(out.log, HasSubstr(text));
     EXPECT_FALSE(out.riscv.has_value());
     EXPECT_NE(priv_.Read32(kWpr2Lo), kBootedLoRaw);
+    EXPECT_EQ(priv_.Read32(0x110100), 0u);  // the GSP's CPUCTL: not started
   }
 
   std::string root_;
@@ -333,7 +335,7 @@ class BooterModelTest : public ::testing::Test {
   FakePrivBus priv_;
   FakeDeviceMemory memory_{kFbSize};
   Falcon falcon_;
-  BooterInputs inputs_;
+  HsUcodeContext inputs_;
   gsp::GspFwWprMeta meta_;
 };
 
@@ -355,6 +357,8 @@ TEST_F(BooterModelTest, CorrectBootStartsGspRm) {
   EXPECT_EQ(out.riscv->manifest, 0x5ffdf8000u);      // + 0
   EXPECT_EQ(out.riscv->wpr2_start, 0x5f5900000u);
   EXPECT_EQ(out.riscv->wpr2_end, 0x5fff00000u);
+  // The GSP's core was started: CPUCTL.STARTCPU (0x2, what gm200_flcn_fw_boot writes) at 0x110000 + 0x100.
+  EXPECT_EQ(priv_.Read32(0x110100), 0x2u);
   // WPR2 now covers gspFwWprStart..gspFwWprEnd.
   EXPECT_EQ(priv_.Read32(kWpr2Lo), kBootedLoRaw);
   EXPECT_EQ(priv_.Read32(kWpr2Hi), kFrtsHiRaw);
@@ -568,12 +572,29 @@ TEST_F(BooterModelTest, RefusesWrongBromParameters) {
 
 TEST_F(BooterModelTest, OtherCodeIsNotTheBooter) {
   falcon_.imem[0x7000] ^= 1;
-  absl::StatusOr<BooterOutcome> out = load_->Run(inputs_);
+  absl::StatusOr<BooterOutcome> out = load_->Execute(inputs_);
   EXPECT_EQ(out.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(out.status().message(), HasSubstr("IMEM is not booter_load: it differs from the file's app[0]"));
   EXPECT_THAT(out.status().message(), HasSubstr("at IMEM 0x7000"));
   inputs_.priv = nullptr;
-  EXPECT_EQ(load_->Run(inputs_).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(load_->Execute(inputs_).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(BooterModelTest, TheSeamGetsTheMailboxesAndTheLog) {
+  HsUcodeModel& seam = *load_;
+  EXPECT_TRUE(seam.Recognise(inputs_).ok());
+  inputs_.brom.ucode_id = 4;
+  HsUcodeOutcome out = seam.Run(inputs_);
+  EXPECT_EQ(out.mailbox0, 0xa0u);
+  EXPECT_THAT(out.log, HasSubstr("BROM refused (MAILBOX0 = 0xa0): NV_PFALCON2_FALCON_BROM_CURR_UCODE_ID = 4"));
+  inputs_.brom.ucode_id = 3;
+  out = seam.Run(inputs_);
+  EXPECT_EQ(out.mailbox0, 0u) << out.log;
+  EXPECT_THAT(out.log, HasSubstr("booter_load: GspFwWprMeta at 0x123456000 verified"));
+  falcon_.imem[0] ^= 1;  // not the booter any more: refused like an image no model knows
+  out = seam.Run(inputs_);
+  EXPECT_EQ(out.mailbox0, 0xa0u);
+  EXPECT_THAT(out.log, HasSubstr("IMEM is not booter_load"));
 }
 
 TEST_F(BooterModelTest, AnyMetaBytesGiveARefusal) {
@@ -614,7 +635,7 @@ TEST_F(BooterUnloadTest, TakesWpr2Down) {
   ASSERT_TRUE(Run().ok);
   ASSERT_EQ(priv_.Read32(kWpr2Hi), kFrtsHiRaw);
   LoadUnload();
-  absl::StatusOr<BooterOutcome> out = unload_->Run(inputs_);
+  absl::StatusOr<BooterOutcome> out = unload_->Execute(inputs_);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_TRUE(out->ok) << out->log;
   EXPECT_EQ(out->mailbox0, 0u);
@@ -627,7 +648,7 @@ TEST_F(BooterUnloadTest, NothingToDoWithoutWpr2) {
   LoadUnload();
   priv_.Write32(kWpr2Lo, 0);
   priv_.Write32(kWpr2Hi, 0);
-  absl::StatusOr<BooterOutcome> out = unload_->Run(inputs_);
+  absl::StatusOr<BooterOutcome> out = unload_->Execute(inputs_);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_TRUE(out->ok);
   EXPECT_THAT(out->log, HasSubstr("WPR2 was not up"));
@@ -637,7 +658,7 @@ TEST_F(BooterUnloadTest, RefusesSuspendAndBadSignatures) {
   LoadUnload();
   inputs_.mailbox0 = static_cast<uint32_t>(kMetaBus);
   inputs_.mailbox1 = static_cast<uint32_t>(kMetaBus >> 32);
-  absl::StatusOr<BooterOutcome> out = unload_->Run(inputs_);
+  absl::StatusOr<BooterOutcome> out = unload_->Execute(inputs_);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->mailbox0, 0x01u);
   EXPECT_THAT(out->log, HasSubstr("MAILBOX0/1 = 0x23456000/0x1: outside suspend nouveau passes 0xff/0xff"));
@@ -646,7 +667,7 @@ TEST_F(BooterUnloadTest, RefusesSuspendAndBadSignatures) {
   LoadBooter(Files(root_).booter_unload, kUnloadCodeOffset, kUnloadCodeSize, kUnloadDataOffset, kUnloadDataSize,
              kUnloadSignatureSlot, /*signature=*/-1);
   inputs_.mailbox0 = inputs_.mailbox1 = 0xff;
-  out = unload_->Run(inputs_);
+  out = unload_->Execute(inputs_);
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(out->mailbox0, 0xf7u);
   EXPECT_THAT(out->log, HasSubstr("unpatched signature slot"));
@@ -655,7 +676,7 @@ TEST_F(BooterUnloadTest, RefusesSuspendAndBadSignatures) {
 
 TEST_F(BooterUnloadTest, EachModelKnowsOnlyItsOwnCode) {
   LoadUnload();
-  EXPECT_EQ(load_->Run(inputs_).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(load_->Execute(inputs_).status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(unload_->Recognise(inputs_).ok());
 }
 
@@ -703,17 +724,18 @@ TEST(BooterFirmwareTest, Ga102BooterPassesTheBrom) {
   FakePrivBus priv;
   FakeDeviceMemory memory(kFbSize);
   priv.Write32(kBooterFuse, 1);
-  BooterInputs in{.falcon_engine_bit = 1,
-                  .imem = falcon.imem,
-                  .imem_secure = falcon.secure,
-                  .dmem = falcon.dmem,
-                  .brom = {.paraaddr0 = 0x10, .engine_id_mask = 1, .ucode_id = 3, .mod_sel_algo = 1},
-                  .bootvec = 0x100,
-                  .mailbox0 = 0x1000,
-                  .mailbox1 = 0,
-                  .priv = &priv,
-                  .memory = &memory};
-  absl::StatusOr<BooterOutcome> out = (*model)->Run(in);
+  HsUcodeContext in{.falcon = "SEC2",
+                    .falcon_engine_bit = 1,
+                    .imem = falcon.imem,
+                    .dmem = falcon.dmem,
+                    .imem_secure = falcon.secure,
+                    .brom = {.paraaddr0 = 0x10, .engine_id_mask = 1, .ucode_id = 3, .mod_sel_algo = 1},
+                    .bootvec = 0x100,
+                    .mailbox0 = 0x1000,
+                    .mailbox1 = 0,
+                    .priv = &priv,
+                    .memory = &memory};
+  absl::StatusOr<BooterOutcome> out = (*model)->Execute(in);
   ASSERT_TRUE(out.ok()) << out.status();
   // Past the BROM: the booter itself finds no meta at 0x1000.
   EXPECT_EQ(out->mailbox0, 0x17u) << out->log;
