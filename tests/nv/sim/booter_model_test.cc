@@ -16,6 +16,8 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -23,6 +25,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nv/gsp/layouts.h"
+#include "nv/sim/falcon_model.h"
 #include "tests/firmware/nv/nv_firmware.h"
 
 namespace nv::sim {
@@ -678,6 +681,147 @@ TEST_F(BooterUnloadTest, EachModelKnowsOnlyItsOwnCode) {
   LoadUnload();
   EXPECT_EQ(load_->Execute(inputs_).status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(unload_->Recognise(inputs_).ok());
+}
+
+// ---- On the virtual falcons --------------------------------------------------------------------------------------
+
+// The priv bus of a chip with the two falcon models at their BAR0 windows (GSP 0x110000, SEC2 0x840000); every other
+// register is a plain one of `rest`.
+class FalconBus : public PrivBus {
+ public:
+  explicit FalconBus(PrivBus& rest) : rest_(rest) {}
+  void Attach(FalconModel* gsp, FalconModel* sec2) {
+    gsp_ = gsp;
+    sec2_ = sec2;
+  }
+  uint32_t Read32(uint32_t address) override {
+    uint32_t base = 0;
+    if (FalconModel* f = At(address, &base)) return f->Read32(address - base);
+    return rest_.Read32(address);
+  }
+  void Write32(uint32_t address, uint32_t value) override {
+    uint32_t base = 0;
+    if (FalconModel* f = At(address, &base)) return f->Write32(address - base, value);
+    rest_.Write32(address, value);
+  }
+
+ private:
+  FalconModel* At(uint32_t address, uint32_t* base) {
+    for (FalconModel* f : {gsp_, sec2_}) {
+      if (f != nullptr && address - f->identity().bases.falcon < kFalconWindowSize) {
+        *base = f->identity().bases.falcon;
+        return f;
+      }
+    }
+    return nullptr;
+  }
+  PrivBus& rest_;
+  FalconModel* gsp_ = nullptr;
+  FalconModel* sec2_ = nullptr;
+};
+
+// The driver's side written out register by register from nouveau (raw offsets and values as nouveau writes them):
+// r535_gsp_oneinit's GSP mailboxes, ga102_gsp_reset's BCR_CTRL, then nvkm_falcon_fw_boot of the booter on SEC2:
+// ga102_flcn_fw_load (FBIF_CTL, DMACTL, FBIF_TRANSCFG(0), DMA of app[0] into IMEM with SEC and of the OS data into
+// DMEM), ga102_flcn_fw_boot (BROM registers), gm200_flcn_fw_boot (mailboxes, BOOTVEC, STARTCPU, then the halt).
+class BooterOnFalconsTest : public BooterModelTest {
+ protected:
+  static constexpr uint32_t kSec2 = 0x840000, kGsp = 0x110000;
+  static constexpr uint64_t kImageBusAddress = 0x80000000;  // the signed booter image nouveau DMAs from
+
+  void SetUp() override {
+    BooterModelTest::SetUp();
+    if (IsSkipped()) return;
+    gsp_ = std::make_unique<FalconModel>(Ad102GspFalcon(), bus_, memory_);
+    sec2_ = std::make_unique<FalconModel>(Ad102Sec2Falcon(), bus_, memory_);
+    bus_.Attach(gsp_.get(), sec2_.get());
+    auto load = BooterLoadModel::Create("ad102", kFbSize, {root_});
+    auto unload = BooterUnloadModel::Create("ad102", {root_});
+    ASSERT_TRUE(load.ok() && unload.ok());
+    sec2_->AddHsUcodeModel(std::move(*load));
+    sec2_->AddHsUcodeModel(std::move(*unload));
+    gsp_->SetRiscvStartHandler([this] {
+      ++gsp_rm_starts_;
+      return true;
+    });
+    // r535_gsp_oneinit: the GSP's reset into RISC-V mode (ga102_gsp_reset: falcon + 0x1668 |= 0x111), the LibOS
+    // arguments in its mailboxes (falcon + 0x040/0x044).
+    bus_.Write32(kGsp + 0x1668, 0x111);
+    bus_.Write32(kGsp + 0x040, static_cast<uint32_t>(kLibosArgs));
+    bus_.Write32(kGsp + 0x044, static_cast<uint32_t>(kLibosArgs >> 32));
+  }
+
+  // nvkm_falcon_fw_boot of one booter: the file's payload with signature `signature` patched in (nvkm_falcon_fw_patch)
+  // is DMA'd from system memory.
+  std::pair<uint32_t, uint32_t> Boot(const std::string& file, uint64_t code_offset, uint64_t code_size,
+                                     uint64_t data_offset, uint64_t data_size, uint64_t slot, int signature,
+                                     uint32_t mbox0, uint32_t mbox1) {
+    std::vector<uint8_t>& image = memory_.Map(kImageBusAddress, 0x10000);
+    std::memcpy(image.data(), file.data() + kLoadPayload, file.size() - kLoadPayload);
+    std::memcpy(image.data() + data_offset + slot, file.data() + kSignatures + signature * kSignatureSize,
+                kSignatureSize);
+    bus_.Write32(kSec2 + 0x624, bus_.Read32(kSec2 + 0x624) | 0x80);               // FBIF_CTL.ALLOW_PHYS_NO_CTX
+    bus_.Write32(kSec2 + 0x10c, 0);                                               // DMACTL
+    bus_.Write32(kSec2 + 0x600, (bus_.Read32(kSec2 + 0x600) & ~0x10007u) | 0x5);  // TRANSCFG(0): sysmem, physical
+    // IMEM: base = image >> 8, FB offset = app[0].offset + i, IMEM offset i, cmd SIZE_256B | IMEM | SEC.
+    bus_.Write32(kSec2 + 0x110, static_cast<uint32_t>(kImageBusAddress >> 8));
+    bus_.Write32(kSec2 + 0x128, 0);
+    for (uint64_t i = 0; i < code_size; i += 256) {
+      bus_.Write32(kSec2 + 0x114, static_cast<uint32_t>(i));
+      bus_.Write32(kSec2 + 0x11c, static_cast<uint32_t>(code_offset + i));
+      bus_.Write32(kSec2 + 0x118, (6 << 8) | 0x10 | 0x4);
+    }
+    // DMEM: base = (image + os_data_offset) >> 8, offsets from 0, cmd SIZE_256B.
+    bus_.Write32(kSec2 + 0x110, static_cast<uint32_t>((kImageBusAddress + data_offset) >> 8));
+    for (uint64_t i = 0; i < data_size; i += 256) {
+      bus_.Write32(kSec2 + 0x114, static_cast<uint32_t>(i));
+      bus_.Write32(kSec2 + 0x11c, static_cast<uint32_t>(i));
+      bus_.Write32(kSec2 + 0x118, 6 << 8);
+    }
+    bus_.Write32(kSec2 + 0x1210, static_cast<uint32_t>(slot));  // BROM_PARAADDR(0) = dmem_sign
+    bus_.Write32(kSec2 + 0x119c, 1);                            // ENGIDMASK
+    bus_.Write32(kSec2 + 0x1198, 3);                            // CURR_UCODE_ID
+    bus_.Write32(kSec2 + 0x1180, 1);                            // MOD_SEL: RSA3K
+    bus_.Write32(kSec2 + 0x040, mbox0);
+    bus_.Write32(kSec2 + 0x044, mbox1);
+    bus_.Write32(kSec2 + 0x104, static_cast<uint32_t>(code_offset));  // BOOTVEC = boot_addr
+    bus_.Write32(kSec2 + 0x100, 0x2);                                 // CPUCTL.STARTCPU
+    EXPECT_TRUE(bus_.Read32(kSec2 + 0x100) & 0x10) << "SEC2 did not halt";
+    return {bus_.Read32(kSec2 + 0x040), bus_.Read32(kSec2 + 0x044)};
+  }
+
+  FalconBus bus_{priv_};
+  std::unique_ptr<FalconModel> gsp_, sec2_;
+  int gsp_rm_starts_ = 0;
+};
+
+TEST_F(BooterOnFalconsTest, NouveausSequenceStartsGspRmAndUnloadTakesWpr2Down) {
+  const RealFiles& f = Files(root_);
+  auto [mbox0, mbox1] = Boot(f.booter_load, kLoadCodeOffset, kLoadCodeSize, kLoadDataOffset, kLoadDataSize,
+                             kSignatureSlot, 0, static_cast<uint32_t>(kMetaBus), static_cast<uint32_t>(kMetaBus >> 32));
+  EXPECT_EQ(mbox0, 0u) << ::testing::PrintToString(sec2_->log());  // nouveau's mbox0_ok
+  EXPECT_EQ(mbox1, 1u);
+  EXPECT_EQ(gsp_rm_starts_, 1);
+  // r535_gsp_booter_load's check: ga102_flcn_riscv_active, GSP falcon + 0x1000 + 0x388 bit 7.
+  EXPECT_TRUE(bus_.Read32(kGsp + 0x1388) & 0x80);
+  EXPECT_EQ(priv_.Read32(kWpr2Lo), kBootedLoRaw);
+  EXPECT_EQ(priv_.Read32(kWpr2Hi), kFrtsHiRaw);
+
+  // r535_gsp_fini (outside suspend): booter_unload with 0xff in both mailboxes; WPR2_ADDR_HI reads 0 after.
+  std::tie(mbox0, mbox1) = Boot(f.booter_unload, kUnloadCodeOffset, kUnloadCodeSize, kUnloadDataOffset, kUnloadDataSize,
+                                kUnloadSignatureSlot, 0, 0xff, 0xff);
+  EXPECT_EQ(mbox0, 0u) << ::testing::PrintToString(sec2_->log());
+  EXPECT_EQ(priv_.Read32(kWpr2Hi), 0u);
+}
+
+TEST_F(BooterOnFalconsTest, AWrongSignatureHaltsSec2WithTheBromsCode) {
+  const RealFiles& f = Files(root_);
+  auto [mbox0, mbox1] = Boot(f.booter_load, kLoadCodeOffset, kLoadCodeSize, kLoadDataOffset, kLoadDataSize,
+                             kSignatureSlot, 1, static_cast<uint32_t>(kMetaBus), static_cast<uint32_t>(kMetaBus >> 32));
+  EXPECT_EQ(mbox0, 0xf7u);
+  EXPECT_EQ(gsp_rm_starts_, 0);
+  EXPECT_FALSE(bus_.Read32(kGsp + 0x1388) & 0x80);
+  EXPECT_THAT(::testing::PrintToString(sec2_->log()), HasSubstr("holds signature 1"));
 }
 
 // ---- The files ----------------------------------------------------------------------------------------------------
