@@ -61,6 +61,8 @@ namespace nv::sim {
 // 0x824140 + (3 - 1) * 4 = 0x824148 for both booters (engine_id 1, ucode_id 3 in their HS headers' meta). A real
 // board's value is in no source; 1 is chosen, the fuse version the 535.113.01 booters are signed for (meta[0] = 1),
 // so ga100_flcn_fw_signature selects signature 1 - fls(1) = 0. (A fuse reading 0 would select the last, index 1.)
+// The model reads the fuse over the priv bus; nv/sim/ad102.cc serves this value (its own kBooterFuseValue, chosen the
+// same way), and one of the two constants should replace the other.
 inline constexpr uint32_t kAd102BooterFuseValue = 1;
 
 // What the GSP's RISC-V core starts with after booter_load: the addresses the booter has made true.
