@@ -13,11 +13,15 @@
 #include "absl/time/clock.h"
 #include "base/status_macros.h"
 #include "firmware/nv/gsp_elf.h"
+#include "firmware/nv/hs_header.h"
 #include "firmware/nv/requirements.h"
 #include "firmware/nv/riscv_desc.h"
+#include "firmware/nv/vbios.h"
 #include "firmware/store.h"
 #include "nv/falcon.h"
+#include "nv/gsp/booter_image.h"
 #include "nv/regs/ad102.h"
+#include "pci/address.h"
 #include "pci/open.h"
 
 namespace nv {
@@ -39,6 +43,47 @@ constexpr uint32_t kPriErrorCode = 0xbad00000;
 // layout places at the top (tinygrad's NV_FLCN.prep_ucode puts it in FB the same way, from its boot allocator).
 constexpr uint64_t kFwsecImageFbOffset = 0;
 constexpr absl::Duration kGfwPoll = absl::Milliseconds(1);
+// r535_gsp_fini waits up to 2 s for GSP-RM to say it stopped: bit 31 of the GSP falcon's MAILBOX0.
+constexpr absl::Duration kUnloadedWait = absl::Seconds(2);
+constexpr uint32_t kGspUnloadedBit = 1u << 31;
+// r535_gsp_fini hands booter_unload 0xff in both mailboxes (not a suspend: no GspFwSRMeta).
+constexpr uint32_t kBooterUnloadMailbox = 0xff;
+// The bus address of BAR `index` (PCI_BASE_ADDRESS_n; a 64-bit BAR's high half in the next register): what
+// GspSystemInfo tells GSP-RM (tinygrad: the sysfs resource addresses).
+absl::StatusOr<uint64_t> BarAddress(pci::Device& pci, int index) {
+  BAREGPU_ASSIGN_OR_RETURN(const uint32_t low, pci.ReadConfig32(PCI_BASE_ADDRESS_0 + 4 * index));
+  uint64_t address = low & PCI_BASE_ADDRESS_MEM_MASK;
+  if ((low & PCI_BASE_ADDRESS_MEM_TYPE_MASK) == PCI_BASE_ADDRESS_MEM_TYPE_64) {
+    BAREGPU_ASSIGN_OR_RETURN(const uint32_t high, pci.ReadConfig32(PCI_BASE_ADDRESS_0 + 4 * (index + 1)));
+    address |= uint64_t{high} << 32;
+  }
+  return address;
+}
+
+// The GSP core's sequencer commands (nouveau r535_gsp_msg_run_cpu_sequencer) over BAR0 and the GSP falcon.
+class Sequencer : public gsp::SequencerTarget {
+ public:
+  Sequencer(pci::Mmio bar0, Falcon& gsp) : bar0_(bar0), gsp_(gsp) {}
+  uint32_t Read32(uint32_t address) override { return bar0_.Read32(address); }
+  void Write32(uint32_t address, uint32_t value) override { bar0_.Write32(address, value); }
+  absl::Status CoreReset() override {
+    BAREGPU_RETURN_IF_ERROR(gsp_.Reset());
+    gsp_.DisableContextRequirement();
+    return absl::OkStatus();
+  }
+  absl::Status CoreStart() override {
+    gsp_.Start();
+    return absl::OkStatus();
+  }
+  absl::Status CoreWaitForHalt() override { return gsp_.WaitForHalt("the CPU sequencer's CORE_WAIT_FOR_HALT"); }
+  absl::Status CoreResume() override {
+    return absl::UnimplementedError("CORE_RESUME resumes GSP-RM after a suspend, which this driver does not do");
+  }
+
+ private:
+  pci::Mmio bar0_;
+  Falcon& gsp_;
+};
 
 bool IsPriError(uint32_t value) { return (value & kPriErrorMask) == kPriErrorCode; }
 
@@ -87,12 +132,27 @@ absl::Status Device::Boot() {
   BAREGPU_RETURN_IF_ERROR(Run("gfw-boot", [this] { return WaitForGfwBoot(); }));
   BAREGPU_RETURN_IF_ERROR(Run("wpr2", [this] { return ResetIfWpr2IsUp(); }));
   BAREGPU_RETURN_IF_ERROR(Run("fb", [this] { return ReadFb(); }));
-  BAREGPU_RETURN_IF_ERROR(Run("firmware", [this] { return SizeFirmware(); }));
+  BAREGPU_RETURN_IF_ERROR(Run("firmware", [this] { return LoadFirmware(); }));
   BAREGPU_RETURN_IF_ERROR(Run("layout", [this] { return LayOutWpr2(); }));
   BAREGPU_RETURN_IF_ERROR(Run("fwsec-frts", [this] { return RunFwsecFrts(); }));
-  return absl::UnimplementedError(
-      "WPR2 is up around FRTS; the next steps of a GSP-RM boot (booter load on SEC2, GSP-RM's INIT_DONE, static "
-      "info, RM objects) are not driven yet (issue 22)");
+  BAREGPU_RETURN_IF_ERROR(Run("gsp-memory", [this] { return PrepareGspRm(); }));
+  BAREGPU_RETURN_IF_ERROR(Run("booter-load", [this] { return RunBooterLoad(); }));
+  BAREGPU_RETURN_IF_ERROR(Run("init-done", [this] { return WaitForInitDone(); }));
+  return Run("static-info", [this] { return ReadStaticInfo(); });
+}
+
+Device::~Device() {
+  if (gsp_running_) (void)Shutdown();
+}
+
+absl::Status Device::Shutdown() {
+  if (!gsp_running_) return absl::OkStatus();
+  gsp_running_ = false;
+  // r535_gsp_fini: unload GSP-RM, then FWSEC-SB and booter_unload even when the unload failed (WARN_ON, going on).
+  absl::Status status = Run("unload", [this] { return UnloadGspRm(); });
+  status.Update(Run("fwsec-sb", [this] { return RunFwsecSb(); }));
+  status.Update(Run("booter-unload", [this] { return RunBooterUnload(); }));
+  return status;
 }
 
 absl::StatusOr<std::string> Device::Identify() {
@@ -171,12 +231,27 @@ absl::StatusOr<std::string> Device::ReadFb() {
                                       : std::string("no display engine answers: the last MiB"));
 }
 
-absl::StatusOr<std::string> Device::SizeFirmware() {
+absl::StatusOr<std::string> Device::LoadFirmware() {
   BAREGPU_ASSIGN_OR_RETURN(const firmware::nv::ChipProfile chip, firmware::nv::FindChipProfile("ad102"));
   const std::vector<std::string> roots = firmware::DeviceSearchRoots(pci_->firmware_roots());
-  std::string found;
   for (const firmware::nv::RequiredFile& file : firmware::nv::RequiredFiles(chip)) {
-    if (file.kind != firmware::nv::NvFileKind::kBootloader && file.kind != firmware::nv::NvFileKind::kGspRm) continue;
+    File* into = nullptr;
+    switch (file.kind) {
+      case firmware::nv::NvFileKind::kBootloader:
+        into = &bootloader_file_;
+        break;
+      case firmware::nv::NvFileKind::kGspRm:
+        into = &gsp_file_;
+        break;
+      case firmware::nv::NvFileKind::kBooterLoad:
+        into = &booter_load_file_;
+        break;
+      case firmware::nv::NvFileKind::kBooterUnload:
+        into = &booter_unload_file_;
+        break;
+      default:
+        continue;
+    }
     const firmware::Location location = firmware::nv::Locate(roots, file.relative_path);
     if (!location.path) {
       return absl::NotFoundError(absl::StrFormat(
@@ -184,20 +259,17 @@ absl::StatusOr<std::string> Device::SizeFirmware() {
           "fetches it, BAREGPU_FIRMWARE_PATH names the directory that holds nvidia/",
           file.relative_path, absl::StrJoin(location.tried, ", "), firmware::nv::kGspRmVersion));
     }
-    const std::string& path = *location.path;
-    BAREGPU_ASSIGN_OR_RETURN(const std::string data, firmware::ReadFirmwareFile(path));
-    if (file.kind == firmware::nv::NvFileKind::kBootloader) {
-      BAREGPU_ASSIGN_OR_RETURN(const firmware::nv::Bootloader bootloader, firmware::nv::ParseBootloader(path, data));
-      boot_bin_size_ = bootloader.bin.header.data_size;
-    } else {
-      BAREGPU_ASSIGN_OR_RETURN(const firmware::nv::GspImage image, firmware::nv::ParseGspImage(path, data));
-      const firmware::nv::ElfSection* fwimage = image.Find(".fwimage");
-      if (fwimage == nullptr) return absl::DataLossError(absl::StrCat(path, ": no .fwimage section"));
-      gsp_fw_size_ = fwimage->size;
-    }
-    absl::StrAppend(&found, found.empty() ? "" : ", ", path);
+    into->path = *location.path;
+    BAREGPU_ASSIGN_OR_RETURN(into->data, firmware::ReadFirmwareFile(into->path));
   }
-  return absl::StrFormat("bootloader 0x%x bytes, GSP-RM .fwimage 0x%x bytes (%s)", boot_bin_size_, gsp_fw_size_, found);
+  BAREGPU_ASSIGN_OR_RETURN(bootloader_, firmware::nv::ParseBootloader(bootloader_file_.path, bootloader_file_.data));
+  boot_bin_size_ = bootloader_.bin.header.data_size;
+  BAREGPU_ASSIGN_OR_RETURN(gsp_image_, firmware::nv::ParseGspImage(gsp_file_.path, gsp_file_.data));
+  const firmware::nv::ElfSection* fwimage = gsp_image_.Find(".fwimage");
+  if (fwimage == nullptr) return absl::DataLossError(absl::StrCat(gsp_file_.path, ": no .fwimage section"));
+  gsp_fw_size_ = fwimage->size;
+  return absl::StrFormat("GSP-RM %s: bootloader 0x%x bytes, .fwimage 0x%x bytes (%s)", gsp_image_.fw_version,
+                         boot_bin_size_, gsp_fw_size_, gsp_file_.path);
 }
 
 absl::StatusOr<std::string> Device::LayOutWpr2() {
@@ -210,8 +282,7 @@ absl::StatusOr<std::string> Device::LayOutWpr2() {
                          layout_.gspFwWprEnd, layout_.frtsOffset, layout_.gspFwHeapSize, layout_.gspFwHeapOffset);
 }
 
-absl::StatusOr<std::string> Device::RunFwsecFrts() {
-  Falcon gsp(bar0_, kAd102GspFalcon);
+FwsecPlacement Device::FbPlacement() {
   FwsecPlacement placement;
   placement.address = kFwsecImageFbOffset;
   placement.target = DmaTarget::kLocalFb;
@@ -223,10 +294,167 @@ absl::StatusOr<std::string> Device::RunFwsecFrts() {
     std::memcpy(bar1_.data() + address, bytes.data(), bytes.size());
     return absl::OkStatus();
   };
-  BAREGPU_ASSIGN_OR_RETURN(wpr2_,
-                           FwsecFrts(bar0_, gsp, {.offset = layout_.frtsOffset, .size = layout_.frtsSize}, placement));
+  return placement;
+}
+
+absl::StatusOr<std::string> Device::RunFwsecFrts() {
+  Falcon gsp(bar0_, kAd102GspFalcon);
+  BAREGPU_ASSIGN_OR_RETURN(
+      wpr2_, FwsecFrts(bar0_, gsp, {.offset = layout_.frtsOffset, .size = layout_.frtsSize}, FbPlacement()));
   return absl::StrFormat("FWSEC-FRTS from the VBIOS: WPR2 up (NV_PFB_PRI_MMU_WPR2_ADDR_LO 0x%08x, _HI 0x%08x)",
                          wpr2_.lo, wpr2_.hi);
+}
+
+absl::StatusOr<std::string> Device::PrepareGspRm() {
+  BAREGPU_ASSIGN_OR_RETURN(const firmware::nv::ChipProfile chip, firmware::nv::FindChipProfile("ad102"));
+  BAREGPU_ASSIGN_OR_RETURN(gsp_rm_, GspRm::Prepare(*pci_, bar0_, layout_,
+                                                   {.bootloader = &bootloader_,
+                                                    .bootloader_file = bootloader_file_.data,
+                                                    .image = &gsp_image_,
+                                                    .image_file = gsp_file_.data,
+                                                    .signature_section = chip.signature_section}));
+  gsp::SystemInfoInputs system;
+  BAREGPU_ASSIGN_OR_RETURN(system.bar0_address, BarAddress(*pci_, 0));
+  BAREGPU_ASSIGN_OR_RETURN(system.bar1_address, BarAddress(*pci_, 1));
+  BAREGPU_ASSIGN_OR_RETURN(system.bar3_address, BarAddress(*pci_, 3));
+  if (absl::StatusOr<pci::Address> address = pci::Address::Parse(pci_->name()); address.ok()) {
+    system.bus = address->bus;
+    system.device = address->device;
+    system.function = address->function;
+  }
+  BAREGPU_RETURN_IF_ERROR(gsp_rm_->QueueInitRpcs(system));
+  return absl::StrFormat("LibOS arguments at 0x%x, WPR metadata at 0x%x; SET_SYSTEM_INFO and SET_REGISTRY queued",
+                         gsp_rm_->libos_args_address(), gsp_rm_->wpr_meta_address());
+}
+
+absl::StatusOr<FalconMailboxes> Device::RunBooter(absl::string_view file, absl::string_view data,
+                                                  const FalconMailboxes& mailboxes) {
+  BAREGPU_ASSIGN_OR_RETURN(const firmware::nv::Booter booter, firmware::nv::ParseBooter(file, data));
+  BAREGPU_ASSIGN_OR_RETURN(const uint32_t fuse_register, gsp::BooterFuseRegister(booter.engine_id, booter.ucode_id));
+  BAREGPU_ASSIGN_OR_RETURN(const gsp::BooterImage image, gsp::PrepareBooter(booter, data, bar0_.Read32(fuse_register)));
+  // The image in system memory, as nouveau's nvkm_falcon_fw keeps it (DMA-coherent, read by SEC2's DMA).
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::DmaBuffer> buffer, pci_->AllocDma(image.image.size()));
+  if (!buffer->contiguous()) {
+    return absl::ResourceExhaustedError("the booter's image is not contiguous in bus address space");
+  }
+  std::memcpy(buffer->cpu(), image.image.data(), image.image.size());
+  Falcon sec2(bar0_, kAd102Sec2Falcon);
+  BAREGPU_RETURN_IF_ERROR(sec2.Reset());
+  return sec2.ExecuteHs({.image_address = buffer->device_address(),
+                         .target = DmaTarget::kCoherentSysmem,
+                         .imem_image_offset = image.imem.image_offset,
+                         .imem_base = image.imem.mem_offset,
+                         .imem_size = image.imem.size,
+                         .dmem_image_offset = image.dmem.image_offset,
+                         .dmem_base = image.dmem.mem_offset,
+                         .dmem_size = image.dmem.size,
+                         .boot_vector = image.boot_vector,
+                         .pkc_offset = image.brom_pkc_data_offset,
+                         .engine_id_mask = image.brom_engine_id_mask,
+                         .ucode_id = image.brom_ucode_id,
+                         .mailboxes = mailboxes},
+                        file);
+}
+
+absl::StatusOr<std::string> Device::RunBooterLoad() {
+  // The GSP's core goes to RISC-V and learns where the LibOS arguments are (r535_gsp_oneinit after FWSEC-FRTS:
+  // reset, MAILBOX0/1 = libos.addr; tinygrad's NV_FLCN.init_hw the same).
+  Falcon gsp(bar0_, kAd102GspFalcon);
+  BAREGPU_RETURN_IF_ERROR(gsp.Reset());
+  gsp.SelectRiscv();
+  gsp.WriteMailboxes({static_cast<uint32_t>(gsp_rm_->libos_args_address()),
+                      static_cast<uint32_t>(gsp_rm_->libos_args_address() >> 32)});
+  // booter_load on SEC2 with the WPR metadata's address (r535_gsp_init -> r535_gsp_booter_load).
+  const uint64_t meta = gsp_rm_->wpr_meta_address();
+  BAREGPU_ASSIGN_OR_RETURN(const FalconMailboxes left,
+                           RunBooter(booter_load_file_.path, booter_load_file_.data,
+                                     {static_cast<uint32_t>(meta), static_cast<uint32_t>(meta >> 32)}));
+  if (left.mailbox0 != 0) {
+    return absl::InternalError(absl::StrFormat(
+        "booter_load on SEC2 failed: MAILBOX0 = 0x%08x (an FLCN_STATUS of 535.113.01 flcnretval.h), MAILBOX1 = "
+        "0x%08x",
+        left.mailbox0, left.mailbox1));
+  }
+  bar0_.Write32(kAd102GspFalcon.bases.AddressOf<regs::ad102::NV_PFALCON_FALCON_OS>(), bootloader_.desc.app_version);
+  if (!gsp.RiscvActive()) {
+    return absl::InternalError(
+        "booter_load returned 0 but the GSP's RISC-V core is not active (NV_PRISCV_RISCV_CPUCTL)");
+  }
+  gsp_running_ = true;
+  return absl::StrFormat("booter_load on SEC2 (%s): WPR2 0x%08x-0x%08x, GSP-RM's RISC-V core active",
+                         booter_load_file_.path, bar0_.Read32(regs::ad102::NV_PFB_PRI_MMU_WPR2_ADDR_LO::kOffset),
+                         bar0_.Read32(regs::ad102::NV_PFB_PRI_MMU_WPR2_ADDR_HI::kOffset));
+}
+
+absl::StatusOr<std::string> Device::WaitForInitDone() {
+  Falcon gsp(bar0_, kAd102GspFalcon);
+  Sequencer sequencer(bar0_, gsp);
+  BAREGPU_ASSIGN_OR_RETURN(const int commands, gsp_rm_->WaitForInitDone(sequencer, options_.rpc_timeout));
+  return absl::StrFormat("INIT_DONE after %d CPU sequencer commands", commands);
+}
+
+absl::StatusOr<std::string> Device::ReadStaticInfo() {
+  BAREGPU_ASSIGN_OR_RETURN(static_info_, gsp_rm_->GetStaticInfo(options_.rpc_timeout));
+  // nouveau counts the TPCs of the GPCs in gpcMask (r535_gr_oneinit).
+  int gpcs = 0, tpcs = 0;
+  for (int gpc = 0; gpc < 32; ++gpc) {
+    if ((static_info_.gpcInfo.gpcMask >> gpc & 1) == 0) continue;
+    ++gpcs;
+    if (gpc < static_cast<int>(std::size(static_info_.tpcInfo))) {
+      tpcs += __builtin_popcount(static_info_.tpcInfo[gpc].tpcMask);
+    }
+  }
+  const std::string name(
+      reinterpret_cast<const char*>(static_info_.gpuNameString),
+      strnlen(reinterpret_cast<const char*>(static_info_.gpuNameString), sizeof(static_info_.gpuNameString)));
+  return absl::StrFormat("%s: %d GPCs (mask 0x%x), %d TPCs", name, gpcs, static_info_.gpcInfo.gpcMask, tpcs);
+}
+
+absl::StatusOr<std::string> Device::UnloadGspRm() {
+  BAREGPU_RETURN_IF_ERROR(gsp_rm_->Unload(options_.rpc_timeout));
+  // r535_gsp_fini: wait (at most 2 s, then go on) for GSP-RM's "stopped" bit, then reset the GSP.
+  const uint32_t mailbox0 = kAd102GspFalcon.bases.AddressOf<regs::ad102::NV_PFALCON_FALCON_MAILBOX0>();
+  const absl::Time deadline = absl::Now() + kUnloadedWait;
+  bool stopped = false;
+  while (!(stopped = (bar0_.Read32(mailbox0) & kGspUnloadedBit) != 0) && absl::Now() < deadline) {
+    std::this_thread::sleep_for(absl::ToChronoMicroseconds(kGfwPoll));
+  }
+  Falcon gsp(bar0_, kAd102GspFalcon);
+  BAREGPU_RETURN_IF_ERROR(gsp.Reset());
+  return std::string(stopped ? "UNLOADING_GUEST_DRIVER acknowledged; GSP-RM stopped; the GSP reset"
+                             : "UNLOADING_GUEST_DRIVER acknowledged; GSP-RM did not set MAILBOX0 bit 31 in 2 s; the "
+                               "GSP reset");
+}
+
+absl::StatusOr<std::string> Device::RunFwsecSb() {
+  // nvkm_gsp_fwsec_sb: FWSEC from the VBIOS again, with the SB command.
+  Falcon gsp(bar0_, kAd102GspFalcon);
+  const std::string rom = ReadVbiosFromProm(bar0_);
+  BAREGPU_ASSIGN_OR_RETURN(const firmware::nv::Vbios vbios,
+                           firmware::nv::ParseVbios("the VBIOS read through BAR0's PROM window", rom));
+  if (!vbios.fwsec) return absl::NotFoundError("the GPU's VBIOS has no FWSEC_PROD ucode");
+  BAREGPU_ASSIGN_OR_RETURN(const uint32_t fuse,
+                           ReadFwsecFuse(bar0_, vbios.fwsec->desc.engine_id_mask, vbios.fwsec->desc.ucode_id));
+  BAREGPU_ASSIGN_OR_RETURN(const FwsecImage image,
+                           BuildFwsecImage(vbios, rom, firmware::nv::kDmemMapperCmdSb, FrtsRegion{}, fuse));
+  BAREGPU_RETURN_IF_ERROR(nv::RunFwsecSb(bar0_, gsp, image, FbPlacement()));
+  return std::string("FWSEC-SB from the VBIOS");
+}
+
+absl::StatusOr<std::string> Device::RunBooterUnload() {
+  BAREGPU_ASSIGN_OR_RETURN(const FalconMailboxes left, RunBooter(booter_unload_file_.path, booter_unload_file_.data,
+                                                                 {kBooterUnloadMailbox, kBooterUnloadMailbox}));
+  if (left.mailbox0 != 0) {
+    return absl::InternalError(absl::StrFormat("booter_unload on SEC2 failed: MAILBOX0 = 0x%08x, MAILBOX1 = 0x%08x",
+                                               left.mailbox0, left.mailbox1));
+  }
+  const auto hi = regs::ad102::NV_PFB_PRI_MMU_WPR2_ADDR_HI::FromRaw(
+      bar0_.Read32(regs::ad102::NV_PFB_PRI_MMU_WPR2_ADDR_HI::kOffset));
+  if (hi.val() != 0) {
+    return absl::InternalError(
+        absl::StrFormat("booter_unload returned 0 but WPR2 is still up (%s = 0x%08x)", hi.kName, hi.raw()));
+  }
+  return std::string("booter_unload on SEC2: WPR2 down");
 }
 
 }  // namespace nv

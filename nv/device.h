@@ -1,10 +1,10 @@
 // An NVIDIA GPU the driver brings up over its BARs, the way nouveau's r535 code and tinygrad's NVDev do: identify the
-// chip (NV_PMC_BOOT_0/42), wait for the VBIOS's devinit (GFW boot), read the FB size, reset a chip another process
-// left with WPR2 up, lay out WPR2 for GSP-RM (nv/gsp/fb_layout) from the real 535.113.01 files' sizes, and run
-// FWSEC-FRTS from the GPU's own VBIOS on the GSP falcon (nv/fwsec), which brings WPR2 up around FRTS.
-//
-// What follows FWSEC-FRTS in a GSP-RM boot (booter load on SEC2, GSP-RM's INIT_DONE, static info, the RM client) is
-// not driven yet: Boot() stops there with Unimplemented, naming the next step (issue 22).
+// chip (NV_PMC_BOOT_0/42), wait for the VBIOS's devinit (GFW boot), reset a chip another process left with WPR2 up,
+// read the FB size, load the real GSP-RM 535.113.01 files, lay out WPR2 (nv/gsp/fb_layout), run FWSEC-FRTS from the
+// GPU's own VBIOS on the GSP falcon (nv/fwsec), prepare GSP-RM's boot memory and queue its first RPCs (nv/gsp_rm),
+// run booter_load on SEC2, which starts GSP-RM on the GSP's RISC-V core, carry out GSP-RM's CPU sequencer up to
+// INIT_DONE, and read its static information. Shutdown() (also at destruction) unloads GSP-RM, runs FWSEC-SB and
+// booter_unload, leaving WPR2 down for the next process (nouveau r535_gsp_fini).
 #ifndef BAREGPU_NV_DEVICE_H_
 #define BAREGPU_NV_DEVICE_H_
 
@@ -17,15 +17,20 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "firmware/nv/gsp_elf.h"
+#include "firmware/nv/riscv_desc.h"
+#include "nv/falcon.h"
 #include "nv/fwsec.h"
 #include "nv/gsp/fb_layout.h"
+#include "nv/gsp_rm.h"
 #include "pci/device.h"
 
 namespace nv {
 
 // One step of Boot(), timed.
 struct BootStep {
-  std::string name;    // "identify", "gfw-boot", "fb", "wpr2", "firmware", "layout", "fwsec-frts"
+  std::string name;    // "identify", "gfw-boot", "wpr2", "fb", "firmware", "layout", "fwsec-frts", "gsp-memory",
+                       // "booter-load", "init-done", "static-info"; at shutdown "unload", "fwsec-sb", "booter-unload"
   std::string detail;  // what the step found or did, for people ("AD102 rev a1", "WPR2 0x5ffe00000-0x5fff00000")
   absl::Duration duration;
   absl::Status status;
@@ -34,6 +39,8 @@ struct BootStep {
 struct DeviceOptions {
   // tu102_devinit_wait polls GFW boot 2050 times with 1-2 ms sleeps: at most about 4 s.
   absl::Duration gfw_boot_timeout = absl::Milliseconds(2050 * 2);
+  // How long GSP-RM may take to answer: nouveau's r535_gsp_rpc_poll / msgq waits are bounded by seconds.
+  absl::Duration rpc_timeout = absl::Seconds(4);
 };
 
 class Device {
@@ -45,8 +52,12 @@ class Device {
   // Whether `pci` is an NVIDIA function (its configuration space's vendor id), for callers that pick a driver.
   static bool IsNvidia(pci::Device& pci);
 
+  ~Device();
   // Runs the steps in order and stops at the first failure; every step is recorded in steps().
   absl::Status Boot();
+  // Unloads a booted GSP-RM (UNLOADING_GUEST_DRIVER, the GSP's reset, FWSEC-SB, booter_unload), recording the steps.
+  // OK at once when GSP-RM is not running.
+  absl::Status Shutdown();
   const std::vector<BootStep>& steps() const { return steps_; }
 
   pci::Device& pci() { return *pci_; }
@@ -56,6 +67,9 @@ class Device {
   uint64_t fb_size() const { return fb_size_; }
   const gsp::FbLayout& layout() const { return layout_; }
   const Wpr2Registers& wpr2() const { return wpr2_; }
+  // After "static-info".
+  const gsp::GspStaticConfigInfo& static_info() const { return static_info_; }
+  bool gsp_running() const { return gsp_running_; }
 
  private:
   Device(std::unique_ptr<pci::Device> pci, pci::Mmio bar0, std::span<uint8_t> bar1, DeviceOptions options);
@@ -66,9 +80,21 @@ class Device {
   absl::StatusOr<std::string> WaitForGfwBoot();
   absl::StatusOr<std::string> ReadFb();
   absl::StatusOr<std::string> ResetIfWpr2IsUp();
-  absl::StatusOr<std::string> SizeFirmware();
+  absl::StatusOr<std::string> LoadFirmware();
   absl::StatusOr<std::string> LayOutWpr2();
   absl::StatusOr<std::string> RunFwsecFrts();
+  // FWSEC's image goes to the first bytes of FB, written through BAR1.
+  FwsecPlacement FbPlacement();
+  absl::StatusOr<std::string> PrepareGspRm();
+  absl::StatusOr<std::string> RunBooterLoad();
+  absl::StatusOr<std::string> WaitForInitDone();
+  absl::StatusOr<std::string> ReadStaticInfo();
+  absl::StatusOr<std::string> UnloadGspRm();
+  absl::StatusOr<std::string> RunFwsecSb();
+  absl::StatusOr<std::string> RunBooterUnload();
+  // Runs a booter file's image on SEC2 with `mailboxes`; returns the mailboxes it left.
+  absl::StatusOr<FalconMailboxes> RunBooter(absl::string_view file, absl::string_view data,
+                                            const FalconMailboxes& mailboxes);
 
   std::unique_ptr<pci::Device> pci_;
   pci::Mmio bar0_;
@@ -80,6 +106,17 @@ class Device {
   gsp::VgaWorkspace vga_workspace_;
   uint64_t boot_bin_size_ = 0;
   uint64_t gsp_fw_size_ = 0;
+  // The real files (paths and bytes) and what was parsed out of them.
+  struct File {
+    std::string path;
+    std::string data;
+  };
+  File bootloader_file_, gsp_file_, booter_load_file_, booter_unload_file_;
+  firmware::nv::Bootloader bootloader_;
+  firmware::nv::GspImage gsp_image_;
+  std::unique_ptr<GspRm> gsp_rm_;
+  gsp::GspStaticConfigInfo static_info_{};
+  bool gsp_running_ = false;
   gsp::FbLayout layout_;
   Wpr2Registers wpr2_;
 };

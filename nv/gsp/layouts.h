@@ -510,6 +510,15 @@ struct rpc_free_v03_00 {
 };
 static_assert(sizeof(rpc_free_v03_00) == 16);
 
+// nvidia/generated/g_rpc-structures.h: NV_VGPU_MSG_FUNCTION_UNLOADING_GUEST_DRIVER's parameters (NvBool is a byte).
+struct rpc_unloading_guest_driver_v1F_07 {
+  uint8_t bInPMTransition;
+  uint8_t bGc6Entering;
+  uint32_t newLevel;
+};
+static_assert(sizeof(rpc_unloading_guest_driver_v1F_07) == 8);
+static_assert(offsetof(rpc_unloading_guest_driver_v1F_07, newLevel) == 4);
+
 // nvidia/generated/g_rpc-structures.h: NV_VGPU_MSG_EVENT_GSP_RUN_CPU_SEQUENCER's parameters; commandBuffer holds
 // GSP_SEQUENCER_BUFFER_CMDs packed as opcode then payload dwords.
 struct rpc_run_cpu_sequencer_v17_00 {

@@ -12,8 +12,10 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "firmware/nv/virtual_vbios.h"
+#include "firmware/store.h"
 #include "nv/regs/ad102.h"
 #include "nv/regs/known_registers.h"
+#include "nv/sim/booter_model.h"
 #include "nv/sim/fwsec_model.h"
 #include "nv/sim/gsp_rm_model.h"
 #include "pci/virtual_registry.h"
@@ -73,10 +75,8 @@ constexpr uint32_t kArchitectureAd100 = 0x19;
 // ucode_id 3} (read out of Debian's files; nouveau's ga102_gsp_booter_ctor takes them from
 // nvfw_hs_header_v2.meta_data_offset), so ga100_flcn_fw_signature reads 0x824140 + (3 - 1) * 4.
 constexpr uint32_t kBooterUcodeId = 3;
-// Its value: fused at version 1, the booter's fuse_ver, so signature 0 (fuse_ver - fls(1)) is the one that must be
-// patched in. Chosen: no real AD102's fuse value is known here; 1 keeps it in step with the FWSEC fuse
-// (firmware::nv::kVirtualAd102FwsecFuseRegister).
-constexpr uint32_t kBooterFuseValue = 1;
+// Its value: nv/sim/booter_model.h kAd102BooterFuseValue (the booter model checks the signature it selects).
+constexpr uint32_t kBooterFuseValue = kAd102BooterFuseValue;
 
 constexpr uint32_t kAllBits = 0xffffffff;
 
@@ -178,6 +178,52 @@ std::vector<pci::sim::StateRegion> Ad102::StateRegions(const Ad102Config& config
           {"pci", kPersistentConfigBytes}};
 }
 
+namespace {
+
+// The booters on SEC2 need the real 535.113.01 files (nv/sim/booter_firmware.h: found, hashed and parsed once per
+// process), so they are made on the first heavy-secure start that asks, not when the device opens: a device without
+// the files opens and runs FWSEC; a booter it cannot recognise is refused by the BROM, and the falcon's log says why.
+class LazyBooter : public HsUcodeModel {
+ public:
+  LazyBooter(bool load, uint64_t fb_size) : load_(load), fb_size_(fb_size) {}
+  absl::string_view name() const override { return load_ ? "booter_load" : "booter_unload"; }
+  absl::Status Recognise(const HsUcodeContext& context) const override {
+    BAREGPU_ASSIGN_OR_RETURN(HsUcodeModel * model, Get());
+    return model->Recognise(context);
+  }
+  HsUcodeOutcome Run(HsUcodeContext& context) override {
+    absl::StatusOr<HsUcodeModel*> model = Get();
+    if (!model.ok()) return {.mailbox0 = kFlcnErrHsChkInvalidInput, .log = std::string(model.status().message())};
+    return (*model)->Run(context);
+  }
+
+ private:
+  absl::StatusOr<HsUcodeModel*> Get() const {
+    base::MutexLock lock(&mu_);
+    if (model_ == nullptr && made_.ok()) {
+      const std::vector<std::string> roots = firmware::DefaultSearchRoots();
+      absl::StatusOr<std::unique_ptr<HsUcodeModel>> made =
+          load_ ? absl::StatusOr<std::unique_ptr<HsUcodeModel>>(BooterLoadModel::Create("ad102", fb_size_, roots))
+                : absl::StatusOr<std::unique_ptr<HsUcodeModel>>(BooterUnloadModel::Create("ad102", roots));
+      if (made.ok()) {
+        model_ = std::move(*made);
+      } else {
+        made_ = made.status();
+      }
+    }
+    if (!made_.ok()) return made_;
+    return model_.get();
+  }
+
+  const bool load_;
+  const uint64_t fb_size_;
+  mutable base::Mutex mu_;
+  mutable std::unique_ptr<HsUcodeModel> model_ ABSL_GUARDED_BY(mu_);
+  mutable absl::Status made_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Ad102>> Ad102::Open(const std::string& name, const Ad102Config& config) {
   if (!base::IsPowerOfTwo(config.bar1_size) || config.vram_size == 0 || config.vram_size % base::MiB(1) != 0 ||
       config.vram_size / base::MiB(1) > UINT32_MAX) {
@@ -222,6 +268,8 @@ Ad102::Ad102(const std::string& name, const Ad102Config& config, std::unique_ptr
   }
   gsp_->AddHsUcodeModel(std::make_unique<FwsecModel>(config.vram_size));
   gsp_->SetRiscvStartHandler([this] { return StartGspRm(); });
+  sec2_->AddHsUcodeModel(std::make_unique<LazyBooter>(/*load=*/true, config.vram_size));
+  sec2_->AddHsUcodeModel(std::make_unique<LazyBooter>(/*load=*/false, config.vram_size));
   AddRegisterBar(0, kBar0Size, /*is_64bit=*/false, bar0_.get());
   const uint64_t visible = std::min(config.bar1_size, config.vram_size);
   AddMemoryBar(1, vram().subspan(0, visible), config.bar1_size, /*is_64bit=*/true, /*prefetchable=*/true);
@@ -383,6 +431,13 @@ void Ad102::RingGspRm() {
   gsp_rm_->OnDoorbell();
   const std::vector<absl::Status> errors = gsp_rm_->errors();
   for (size_t i = errors_before; i < errors.size(); ++i) Report(absl::StrCat("GSP-RM: ", errors[i].message()));
+  if (gsp_rm_->state() == GspRmModel::State::kUnloaded) {
+    // GSP-RM says it has stopped: bit 31 of the GSP falcon's MAILBOX0, what nouveau's r535_gsp_fini waits for after
+    // UNLOADING_GUEST_DRIVER (it then resets the GSP).
+    constexpr uint32_t kStoppedBit = 1u << 31;
+    const uint32_t mailbox0 = r::kGsp.AddressOf<r::NV_PFALCON_FALCON_MAILBOX0>();
+    priv_bus().Write32(mailbox0, priv_bus().Read32(mailbox0) | kStoppedBit);
+  }
 }
 
 GspRmModel* Ad102::gsp_rm() {

@@ -79,9 +79,16 @@ absl::Status RunNvBoot(Invocation& inv, std::unique_ptr<pci::Device> pci) {
   const std::string name = device->pci().name();
   for (const std::string& note : device->pci().TakeDiagnostics()) inv.err() << "note: " << note << "\n";
   const absl::Status booted = device->Boot();
+  std::vector<nv::BootStep> steps = device->steps();
+  // GSP-RM cannot outlive this process (its message queues are this process's memory): unload it, so that the next
+  // process finds WPR2 down, and show those steps too.
+  const absl::Status shut_down = device->Shutdown();
+  for (size_t i = 0; i < device->steps().size(); ++i) {
+    if (i >= steps.size() || device->steps()[i].name != steps[i].name) steps.push_back(device->steps()[i]);
+  }
   if (inv.json()) {
     Json step_list = Json::array();
-    for (const nv::BootStep& step : device->steps()) {
+    for (const nv::BootStep& step : steps) {
       step_list.push_back({{"step", step.name},
                            {"microseconds", absl::ToInt64Microseconds(step.duration)},
                            {"ok", step.status.ok()},
@@ -93,15 +100,15 @@ absl::Status RunNvBoot(Invocation& inv, std::unique_ptr<pci::Device> pci) {
                               {"booted", booted.ok()},
                               {"stopped", booted.ok() ? "" : std::string(booted.message())},
                               {"steps", step_list}});
-    return booted;
+    return booted.ok() ? shut_down : booted;
   }
   std::ostream& out = inv.out();
   out << absl::StrFormat("%s: %s\n", name, device->chip().empty() ? "NVIDIA GPU" : device->chip());
-  for (const nv::BootStep& step : device->steps()) {
-    out << absl::StrFormat("%-11s %9.3f ms  %s\n", step.name, absl::ToDoubleMilliseconds(step.duration),
+  for (const nv::BootStep& step : steps) {
+    out << absl::StrFormat("%-13s %9.3f ms  %s\n", step.name, absl::ToDoubleMilliseconds(step.duration),
                            step.status.ok() ? step.detail : std::string(step.status.message()));
   }
-  return booted;
+  return booted.ok() ? shut_down : booted;
 }
 
 absl::Status RunBoot(Invocation& inv) {
@@ -178,16 +185,18 @@ absl::Status RunBoot(Invocation& inv) {
 BAREGPU_REGISTER_COMMAND(
     kBootRegistered,
     Command{"boot",
-            "bring a GPU up (AMD: discovery, SOC, GMC, IH, PSP, SMU, GFX, SDMA; NVIDIA: up to FWSEC-FRTS) and time "
-            "each step",
+            "bring a GPU up (AMD: discovery, SOC, GMC, IH, PSP, SMU, GFX, SDMA; NVIDIA: FWSEC, booter, GSP-RM) "
+            "and time each step",
             "baregpu boot DEVICE [--reset] [--trace=regs] [--json]",
             "Runs each IP block's init_sw and init_hw in order and prints the block, the phase, its duration\n"
             "and its outcome. Blocks: soc, gmc, ih, psp, smu, gfx, sdma. A device baregpu left booted boots\n"
             "partially (the firmware keeps running; SOC, GMC, IH, GFX and SDMA again); one another driver\n"
             "initialised, or any with --reset, gets a mode1 reset and a full boot.\n"
-            "An NVIDIA GPU (sim:ad102) runs nv::Device's steps: identify, gfw-boot, wpr2 (a chip left with WPR2 up\n"
-            "is reset), fb, firmware (GSP-RM 535.113.01's sizes), layout (nouveau's WPR2 layout) and fwsec-frts\n"
-            "(FWSEC from the VBIOS brings WPR2 up); it then stops, naming the steps not driven yet.\n"
+            "An NVIDIA GPU (sim:ad102) boots through GSP-RM 535.113.01: identify, gfw-boot, wpr2 (a chip a dead\n"
+            "process left with WPR2 up is reset), fb, firmware, layout (nouveau's WPR2 layout), fwsec-frts (FWSEC\n"
+            "from the VBIOS), gsp-memory, booter-load (SEC2 starts GSP-RM), init-done (with GSP-RM's CPU\n"
+            "sequencer), static-info; then unload, fwsec-sb and booter-unload, since GSP-RM cannot outlive the\n"
+            "process whose memory holds its queues.\n"
             "--trace=regs prints every register access with its name and fields, grouped by step (a line\n"
             "'== block phase: N register accesses' heads each group), before the step list; with --json the\n"
             "trace is the document's \"trace\" array. The trace is recorded raw and decoded after the boot, so\n"
