@@ -1,7 +1,10 @@
-// nv::Device on the virtual AD102 (sim:ad102) with Debian's real GSP-RM 535.113.01 files: the steps up to
-// FWSEC-FRTS, which must bring WPR2 up where nouveau's r535 layout puts FRTS, a second open that finds WPR2 up, and
-// the errors a user gets for what is missing.
+// nv::Device on the virtual AD102 (sim:ad102) with Debian's real GSP-RM 535.113.01 files: the boot through FWSEC-FRTS,
+// booter_load and GSP-RM to its static information, the shutdown that leaves WPR2 down, the next process after a clean
+// shutdown and after a death with GSP-RM running, and the errors a user gets for what is missing.
 #include "nv/device.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <optional>
@@ -58,16 +61,18 @@ const BootStep* FindStep(const Device& device, const std::string& name) {
   return nullptr;
 }
 
-TEST(NvDeviceTest, BootsThroughFwsecFrtsWithWpr2WhereNouveauPutsFrts) {
+// The whole boot, then the shutdown. WPR2 as FWSEC-FRTS leaves it covers FRTS alone; booter_load extends it from
+// gspFwWprStart, which nouveau's layout puts at 0x5f5900000 for this FB (nv/gsp/fb_layout_test works it out), up to
+// gspFwWprEnd = 0x5fff00000; the booter and FWSEC write the registers in 4 KiB units.
+TEST(NvDeviceTest, BootsThroughGspRmToStaticInfoAndShutsDown) {
   REQUIRE_NVIDIA_FIRMWARE(root);
   ScopedEnv firmware("BAREGPU_FIRMWARE_PATH", root);
   std::unique_ptr<Device> device = OpenFresh("sim:ad102:nvdevice-boot");
   ASSERT_NE(device, nullptr);
   const absl::Status booted = device->Boot();
-  // The steps after FWSEC-FRTS are not driven yet: Boot says so instead of claiming a boot.
-  EXPECT_EQ(booted.code(), absl::StatusCode::kUnimplemented) << booted;
-  EXPECT_TRUE(absl::StrContains(booted.message(), "booter load")) << booted;
-  const char* kSteps[] = {"identify", "gfw-boot", "wpr2", "fb", "firmware", "layout", "fwsec-frts"};
+  ASSERT_TRUE(booted.ok()) << booted;
+  const char* kSteps[] = {"identify",   "gfw-boot",   "wpr2",        "fb",        "firmware",   "layout",
+                          "fwsec-frts", "gsp-memory", "booter-load", "init-done", "static-info"};
   ASSERT_EQ(device->steps().size(), std::size(kSteps));
   for (size_t i = 0; i < std::size(kSteps); ++i) {
     EXPECT_EQ(device->steps()[i].name, kSteps[i]);
@@ -77,31 +82,76 @@ TEST(NvDeviceTest, BootsThroughFwsecFrtsWithWpr2WhereNouveauPutsFrts) {
   EXPECT_EQ(device->fb_size(), uint64_t{24} << 30);
   EXPECT_EQ(FindStep(*device, "wpr2")->detail, "WPR2 is down");
   EXPECT_EQ(device->layout().frtsOffset, kExpectedFrtsOffset);
+  // What FWSEC-FRTS left: WPR2 over FRTS.
   EXPECT_EQ(r::NV_PFB_PRI_MMU_WPR2_ADDR_LO::FromRaw(device->wpr2().lo).val(), kExpectedFrtsOffset >> 12);
-  EXPECT_NE(r::NV_PFB_PRI_MMU_WPR2_ADDR_HI::FromRaw(device->wpr2().hi).val(), 0u);
-  // What the driver read back is what the chip holds.
-  EXPECT_EQ(device->bar0().Read32(r::NV_PFB_PRI_MMU_WPR2_ADDR_LO::kOffset), device->wpr2().lo);
+  // What booter_load left: WPR2 from gspFwWprStart.
+  EXPECT_EQ(device->layout().gspFwWprStart, 0x5f5900000u);
+  EXPECT_EQ(
+      r::NV_PFB_PRI_MMU_WPR2_ADDR_LO::FromRaw(device->bar0().Read32(r::NV_PFB_PRI_MMU_WPR2_ADDR_LO::kOffset)).val(),
+      0x5f5900000u >> 12);
+  EXPECT_TRUE(device->gsp_running());
+  // GSP-RM's static information as the virtual GPU reports it: an RTX 4090 with 11 of AD102's 12 GPCs.
+  const std::string name(reinterpret_cast<const char*>(device->static_info().gpuNameString));
+  EXPECT_EQ(name, "NVIDIA GeForce RTX 4090");
+  EXPECT_EQ(device->static_info().gpcInfo.gpcMask, 0x7ffu);
+  EXPECT_TRUE(absl::StrContains(FindStep(*device, "init-done")->detail, "CPU sequencer"))
+      << FindStep(*device, "init-done")->detail;
+
+  const absl::Status shut_down = device->Shutdown();
+  ASSERT_TRUE(shut_down.ok()) << shut_down;
+  for (const char* step : {"unload", "fwsec-sb", "booter-unload"}) {
+    const BootStep* found = FindStep(*device, step);
+    ASSERT_NE(found, nullptr) << step;
+    EXPECT_TRUE(found->status.ok()) << step << ": " << found->status;
+  }
+  EXPECT_FALSE(device->gsp_running());
+  EXPECT_EQ(
+      r::NV_PFB_PRI_MMU_WPR2_ADDR_HI::FromRaw(device->bar0().Read32(r::NV_PFB_PRI_MMU_WPR2_ADDR_HI::kOffset)).val(),
+      0u);
+  EXPECT_TRUE(device->Shutdown().ok()) << "a second shutdown has nothing to do";
 }
 
-// A process that left WPR2 up (GSP-RM running, no unload) leaves the next one a chip it must reset first.
-TEST(NvDeviceTest, ASecondOpenFindsWpr2UpAndResetsTheChip) {
+// A clean shutdown leaves WPR2 down: the next process boots the same way, without a reset.
+TEST(NvDeviceTest, ASecondProcessAfterAShutdownBootsWithoutAReset) {
   REQUIRE_NVIDIA_FIRMWARE(root);
   ScopedEnv firmware("BAREGPU_FIRMWARE_PATH", root);
   const std::string name = "sim:ad102:nvdevice-warm";
   {
     std::unique_ptr<Device> first = OpenFresh(name);
     ASSERT_NE(first, nullptr);
-    ASSERT_EQ(first->Boot().code(), absl::StatusCode::kUnimplemented);
-  }
+    ASSERT_TRUE(first->Boot().ok());
+  }  // the destructor shuts down
   absl::StatusOr<std::unique_ptr<Device>> second = Device::Open(name);
   ASSERT_TRUE(second.ok()) << second.status();
-  EXPECT_EQ((*second)->Boot().code(), absl::StatusCode::kUnimplemented);
-  const BootStep* wpr2 = FindStep(**second, "wpr2");
+  const absl::Status booted = (*second)->Boot();
+  EXPECT_TRUE(booted.ok()) << booted;
+  EXPECT_EQ(FindStep(**second, "wpr2")->detail, "WPR2 is down");
+}
+
+// A process that died with GSP-RM running leaves WPR2 up; the next one resets the chip and boots.
+TEST(NvDeviceTest, AProcessThatDiedWithGspRmRunningLeavesAChipTheNextResets) {
+  REQUIRE_NVIDIA_FIRMWARE(root);
+  ScopedEnv firmware("BAREGPU_FIRMWARE_PATH", root);
+  const std::string name = "sim:ad102:nvdevice-died";
+  ASSERT_TRUE(pci::sim::PersistentState::PowerCycle(name).ok());
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    absl::StatusOr<std::unique_ptr<Device>> device = Device::Open(name);
+    if (!device.ok() || !(*device)->Boot().ok()) ::_exit(1);
+    ::_exit(0);  // dies with GSP-RM running: no shutdown
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  absl::StatusOr<std::unique_ptr<Device>> next = Device::Open(name);
+  ASSERT_TRUE(next.ok()) << next.status();
+  const absl::Status booted = (*next)->Boot();
+  EXPECT_TRUE(booted.ok()) << booted;
+  const BootStep* wpr2 = FindStep(**next, "wpr2");
   ASSERT_NE(wpr2, nullptr);
   EXPECT_TRUE(absl::StrContains(wpr2->detail, "WPR2 was up")) << wpr2->detail;
-  const BootStep* frts = FindStep(**second, "fwsec-frts");
-  ASSERT_NE(frts, nullptr);
-  EXPECT_TRUE(frts->status.ok()) << frts->status;
+  EXPECT_TRUE(absl::StrContains(wpr2->detail, "function reset")) << wpr2->detail;
 }
 
 // Without the GSP-RM files the boot stops at the firmware step and says where they come from.
