@@ -70,6 +70,8 @@ class Device {
   // After "static-info".
   const gsp::GspStaticConfigInfo& static_info() const { return static_info_; }
   bool gsp_running() const { return gsp_running_; }
+  // The GSP-RM release of the image it booted (.fwversion: "535.113.01"); after "firmware".
+  const std::string& gsp_version() const { return gsp_image_.fw_version; }
 
  private:
   Device(std::unique_ptr<pci::Device> pci, pci::Mmio bar0, std::span<uint8_t> bar1, DeviceOptions options);

@@ -3,6 +3,7 @@
 // on it.
 #include <linux/pci_regs.h>
 
+#include <cstring>
 #include <ostream>
 
 #include "absl/strings/str_format.h"
@@ -16,6 +17,7 @@
 #include "base/status_macros.h"
 #include "firmware/container.h"
 #include "firmware/store.h"
+#include "nv/device.h"
 #include "pci/enumerate.h"
 #include "pci/open.h"
 #include "tools/cli/amdgpu_ids.h"
@@ -24,6 +26,8 @@
 
 namespace cli {
 namespace {
+
+namespace gsp = nv::gsp;
 
 std::string Version(const am::IpVersion& v) { return absl::StrFormat("%d.%d.%d", v.major, v.minor, v.revision); }
 
@@ -77,12 +81,75 @@ absl::StatusOr<FirmwareState> ReadFirmwareState(pci::Device& device, const am::D
   return state;
 }
 
+// An NVIDIA GPU: what only GSP-RM tells (its static information) needs a boot, so `info` boots it (nv::Device) and
+// shuts it down again, and shows the chip, FB, the GSP-RM release, the GPC and TPC masks and the BARs.
+absl::Status RunNvInfo(Invocation& inv, std::unique_ptr<pci::Device> pci) {
+  std::vector<pci::BarInfo> bars;
+  for (int i = 0; i < pci::kBarCount; ++i) {
+    BAREGPU_ASSIGN_OR_RETURN(pci::BarInfo bar, pci->GetBarInfo(i));
+    if (bar.present()) bars.push_back(bar);
+  }
+  BAREGPU_ASSIGN_OR_RETURN(const uint16_t device_id, pci->ReadConfig16(PCI_DEVICE_ID));
+  BAREGPU_ASSIGN_OR_RETURN(const uint8_t revision, pci->ReadConfig8(PCI_REVISION_ID));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<nv::Device> device, nv::Device::Open(std::move(pci)));
+  if (absl::Status booted = device->Boot(); !booted.ok()) {
+    return absl::Status(booted.code(), absl::StrCat("booting GSP-RM for its static information: ", booted.message()));
+  }
+  const gsp::GspStaticConfigInfo info = device->static_info();
+  const std::string firmware = device->gsp_version();
+  BAREGPU_RETURN_IF_ERROR(device->Shutdown());
+  const std::string name(reinterpret_cast<const char*>(info.gpuNameString),
+                         strnlen(reinterpret_cast<const char*>(info.gpuNameString), sizeof(info.gpuNameString)));
+  std::vector<std::pair<int, uint32_t>> tpc_masks;  // per GPC in gpcMask (nouveau r535_gr_oneinit counts these)
+  int tpcs = 0;
+  for (int gpc = 0; gpc < static_cast<int>(std::size(info.tpcInfo)); ++gpc) {
+    if ((info.gpcInfo.gpcMask >> gpc & 1) == 0) continue;
+    tpc_masks.emplace_back(gpc, info.tpcInfo[gpc].tpcMask);
+    tpcs += __builtin_popcount(info.tpcInfo[gpc].tpcMask);
+  }
+  if (inv.json()) {
+    Json gpcs = Json::array();
+    for (const auto& [gpc, mask] : tpc_masks) gpcs.push_back({{"gpc", gpc}, {"tpc_mask", Hex(mask)}});
+    Json bar_list = Json::array();
+    for (const pci::BarInfo& bar : bars) {
+      bar_list.push_back(
+          {{"index", bar.index}, {"size", bar.size}, {"64bit", bar.is_64bit}, {"prefetchable", bar.prefetchable}});
+    }
+    PrintJson(inv.out(), Json{{"device", device->pci().name()},
+                              {"backend", std::string(device->pci().backend())},
+                              {"vendor_id", Hex(0x10de, 4)},
+                              {"device_id", Hex(device_id, 4)},
+                              {"revision", Hex(revision, 2)},
+                              {"chip", device->chip()},
+                              {"name", name},
+                              {"vram_size", device->fb_size()},
+                              {"gsp_rm", firmware},
+                              {"gpc_mask", Hex(info.gpcInfo.gpcMask)},
+                              {"gpcs", gpcs},
+                              {"tpcs", tpcs},
+                              {"bars", bar_list}});
+    return absl::OkStatus();
+  }
+  std::ostream& out = inv.out();
+  out << absl::StrFormat("%s: %s (%s, PCI 10de:%04x rev %02x, %s)\n", device->pci().name(), name, device->chip(),
+                         device_id, revision, device->pci().backend());
+  out << absl::StrFormat("VRAM: %d MiB\nGSP-RM: %s\n", device->fb_size() >> 20, firmware);
+  out << absl::StrFormat("GPCs: %d (mask 0x%x), TPCs: %d\n", tpc_masks.size(), info.gpcInfo.gpcMask, tpcs);
+  for (const auto& [gpc, mask] : tpc_masks) out << absl::StrFormat("  GPC %2d: TPC mask 0x%x\n", gpc, mask);
+  for (const pci::BarInfo& bar : bars) {
+    out << absl::StrFormat("BAR%d: %d MiB%s%s\n", bar.index, bar.size >> 20, bar.is_64bit ? ", 64-bit" : "",
+                           bar.prefetchable ? ", prefetchable" : "");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status RunInfo(Invocation& inv) {
   if (inv.positional().size() != 1) return inv.UsageError("'baregpu info' takes one device (e.g. sim:navi31)");
   BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, pci::Open(inv.positional()[0]));
   BAREGPU_ASSIGN_OR_RETURN(uint16_t vendor, device->ReadConfig16(PCI_VENDOR_ID));
   BAREGPU_ASSIGN_OR_RETURN(uint16_t device_id, device->ReadConfig16(PCI_DEVICE_ID));
   BAREGPU_ASSIGN_OR_RETURN(uint8_t revision, device->ReadConfig8(PCI_REVISION_ID));
+  if (nv::Device::IsNvidia(*device)) return RunNvInfo(inv, std::move(device));
   if (vendor != pci::kVendorAmd) {
     return absl::FailedPreconditionError(absl::StrFormat("%s is %04x:%04x, not an AMD GPU (vendor %04x)",
                                                          device->name(), vendor, device_id, pci::kVendorAmd));

@@ -403,7 +403,10 @@ BAREGPU_REGISTER_COMMAND(
             "With --chip=ga102 or --chip=ad102 find and decode use the NVIDIA registers of that chip, generated\n"
             "from NVIDIA's published 535.113.01 headers (docs/nv-sources.md): offsets are BAR0 bytes, either\n"
             "absolute or relative to an engine's falcon, falcon2/RISC-V or FBIF base (find 0xADDRESS resolves\n"
-            "them for the GSP, SEC2 and NVDEC0).\n"
+            "them for the GSP, SEC2 and NVDEC0). On an NVIDIA DEVICE (sim:ad102), read and write take an AD102\n"
+            "register by name (NV_PMC_BOOT_42, an element NV_PBUS_SW_SCRATCH(14)), an engine's register with the\n"
+            "engine first (gsp.NV_PFALCON_FALCON_CPUCTL, sec2.NV_PFALCON_FALCON_MAILBOX0), or a BAR0 byte address\n"
+            "(0x1fa828), and decode what they read.\n"
             "A device another process holds is reached through that process's debug endpoint, read-only: a write\n"
             "needs --force and prints the old and new value.",
             {{"json", false, "print a JSON document"},

@@ -12,6 +12,9 @@
 #include "am/register_io.h"
 #include "am/regs/database.h"
 #include "base/status_macros.h"
+#include "nv/device.h"
+#include "nv/regs/ad102.h"
+#include "nv/regs/database.h"
 #include "tools/cli/device_access.h"
 #include "tools/cli/json.h"
 #include "tools/cli/register_json.h"
@@ -65,6 +68,111 @@ void PrintAccess(std::ostream& out, const Located& at, uint32_t value) {
   }
 }
 
+// An NVIDIA GPU's registers by name (nv/regs, AD102): an absolute register (NV_PMC_BOOT_42, an array element
+// NV_PBUS_SW_SCRATCH(14)), an engine's falcon register with the engine first (gsp.NV_PFALCON_FALCON_CPUCTL,
+// sec2.NV_PFALCON_FALCON_MAILBOX0), or a BAR0 byte address (0x110040).
+struct NvLocated {
+  std::optional<nv::regs::RegisterInfo> reg;  // none for a bare address nothing in the database names
+  std::string label;
+  uint32_t address = 0;
+};
+
+absl::StatusOr<NvLocated> LocateNv(const Invocation& inv, absl::string_view text) {
+  namespace nr = nv::regs;
+  if (absl::StartsWithIgnoreCase(text, "0x")) {
+    BAREGPU_ASSIGN_OR_RETURN(const uint32_t address, ParseNumber(inv, text));
+    const std::vector<nr::AddressMatch> matches = nr::FindByAddress(nr::Chip::kAd102, address);
+    NvLocated at{.label = absl::StrFormat("%#x", address), .address = address};
+    if (!matches.empty()) {
+      at.reg = matches.front().reg;
+      at.label = absl::StrCat(matches.front().engine.empty() ? "" : absl::StrCat(matches.front().engine, "."),
+                              matches.front().reg.name());
+    }
+    return at;
+  }
+  std::string name(text);
+  std::optional<nr::EngineBases> engine;
+  if (const size_t dot = name.find('.'); dot != std::string::npos) {
+    const std::string prefix = absl::AsciiStrToLower(name.substr(0, dot));
+    if (prefix == "gsp") {
+      engine = nr::ad102::kGsp;
+    } else if (prefix == "sec2") {
+      engine = nr::ad102::kSec2;
+    } else {
+      return absl::InvalidArgumentError(absl::StrFormat("'%s': the engine is gsp or sec2", text));
+    }
+    name = name.substr(dot + 1);
+  }
+  uint32_t index = 0;
+  if (const size_t paren = name.find('('); paren != std::string::npos && name.back() == ')') {
+    if (!absl::SimpleAtoi(name.substr(paren + 1, name.size() - paren - 2), &index)) {
+      return absl::InvalidArgumentError(absl::StrFormat("'%s': the index in NAME(i) must be a number", text));
+    }
+    name = name.substr(0, paren);
+  }
+  BAREGPU_ASSIGN_OR_RETURN(const nr::RegisterInfo reg, nr::Lookup(nr::Chip::kAd102, name));
+  if (reg.count() != 0 && index >= reg.count()) {
+    return absl::OutOfRangeError(
+        absl::StrFormat("%s has %d elements; %d is past them", reg.name(), reg.count(), index));
+  }
+  if (reg.unit() == nr::Unit::kVirtualFunction) {
+    return absl::UnimplementedError(absl::StrFormat(
+        "%s is in the virtual function's window, whose BAR0 base the vendored headers do not give", reg.name()));
+  }
+  if (reg.unit() != nr::Unit::kAbsolute && !engine) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s is an engine's register (%s): name the engine, gsp.%s or sec2.%s", reg.name(),
+                        nr::UnitName(reg.unit()), reg.name(), reg.name()));
+  }
+  const uint32_t base = engine ? engine->Base(reg.unit()) : 0;
+  return NvLocated{reg, std::string(text), base + reg.offset() + index * reg.stride()};
+}
+
+absl::Status RunNvRegsDevice(Invocation& inv, pci::Device& device) {
+  const std::vector<std::string>& args = inv.positional();
+  const std::string& action = args[1];
+  if (action == "dump") return inv.UsageError("'dump' is for AMD GPUs; read an NVIDIA register by name or address");
+  BAREGPU_ASSIGN_OR_RETURN(pci::Mmio bar0, device.MapMmio(0));
+  std::string target = args[2];
+  std::optional<uint32_t> value;
+  if (action == "write") {
+    const size_t equals = target.find('=');
+    if (equals == std::string::npos) return inv.UsageError("write takes NAME=VALUE");
+    BAREGPU_ASSIGN_OR_RETURN(value, ParseNumber(inv, target.substr(equals + 1)));
+    target = target.substr(0, equals);
+  }
+  BAREGPU_ASSIGN_OR_RETURN(const NvLocated at, LocateNv(inv, target));
+  if (value) {
+    BAREGPU_RETURN_IF_ERROR(CheckWriteAllowed(inv, device, absl::StrFormat("write %#x to %s", *value, at.label)));
+    bar0.Write32(at.address, *value);
+  }
+  const uint32_t read = bar0.Read32(at.address);
+  BAREGPU_RETURN_IF_ERROR(TakeAccessError(device));
+  if (inv.json()) {
+    Json json{{"device", device.name()},
+              {"register", at.reg ? Json(std::string(at.reg->name())) : Json(nullptr)},
+              {"address", Hex(at.address)},
+              {"value", Hex(read, 8)}};
+    Json fields = Json::array();
+    if (at.reg) {
+      for (const nv::regs::DecodedField& d : nv::regs::Decode(*at.reg, read)) {
+        fields.push_back({{"name", std::string(d.field.name)}, {"value", d.value}});
+      }
+    }
+    json["fields"] = fields;
+    SetJsonSchema("baregpu.regs.nv-access/1");
+    PrintJson(inv.out(), json);
+    return absl::OkStatus();
+  }
+  inv.out() << absl::StrFormat("%s = 0x%08x  (BAR0 %#x)\n", at.label, read, at.address);
+  if (at.reg) {
+    for (const nv::regs::DecodedField& d : nv::regs::Decode(*at.reg, read)) {
+      inv.out() << absl::StrFormat("  %s = %#x\n", d.field.name, d.value);
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RunRegsDevice(Invocation& inv) {
@@ -77,6 +185,7 @@ absl::Status RunRegsDevice(Invocation& inv) {
     return inv.UsageError(absl::StrCat("'", action, "' is not read, write or dump"));
   }
   BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> device, OpenForInspection(inv, args[0]));
+  if (nv::Device::IsNvidia(*device)) return RunNvRegsDevice(inv, *device);
   BAREGPU_ASSIGN_OR_RETURN(am::DeviceDiscovery found, am::ReadDiscovery(*device));
   const regs::IpBases bases = found.discovery.Bases();
   BAREGPU_ASSIGN_OR_RETURN(pci::Mmio bar5, device->MapMmio(5));
