@@ -2,11 +2,13 @@
 #include <cstdlib>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/am/sim/sim_state_dir.h"
+#include "tests/firmware/nv/nv_firmware.h"
 #include "tests/tools/run_cli.h"
 
 namespace cli {
@@ -113,6 +115,39 @@ TEST(BootCommandTest, BadArgumentsAreUsageErrors) {
   auto missing = RunBaregpu({"boot", "sim:nothing"});
   EXPECT_EQ(missing.exit_status, 1);
   EXPECT_TRUE(absl::StartsWith(missing.err, "error: ")) << missing.err;
+}
+
+// An NVIDIA GPU boots through GSP-RM with Debian's real 535.113.01 files, then unloads it (the steps after
+// static-info), so that the next boot finds WPR2 down.
+TEST(BootCommandTest, BootsTheVirtualAd102ThroughGspRmAndUnloadsIt) {
+  REQUIRE_NVIDIA_FIRMWARE(root);
+  ::setenv("BAREGPU_FIRMWARE_PATH", root.c_str(), 1);
+  auto r = RunBaregpu({"boot", "sim:ad102:boot", "--json"});
+  ::unsetenv("BAREGPU_FIRMWARE_PATH");
+  ASSERT_EQ(r.exit_status, 0) << r.err << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["chip"], "AD102");
+  EXPECT_EQ(j["booted"], true);
+  std::vector<std::string> steps;
+  for (const auto& step : j["steps"]) {
+    steps.push_back(step["step"]);
+    EXPECT_TRUE(step["ok"].get<bool>()) << step.dump();
+  }
+  const std::vector<std::string> expected = {"identify",    "gfw-boot",   "wpr2",       "fb",           "firmware",
+                                             "layout",      "fwsec-frts", "gsp-memory", "booter-load",  "init-done",
+                                             "static-info", "unload",     "fwsec-sb",   "booter-unload"};
+  EXPECT_EQ(steps, expected);
+}
+
+// Without GSP-RM's files the boot stops at the firmware step, exits 1, and says where to get them.
+TEST(BootCommandTest, TheVirtualAd102WithoutFirmwareSaysWhatIsMissing) {
+  ::setenv("BAREGPU_FIRMWARE_PATH", "/nonexistent-baregpu-firmware", 1);
+  auto r = RunBaregpu({"boot", "sim:ad102:nofw"});
+  ::unsetenv("BAREGPU_FIRMWARE_PATH");
+  EXPECT_EQ(r.exit_status, 1) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "firmware")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.err, "tools/fetch_firmware.sh")) << r.err;
+  EXPECT_FALSE(absl::StrContains(r.out, "booter-load")) << r.out;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include "gtest/gtest.h"
 #include "tests/am/sim/sim_state_dir.h"
 #include "tests/firmware/debian_firmware.h"
+#include "tests/firmware/nv/nv_firmware.h"
 #include "tests/tools/run_cli.h"
 
 namespace cli {
@@ -95,6 +96,26 @@ TEST(InfoCommandTest, ErrorsAreOneLine) {
   auto not_gpu = RunBaregpu({"info", "sim:edu"});
   EXPECT_EQ(not_gpu.exit_status, 1);
   EXPECT_TRUE(absl::StartsWith(not_gpu.err, "error: ")) << not_gpu.err;
+}
+
+// An NVIDIA GPU: `info` boots GSP-RM for its static information and shows what the virtual RTX 4090 reports (11
+// GPCs of AD102's 12, 64 TPCs: nv/sim/gsp_rm_model.cc says which are fused off) with the GSP-RM release it booted.
+TEST(InfoCommandTest, TheVirtualAd102ShowsGspRmsStaticInformation) {
+  REQUIRE_NVIDIA_FIRMWARE(root);
+  ::setenv("BAREGPU_FIRMWARE_PATH", root.c_str(), 1);
+  auto r = RunBaregpu({"info", "sim:ad102:info", "--json"});
+  ::unsetenv("BAREGPU_FIRMWARE_PATH");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["vendor_id"], "0x10de");
+  EXPECT_EQ(j["device_id"], "0x2684");
+  EXPECT_EQ(j["chip"], "AD102");
+  EXPECT_EQ(j["name"], "NVIDIA GeForce RTX 4090");
+  EXPECT_EQ(j["vram_size"], uint64_t{24} << 30);
+  EXPECT_EQ(j["gsp_rm"], "535.113.01");
+  EXPECT_EQ(j["gpc_mask"], "0x7ff");
+  EXPECT_EQ(j["gpcs"].size(), 11u);
+  EXPECT_EQ(j["tpcs"], 64);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/am/sim/sim_state_dir.h"
 #include "tests/tools/run_cli.h"
 
 namespace cli {
@@ -12,6 +13,8 @@ namespace {
 using ::cli::testing::RunBaregpu;
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
+
+auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
 
 TEST(NvRegsCommandTest, FindByName) {
   auto r = RunBaregpu({"regs", "find", "MAILBOX", "--chip=ga102"});
@@ -85,6 +88,26 @@ TEST(NvRegsCommandTest, Errors) {
   // Without --chip, find is the AMD database as before.
   auto amd = RunBaregpu({"regs", "find", "CP_HQD_PQ_CONTROL"});
   EXPECT_EQ(amd.exit_status, 0) << amd.err;
+}
+
+// On an NVIDIA device, read and write take AD102 registers by name, engine.NAME or address, and decode them; an
+// engine's register without its engine is refused with the two spellings that work.
+TEST(RegsCommandTest, ReadsAndWritesTheVirtualAd102sRegistersByName) {
+  auto boot42 = RunBaregpu({"regs", "sim:ad102:regs", "read", "NV_PMC_BOOT_42"});
+  ASSERT_EQ(boot42.exit_status, 0) << boot42.err;
+  // AD102 (architecture 0x19, implementation 2; nouveau's chipset 0x192), revision A1.
+  EXPECT_THAT(boot42.out, HasSubstr("NV_PMC_BOOT_42 = 0x192a1000  (BAR0 0xa00)"));
+  EXPECT_THAT(boot42.out, HasSubstr("ARCHITECTURE = 0x19"));
+  auto hwcfg2 = RunBaregpu({"regs", "sim:ad102:regs", "read", "gsp.NV_PFALCON_FALCON_HWCFG2", "--json"});
+  ASSERT_EQ(hwcfg2.exit_status, 0) << hwcfg2.err;
+  auto j = nlohmann::json::parse(hwcfg2.out);
+  EXPECT_EQ(j["address"], "0x1100f4");  // NV_PGSP 0x110000 + NV_PFALCON_FALCON_HWCFG2 0xf4
+  auto write = RunBaregpu({"regs", "sim:ad102:regs", "write", "NV_PBUS_SW_SCRATCH(14)=0x5"});
+  ASSERT_EQ(write.exit_status, 0) << write.err;
+  EXPECT_THAT(write.out, HasSubstr("NV_PBUS_SW_SCRATCH(14) = 0x00000005  (BAR0 0x1438)"));
+  auto bare = RunBaregpu({"regs", "sim:ad102:regs", "read", "NV_PFALCON_FALCON_CPUCTL"});
+  EXPECT_EQ(bare.exit_status, 1);
+  EXPECT_THAT(bare.err, HasSubstr("gsp.NV_PFALCON_FALCON_CPUCTL or sec2.NV_PFALCON_FALCON_CPUCTL"));
 }
 
 }  // namespace
