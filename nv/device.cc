@@ -113,14 +113,40 @@ absl::StatusOr<std::unique_ptr<Device>> Device::Open(std::unique_ptr<pci::Device
   return std::unique_ptr<Device>(new Device(std::move(pci), bar0, bar1, options));
 }
 
+// BAR0 with every access handed to the register tracer (the driver's accesses only: the virtual GPU's own are not
+// the driver's).
+class Device::TracingBar0 : public pci::MmioHandler {
+ public:
+  TracingBar0(pci::Mmio bar0, std::function<void(bool, uint32_t, uint32_t)> tracer)
+      : bar0_(bar0), tracer_(std::move(tracer)) {}
+  uint32_t Read32(uint64_t offset) override {
+    const uint32_t value = bar0_.Read32(offset);
+    tracer_(false, static_cast<uint32_t>(offset), value);
+    return value;
+  }
+  void Write32(uint64_t offset, uint32_t value) override {
+    tracer_(true, static_cast<uint32_t>(offset), value);
+    bar0_.Write32(offset, value);
+  }
+
+ private:
+  pci::Mmio bar0_;
+  std::function<void(bool, uint32_t, uint32_t)> tracer_;
+};
+
 Device::Device(std::unique_ptr<pci::Device> pci, pci::Mmio bar0, std::span<uint8_t> bar1, DeviceOptions options)
-    : pci_(std::move(pci)), bar0_(bar0), bar1_(bar1), options_(options) {}
+    : pci_(std::move(pci)), bar0_(bar0), bar1_(bar1), options_(options) {
+  if (options_.register_tracer) {
+    tracing_bar0_ = std::make_unique<TracingBar0>(bar0, options_.register_tracer);
+    bar0_ = pci::Mmio::Trapped(tracing_bar0_.get(), bar0.size());
+  }
+}
 
 template <typename Step>
 absl::Status Device::Run(absl::string_view name, Step step) {
   const absl::Time start = absl::Now();
   absl::StatusOr<std::string> detail = step();
-  BootStep record{std::string(name), detail.ok() ? *detail : "", absl::Now() - start, detail.status()};
+  BootStep record{std::string(name), detail.ok() ? *detail : "", absl::Now() - start, detail.status(), start};
   steps_.push_back(std::move(record));
   if (!detail.ok()) return absl::Status(detail.status().code(), absl::StrCat(name, ": ", detail.status().message()));
   return absl::OkStatus();
@@ -313,6 +339,7 @@ absl::StatusOr<std::string> Device::PrepareGspRm() {
                                                     .image = &gsp_image_,
                                                     .image_file = gsp_file_.data,
                                                     .signature_section = chip.signature_section}));
+  if (options_.rpc_tracer) gsp_rm_->queue().set_tracer(options_.rpc_tracer);
   gsp::SystemInfoInputs system;
   BAREGPU_ASSIGN_OR_RETURN(system.bar0_address, BarAddress(*pci_, 0));
   BAREGPU_ASSIGN_OR_RETURN(system.bar1_address, BarAddress(*pci_, 1));

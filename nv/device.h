@@ -9,6 +9,7 @@
 #define BAREGPU_NV_DEVICE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,7 @@ struct BootStep {
   std::string detail;  // what the step found or did, for people ("AD102 rev a1", "WPR2 0x5ffe00000-0x5fff00000")
   absl::Duration duration;
   absl::Status status;
+  absl::Time start;  // tells which step a traced access or RPC belongs to
 };
 
 struct DeviceOptions {
@@ -41,6 +43,10 @@ struct DeviceOptions {
   absl::Duration gfw_boot_timeout = absl::Milliseconds(2050 * 2);
   // How long GSP-RM may take to answer: nouveau's r535_gsp_rpc_poll / msgq waits are bounded by seconds.
   absl::Duration rpc_timeout = absl::Seconds(4);
+  // When set, told of every BAR0 access the driver makes (`baregpu boot --trace=regs`); costs a call per access.
+  std::function<void(bool write, uint32_t address, uint32_t value)> register_tracer;
+  // When set, told of every RPC to and message from GSP-RM (`--trace=rpc`).
+  gsp::MessageQueue::Tracer rpc_tracer;
 };
 
 class Device {
@@ -98,7 +104,9 @@ class Device {
   absl::StatusOr<FalconMailboxes> RunBooter(absl::string_view file, absl::string_view data,
                                             const FalconMailboxes& mailboxes);
 
+  class TracingBar0;
   std::unique_ptr<pci::Device> pci_;
+  std::unique_ptr<TracingBar0> tracing_bar0_;  // set with options.register_tracer: bar0_ goes through it
   pci::Mmio bar0_;
   std::span<uint8_t> bar1_;  // FB, as far as BAR1 shows it
   DeviceOptions options_;

@@ -182,6 +182,7 @@ absl::Status MessageQueue::SendRpc(uint32_t function, std::span<const uint8_t> p
                                                        sent.message(), RpcLabel(function), offset, payload.size()));
     }
   }
+  if (tracer_) tracer_({.sent = true, .function = function, .payload_bytes = payload.size()});
   return absl::OkStatus();
 }
 
@@ -348,6 +349,9 @@ absl::StatusOr<std::optional<GspMessage>> MessageQueue::Poll() {
   read_ptr_ = (read_ptr_ + header.elemCount) % status_count_;
   StoreShared32(layout_.command_queue_offset + kRxHeaderOffset, read_ptr_);  // release: done reading them
   ++rx_sequence_;
+  if (tracer_) {
+    tracer_({.function = message.function, .rpc_result = message.rpc_result, .payload_bytes = message.payload.size()});
+  }
   return message;
 }
 

@@ -71,10 +71,19 @@ struct GspMessage {
   std::vector<uint8_t> payload;  // the parameters (continuation records appended)
 };
 
+// One RPC as it crossed the queues, for traces (`baregpu boot --trace=rpc`).
+struct RpcTrace {
+  bool sent = false;         // driver to GSP-RM (a whole RPC, continuation records included), or GSP-RM to driver
+  uint32_t function = 0;     // function or event number
+  uint32_t rpc_result = 0;   // received messages: the NV_STATUS
+  size_t payload_bytes = 0;  // parameters
+};
+
 class MessageQueue {
  public:
   using Doorbell = std::function<void()>;
   using EventHandler = std::function<void(const GspMessage&)>;
+  using Tracer = std::function<void(const RpcTrace&)>;
 
   // Lays out the queues in `memory` (the host's view of the region, 8-byte aligned, exactly layout.size bytes)
   // whose 4 KiB pages the GSP reaches at `page_bus_addresses` (one per page, page-aligned, any order), zeroing it,
@@ -93,6 +102,8 @@ class MessageQueue {
   // Receives the events (and replies nobody waits for) that arrive while WaitFor waits; without one they are
   // dropped (nouveau's r535_gsp_msg_recv hands them to its notifiers or dumps them).
   void set_event_handler(EventHandler handler) { event_handler_ = std::move(handler); }
+  // Told of every RPC sent and every message received (complete records; continuations as they arrive).
+  void set_tracer(Tracer tracer) { tracer_ = std::move(tracer); }
 
   // Sends one RPC: a record with `function` and up to kMaxRecordPayload bytes, then CONTINUATION_RECORDs for the
   // rest, waiting up to `timeout` in all for the GSP to free room. Copies straight into the queue: no allocation.
@@ -133,6 +144,7 @@ class MessageQueue {
   MESSAGE_QUEUE_INIT_ARGUMENTS init_arguments_{};
   Doorbell doorbell_;
   EventHandler event_handler_;
+  Tracer tracer_;
 
   uint32_t command_count_ = 0;  // command queue msgCount
   uint32_t write_ptr_ = 0;      // the command queue's writePtr, as last published

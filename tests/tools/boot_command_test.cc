@@ -139,6 +139,29 @@ TEST(BootCommandTest, BootsTheVirtualAd102ThroughGspRmAndUnloadsIt) {
   EXPECT_EQ(steps, expected);
 }
 
+// --trace=rpc shows GSP-RM's messages under the step they belong to: the two RPCs queued before the boot, the CPU
+// sequencer and INIT_DONE, static info, the unload.
+TEST(BootCommandTest, TheVirtualAd102sRpcTraceFollowsTheSteps) {
+  REQUIRE_NVIDIA_FIRMWARE(root);
+  ::setenv("BAREGPU_FIRMWARE_PATH", root.c_str(), 1);
+  auto r = RunBaregpu({"boot", "sim:ad102:trace", "--trace=rpc"});
+  auto regs = RunBaregpu({"boot", "sim:ad102:trace", "--trace=regs"});
+  ::unsetenv("BAREGPU_FIRMWARE_PATH");
+  ASSERT_EQ(r.exit_status, 0) << r.err;
+  const char* expected =
+      "== gsp-memory: 2 messages\n"
+      "-> NV_VGPU_MSG_FUNCTION_GSP_SET_SYSTEM_INFO (0x48), 664 bytes\n"
+      "-> NV_VGPU_MSG_FUNCTION_SET_REGISTRY (0x49), 82 bytes\n"
+      "== init-done: 2 messages\n"
+      "<- NV_VGPU_MSG_EVENT_GSP_RUN_CPU_SEQUENCER (0x1002)";
+  EXPECT_TRUE(absl::StrContains(r.out, expected)) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "<- NV_VGPU_MSG_EVENT_GSP_INIT_DONE (0x1001), 0 bytes")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "-> NV_VGPU_MSG_FUNCTION_UNLOADING_GUEST_DRIVER (0x2f), 8 bytes")) << r.out;
+  ASSERT_EQ(regs.exit_status, 0) << regs.err;
+  EXPECT_TRUE(absl::StrContains(regs.out, "R NV_PMC_BOOT_42 = 0x192a1000")) << regs.out.substr(0, 2000);
+  EXPECT_TRUE(absl::StrContains(regs.out, "R PROM window (VBIOS) x262144")) << regs.out.substr(0, 4000);
+}
+
 // Without GSP-RM's files the boot stops at the firmware step, exits 1, and says where to get them.
 TEST(BootCommandTest, TheVirtualAd102WithoutFirmwareSaysWhatIsMissing) {
   ::setenv("BAREGPU_FIRMWARE_PATH", "/nonexistent-baregpu-firmware", 1);

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
@@ -12,6 +14,8 @@
 #include "am/regs/database.h"
 #include "base/status_macros.h"
 #include "nv/device.h"
+#include "nv/regs/database.h"
+#include "nv/regs/names.h"
 #include "pci/open.h"
 #include "tools/cli/command.h"
 #include "tools/cli/json.h"
@@ -70,12 +74,67 @@ Json AccessJson(am::RegisterIo& io, const Access& access) {
   return json;
 }
 
-// An NVIDIA GPU: nv::Device's steps (identify, devinit, WPR2, FB, firmware, layout, FWSEC-FRTS), each timed.
-absl::Status RunNvBoot(Invocation& inv, std::unique_ptr<pci::Device> pci) {
-  if (inv.value("trace") || inv.has("reset")) {
-    return inv.UsageError("--trace and --reset are for AMD GPUs so far; an NVIDIA GPU boots without them");
+// One traced event of an NVIDIA boot: a BAR0 access or an RPC.
+struct NvTraceEvent {
+  absl::Time time;
+  std::string text;
+};
+
+// "W gsp.NV_PFALCON_FALCON_MAILBOX0 = 0x00131000" with the fields, or the address where no register is known.
+std::string DescribeNvAccess(bool write, uint32_t address, uint32_t value) {
+  const std::vector<nv::regs::AddressMatch> matches = nv::regs::FindByAddress(nv::regs::Chip::kAd102, address);
+  if (matches.empty()) return absl::StrFormat("%s %#x = 0x%08x", write ? "W" : "R", address, value);
+  const nv::regs::AddressMatch& m = matches.front();
+  std::string name = absl::StrCat(m.engine.empty() ? "" : absl::StrCat(absl::AsciiStrToLower(m.engine), "."),
+                                  m.reg.name(), m.reg.is_array() ? absl::StrFormat("(%d)", m.index) : "");
+  std::string text = absl::StrFormat("%s %s = 0x%08x", write ? "W" : "R", name, value);
+  if (m.reg.field_count() > 1) {
+    for (const nv::regs::DecodedField& d : nv::regs::Decode(m.reg, value)) {
+      absl::StrAppendFormat(&text, " %s=%#x", d.field.name, d.value);
+    }
   }
-  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<nv::Device> device, nv::Device::Open(std::move(pci)));
+  return text;
+}
+
+// An NVIDIA GPU: nv::Device's steps through GSP-RM, each timed; then GSP-RM's unload.
+absl::Status RunNvBoot(Invocation& inv, std::unique_ptr<pci::Device> pci) {
+  if (inv.has("reset")) return inv.UsageError("--reset is for AMD GPUs; an NVIDIA GPU left with WPR2 up is reset");
+  const std::optional<std::string> trace = inv.value("trace");
+  if (trace && *trace != "regs" && *trace != "rpc") {
+    return inv.UsageError("--trace takes 'regs' (BAR0 accesses, decoded) or 'rpc' (GSP-RM's RPCs and messages)");
+  }
+  std::vector<NvTraceEvent> events;
+  nv::DeviceOptions options;
+  // The PROM window is read a word at a time (1 MiB of VBIOS): one line for each run of PROM reads, not 262144.
+  constexpr uint32_t kPromBase = 0x300000, kPromSize = 0x100000;  // nv/regs/known_registers.h PROM_DATA
+  uint64_t prom_reads = 0;
+  auto flush_prom = [&] {
+    if (prom_reads == 0) return;
+    events.push_back({absl::Now(), absl::StrFormat("R PROM window (VBIOS) x%d", prom_reads)});
+    prom_reads = 0;
+  };
+  if (trace == "regs") {
+    options.register_tracer = [&](bool write, uint32_t address, uint32_t value) {
+      if (!write && address >= kPromBase && address < kPromBase + kPromSize) {
+        ++prom_reads;
+        return;
+      }
+      flush_prom();
+      events.push_back({absl::Now(), DescribeNvAccess(write, address, value)});
+    };
+  }
+  if (trace == "rpc") {
+    options.rpc_tracer = [&](const nv::gsp::RpcTrace& rpc) {
+      const absl::string_view name = nv::regs::RpcName(rpc.function);
+      std::string text = absl::StrFormat("%s %s (%#x), %d bytes", rpc.sent ? "->" : "<-",
+                                         name.empty() ? "unknown" : name, rpc.function, rpc.payload_bytes);
+      if (!rpc.sent && rpc.rpc_result != 0) {
+        absl::StrAppendFormat(&text, ", %s", nv::regs::StatusName(rpc.rpc_result));
+      }
+      events.push_back({absl::Now(), std::move(text)});
+    };
+  }
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<nv::Device> device, nv::Device::Open(std::move(pci), options));
   const std::string name = device->pci().name();
   for (const std::string& note : device->pci().TakeDiagnostics()) inv.err() << "note: " << note << "\n";
   const absl::Status booted = device->Boot();
@@ -83,8 +142,20 @@ absl::Status RunNvBoot(Invocation& inv, std::unique_ptr<pci::Device> pci) {
   // GSP-RM cannot outlive this process (its message queues are this process's memory): unload it, so that the next
   // process finds WPR2 down, and show those steps too.
   const absl::Status shut_down = device->Shutdown();
+  flush_prom();
   for (size_t i = 0; i < device->steps().size(); ++i) {
     if (i >= steps.size() || device->steps()[i].name != steps[i].name) steps.push_back(device->steps()[i]);
+  }
+  // Each event under the step it happened in (steps run one after the other; events come in time order).
+  std::vector<std::pair<std::string, std::vector<std::string>>> groups;
+  size_t next = 0;
+  for (const NvTraceEvent& event : events) {
+    while (next < steps.size() && event.time > steps[next].start + steps[next].duration) ++next;
+    const std::string title = next < steps.size() && event.time >= steps[next].start
+                                  ? steps[next].name
+                                  : std::string("outside the steps (opening the device)");
+    if (groups.empty() || groups.back().first != title) groups.push_back({title, {}});
+    groups.back().second.push_back(event.text);
   }
   if (inv.json()) {
     Json step_list = Json::array();
@@ -95,14 +166,25 @@ absl::Status RunNvBoot(Invocation& inv, std::unique_ptr<pci::Device> pci) {
                            {"detail", step.detail},
                            {"error", step.status.ok() ? "" : std::string(step.status.message())}});
     }
-    PrintJson(inv.out(), Json{{"device", name},
-                              {"chip", device->chip()},
-                              {"booted", booted.ok()},
-                              {"stopped", booted.ok() ? "" : std::string(booted.message())},
-                              {"steps", step_list}});
+    Json document{{"device", name},
+                  {"chip", device->chip()},
+                  {"booted", booted.ok()},
+                  {"stopped", booted.ok() ? "" : std::string(booted.message())},
+                  {"steps", step_list}};
+    if (trace) {
+      Json trace_groups = Json::array();
+      for (const auto& [title, lines] : groups) trace_groups.push_back({{"step", title}, {"events", lines}});
+      document["trace"] = trace_groups;
+    }
+    PrintJson(inv.out(), document);
     return booted.ok() ? shut_down : booted;
   }
   std::ostream& out = inv.out();
+  for (const auto& [title, lines] : groups) {
+    out << absl::StrFormat("== %s: %d %s\n", title, lines.size(), trace == "rpc" ? "messages" : "register accesses");
+    for (const std::string& line : lines) out << line << "\n";
+  }
+  if (!groups.empty()) out << "\n";
   out << absl::StrFormat("%s: %s\n", name, device->chip().empty() ? "NVIDIA GPU" : device->chip());
   for (const nv::BootStep& step : steps) {
     out << absl::StrFormat("%-13s %9.3f ms  %s\n", step.name, absl::ToDoubleMilliseconds(step.duration),
@@ -114,12 +196,12 @@ absl::Status RunNvBoot(Invocation& inv, std::unique_ptr<pci::Device> pci) {
 absl::Status RunBoot(Invocation& inv) {
   if (inv.positional().size() != 1) return inv.UsageError("'baregpu boot' takes one device (e.g. sim:navi31)");
   const std::optional<std::string> trace = inv.value("trace");
-  if (trace && *trace != "regs") return inv.UsageError("--trace takes 'regs' (every register access, decoded)");
   {
     // The driver follows the vendor: NVIDIA's GSP-RM path or AMD's IP blocks.
     BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> pci, pci::Open(inv.positional()[0]));
     if (nv::Device::IsNvidia(*pci)) return RunNvBoot(inv, std::move(pci));
   }
+  if (trace && *trace != "regs") return inv.UsageError("--trace takes 'regs' (every register access, decoded)");
   // Firmware comes from where the device's kind says (a virtual GPU's virtual firmware), then the system's.
   BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<am::Device> device, am::Device::Open(inv.positional()[0]));
   const std::string name = device->pci().name();
@@ -187,7 +269,7 @@ BAREGPU_REGISTER_COMMAND(
     Command{"boot",
             "bring a GPU up (AMD: discovery, SOC, GMC, IH, PSP, SMU, GFX, SDMA; NVIDIA: FWSEC, booter, GSP-RM) "
             "and time each step",
-            "baregpu boot DEVICE [--reset] [--trace=regs] [--json]",
+            "baregpu boot DEVICE [--reset] [--trace=regs|rpc] [--json]",
             "Runs each IP block's init_sw and init_hw in order and prints the block, the phase, its duration\n"
             "and its outcome. Blocks: soc, gmc, ih, psp, smu, gfx, sdma. A device baregpu left booted boots\n"
             "partially (the firmware keeps running; SOC, GMC, IH, GFX and SDMA again); one another driver\n"
@@ -196,7 +278,8 @@ BAREGPU_REGISTER_COMMAND(
             "process left with WPR2 up is reset), fb, firmware, layout (nouveau's WPR2 layout), fwsec-frts (FWSEC\n"
             "from the VBIOS), gsp-memory, booter-load (SEC2 starts GSP-RM), init-done (with GSP-RM's CPU\n"
             "sequencer), static-info; then unload, fwsec-sb and booter-unload, since GSP-RM cannot outlive the\n"
-            "process whose memory holds its queues.\n"
+            "process whose memory holds its queues. --trace=regs shows its BAR0 accesses decoded (the VBIOS's PROM\n"
+            "reads as one line), --trace=rpc every RPC to GSP-RM and message from it, grouped by step.\n"
             "--trace=regs prints every register access with its name and fields, grouped by step (a line\n"
             "'== block phase: N register accesses' heads each group), before the step list; with --json the\n"
             "trace is the document's \"trace\" array. The trace is recorded raw and decoded after the boot, so\n"
@@ -204,7 +287,7 @@ BAREGPU_REGISTER_COMMAND(
             "stderr with BAREGPU_TRACE=regs.",
             {{"json", false, "print the steps as JSON"},
              {"reset", false, "full boot (mode1 reset first if the firmware runs)"},
-             {"trace", true, "'regs': log every register access, decoded"}},
+             {"trace", true, "'regs': log every register access, decoded; 'rpc' (NVIDIA): GSP-RM's messages"}},
             RunBoot});
 
 }  // namespace
