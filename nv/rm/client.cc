@@ -106,10 +106,12 @@ absl::StatusOr<std::unique_ptr<Client>> Client::Create(Transport& transport, uin
   BAREGPU_ASSIGN_OR_RETURN(Handle root,
                            transport.Alloc(state->client, state->client, state->client, NV01_ROOT,
                                            std::span(reinterpret_cast<uint8_t*>(&params), sizeof(params))));
-  if (root != state->client) {
+  // The kernel RM may hand out a client handle of its own (NVOS64 hObjectNew: "0 to generate"); GSP-RM keeps ours.
+  if (root == kNullObject) {
     return absl::InternalError(
-        absl::StrFormat("%s allocated RM client %#x as %#x", transport.name(), state->client, root));
+        absl::StrFormat("%s allocated RM client %#x as NV01_NULL_OBJECT", transport.name(), state->client));
   }
+  state->client = root;
   state->root_alive = true;
   return std::unique_ptr<Client>(new Client(std::move(state)));
 }

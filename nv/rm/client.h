@@ -79,7 +79,8 @@ class Object {
 class Client {
  public:
   // Allocates the root client 0xc1d00000 | index with NV0000_ALLOC_PARAMETERS {hClient, processID ~0} (nouveau's
-  // r535_gsp_client_ctor). The transport must outlive the client.
+  // r535_gsp_client_ctor); the client's handle is the one the transport reports (the kernel RM may choose another).
+  // The transport must outlive the client.
   static absl::StatusOr<std::unique_ptr<Client>> Create(Transport& transport, uint32_t index = 0);
   ~Client();
   Client(const Client&) = delete;

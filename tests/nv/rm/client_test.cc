@@ -8,6 +8,7 @@
 #include <deque>
 #include <vector>
 
+#include "base/status_macros.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nv/regs/status_constants.h"
@@ -115,6 +116,29 @@ TEST(ClientCreateTest, TheIndexGoesInTheLowBits) {
   EXPECT_EQ((*client)->handle(), 0xc1d0002au);
   EXPECT_THAT(Client::Create(rm, 0x10000).status().message(),
               HasSubstr("RM client index 65536: client handles are 0xc1d00000 | an index up to 0xffff"));
+}
+
+// A transport whose RM chooses the client handle (the kernel RM may: NVOS64's hObjectNew "0 to generate").
+class RenamingTransport : public FakeTransport {
+ public:
+  absl::StatusOr<Handle> Alloc(Handle client, Handle parent, Handle object, uint32_t class_id,
+                               std::span<uint8_t> params) override {
+    BAREGPU_ASSIGN_OR_RETURN(Handle made, FakeTransport::Alloc(client, parent, object, class_id, params));
+    return class_id == NV01_ROOT ? 0xc1d00123 : made;
+  }
+};
+
+TEST(ClientCreateTest, TheClientTakesTheHandleTheRmReports) {
+  RenamingTransport rm;
+  absl::StatusOr<std::unique_ptr<Client>> client = Client::Create(rm);
+  ASSERT_TRUE(client.ok());
+  EXPECT_EQ((*client)->handle(), 0xc1d00123u);
+  absl::StatusOr<Object> device = (*client)->AllocDevice();
+  ASSERT_TRUE(device.ok());
+  ASSERT_EQ(rm.calls.back().kind, Call::kAlloc);
+  EXPECT_EQ(rm.calls.back().client, 0xc1d00123u);
+  EXPECT_EQ(rm.calls.back().parent, 0xc1d00123u);
+  EXPECT_EQ(Words(rm.calls.back().params)[1], 0xc1d00123u);  // hClientShare
 }
 
 TEST(ClientCreateTest, AFailedRootAllocIsAnError) {
