@@ -8,7 +8,6 @@
 #include "base/status_macros.h"
 #include "nv/gsp/layouts.h"
 #include "nv/gsp/queue_element.h"
-#include "nv/regs/names.h"
 #include "nv/regs/rpc_constants.h"
 #include "nv/regs/status_constants.h"
 #include "nv/rm/classes.h"
@@ -50,8 +49,9 @@ absl::Status Malformed(absl::string_view what, absl::string_view why) {
   return absl::DataLossError(absl::StrFormat("%s: malformed reply from GSP-RM: %s", what, why));
 }
 
-// A reply's verdict: `first` is the status RM's GSP client returns when the RPC failed (the embedded one for
-// GSP_RM_ALLOC, rpc_result for the others), the other names the second opinion when the two differ.
+// A reply's verdict from its rpc_result and the status embedded in its parameters. When both failed,
+// `embedded_first` says which one RM's GSP client returns (the embedded one for GSP_RM_ALLOC, rpc_result for the
+// others); the message names the other too when the two differ.
 absl::Status Verdict(absl::string_view what, uint32_t rpc_result, uint32_t embedded, bool embedded_first) {
   if (rpc_result == NV_OK && embedded == NV_OK) return absl::OkStatus();
   if (rpc_result == NV_OK) return NvStatusError(embedded, absl::StrFormat("%s failed", what));

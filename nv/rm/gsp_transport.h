@@ -14,8 +14,9 @@
 // (at least the structure and paramsSize bytes), echo the handles, class or command and paramsSize it was sent, and
 // succeed: an RPC whose rpc_result is not NV_OK fails with the status in the reply's parameters when it has one
 // (rpcRmApiAlloc_GSP returns rpc_params->status then) and rpc_result otherwise; an RPC that went through fails with
-// the embedded status when that is not NV_OK (rpcRmApiControl_GSP skips the copy-out then, and so does this).
-// Parameters are copied back only on success.
+// the embedded status when that is not NV_OK (nouveau's r535_gsp_rpc_rm_alloc_push and r535_gsp_rpc_rm_ctrl_push
+// check it, and rpcRmApiControl_GSP skips the copy-out then; rpcRmApiAlloc_GSP alone ignores it, and nouveau is the
+// reference). Parameters are copied back only on success.
 //
 // One RPC at a time (nouveau holds the command-queue mutex across send and receive), on the queue owner's thread.
 // Messages that arrive while the transport waits for its reply go to the queue's event handler, among them replies
