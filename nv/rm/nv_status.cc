@@ -55,7 +55,10 @@ absl::StatusCode NvStatusCode(uint32_t nv_status) {
 absl::Status NvStatusError(uint32_t nv_status, absl::string_view context) {
   if (nv_status == NV_OK) return absl::OkStatus();
   absl::Status status(NvStatusCode(nv_status), absl::StrFormat("%s: %s", context, NvStatusLabel(nv_status)));
-  status.SetPayload(kNvStatusPayload, absl::Cord(absl::StrFormat("%08x", nv_status)));
+  // From a string_view: Debian's Abseil is built with GCC, whose mangling of Cord's std::string&& constructor
+  // template clang does not produce.
+  const std::string value = absl::StrFormat("%08x", nv_status);
+  status.SetPayload(kNvStatusPayload, absl::Cord(absl::string_view(value)));
   return status;
 }
 
