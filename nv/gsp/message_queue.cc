@@ -356,6 +356,16 @@ absl::StatusOr<std::optional<GspMessage>> MessageQueue::Poll() {
 }
 
 absl::StatusOr<GspMessage> MessageQueue::WaitFor(uint32_t function, absl::Duration timeout, size_t reply_payload_size) {
+  return Wait(function, timeout, reply_payload_size, /*fail_on_rpc_result=*/true);
+}
+
+absl::StatusOr<GspMessage> MessageQueue::WaitForReply(uint32_t function, absl::Duration timeout,
+                                                      size_t reply_payload_size) {
+  return Wait(function, timeout, reply_payload_size, /*fail_on_rpc_result=*/false);
+}
+
+absl::StatusOr<GspMessage> MessageQueue::Wait(uint32_t function, absl::Duration timeout, size_t reply_payload_size,
+                                              bool fail_on_rpc_result) {
   const absl::Time deadline = absl::Now() + timeout;
   std::optional<GspMessage> reply;
   for (;;) {
@@ -386,7 +396,7 @@ absl::StatusOr<GspMessage> MessageQueue::WaitFor(uint32_t function, absl::Durati
       }
       reply->payload.insert(reply->payload.end(), message->payload.begin(), message->payload.end());
     } else if (message->function == function) {
-      if (message->rpc_result != regs::status::NV_OK) {
+      if (fail_on_rpc_result && message->rpc_result != regs::status::NV_OK) {
         return absl::FailedPreconditionError(absl::StrFormat("GSP-RM failed %s: rpc_result %s, rpc_result_private %#x",
                                                              RpcLabel(function), StatusLabel(message->rpc_result),
                                                              message->rpc_result_private));

@@ -118,6 +118,9 @@ class MessageQueue {
   // `reply_payload_size` bytes longer than one record arrives as continuation records, which are appended; 0 takes
   // the reply's first record as it is. A non-zero rpc_result is an error naming the NV_STATUS.
   absl::StatusOr<GspMessage> WaitFor(uint32_t function, absl::Duration timeout, size_t reply_payload_size = 0);
+  // WaitFor, but a reply with a non-zero rpc_result is returned like any other: GSP_RM_ALLOC's caller reads the
+  // NV_STATUS from the reply's parameters then (RM's rpcRmApiAlloc_GSP takes rpc_params->status when the RPC fails).
+  absl::StatusOr<GspMessage> WaitForReply(uint32_t function, absl::Duration timeout, size_t reply_payload_size = 0);
 
   // The next seqNum of each direction (RM's txSeqNum / rxSeqNum).
   uint32_t sent_messages() const { return tx_sequence_; }
@@ -127,6 +130,8 @@ class MessageQueue {
   MessageQueue(std::span<uint8_t> memory, const SharedRegionLayout& layout, Doorbell doorbell);
 
   absl::Status SendRecord(uint32_t function, std::span<const uint8_t> payload, absl::Time deadline);
+  absl::StatusOr<GspMessage> Wait(uint32_t function, absl::Duration timeout, size_t reply_payload_size,
+                                  bool fail_on_rpc_result);
   // Links the status queue once GSP-RM has written its header (msgqRxLink's checks); false while entryOff is 0.
   absl::StatusOr<bool> LinkStatusQueue();
   // Copies message bytes [offset, offset + size) of the message starting at element `first` of a queue.

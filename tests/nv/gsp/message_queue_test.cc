@@ -282,6 +282,22 @@ TEST_F(MessageQueueTest, AFailedRpcNamesItsStatus) {
       HasSubstr("GSP-RM failed NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC (0x67): rpc_result 0x1f NV_ERR_INVALID_ARGUMENT"));
 }
 
+TEST_F(MessageQueueTest, WaitForReplyReturnsAFailedReplyWhole) {
+  // The RM client reads the NV_STATUS from a failed GSP_RM_ALLOC's parameters (RM's rpcRmApiAlloc_GSP), so the reply
+  // comes back with its rpc_result instead of as an error.
+  StartGsp();
+  on_doorbell_ = [this] {
+    std::optional<sim::GspCommand> command = gsp_.ReadCommand();
+    ASSERT_TRUE(command.has_value());
+    ASSERT_TRUE(gsp_.WriteReply(*command, regs::status::NV_ERR_INVALID_ARGUMENT, Pattern(32, 9)).ok());
+  };
+  ASSERT_TRUE(queue_->SendRpc(NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC, std::vector<uint8_t>(32), kTimeout).ok());
+  absl::StatusOr<GspMessage> reply = queue_->WaitForReply(NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC, kTimeout);
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_EQ(reply->rpc_result, regs::status::NV_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(reply->payload, Pattern(32, 9));
+}
+
 TEST_F(MessageQueueTest, AFullCommandQueueTimesOut) {
   // Nobody consumes: 62 one-element RPCs fill the 63 elements (one stays free), the 63rd waits out its bound.
   for (int i = 0; i < 62; ++i) ASSERT_TRUE(queue_->SendRpc(NV_VGPU_MSG_FUNCTION_NOP, {}, kTimeout).ok()) << i;
