@@ -21,6 +21,9 @@
 #include "nv/falcon.h"
 #include "nv/gsp/booter_image.h"
 #include "nv/regs/ad102.h"
+#include "nv/rm/client.h"
+#include "nv/rm/gsp_transport.h"
+#include "nv/rm/params.h"
 #include "pci/address.h"
 #include "pci/open.h"
 
@@ -48,6 +51,9 @@ constexpr absl::Duration kUnloadedWait = absl::Seconds(2);
 constexpr uint32_t kGspUnloadedBit = 1u << 31;
 // r535_gsp_fini hands booter_unload 0xff in both mailboxes (not a suspend: no GspFwSRMeta).
 constexpr uint32_t kBooterUnloadMailbox = 0xff;
+// The GPFIFO entries of the channel the boot allocates to check the RM path: tinygrad's NVDevice gives its compute
+// channel 0x10000 (support of a later HCQ queue; the model requires only a non-zero count).
+constexpr uint32_t kGpfifoEntries = 0x10000;
 // The bus address of BAR `index` (PCI_BASE_ADDRESS_n; a 64-bit BAR's high half in the next register): what
 // GspSystemInfo tells GSP-RM (tinygrad: the sysfs resource addresses).
 absl::StatusOr<uint64_t> BarAddress(pci::Device& pci, int index) {
@@ -164,7 +170,8 @@ absl::Status Device::Boot() {
   BAREGPU_RETURN_IF_ERROR(Run("gsp-memory", [this] { return PrepareGspRm(); }));
   BAREGPU_RETURN_IF_ERROR(Run("booter-load", [this] { return RunBooterLoad(); }));
   BAREGPU_RETURN_IF_ERROR(Run("init-done", [this] { return WaitForInitDone(); }));
-  return Run("static-info", [this] { return ReadStaticInfo(); });
+  BAREGPU_RETURN_IF_ERROR(Run("static-info", [this] { return ReadStaticInfo(); }));
+  return Run("rm-objects", [this] { return ExerciseRmObjects(); });
 }
 
 Device::~Device() {
@@ -482,6 +489,44 @@ absl::StatusOr<std::string> Device::RunBooterUnload() {
         absl::StrFormat("booter_unload returned 0 but WPR2 is still up (%s = 0x%08x)", hi.kName, hi.raw()));
   }
   return std::string("booter_unload on SEC2: WPR2 down");
+}
+
+absl::StatusOr<std::string> Device::ExerciseRmObjects() {
+  // What the HCQ backend will hold: tinygrad's NVDevice allocates this tree (its kernel-driver path and its NV_GSP
+  // alike), nouveau the same classes (r535 device, mmu, fifo, gr, ce). Allocated and freed in reverse here; the
+  // channel's GPFIFO ring, USERD and instance memory are the MMU's and the HCQ backend's to fill (later issues).
+  rm::GspTransport transport(gsp_rm_->queue(), options_.rpc_timeout);
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<rm::Client> client, rm::Client::Create(transport));
+  BAREGPU_ASSIGN_OR_RETURN(rm::Object device, client->AllocDevice());
+  BAREGPU_ASSIGN_OR_RETURN(rm::Object subdevice, client->AllocSubdevice(device));
+  rm::NV_VASPACE_ALLOCATION_PARAMETERS va_params{};
+  va_params.index = rm::NV_VASPACE_ALLOCATION_INDEX_GPU_NEW;
+  BAREGPU_ASSIGN_OR_RETURN(rm::Object va_space, client->AllocVaSpace(device, va_params));
+  rm::NV_CHANNEL_GROUP_ALLOCATION_PARAMETERS group_params{};
+  group_params.hVASpace = va_space.handle();
+  group_params.engineType = rm::NV2080_ENGINE_TYPE_GRAPHICS;
+  BAREGPU_ASSIGN_OR_RETURN(rm::Object group, client->AllocChannelGroup(device, group_params));
+  rm::NV_CTXSHARE_ALLOCATION_PARAMETERS share_params{};
+  share_params.hVASpace = va_space.handle();
+  share_params.flags = rm::NV_CTXSHARE_ALLOCATION_FLAGS_SUBCONTEXT_ASYNC;
+  BAREGPU_ASSIGN_OR_RETURN(rm::Object share, client->AllocContextShare(group, share_params));
+  rm::NV_CHANNELGPFIFO_ALLOCATION_PARAMETERS channel_params{};
+  channel_params.hContextShare = share.handle();
+  channel_params.hVASpace = va_space.handle();
+  channel_params.gpFifoEntries = kGpfifoEntries;
+  channel_params.engineType = rm::NV2080_ENGINE_TYPE_GRAPHICS;
+  BAREGPU_ASSIGN_OR_RETURN(rm::Object channel, client->AllocGpfifoChannel(group, channel_params));
+  BAREGPU_ASSIGN_OR_RETURN(rm::Object compute, client->AllocCompute(channel));
+  BAREGPU_ASSIGN_OR_RETURN(rm::Object copy, client->AllocCopy(channel));
+  BAREGPU_ASSIGN_OR_RETURN(rm::Object usermode, client->AllocUsermode(subdevice));
+  const size_t allocated = client->object_count();
+  for (rm::Object* object : {&usermode, &copy, &compute, &channel, &share, &group, &va_space, &subdevice, &device}) {
+    BAREGPU_RETURN_IF_ERROR(object->Free());
+  }
+  return absl::StrFormat(
+      "client 0x%08x: device, subdevice, VA space, channel group, context share, GPFIFO channel, compute, copy and "
+      "usermode (%d objects) allocated and freed",
+      client->handle(), allocated);
 }
 
 }  // namespace nv

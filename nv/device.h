@@ -3,8 +3,10 @@
 // read the FB size, load the real GSP-RM 535.113.01 files, lay out WPR2 (nv/gsp/fb_layout), run FWSEC-FRTS from the
 // GPU's own VBIOS on the GSP falcon (nv/fwsec), prepare GSP-RM's boot memory and queue its first RPCs (nv/gsp_rm),
 // run booter_load on SEC2, which starts GSP-RM on the GSP's RISC-V core, carry out GSP-RM's CPU sequencer up to
-// INIT_DONE, and read its static information. Shutdown() (also at destruction) unloads GSP-RM, runs FWSEC-SB and
-// booter_unload, leaving WPR2 down for the next process (nouveau r535_gsp_fini).
+// INIT_DONE, read its static information, and allocate through an RM client (nv/rm) the objects the HCQ backend
+// will need (device, subdevice, VA space, channel group, context share, GPFIFO channel, compute, copy, usermode),
+// freeing them again. Shutdown() (also at destruction) unloads GSP-RM, runs FWSEC-SB and booter_unload, leaving WPR2
+// down for the next process (nouveau r535_gsp_fini).
 #ifndef BAREGPU_NV_DEVICE_H_
 #define BAREGPU_NV_DEVICE_H_
 
@@ -31,7 +33,8 @@ namespace nv {
 // One step of Boot(), timed.
 struct BootStep {
   std::string name;    // "identify", "gfw-boot", "wpr2", "fb", "firmware", "layout", "fwsec-frts", "gsp-memory",
-                       // "booter-load", "init-done", "static-info"; at shutdown "unload", "fwsec-sb", "booter-unload"
+                       // "booter-load", "init-done", "static-info", "rm-objects"; at shutdown "unload", "fwsec-sb",
+                       // "booter-unload"
   std::string detail;  // what the step found or did, for people ("AD102 rev a1", "WPR2 0x5ffe00000-0x5fff00000")
   absl::Duration duration;
   absl::Status status;
@@ -97,6 +100,7 @@ class Device {
   absl::StatusOr<std::string> RunBooterLoad();
   absl::StatusOr<std::string> WaitForInitDone();
   absl::StatusOr<std::string> ReadStaticInfo();
+  absl::StatusOr<std::string> ExerciseRmObjects();
   absl::StatusOr<std::string> UnloadGspRm();
   absl::StatusOr<std::string> RunFwsecSb();
   absl::StatusOr<std::string> RunBooterUnload();

@@ -71,8 +71,8 @@ TEST(NvDeviceTest, BootsThroughGspRmToStaticInfoAndShutsDown) {
   ASSERT_NE(device, nullptr);
   const absl::Status booted = device->Boot();
   ASSERT_TRUE(booted.ok()) << booted;
-  const char* kSteps[] = {"identify",   "gfw-boot",   "wpr2",        "fb",        "firmware",   "layout",
-                          "fwsec-frts", "gsp-memory", "booter-load", "init-done", "static-info"};
+  const char* kSteps[] = {"identify",   "gfw-boot",   "wpr2",        "fb",        "firmware",    "layout",
+                          "fwsec-frts", "gsp-memory", "booter-load", "init-done", "static-info", "rm-objects"};
   ASSERT_EQ(device->steps().size(), std::size(kSteps));
   for (size_t i = 0; i < std::size(kSteps); ++i) {
     EXPECT_EQ(device->steps()[i].name, kSteps[i]);
@@ -94,6 +94,10 @@ TEST(NvDeviceTest, BootsThroughGspRmToStaticInfoAndShutsDown) {
   const std::string name(reinterpret_cast<const char*>(device->static_info().gpuNameString));
   EXPECT_EQ(name, "NVIDIA GeForce RTX 4090");
   EXPECT_EQ(device->static_info().gpcInfo.gpcMask, 0x7ffu);
+  // The RM objects the HCQ backend will need, allocated through the RM client and GSP-RM's object database, then
+  // freed: nine under the root client.
+  EXPECT_TRUE(absl::StrContains(FindStep(*device, "rm-objects")->detail, "(9 objects) allocated and freed"))
+      << FindStep(*device, "rm-objects")->detail;
   EXPECT_TRUE(absl::StrContains(FindStep(*device, "init-done")->detail, "CPU sequencer"))
       << FindStep(*device, "init-done")->detail;
 
