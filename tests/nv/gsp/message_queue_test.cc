@@ -32,7 +32,6 @@ constexpr uint64_t kCommandQueue = 0x1000;
 constexpr uint64_t kCommandElements = 0x2000;
 constexpr uint64_t kStatusQueue = 0x41000;
 constexpr uint64_t kStatusElements = 0x42000;
-constexpr uint32_t kElements = 63;
 constexpr absl::Duration kTimeout = absl::Seconds(5);
 
 std::vector<uint8_t> Pattern(size_t size, uint32_t seed) {
