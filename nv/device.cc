@@ -162,9 +162,10 @@ absl::Status Device::Boot() {
   steps_.clear();
   BAREGPU_RETURN_IF_ERROR(Run("identify", [this] { return Identify(); }));
   BAREGPU_RETURN_IF_ERROR(Run("gfw-boot", [this] { return WaitForGfwBoot(); }));
+  // The firmware first: a chip left with WPR2 up is unloaded with booter_unload.
+  BAREGPU_RETURN_IF_ERROR(Run("firmware", [this] { return LoadFirmware(); }));
   BAREGPU_RETURN_IF_ERROR(Run("wpr2", [this] { return ResetIfWpr2IsUp(); }));
   BAREGPU_RETURN_IF_ERROR(Run("fb", [this] { return ReadFb(); }));
-  BAREGPU_RETURN_IF_ERROR(Run("firmware", [this] { return LoadFirmware(); }));
   BAREGPU_RETURN_IF_ERROR(Run("layout", [this] { return LayOutWpr2(); }));
   BAREGPU_RETURN_IF_ERROR(Run("fwsec-frts", [this] { return RunFwsecFrts(); }));
   BAREGPU_RETURN_IF_ERROR(Run("gsp-memory", [this] { return PrepareGspRm(); }));
@@ -232,8 +233,21 @@ absl::StatusOr<std::string> Device::ResetIfWpr2IsUp() {
   const auto hi = r::NV_PFB_PRI_MMU_WPR2_ADDR_HI::FromRaw(bar0_.Read32(r::NV_PFB_PRI_MMU_WPR2_ADDR_HI::kOffset));
   if (hi.val() == 0) return std::string("WPR2 is down");
   // WPR2 up at open: GSP-RM was left running by a process that did not unload it (a clean close runs the unload).
-  // Its message queues lived in that process's memory, so this process cannot ask it to unload: reset the chip, as
-  // tinygrad's NVDev does ("WPR2 is up. Issuing a full reset."), then wait for devinit again.
+  // Its message queues lived in that process's memory, so this process cannot send it UNLOADING_GUEST_DRIVER; it
+  // does the rest of nouveau's r535_gsp_fini: the GSP's reset stops GSP-RM, FWSEC-SB, booter_unload takes WPR2 down.
+  // Only when that fails is the chip reset, as tinygrad's NVDev always does ("WPR2 is up. Issuing a full reset.").
+  absl::Status unloaded = [&]() -> absl::Status {
+    Falcon gsp(bar0_, kAd102GspFalcon);
+    BAREGPU_RETURN_IF_ERROR(gsp.Reset());
+    BAREGPU_RETURN_IF_ERROR(RunFwsecSb().status());
+    return RunBooterUnload().status();
+  }();
+  if (unloaded.ok()) {
+    return absl::StrFormat(
+        "WPR2 was up (%s = 0x%08x: GSP-RM left running by a process that did not unload it); the GSP reset, "
+        "FWSEC-SB and booter_unload took it down",
+        hi.kName, hi.raw());
+  }
   BAREGPU_RETURN_IF_ERROR(pci_->ResetFunction());
   BAREGPU_ASSIGN_OR_RETURN(const uint16_t command, pci_->ReadConfig16(PCI_COMMAND));
   BAREGPU_RETURN_IF_ERROR(pci_->WriteConfig16(PCI_COMMAND, command | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER));
@@ -244,8 +258,10 @@ absl::StatusOr<std::string> Device::ResetIfWpr2IsUp() {
         absl::StrFormat("WPR2 is still up after a function reset (%s = 0x%08x); the GPU needs a power cycle",
                         after.kName, after.raw()));
   }
-  return absl::StrFormat("WPR2 was up (%s = 0x%08x: GSP-RM left running); function reset, devinit completed again",
-                         hi.kName, hi.raw());
+  return absl::StrFormat(
+      "WPR2 was up (%s = 0x%08x: GSP-RM left running); unloading it failed (%s), so a function reset, devinit "
+      "completed again",
+      hi.kName, hi.raw(), unloaded.message());
 }
 
 absl::StatusOr<std::string> Device::ReadFb() {

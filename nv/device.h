@@ -1,6 +1,7 @@
 // An NVIDIA GPU the driver brings up over its BARs, the way nouveau's r535 code and tinygrad's NVDev do: identify the
-// chip (NV_PMC_BOOT_0/42), wait for the VBIOS's devinit (GFW boot), reset a chip another process left with WPR2 up,
-// read the FB size, load the real GSP-RM 535.113.01 files, lay out WPR2 (nv/gsp/fb_layout), run FWSEC-FRTS from the
+// chip (NV_PMC_BOOT_0/42), wait for the VBIOS's devinit (GFW boot), load the real GSP-RM 535.113.01 files, unload
+// GSP-RM from a chip another process left with WPR2 up (the GSP's reset, FWSEC-SB, booter_unload; a function reset
+// only when that fails), read the FB size, lay out WPR2 (nv/gsp/fb_layout), run FWSEC-FRTS from the
 // GPU's own VBIOS on the GSP falcon (nv/fwsec), prepare GSP-RM's boot memory and queue its first RPCs (nv/gsp_rm),
 // run booter_load on SEC2, which starts GSP-RM on the GSP's RISC-V core, carry out GSP-RM's CPU sequencer up to
 // INIT_DONE, read its static information, and allocate through an RM client (nv/rm) the objects the HCQ backend
@@ -32,7 +33,7 @@ namespace nv {
 
 // One step of Boot(), timed.
 struct BootStep {
-  std::string name;    // "identify", "gfw-boot", "wpr2", "fb", "firmware", "layout", "fwsec-frts", "gsp-memory",
+  std::string name;    // "identify", "gfw-boot", "firmware", "wpr2", "fb", "layout", "fwsec-frts", "gsp-memory",
                        // "booter-load", "init-done", "static-info", "rm-objects"; at shutdown "unload", "fwsec-sb",
                        // "booter-unload"
   std::string detail;  // what the step found or did, for people ("AD102 rev a1", "WPR2 0x5ffe00000-0x5fff00000")

@@ -71,7 +71,7 @@ TEST(NvDeviceTest, BootsThroughGspRmToStaticInfoAndShutsDown) {
   ASSERT_NE(device, nullptr);
   const absl::Status booted = device->Boot();
   ASSERT_TRUE(booted.ok()) << booted;
-  const char* kSteps[] = {"identify",   "gfw-boot",   "wpr2",        "fb",        "firmware",    "layout",
+  const char* kSteps[] = {"identify",   "gfw-boot",   "firmware",    "wpr2",      "fb",          "layout",
                           "fwsec-frts", "gsp-memory", "booter-load", "init-done", "static-info", "rm-objects"};
   ASSERT_EQ(device->steps().size(), std::size(kSteps));
   for (size_t i = 0; i < std::size(kSteps); ++i) {
@@ -132,8 +132,9 @@ TEST(NvDeviceTest, ASecondProcessAfterAShutdownBootsWithoutAReset) {
   EXPECT_EQ(FindStep(**second, "wpr2")->detail, "WPR2 is down");
 }
 
-// A process that died with GSP-RM running leaves WPR2 up; the next one resets the chip and boots.
-TEST(NvDeviceTest, AProcessThatDiedWithGspRmRunningLeavesAChipTheNextResets) {
+// A process that died with GSP-RM running leaves WPR2 up; the next one unloads it as nouveau's fini would (without
+// the RPC, whose queues died with the process) instead of resetting the chip, and boots.
+TEST(NvDeviceTest, AProcessThatDiedWithGspRmRunningLeavesAChipTheNextUnloads) {
   REQUIRE_NVIDIA_FIRMWARE(root);
   ScopedEnv firmware("BAREGPU_FIRMWARE_PATH", root);
   const std::string name = "sim:ad102:nvdevice-died";
@@ -155,7 +156,8 @@ TEST(NvDeviceTest, AProcessThatDiedWithGspRmRunningLeavesAChipTheNextResets) {
   const BootStep* wpr2 = FindStep(**next, "wpr2");
   ASSERT_NE(wpr2, nullptr);
   EXPECT_TRUE(absl::StrContains(wpr2->detail, "WPR2 was up")) << wpr2->detail;
-  EXPECT_TRUE(absl::StrContains(wpr2->detail, "function reset")) << wpr2->detail;
+  EXPECT_TRUE(absl::StrContains(wpr2->detail, "FWSEC-SB and booter_unload took it down")) << wpr2->detail;
+  EXPECT_FALSE(absl::StrContains(wpr2->detail, "function reset")) << wpr2->detail;
 }
 
 // Without the GSP-RM files the boot stops at the firmware step and says where they come from.

@@ -133,7 +133,7 @@ TEST(BootCommandTest, BootsTheVirtualAd102ThroughGspRmAndUnloadsIt) {
     steps.push_back(step["step"]);
     EXPECT_TRUE(step["ok"].get<bool>()) << step.dump();
   }
-  const std::vector<std::string> expected = {"identify",    "gfw-boot",   "wpr2",       "fb",          "firmware",
+  const std::vector<std::string> expected = {"identify",    "gfw-boot",   "firmware",   "wpr2",        "fb",
                                              "layout",      "fwsec-frts", "gsp-memory", "booter-load", "init-done",
                                              "static-info", "rm-objects", "unload",     "fwsec-sb",    "booter-unload"};
   EXPECT_EQ(steps, expected);

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "am/device.h"
+#include "am/gmc.h"
 #include "am/regs/database.h"
 #include "base/status_macros.h"
 #include "nv/device.h"
@@ -196,14 +197,15 @@ absl::Status RunNvBoot(Invocation& inv, std::unique_ptr<pci::Device> pci) {
 absl::Status RunBoot(Invocation& inv) {
   if (inv.positional().size() != 1) return inv.UsageError("'baregpu boot' takes one device (e.g. sim:navi31)");
   const std::optional<std::string> trace = inv.value("trace");
-  {
-    // The driver follows the vendor: NVIDIA's GSP-RM path or AMD's IP blocks.
-    BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> pci, pci::Open(inv.positional()[0]));
-    if (nv::Device::IsNvidia(*pci)) return RunNvBoot(inv, std::move(pci));
-  }
+  // The driver follows the vendor: NVIDIA's GSP-RM path or AMD's IP blocks. The device opened here is the one the
+  // driver gets, so what it reported while opening (a discarded state) reaches the notes below.
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> pci, pci::Open(inv.positional()[0]));
+  if (nv::Device::IsNvidia(*pci)) return RunNvBoot(inv, std::move(pci));
   if (trace && *trace != "regs") return inv.UsageError("--trace takes 'regs' (every register access, decoded)");
+  // As am::Device::Open(name) does: the DMA mask the GMC addresses.
+  BAREGPU_RETURN_IF_ERROR(pci->SetDmaMaskBits(am::Gmc::kDmaMaskBits));
   // Firmware comes from where the device's kind says (a virtual GPU's virtual firmware), then the system's.
-  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<am::Device> device, am::Device::Open(inv.positional()[0]));
+  BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<am::Device> device, am::Device::Open(std::move(pci)));
   const std::string name = device->pci().name();
   // What the device reported while it opened (a virtual device whose damaged state was discarded, or whose reset a
   // killed process left half done): on stderr, so that --json stays one document.
@@ -274,8 +276,8 @@ BAREGPU_REGISTER_COMMAND(
             "and its outcome. Blocks: soc, gmc, ih, psp, smu, gfx, sdma. A device baregpu left booted boots\n"
             "partially (the firmware keeps running; SOC, GMC, IH, GFX and SDMA again); one another driver\n"
             "initialised, or any with --reset, gets a mode1 reset and a full boot.\n"
-            "An NVIDIA GPU (sim:ad102) boots through GSP-RM 535.113.01: identify, gfw-boot, wpr2 (a chip a dead\n"
-            "process left with WPR2 up is reset), fb, firmware, layout (nouveau's WPR2 layout), fwsec-frts (FWSEC\n"
+            "An NVIDIA GPU (sim:ad102) boots through GSP-RM 535.113.01: identify, gfw-boot, firmware, wpr2 (GSP-RM\n"
+            "a dead process left running is unloaded), fb, layout (nouveau's WPR2 layout), fwsec-frts (FWSEC\n"
             "from the VBIOS), gsp-memory, booter-load (SEC2 starts GSP-RM), init-done (with GSP-RM's CPU\n"
             "sequencer), static-info; then unload, fwsec-sb and booter-unload, since GSP-RM cannot outlive the\n"
             "process whose memory holds its queues. --trace=regs shows its BAR0 accesses decoded (the VBIOS's PROM\n"
