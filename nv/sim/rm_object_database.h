@@ -20,22 +20,12 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
+#include "nv/regs/class_ids.h"
 
 namespace nv::sim {
 
-// Class ids the model knows that nv/regs does not generate (open-gpu-kernel-modules 535.113.01
-// src/common/sdk/nvidia/inc/class/).
-namespace rm_class {
-inline constexpr uint32_t NV01_ROOT = 0x0;                  // cl0000.h
-inline constexpr uint32_t NV01_MEMORY_SYSTEM = 0x3e;        // cl003e.h
-inline constexpr uint32_t NV01_MEMORY_LOCAL_USER = 0x40;    // cl0040.h
-inline constexpr uint32_t NV01_ROOT_CLIENT = 0x41;          // cl0041.h
-inline constexpr uint32_t NV01_DEVICE_0 = 0x80;             // cl0080.h
-inline constexpr uint32_t NV20_SUBDEVICE_0 = 0x2080;        // cl2080.h
-inline constexpr uint32_t FERMI_CONTEXT_SHARE_A = 0x9067;   // cl9067.h
-inline constexpr uint32_t FERMI_VASPACE_A = 0x90f1;         // cl90f1.h
-inline constexpr uint32_t KEPLER_CHANNEL_GROUP_A = 0xa06c;  // cla06c.h
-}  // namespace rm_class
+// Class ids: nv/regs/class_ids.h and nv/regs' generated cl*_constants.h.
+namespace rm_class = ::nv::regs::cls;
 
 // One class the model can allocate.
 struct RmClassInfo {
