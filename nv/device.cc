@@ -21,6 +21,7 @@
 #include "nv/falcon.h"
 #include "nv/gsp/booter_image.h"
 #include "nv/regs/ad102.h"
+#include "nv/regs/flcn_status.h"
 #include "nv/rm/client.h"
 #include "nv/rm/gsp_transport.h"
 #include "nv/rm/params.h"
@@ -237,7 +238,7 @@ absl::StatusOr<std::string> Device::ResetIfWpr2IsUp() {
   // does the rest of nouveau's r535_gsp_fini: the GSP's reset stops GSP-RM, FWSEC-SB, booter_unload takes WPR2 down.
   // Only when that fails is the chip reset, as tinygrad's NVDev always does ("WPR2 is up. Issuing a full reset.").
   absl::Status unloaded = [&]() -> absl::Status {
-    Falcon gsp(bar0_, kAd102GspFalcon);
+    Falcon gsp(bar0_, kAd102GspFalcon, options_.falcon_halt_timeout);
     BAREGPU_RETURN_IF_ERROR(gsp.Reset());
     BAREGPU_RETURN_IF_ERROR(RunFwsecSb().status());
     return RunBooterUnload().status();
@@ -347,7 +348,7 @@ FwsecPlacement Device::FbPlacement() {
 }
 
 absl::StatusOr<std::string> Device::RunFwsecFrts() {
-  Falcon gsp(bar0_, kAd102GspFalcon);
+  Falcon gsp(bar0_, kAd102GspFalcon, options_.falcon_halt_timeout);
   BAREGPU_ASSIGN_OR_RETURN(
       wpr2_, FwsecFrts(bar0_, gsp, {.offset = layout_.frtsOffset, .size = layout_.frtsSize}, FbPlacement()));
   return absl::StrFormat("FWSEC-FRTS from the VBIOS: WPR2 up (NV_PFB_PRI_MMU_WPR2_ADDR_LO 0x%08x, _HI 0x%08x)",
@@ -388,7 +389,7 @@ absl::StatusOr<FalconMailboxes> Device::RunBooter(absl::string_view file, absl::
     return absl::ResourceExhaustedError("the booter's image is not contiguous in bus address space");
   }
   std::memcpy(buffer->cpu(), image.image.data(), image.image.size());
-  Falcon sec2(bar0_, kAd102Sec2Falcon);
+  Falcon sec2(bar0_, kAd102Sec2Falcon, options_.falcon_halt_timeout);
   BAREGPU_RETURN_IF_ERROR(sec2.Reset());
   return sec2.ExecuteHs({.image_address = buffer->device_address(),
                          .target = DmaTarget::kCoherentSysmem,
@@ -409,7 +410,7 @@ absl::StatusOr<FalconMailboxes> Device::RunBooter(absl::string_view file, absl::
 absl::StatusOr<std::string> Device::RunBooterLoad() {
   // The GSP's core goes to RISC-V and learns where the LibOS arguments are (r535_gsp_oneinit after FWSEC-FRTS:
   // reset, MAILBOX0/1 = libos.addr; tinygrad's NV_FLCN.init_hw the same).
-  Falcon gsp(bar0_, kAd102GspFalcon);
+  Falcon gsp(bar0_, kAd102GspFalcon, options_.falcon_halt_timeout);
   BAREGPU_RETURN_IF_ERROR(gsp.Reset());
   gsp.SelectRiscv();
   gsp.WriteMailboxes({static_cast<uint32_t>(gsp_rm_->libos_args_address()),
@@ -421,9 +422,9 @@ absl::StatusOr<std::string> Device::RunBooterLoad() {
                                      {static_cast<uint32_t>(meta), static_cast<uint32_t>(meta >> 32)}));
   if (left.mailbox0 != 0) {
     return absl::InternalError(absl::StrFormat(
-        "booter_load on SEC2 failed: MAILBOX0 = 0x%08x (an FLCN_STATUS of 535.113.01 flcnretval.h), MAILBOX1 = "
-        "0x%08x",
-        left.mailbox0, left.mailbox1));
+        "booter_load on SEC2 failed: MAILBOX0 = 0x%08x, %s, MAILBOX1 = 0x%08x (the booter refused the WPR metadata "
+        "or the images it points at, or the BROM the booter itself)",
+        left.mailbox0, regs::flcn::FlcnStatusName(left.mailbox0), left.mailbox1));
   }
   bar0_.Write32(kAd102GspFalcon.bases.AddressOf<regs::ad102::NV_PFALCON_FALCON_OS>(), bootloader_.desc.app_version);
   if (!gsp.RiscvActive()) {
@@ -437,7 +438,7 @@ absl::StatusOr<std::string> Device::RunBooterLoad() {
 }
 
 absl::StatusOr<std::string> Device::WaitForInitDone() {
-  Falcon gsp(bar0_, kAd102GspFalcon);
+  Falcon gsp(bar0_, kAd102GspFalcon, options_.falcon_halt_timeout);
   Sequencer sequencer(bar0_, gsp);
   BAREGPU_ASSIGN_OR_RETURN(const int commands, gsp_rm_->WaitForInitDone(sequencer, options_.rpc_timeout));
   return absl::StrFormat("INIT_DONE after %d CPU sequencer commands", commands);
@@ -469,7 +470,7 @@ absl::StatusOr<std::string> Device::UnloadGspRm() {
   while (!(stopped = (bar0_.Read32(mailbox0) & kGspUnloadedBit) != 0) && absl::Now() < deadline) {
     std::this_thread::sleep_for(absl::ToChronoMicroseconds(kGfwPoll));
   }
-  Falcon gsp(bar0_, kAd102GspFalcon);
+  Falcon gsp(bar0_, kAd102GspFalcon, options_.falcon_halt_timeout);
   BAREGPU_RETURN_IF_ERROR(gsp.Reset());
   return std::string(stopped ? "UNLOADING_GUEST_DRIVER acknowledged; GSP-RM stopped; the GSP reset"
                              : "UNLOADING_GUEST_DRIVER acknowledged; GSP-RM did not set MAILBOX0 bit 31 in 2 s; the "
@@ -478,7 +479,7 @@ absl::StatusOr<std::string> Device::UnloadGspRm() {
 
 absl::StatusOr<std::string> Device::RunFwsecSb() {
   // nvkm_gsp_fwsec_sb: FWSEC from the VBIOS again, with the SB command.
-  Falcon gsp(bar0_, kAd102GspFalcon);
+  Falcon gsp(bar0_, kAd102GspFalcon, options_.falcon_halt_timeout);
   const std::string rom = ReadVbiosFromProm(bar0_);
   BAREGPU_ASSIGN_OR_RETURN(const firmware::nv::Vbios vbios,
                            firmware::nv::ParseVbios("the VBIOS read through BAR0's PROM window", rom));
@@ -495,8 +496,9 @@ absl::StatusOr<std::string> Device::RunBooterUnload() {
   BAREGPU_ASSIGN_OR_RETURN(const FalconMailboxes left, RunBooter(booter_unload_file_.path, booter_unload_file_.data,
                                                                  {kBooterUnloadMailbox, kBooterUnloadMailbox}));
   if (left.mailbox0 != 0) {
-    return absl::InternalError(absl::StrFormat("booter_unload on SEC2 failed: MAILBOX0 = 0x%08x, MAILBOX1 = 0x%08x",
-                                               left.mailbox0, left.mailbox1));
+    return absl::InternalError(absl::StrFormat("booter_unload on SEC2 failed: MAILBOX0 = 0x%08x, %s, MAILBOX1 = 0x%08x",
+                                               left.mailbox0, regs::flcn::FlcnStatusName(left.mailbox0),
+                                               left.mailbox1));
   }
   const auto hi = regs::ad102::NV_PFB_PRI_MMU_WPR2_ADDR_HI::FromRaw(
       bar0_.Read32(regs::ad102::NV_PFB_PRI_MMU_WPR2_ADDR_HI::kOffset));

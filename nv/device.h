@@ -47,6 +47,8 @@ struct DeviceOptions {
   absl::Duration gfw_boot_timeout = absl::Milliseconds(2050 * 2);
   // How long GSP-RM may take to answer: nouveau's r535_gsp_rpc_poll / msgq waits are bounded by seconds.
   absl::Duration rpc_timeout = absl::Seconds(4);
+  // How long a falcon's ucode may run before it must have halted (Falcon::kDefaultHaltTimeout: nouveau's 2 s).
+  absl::Duration falcon_halt_timeout = Falcon::kDefaultHaltTimeout;
   // When set, told of every BAR0 access the driver makes (`baregpu boot --trace=regs`); costs a call per access.
   std::function<void(bool write, uint32_t address, uint32_t value)> register_tracer;
   // When set, told of every RPC to and message from GSP-RM (`--trace=rpc`).

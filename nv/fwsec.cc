@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "nv/regs/ad102.h"
+#include "nv/regs/flcn_status.h"
 #include "nv/regs/known_registers.h"
 
 namespace nv {
@@ -65,10 +66,10 @@ absl::Status Run(Falcon& gsp, const FwsecImage& image, const FwsecPlacement& pla
   BAREGPU_ASSIGN_OR_RETURN(const FalconMailboxes mailboxes, gsp.ExecuteHs(load, what));
   if (mailboxes.mailbox0 != 0) {
     return absl::FailedPreconditionError(absl::StrFormat(
-        "%s falcon: %s halted with MAILBOX0 = 0x%08x, MAILBOX1 = 0x%08x (a FLCN_STATUS, flcnretval.h; 0 means it "
-        "ran): the BROM or FWSEC refused the image (check the signature picked for the fuse, signature %d, and the "
-        "patched DMEMMAPPER command 0x%x)",
-        gsp.name(), what, mailboxes.mailbox0, mailboxes.mailbox1, image.signature_index, image.init_cmd));
+        "%s falcon: %s halted with MAILBOX0 = 0x%08x, %s, MAILBOX1 = 0x%08x: the BROM or FWSEC refused the image "
+        "(check the signature picked for the fuse, signature %d, and the patched DMEMMAPPER command 0x%x)",
+        gsp.name(), what, mailboxes.mailbox0, regs::flcn::FlcnStatusName(mailboxes.mailbox0), mailboxes.mailbox1,
+        image.signature_index, image.init_cmd));
   }
   return absl::OkStatus();
 }

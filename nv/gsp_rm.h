@@ -76,8 +76,6 @@ class GspRm {
   std::unique_ptr<gsp::MessageQueue> queue_;
   uint64_t libos_args_address_ = 0;
   uint64_t wpr_meta_address_ = 0;
-  bool sequencer_failed_ = false;
-  absl::Status sequencer_status_;
 };
 
 }  // namespace nv

@@ -416,6 +416,10 @@ bool Ad102::StartGspRm() {
   base::MutexLock lock(&gsp_rm_mu_);
   // A fresh GSP-RM per start: it keeps nothing across a reset of its core.
   gsp_rm_ = std::make_unique<GspRmModel>(memory(), priv_bus(), GspRmConfig{.fb_size = config_.vram_size});
+  if (gsp_rm_injection_) {
+    gsp_rm_injection_(*gsp_rm_);
+    gsp_rm_injection_ = nullptr;
+  }
   gsp_rm_->Boot(args);
   const bool running = gsp_rm_->state() != GspRmModel::State::kFailed;
   if (!running) {
@@ -438,6 +442,11 @@ void Ad102::RingGspRm() {
     const uint32_t mailbox0 = r::kGsp.AddressOf<r::NV_PFALCON_FALCON_MAILBOX0>();
     priv_bus().Write32(mailbox0, priv_bus().Read32(mailbox0) | kStoppedBit);
   }
+}
+
+void Ad102::InjectIntoNextGspRm(std::function<void(GspRmModel&)> inject) {
+  base::MutexLock lock(&gsp_rm_mu_);
+  gsp_rm_injection_ = std::move(inject);
 }
 
 GspRmModel* Ad102::gsp_rm() {
@@ -558,8 +567,13 @@ void Ad102::Report(std::string message) {
 }
 
 std::vector<std::string> Ad102::TakeDiagnostics() {
+  // What the falcons' ucode models said since the last take (why a BROM or a booter refused an image), then the
+  // device's own reports.
+  std::vector<std::string> falcons = gsp_->TakeLog();
+  for (std::string& line : sec2_->TakeLog()) falcons.push_back(std::move(line));
   base::MutexLock lock(&reports_mu_);
-  std::vector<std::string> out = std::move(reports_);
+  std::vector<std::string> out = std::move(falcons);
+  for (std::string& report : reports_) out.push_back(std::move(report));
   reports_.clear();
   if (dropped_reports_ != 0) out.push_back(absl::StrFormat("%d more reports dropped", dropped_reports_));
   dropped_reports_ = 0;

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -95,6 +96,9 @@ class Ad102 final : public pci::sim::VirtualDevice {
   // function reset. Every write of NV_PGSP_QUEUE_HEAD(0) rings it. Tests only: the pointer is valid until the next
   // start or reset.
   GspRmModel* gsp_rm();
+  // Fault injection: `inject` is applied to the next GSP-RM the GSP's core starts, before it boots (its
+  // CorruptNextChecksum, FailNextReply, LoseNextDoorbell), so a device-level test reaches what a driver would meet.
+  void InjectIntoNextGspRm(std::function<void(GspRmModel&)> inject);
 
   const Ad102Config& config() const { return config_; }
   RegisterFile& registers() { return registers_; }
@@ -160,6 +164,7 @@ class Ad102 final : public pci::sim::VirtualDevice {
   std::unique_ptr<FalconModel> sec2_;
   base::Mutex gsp_rm_mu_;  // GspRmModel is driven by one caller at a time
   std::unique_ptr<GspRmModel> gsp_rm_ ABSL_GUARDED_BY(gsp_rm_mu_);
+  std::function<void(GspRmModel&)> gsp_rm_injection_ ABSL_GUARDED_BY(gsp_rm_mu_);
 };
 
 }  // namespace nv::sim

@@ -172,6 +172,14 @@ std::vector<std::string> FalconModel::log() const {
 void FalconModel::LogLocked(std::string line) {
   if (log_.size() >= kLogLimit) log_.erase(log_.begin());
   log_.push_back(absl::StrCat(identity_.name, " falcon: ", line));
+  ++logged_;
+}
+
+std::vector<std::string> FalconModel::TakeLog() {
+  base::MutexLock lock(&mu_);
+  const size_t fresh = static_cast<size_t>(std::min<uint64_t>(logged_ - taken_, log_.size()));
+  taken_ = logged_;
+  return std::vector<std::string>(log_.end() - fresh, log_.end());
 }
 
 void FalconModel::Reset() {

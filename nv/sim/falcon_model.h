@@ -95,6 +95,8 @@ class FalconModel : public Bar0Block {
   std::vector<uint8_t> Dmem(uint32_t offset, uint32_t size) const;
   // Faults, violations and ucode runs, in order ("GSP falcon: DMA fault: ...").
   std::vector<std::string> log() const;
+  // The lines logged since the last TakeLog (at most the log's limit): what the device reports as diagnostics.
+  std::vector<std::string> TakeLog();
 
  private:
   struct PioPort {
@@ -161,6 +163,8 @@ class FalconModel : public Bar0Block {
   int hs_starts_ ABSL_GUARDED_BY(mu_) = 0;
   std::map<uint32_t, uint32_t> storage_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> log_ ABSL_GUARDED_BY(mu_);
+  uint64_t logged_ ABSL_GUARDED_BY(mu_) = 0;  // lines ever logged
+  uint64_t taken_ ABSL_GUARDED_BY(mu_) = 0;   // of those, handed out by TakeLog
 };
 
 }  // namespace nv::sim

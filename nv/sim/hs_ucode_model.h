@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "nv/regs/flcn_status.h"
 #include "nv/sim/bar0_block.h"
 
 namespace nv::sim {
@@ -21,11 +22,11 @@ namespace nv::sim {
 // FLCN_STATUS values (open-gpu-kernel-modules 535.113.01 src/nvidia/arch/nvalloc/common/inc/flcnretval.h) the
 // virtual falcons leave in MAILBOX0 when the BROM or an HS ucode refuses to run. Which code a real BROM reports for
 // which refusal is not in any source available here: the mapping (see each use) is chosen, the values are NVIDIA's.
-inline constexpr uint32_t kFlcnOk = 0x00;                      // FLCN_OK
-inline constexpr uint32_t kFlcnErrHsChkInvalidInput = 0xa0;    // FLCN_ERR_HS_CHK_INVALID_INPUT
-inline constexpr uint32_t kFlcnErrHsChkUcodeRevoked = 0xa2;    // FLCN_ERR_HS_CHK_UCODE_REVOKED
-inline constexpr uint32_t kFlcnErrHsChkEngidMismatch = 0xb7;   // FLCN_ERR_HS_CHK_ENGID_MISMATCH
-inline constexpr uint32_t kFlcnErrBromSignatureFailed = 0xf7;  // FLCN_ERR_APM_BROM_SIGN_FAIL
+inline constexpr uint32_t kFlcnOk = regs::flcn::kOk;
+inline constexpr uint32_t kFlcnErrHsChkInvalidInput = regs::flcn::kErrHsChkInvalidInput;
+inline constexpr uint32_t kFlcnErrHsChkUcodeRevoked = regs::flcn::kErrHsChkUcodeRevoked;
+inline constexpr uint32_t kFlcnErrHsChkEngidMismatch = regs::flcn::kErrHsChkEngidMismatch;
+inline constexpr uint32_t kFlcnErrBromSignatureFailed = regs::flcn::kErrBromSignFail;
 
 // What the BROM reads before it lets a ucode run (dev_falcon_second_pri.h; nouveau ga102_flcn_fw_boot).
 struct BromRegisters {

@@ -13,6 +13,10 @@
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 #include "nv/regs/ad102.h"
+#include "nv/regs/rpc_constants.h"
+#include "nv/regs/status_constants.h"
+#include "nv/sim/ad102.h"
+#include "nv/sim/gsp_rm_model.h"
 #include "pci/open.h"
 #include "pci/sim/persistent_state.h"
 #include "tests/firmware/nv/nv_firmware.h"
@@ -158,6 +162,71 @@ TEST(NvDeviceTest, AProcessThatDiedWithGspRmRunningLeavesAChipTheNextUnloads) {
   EXPECT_TRUE(absl::StrContains(wpr2->detail, "WPR2 was up")) << wpr2->detail;
   EXPECT_TRUE(absl::StrContains(wpr2->detail, "FWSEC-SB and booter_unload took it down")) << wpr2->detail;
   EXPECT_FALSE(absl::StrContains(wpr2->detail, "function reset")) << wpr2->detail;
+}
+
+nv::sim::Ad102& AsAd102(Device& device) { return static_cast<nv::sim::Ad102&>(device.pci()); }
+
+// Opens a power-cycled device with short bounds, so that an injected fault ends in a bounded wait.
+std::unique_ptr<Device> OpenFreshForFaults(const std::string& name) {
+  EXPECT_TRUE(pci::sim::PersistentState::PowerCycle(name).ok());
+  absl::StatusOr<std::unique_ptr<Device>> device =
+      Device::Open(name, {.rpc_timeout = absl::Milliseconds(200), .falcon_halt_timeout = absl::Milliseconds(100)});
+  EXPECT_TRUE(device.ok()) << device.status();
+  return device.ok() ? std::move(*device) : nullptr;
+}
+
+// The virtual GPU's fault injection, seen by the driver: each fault stops the boot at the step it hits, with an error
+// that says what happened.
+TEST(NvDeviceTest, AFalconThatNeverHaltsIsATimeoutNamingTheFalcon) {
+  REQUIRE_NVIDIA_FIRMWARE(root);
+  ScopedEnv firmware("BAREGPU_FIRMWARE_PATH", root);
+  std::unique_ptr<Device> device = OpenFreshForFaults("sim:ad102:nvdevice-hang");
+  ASSERT_NE(device, nullptr);
+  AsAd102(*device).gsp().InjectNeverHalt(true);
+  const absl::Status booted = device->Boot();
+  EXPECT_EQ(booted.code(), absl::StatusCode::kDeadlineExceeded) << booted;
+  EXPECT_EQ(device->steps().back().name, "fwsec-frts");
+  EXPECT_TRUE(absl::StrContains(booted.message(), "GSP")) << booted;
+  EXPECT_TRUE(absl::StrContains(booted.message(), "NV_PFALCON_FALCON_CPUCTL")) << booted;
+}
+
+TEST(NvDeviceTest, ABadChecksumFromGspRmIsDataLoss) {
+  REQUIRE_NVIDIA_FIRMWARE(root);
+  ScopedEnv firmware("BAREGPU_FIRMWARE_PATH", root);
+  std::unique_ptr<Device> device = OpenFreshForFaults("sim:ad102:nvdevice-checksum");
+  ASSERT_NE(device, nullptr);
+  AsAd102(*device).InjectIntoNextGspRm([](nv::sim::GspRmModel& gsp_rm) { gsp_rm.CorruptNextChecksum(); });
+  const absl::Status booted = device->Boot();
+  EXPECT_EQ(booted.code(), absl::StatusCode::kDataLoss) << booted;
+  EXPECT_EQ(device->steps().back().name, "init-done");
+  EXPECT_TRUE(absl::StrContains(booted.message(), "checksum")) << booted;
+}
+
+TEST(NvDeviceTest, AnRpcErrorFromGspRmIsNamed) {
+  REQUIRE_NVIDIA_FIRMWARE(root);
+  ScopedEnv firmware("BAREGPU_FIRMWARE_PATH", root);
+  std::unique_ptr<Device> device = OpenFreshForFaults("sim:ad102:nvdevice-rpc-error");
+  ASSERT_NE(device, nullptr);
+  AsAd102(*device).InjectIntoNextGspRm([](nv::sim::GspRmModel& gsp_rm) {
+    gsp_rm.FailNextReply(regs::rpc::NV_VGPU_MSG_FUNCTION_GET_GSP_STATIC_INFO, regs::status::NV_ERR_INVALID_STATE);
+  });
+  const absl::Status booted = device->Boot();
+  EXPECT_FALSE(booted.ok());
+  EXPECT_EQ(device->steps().back().name, "static-info");
+  EXPECT_TRUE(absl::StrContains(booted.message(), "NV_ERR_INVALID_STATE")) << booted;
+}
+
+// The doorbell that ends the CPU sequencer is lost: GSP-RM never sees the sequence done, and INIT_DONE never comes.
+TEST(NvDeviceTest, ALostDoorbellLeavesInitDoneATimeout) {
+  REQUIRE_NVIDIA_FIRMWARE(root);
+  ScopedEnv firmware("BAREGPU_FIRMWARE_PATH", root);
+  std::unique_ptr<Device> device = OpenFreshForFaults("sim:ad102:nvdevice-doorbell");
+  ASSERT_NE(device, nullptr);
+  AsAd102(*device).InjectIntoNextGspRm([](nv::sim::GspRmModel& gsp_rm) { gsp_rm.LoseNextDoorbell(); });
+  const absl::Status booted = device->Boot();
+  EXPECT_EQ(booted.code(), absl::StatusCode::kDeadlineExceeded) << booted;
+  EXPECT_EQ(device->steps().back().name, "init-done");
+  EXPECT_TRUE(absl::StrContains(booted.message(), "NV_VGPU_MSG_EVENT_GSP_INIT_DONE")) << booted;
 }
 
 // Without the GSP-RM files the boot stops at the firmware step and says where they come from.

@@ -139,6 +139,10 @@ absl::Status RunNvBoot(Invocation& inv, std::unique_ptr<pci::Device> pci) {
   const std::string name = device->pci().name();
   for (const std::string& note : device->pci().TakeDiagnostics()) inv.err() << "note: " << note << "\n";
   const absl::Status booted = device->Boot();
+  if (!booted.ok()) {
+    // Why the virtual GPU's firmware models refused (a real board's ucode says no more than its mailbox).
+    for (const std::string& note : device->pci().TakeDiagnostics()) inv.err() << "note: " << note << "\n";
+  }
   std::vector<nv::BootStep> steps = device->steps();
   // GSP-RM cannot outlive this process (its message queues are this process's memory): unload it, so that the next
   // process finds WPR2 down, and show those steps too.
