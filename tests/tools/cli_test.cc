@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "tests/am/sim/sim_state_dir.h"
+#include "tests/firmware/nv/nv_firmware.h"
 #include "tests/tools/run_cli.h"
 
 namespace cli {
@@ -335,7 +336,8 @@ TEST(CliTest, EveryJsonDocumentParsesAndNamesItsSchema) {
         {{"regs", "decode", "--chip=ad102", "NV_PMC_BOOT_0", "0x0"}, "baregpu.regs.nv-decode/1"},
         {{"regs", "sim:navi31:schema", "read", "IH_RB_CNTL"}, "baregpu.regs.read/1"},
         {{"regs", "sim:navi31:schema", "write", "SCRATCH_REG3=0x5"}, "baregpu.regs.write/1"},
-        {{"regs", "sim:navi31:schema", "dump", "hdp"}, "baregpu.regs.dump/1"}}},
+        {{"regs", "sim:navi31:schema", "dump", "hdp"}, "baregpu.regs.dump/1"},
+        {{"regs", "sim:ad102:schema", "read", "NV_PMC_BOOT_42"}, "baregpu.regs.nv-access/1"}}},
       {"ih", {{{"ih", "sim:navi31:schema"}, "baregpu.ih/1"}}},
       {"pt", {{{"pt", "sim:navi31:schema", "walk", "0x0"}, "baregpu.pt/1"}}},
       {"mem",
@@ -363,6 +365,20 @@ TEST(CliTest, EveryJsonDocumentParsesAndNamesItsSchema) {
       EXPECT_EQ(json["schema"], c.schema) << absl::StrJoin(args, " ");
     }
   }
+  // The NVIDIA shapes of boot and info, with the real GSP-RM files when they were fetched (tools/fetch_firmware.sh).
+  const std::string nvidia = firmware::nv::testing::NvidiaFirmwareRoot();
+  if (nvidia.empty()) return;
+  ::setenv("BAREGPU_FIRMWARE_PATH", nvidia.c_str(), 1);
+  for (const Case& c : std::vector<Case>{{{"boot", "sim:ad102:schema", "--json"}, "baregpu.boot.nv/1"},
+                                         {{"info", "sim:ad102:schema", "--json"}, "baregpu.info.nv/1"}}) {
+    auto r = RunBaregpu(c.args);
+    EXPECT_EQ(r.exit_status, 0) << absl::StrJoin(c.args, " ") << ": " << r.err;
+    auto json = nlohmann::ordered_json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+    ASSERT_FALSE(json.is_discarded()) << absl::StrJoin(c.args, " ") << ": " << r.out;
+    EXPECT_EQ(json.begin().key(), "schema") << absl::StrJoin(c.args, " ");
+    EXPECT_EQ(json["schema"], c.schema) << absl::StrJoin(c.args, " ");
+  }
+  ::unsetenv("BAREGPU_FIRMWARE_PATH");
 }
 
 }  // namespace

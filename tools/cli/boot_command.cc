@@ -13,6 +13,7 @@
 #include "am/device.h"
 #include "am/gmc.h"
 #include "am/regs/database.h"
+#include "base/log.h"
 #include "base/status_macros.h"
 #include "nv/device.h"
 #include "nv/regs/database.h"
@@ -163,6 +164,7 @@ absl::Status RunNvBoot(Invocation& inv, std::unique_ptr<pci::Device> pci) {
     groups.back().second.push_back(event.text);
   }
   if (inv.json()) {
+    SetJsonSchema("baregpu.boot.nv/1");
     Json step_list = Json::array();
     for (const nv::BootStep& step : steps) {
       step_list.push_back({{"step", step.name},
@@ -204,6 +206,7 @@ absl::Status RunBoot(Invocation& inv) {
   // The driver follows the vendor: NVIDIA's GSP-RM path or AMD's IP blocks. The device opened here is the one the
   // driver gets, so what it reported while opening (a discarded state) reaches the notes below.
   BAREGPU_ASSIGN_OR_RETURN(std::unique_ptr<pci::Device> pci, pci::Open(inv.positional()[0]));
+  BAREGPU_LOG(kInfo, "%s: opened (%s backend)", pci->name(), pci->backend());
   if (nv::Device::IsNvidia(*pci)) return RunNvBoot(inv, std::move(pci));
   if (trace && *trace != "regs") return inv.UsageError("--trace takes 'regs' (every register access, decoded)");
   // As am::Device::Open(name) does: the DMA mask the GMC addresses.

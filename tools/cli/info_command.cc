@@ -108,6 +108,7 @@ absl::Status RunNvInfo(Invocation& inv, std::unique_ptr<pci::Device> pci) {
     tpcs += __builtin_popcount(info.tpcInfo[gpc].tpcMask);
   }
   if (inv.json()) {
+    SetJsonSchema("baregpu.info.nv/1");
     Json gpcs = Json::array();
     for (const auto& [gpc, mask] : tpc_masks) gpcs.push_back({{"gpc", gpc}, {"tpc_mask", Hex(mask)}});
     Json bar_list = Json::array();
