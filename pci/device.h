@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "base/mutex.h"
 #include "pci/dma_buffer.h"
@@ -126,6 +127,13 @@ class Device {
 
   // Function-level reset (or the backend's closest equivalent).
   virtual absl::Status ResetFunction() = 0;
+
+  // The expansion ROM's contents (the PCI ROM BAR, PCI_ROM_ADDRESS: an option ROM, a GPU's VBIOS image). NotFound
+  // for a function without one; Unimplemented for a backend that cannot read it.
+  virtual absl::StatusOr<std::string> ReadExpansionRom() {
+    return absl::UnimplementedError(
+        absl::StrCat(name(), ": the ", backend(), " backend cannot read the expansion ROM"));
+  }
 
   // Enables `count` interrupt vectors (MSI-X, else MSI) and returns one eventfd per vector; each interrupt adds
   // to its eventfd's counter. The eventfds stay owned by the device.

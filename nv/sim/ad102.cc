@@ -278,6 +278,7 @@ Ad102::Ad102(const std::string& name, const Ad102Config& config, std::unique_ptr
   AddCapability(PCI_CAP_ID_PM, kPmCapability);
   AddCapability(PCI_CAP_ID_MSI, kMsiCapability);
   AddCapability(PCI_CAP_ID_EXP, kPcieCapability);
+  AddExpansionRom(vbios_, kExpansionRomSize);
   // Configuration space persists with VRAM and registers: a second process finds bus mastering as the first left it.
   PersistConfig(state_->region(kPciStateRegion));
   if (!state_->discarded().empty()) Report(absl::StrCat("state: ", state_->discarded()));

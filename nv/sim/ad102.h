@@ -46,6 +46,9 @@ class Ad102 final : public pci::sim::VirtualDevice {
   // ... (32-bit, non-prefetchable) [size=16M]", "Region 3: Memory ... (64-bit, prefetchable) [size=32M]").
   static constexpr uint64_t kBar0Size = base::MiB(16);
   static constexpr uint64_t kBar3Size = base::MiB(32);
+  // The expansion ROM BAR as the same lspci shows it ("Expansion ROM at ... [disabled] [size=512K]"), serving the
+  // virtual VBIOS as the board's option ROM (pci::Device::ReadExpansionRom).
+  static constexpr uint32_t kExpansionRomSize = 512 * 1024;
   // The PROM window (nv/regs/known_registers.h PROM_DATA: nouveau's nvbios_prom_read reads 1 MiB of 32-bit words
   // at 0x300000; tinygrad's NV_FLCN.prep_ucode reads the same 1 MiB). nouveau's nvbios_prom_init clears bit 0 of
   // config 0x50 (nvkm_pci_rom_shadow, "Disable the PCI ROM shadow so that we can read PROM") first and sets it again

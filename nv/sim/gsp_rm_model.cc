@@ -374,11 +374,13 @@ bool GspRmModel::CheckRegistry(std::span<const uint8_t> payload) {
     return bad(absl::StrFormat("numEntries %u needs %u bytes of entries, the table has %u", table.numEntries,
                                entries_end, table.size));
   }
-  // A NUL-terminated string at [offset, size): the bytes before its NUL, or nullopt.
-  auto string_at = [&](uint64_t offset) -> std::optional<std::string_view> {
-    if (offset < entries_end || offset >= table.size) return std::nullopt;
+  // A NUL-terminated string at [offset, size): the bytes before its NUL, or nullopt. (The lambda takes the size, not
+  // the table: a struct with a flexible array member cannot be captured.)
+  const uint64_t table_size = table.size;
+  auto string_at = [&payload, entries_end, table_size](uint64_t offset) -> std::optional<std::string_view> {
+    if (offset < entries_end || offset >= table_size) return std::nullopt;
     const auto* start = reinterpret_cast<const char*>(payload.data() + offset);
-    const void* nul = std::memchr(start, 0, table.size - offset);
+    const void* nul = std::memchr(start, 0, table_size - offset);
     if (nul == nullptr) return std::nullopt;
     return std::string_view(start, static_cast<const char*>(nul) - start);
   };

@@ -40,6 +40,7 @@ struct SavedConfig {
 // The bytes of configuration space the driver can change, besides the BAR addresses (see WriteConfig).
 bool DriverWritable(uint32_t offset) {
   return (offset >= PCI_COMMAND && offset < PCI_COMMAND + 2) || offset == PCI_INTERRUPT_LINE ||
+         (offset >= PCI_ROM_ADDRESS && offset < PCI_ROM_ADDRESS + 4) ||
          (offset >= PCI_STD_HEADER_SIZEOF && offset < PCI_CFG_SPACE_SIZE);
 }
 
@@ -91,6 +92,7 @@ VirtualDevice::~VirtualDevice() = default;
 
 void VirtualDevice::ResetConfigRegisters() {
   Put16(config_, PCI_COMMAND, 0);
+  Put32(config_, PCI_ROM_ADDRESS, 0);  // the ROM BAR disabled again
   dma_->set_bus_master(false);
   SaveConfig();
 }
@@ -108,6 +110,7 @@ uint64_t VirtualDevice::LayoutFingerprint() const {
   for (const Bar& bar : bars_) {
     for (int shift = 0; shift < 64; shift += 8) mix(static_cast<uint8_t>(bar.size >> shift));
   }
+  for (int shift = 0; shift < 32; shift += 8) mix(static_cast<uint8_t>(rom_size_ >> shift));
   return hash == 0 ? 1 : hash;
 }
 
@@ -202,6 +205,16 @@ uint32_t VirtualDevice::BarRegisterValue(int index) const {
   return static_cast<uint32_t>(bar_address_[index]) | flags;
 }
 
+void VirtualDevice::AddExpansionRom(std::string contents, uint32_t bar_size) {
+  rom_ = std::move(contents);
+  rom_size_ = bar_size;
+}
+
+absl::StatusOr<std::string> VirtualDevice::ReadExpansionRom() {
+  if (rom_size_ == 0) return absl::NotFoundError(absl::StrFormat("%s has no expansion ROM", name()));
+  return rom_;
+}
+
 absl::Status VirtualDevice::ReadConfig(uint32_t offset, std::span<uint8_t> data) {
   if (offset > kConfigSpaceSize || data.size() > kConfigSpaceSize - offset) {
     return absl::OutOfRangeError(absl::StrFormat("%s: config read of %d bytes at %#x is outside the %#x-byte space",
@@ -240,6 +253,15 @@ absl::Status VirtualDevice::WriteConfig(uint32_t offset, std::span<const uint8_t
       address &= ~(bars_[owner].size - 1);
       if (!bars_[owner].is_64bit) address &= 0xffffffff;
       bar_address_[owner] = address;
+    } else if (at >= PCI_ROM_ADDRESS && at < PCI_ROM_ADDRESS + 4) {
+      // The ROM BAR: without a ROM it reads 0; with one, the address bits below its size read back 0 (sizing, as for
+      // the BARs), the enable bit (PCI_ROM_ADDRESS_ENABLE) is kept, the rest of bits 10:1 are reserved (0).
+      if (rom_size_ == 0) continue;
+      config_[at] = data[i];
+      uint32_t value;
+      std::memcpy(&value, &config_[PCI_ROM_ADDRESS], 4);
+      value &= (~(rom_size_ - 1) & PCI_ROM_ADDRESS_MASK) | PCI_ROM_ADDRESS_ENABLE;
+      Put32(config_, PCI_ROM_ADDRESS, value);
     } else if (at == PCI_INTERRUPT_LINE || (at >= PCI_STD_HEADER_SIZEOF && at < PCI_CFG_SPACE_SIZE)) {
       config_[at] = data[i];  // interrupt line and device-specific space are plain storage; extended space is not
     }

@@ -47,6 +47,7 @@ class VirtualDevice : public Device {
   absl::StatusOr<std::unique_ptr<DmaBuffer>> AllocDma(size_t size, const DmaOptions& options) override;
   absl::StatusOr<std::unique_ptr<DmaMapping>> MapPeerMemory(std::span<uint8_t> memory) override;
   absl::Status ResetFunction() override;
+  absl::StatusOr<std::string> ReadExpansionRom() override;
   bool debug_endpoint_default() const override { return true; }
   absl::Status ReadDmaMemory(uint64_t address, std::span<uint8_t> out) override;
   absl::StatusOr<std::vector<int>> EnableInterrupts(int count) override;
@@ -67,6 +68,10 @@ class VirtualDevice : public Device {
   void AddRegisterBar(int index, uint64_t size, bool is_64bit, MmioHandler* handler, bool prefetchable = false);
   // `bar_size` (a power of two, at least memory.size()) is what the BAR decodes; only `memory` is backed.
   void AddMemoryBar(int index, std::span<uint8_t> memory, uint64_t bar_size, bool is_64bit, bool prefetchable);
+  // An expansion ROM BAR (PCI_ROM_ADDRESS) decoding `bar_size` bytes (a power of two, at least 2 KiB: the register's
+  // address field starts at bit 11) with `contents` at its start; disabled and at address 0 after reset, as a BIOS
+  // leaves it until it maps the ROM. During construction.
+  void AddExpansionRom(std::string contents, uint32_t bar_size);
   // Appends a capability to the list in the legacy configuration space; `body` starts after the id/next bytes.
   void AddCapability(uint8_t id, std::span<const uint8_t> body);
   // Where the first capability goes (0x40 unless set; a dword offset in 0x40..0xfc): a function whose
@@ -119,6 +124,8 @@ class VirtualDevice : public Device {
   std::array<uint8_t, kConfigSpaceSize> config_ ABSL_GUARDED_BY(config_mu_){};
   std::array<uint64_t, kBarCount> bar_address_ ABSL_GUARDED_BY(config_mu_){};
   std::array<Bar, kBarCount> bars_;
+  std::string rom_;        // the expansion ROM's contents; empty: none
+  uint32_t rom_size_ = 0;  // what its BAR decodes
   std::span<uint8_t> persistent_config_ ABSL_GUARDED_BY(config_mu_);
   uint64_t layout_ ABSL_GUARDED_BY(config_mu_) = 0;
   uint8_t next_capability_ = 0x40;

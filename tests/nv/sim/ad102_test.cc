@@ -489,6 +489,27 @@ TEST(Ad102Test, TheGspAndSec2FalconsAreAttached) {
   EXPECT_EQ(ad102.sec2().identity().bases.falcon, r::kSec2.falcon);
 }
 
+// The expansion ROM BAR (lspci of an RTX 4090: "[disabled] [size=512K]"): disabled at address 0 after reset, sized
+// like a BAR (address bits below 512 KiB read back 0: ~(0x80000 - 1) & PCI_ROM_ADDRESS_MASK = 0xfff80000), the enable
+// bit kept; its contents are the VBIOS the PROM window serves.
+TEST(Ad102Test, TheExpansionRomBarServesTheVbios) {
+  auto device = OpenFresh("sim:ad102:rom");
+  ASSERT_NE(device, nullptr);
+  ASSERT_TRUE(device->ResetFunction().ok());
+  EXPECT_EQ(*device->ReadConfig32(PCI_ROM_ADDRESS), 0u);
+  ASSERT_TRUE(device->WriteConfig32(PCI_ROM_ADDRESS, 0xfffff800).ok());
+  EXPECT_EQ(*device->ReadConfig32(PCI_ROM_ADDRESS), 0xfff80000u);
+  ASSERT_TRUE(device->WriteConfig32(PCI_ROM_ADDRESS, 0xe0000000 | PCI_ROM_ADDRESS_ENABLE).ok());
+  EXPECT_EQ(*device->ReadConfig32(PCI_ROM_ADDRESS), 0xe0000001u);
+  absl::StatusOr<std::string> rom = device->ReadExpansionRom();
+  ASSERT_TRUE(rom.ok()) << rom.status();
+  absl::StatusOr<std::string> vbios = firmware::nv::BuildVirtualVbios();
+  ASSERT_TRUE(vbios.ok());
+  EXPECT_EQ(*rom, *vbios);
+  ASSERT_TRUE(device->ResetFunction().ok());
+  EXPECT_EQ(*device->ReadConfig32(PCI_ROM_ADDRESS), 0u) << "a reset disables it again";
+}
+
 TEST(Ad102Test, DeviceMemoryReachesOnlyFbAndMappedBuffersWithBusMastering) {
   auto device = OpenFresh("sim:ad102:memory");
   ASSERT_NE(device, nullptr);
