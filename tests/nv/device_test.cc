@@ -19,6 +19,7 @@
 #include "nv/sim/gsp_rm_model.h"
 #include "pci/open.h"
 #include "pci/sim/persistent_state.h"
+#include "tests/base/scoped_env.h"
 #include "tests/firmware/nv/nv_firmware.h"
 
 namespace nv {
@@ -26,24 +27,7 @@ namespace {
 
 namespace r = regs::ad102;
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using ::base::testing::ScopedEnv;
 
 // FRTS on the virtual AD102 (24 GiB, no display engine answering NV_PDISP_VGA_WORKSPACE_BASE), from nouveau's
 // r535_gsp_oneinit: the VGA workspace is the last MiB, 0x600000000 - 0x100000 = 0x5fff00000; gspFwWprEnd is that,

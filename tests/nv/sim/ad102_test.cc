@@ -22,6 +22,7 @@
 #include "pci/sim/persistent_state.h"
 #include "pci/virtual_registry.h"
 #include "tests/am/sim/sim_state_dir.h"
+#include "tests/base/scoped_env.h"
 
 namespace nv::sim {
 namespace {
@@ -50,25 +51,7 @@ constexpr uint32_t kFwsecFuse = 0x8241c0;       // ga102_gsp_fwsec_signature, uc
 constexpr uint32_t kBooterFuse = 0x824148;      // ga100_flcn_fw_signature: 0x824140 + (ucode_id 3 - 1) * 4
 constexpr uint32_t kPriDummyData = 0xbadf0200;  // gh100 pri_nv_xal_ep.h NV_XAL_EP_SCPM_PRI_DUMMY_DATA_PATTERN_INIT
 
-// Sets an environment variable for one scope and puts the old value back.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using ::base::testing::ScopedEnv;
 
 // A device powered on fresh: its earlier state (from an earlier run of the test) power-cycled away.
 std::unique_ptr<pci::Device> OpenFresh(const std::string& name) {

@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "pci/open.h"
 #include "tests/am/sim/sim_state_dir.h"
+#include "tests/base/scoped_env.h"
 
 namespace pci::sim {
 namespace {
@@ -28,29 +29,7 @@ const std::vector<StateRegion> kRegions = {{"vram", 1 << 20}, {"regs", 64 << 10}
 // A uid no account on a test machine has: the "other user" whose files the tests plant.
 constexpr uid_t kOtherUid = 54321;
 
-// Sets an environment variable for one scope and puts the old value back.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) {
-      ::setenv(name, value->c_str(), 1);
-    } else {
-      ::unsetenv(name);
-    }
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using ::base::testing::ScopedEnv;
 
 std::string MakeTempDir() {
   char pattern[] = "/tmp/baregpu-state-test-XXXXXX";
