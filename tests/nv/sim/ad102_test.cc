@@ -44,7 +44,6 @@ constexpr uint32_t kWpr2Hi = 0x1fa828;        // nouveau nvkm_gsp_fwsec_frts, r5
 constexpr uint32_t kProm = 0x300000;          // nouveau nvbios_prom_read
 constexpr uint32_t kPromBytes = 0x100000;     // ... "the 1MB PROM window"
 constexpr uint32_t kConfigMirror = 0x088000;  // nouveau nv40_pci_rd32
-constexpr uint32_t kGspCpuctl = 0x110100;     // NV_PGSP (0x110000) + NV_PFALCON_FALCON_CPUCTL (0x100)
 // NVDEC0's falcon (nv/regs/ad102.h kNvdec0: 0x848000), which the model leaves unclaimed: no NVDEC model.
 constexpr uint32_t kNvdecCpuctl = 0x848100;
 constexpr uint32_t kFwsecFuse = 0x8241c0;       // ga102_gsp_fwsec_signature, ucode id 1
