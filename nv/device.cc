@@ -22,6 +22,7 @@
 #include "nv/gsp/booter_image.h"
 #include "nv/regs/ad102.h"
 #include "nv/regs/flcn_status.h"
+#include "nv/regs/known_registers.h"
 #include "nv/rm/client.h"
 #include "nv/rm/gsp_transport.h"
 #include "nv/rm/params.h"
@@ -35,14 +36,9 @@ namespace r = regs::ad102;
 
 // PCI vendor id of NVIDIA (PCI ID database; firmware/nv/virtual_vbios.h's kNvidiaVendorId is the virtual board's).
 constexpr uint16_t kNvidiaVendorId = 0x10de;
-// NV_PMC_BOOT_42.ARCHITECTURE of Ada (AD10x), as nouveau's nvkm_device_ctor and tinygrad's NVDev read it (0x19: "AD1"),
-// and AD102's implementation.
-constexpr uint32_t kArchitectureAd100 = 0x19;
+// NV_PMC_BOOT_42.ARCHITECTURE of Ada (nv/regs/known_registers.h) and AD102's implementation.
+constexpr uint32_t kArchitectureAd100 = regs::known::kBootArchitectureAd100;
 constexpr uint32_t kImplementationAd102 = r::NV_PMC_BOOT_42::IMPLEMENTATION_2;
-// A BAR0 read that failed on the priv ring reads 0xbadXXXXX (RM's test, 535.113.01 flcnretval.h
-// FLCN_BAR0_PRIV_PRI_ERROR_MASK 0xfff00000 / FLCN_BAR0_PRIV_PRI_ERROR_CODE 0xbad00000): the unit is absent or off.
-constexpr uint32_t kPriErrorMask = 0xfff00000;
-constexpr uint32_t kPriErrorCode = 0xbad00000;
 // Where the FWSEC image goes before the GSP falcon's DMA reads it: the first bytes of FB, below everything the WPR2
 // layout places at the top (tinygrad's NV_FLCN.prep_ucode puts it in FB the same way, from its boot allocator).
 constexpr uint64_t kFwsecImageFbOffset = 0;
@@ -92,7 +88,7 @@ class Sequencer : public gsp::SequencerTarget {
   Falcon& gsp_;
 };
 
-bool IsPriError(uint32_t value) { return (value & kPriErrorMask) == kPriErrorCode; }
+using regs::flcn::IsPriError;
 
 }  // namespace
 
@@ -446,19 +442,24 @@ absl::StatusOr<std::string> Device::WaitForInitDone() {
 
 absl::StatusOr<std::string> Device::ReadStaticInfo() {
   BAREGPU_ASSIGN_OR_RETURN(static_info_, gsp_rm_->GetStaticInfo(options_.rpc_timeout));
+  return absl::StrFormat("%s: %d GPCs (mask 0x%x), %d TPCs", gpu_name(), gpc_count(), static_info_.gpcInfo.gpcMask,
+                         tpc_count());
+}
+
+std::string Device::gpu_name() const {
+  const auto* name = reinterpret_cast<const char*>(static_info_.gpuNameString);
+  return std::string(name, strnlen(name, sizeof(static_info_.gpuNameString)));
+}
+
+int Device::gpc_count() const { return __builtin_popcount(static_info_.gpcInfo.gpcMask); }
+
+int Device::tpc_count() const {
   // nouveau counts the TPCs of the GPCs in gpcMask (r535_gr_oneinit).
-  int gpcs = 0, tpcs = 0;
-  for (int gpc = 0; gpc < 32; ++gpc) {
-    if ((static_info_.gpcInfo.gpcMask >> gpc & 1) == 0) continue;
-    ++gpcs;
-    if (gpc < static_cast<int>(std::size(static_info_.tpcInfo))) {
-      tpcs += __builtin_popcount(static_info_.tpcInfo[gpc].tpcMask);
-    }
+  int tpcs = 0;
+  for (size_t gpc = 0; gpc < std::size(static_info_.tpcInfo); ++gpc) {
+    if ((static_info_.gpcInfo.gpcMask >> gpc & 1) != 0) tpcs += __builtin_popcount(static_info_.tpcInfo[gpc].tpcMask);
   }
-  const std::string name(
-      reinterpret_cast<const char*>(static_info_.gpuNameString),
-      strnlen(reinterpret_cast<const char*>(static_info_.gpuNameString), sizeof(static_info_.gpuNameString)));
-  return absl::StrFormat("%s: %d GPCs (mask 0x%x), %d TPCs", name, gpcs, static_info_.gpcInfo.gpcMask, tpcs);
+  return tpcs;
 }
 
 absl::StatusOr<std::string> Device::UnloadGspRm() {
@@ -478,17 +479,8 @@ absl::StatusOr<std::string> Device::UnloadGspRm() {
 }
 
 absl::StatusOr<std::string> Device::RunFwsecSb() {
-  // nvkm_gsp_fwsec_sb: FWSEC from the VBIOS again, with the SB command.
   Falcon gsp(bar0_, kAd102GspFalcon, options_.falcon_halt_timeout);
-  const std::string rom = ReadVbiosFromProm(bar0_);
-  BAREGPU_ASSIGN_OR_RETURN(const firmware::nv::Vbios vbios,
-                           firmware::nv::ParseVbios("the VBIOS read through BAR0's PROM window", rom));
-  if (!vbios.fwsec) return absl::NotFoundError("the GPU's VBIOS has no FWSEC_PROD ucode");
-  BAREGPU_ASSIGN_OR_RETURN(const uint32_t fuse,
-                           ReadFwsecFuse(bar0_, vbios.fwsec->desc.engine_id_mask, vbios.fwsec->desc.ucode_id));
-  BAREGPU_ASSIGN_OR_RETURN(const FwsecImage image,
-                           BuildFwsecImage(vbios, rom, firmware::nv::kDmemMapperCmdSb, FrtsRegion{}, fuse));
-  BAREGPU_RETURN_IF_ERROR(nv::RunFwsecSb(bar0_, gsp, image, FbPlacement()));
+  BAREGPU_RETURN_IF_ERROR(FwsecSb(bar0_, gsp, FbPlacement()));
   return std::string("FWSEC-SB from the VBIOS");
 }
 

@@ -81,6 +81,10 @@ class Device {
   const Wpr2Registers& wpr2() const { return wpr2_; }
   // After "static-info".
   const gsp::GspStaticConfigInfo& static_info() const { return static_info_; }
+  // From the static information: its gpuNameString, the GPCs in gpcMask and their TPCs.
+  std::string gpu_name() const;
+  int gpc_count() const;
+  int tpc_count() const;
   bool gsp_running() const { return gsp_running_; }
   // The GSP-RM release of the image it booted (.fwversion: "535.113.01"); after "firmware".
   const std::string& gsp_version() const { return gsp_image_.fw_version; }

@@ -15,16 +15,11 @@ namespace {
 using namespace regs::ad102;  // NOLINT: the register names are long enough
 namespace fw = firmware::nv;
 
-constexpr const regs::known::KnownRegister& Known(absl::string_view name) {
-  for (const regs::known::KnownRegister& r : regs::known::kRegisters) {
-    if (absl::string_view(r.name) == name) return r;
-  }
-  return regs::known::kRegisters[0];  // not reached for the names below (static_asserts)
-}
-constexpr const regs::known::KnownRegister& kPromData = Known("PROM_DATA");
-constexpr const regs::known::KnownRegister& kFwsecFuse = Known("FUSE_UCODE_VERSION_ENGINE_ID_BIT10");
-static_assert(absl::string_view(kPromData.name) == "PROM_DATA");
-static_assert(absl::string_view(kFwsecFuse.name) == "FUSE_UCODE_VERSION_ENGINE_ID_BIT10");
+static_assert(regs::known::FindKnownRegister("PROM_DATA") != nullptr);
+static_assert(regs::known::FindKnownRegister("FUSE_UCODE_VERSION_ENGINE_ID_BIT10") != nullptr);
+constexpr const regs::known::KnownRegister& kPromData = *regs::known::FindKnownRegister("PROM_DATA");
+constexpr const regs::known::KnownRegister& kFwsecFuse =
+    *regs::known::FindKnownRegister("FUSE_UCODE_VERSION_ENGINE_ID_BIT10");
 // The engine id mask bit whose fuse bank ga102_gsp_fwsec_signature reads (subdev/gsp/ga102.c: engine_id & 0x400).
 constexpr uint32_t kGspEngineIdBit = 0x400;
 // NV_PFB_PRI_MMU_WPR2_ADDR_LO/HI hold address >> 12 in VAL (tinygrad autogen nv_regs/dev_fb.py, tu102:
@@ -230,14 +225,28 @@ absl::Status RunFwsecSb(pci::Mmio bar0, Falcon& gsp, const FwsecImage& image, co
   return absl::OkStatus();
 }
 
-absl::StatusOr<Wpr2Registers> FwsecFrts(pci::Mmio bar0, Falcon& gsp, const FrtsRegion& frts,
-                                        const FwsecPlacement& placement) {
+namespace {
+
+// FWSEC from the ROM read through the PROM window, patched for `init_cmd` (FRTS with `frts`).
+absl::StatusOr<FwsecImage> FwsecImageFromProm(pci::Mmio bar0, uint32_t init_cmd, const FrtsRegion& frts) {
   const std::string rom = ReadVbiosFromProm(bar0);
   BAREGPU_ASSIGN_OR_RETURN(const fw::Vbios vbios, fw::ParseVbios("the VBIOS read through BAR0's PROM window", rom));
   if (!vbios.fwsec) return absl::NotFoundError("the GPU's VBIOS has no FWSEC_PROD ucode");
   BAREGPU_ASSIGN_OR_RETURN(const uint32_t fuse,
                            ReadFwsecFuse(bar0, vbios.fwsec->desc.engine_id_mask, vbios.fwsec->desc.ucode_id));
-  BAREGPU_ASSIGN_OR_RETURN(const FwsecImage image, BuildFwsecImage(vbios, rom, fw::kDmemMapperCmdFrts, frts, fuse));
+  return BuildFwsecImage(vbios, rom, init_cmd, frts, fuse);
+}
+
+}  // namespace
+
+absl::Status FwsecSb(pci::Mmio bar0, Falcon& gsp, const FwsecPlacement& placement) {
+  BAREGPU_ASSIGN_OR_RETURN(const FwsecImage image, FwsecImageFromProm(bar0, fw::kDmemMapperCmdSb, FrtsRegion{}));
+  return RunFwsecSb(bar0, gsp, image, placement);
+}
+
+absl::StatusOr<Wpr2Registers> FwsecFrts(pci::Mmio bar0, Falcon& gsp, const FrtsRegion& frts,
+                                        const FwsecPlacement& placement) {
+  BAREGPU_ASSIGN_OR_RETURN(const FwsecImage image, FwsecImageFromProm(bar0, fw::kDmemMapperCmdFrts, frts));
   return RunFwsecFrts(bar0, gsp, image, placement, frts);
 }
 

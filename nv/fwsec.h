@@ -82,6 +82,9 @@ absl::StatusOr<Wpr2Registers> RunFwsecFrts(pci::Mmio bar0, Falcon& gsp, const Fw
 // Places `image` (built for SB), resets the GSP falcon, runs it and checks the SB error code.
 absl::Status RunFwsecSb(pci::Mmio bar0, Falcon& gsp, const FwsecImage& image, const FwsecPlacement& placement);
 
+// The whole of FWSEC-SB from the GPU's own ROM (nvkm_gsp_fwsec_sb, at unload): as FwsecFrts, with the SB command.
+absl::Status FwsecSb(pci::Mmio bar0, Falcon& gsp, const FwsecPlacement& placement);
+
 // The whole of FWSEC-FRTS from the GPU's own ROM: ReadVbiosFromProm, ParseVbios, ReadFwsecFuse, BuildFwsecImage,
 // RunFwsecFrts.
 absl::StatusOr<Wpr2Registers> FwsecFrts(pci::Mmio bar0, Falcon& gsp, const FrtsRegion& frts,

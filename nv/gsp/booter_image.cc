@@ -22,13 +22,6 @@ constexpr FuseBank kFuseBanks[] = {
     {0x400, "FUSE_UCODE_VERSION_ENGINE_ID_BIT10"},
 };
 
-const regs::known::KnownRegister* FindKnown(absl::string_view name) {
-  for (const regs::known::KnownRegister& r : regs::known::kRegisters) {
-    if (name == r.name) return &r;
-  }
-  return nullptr;
-}
-
 absl::Status CheckDmaLoad(const FalconLoad& load, const char* what, absl::string_view file) {
   if (load.size == 0 || load.size % kFalconDmaChunk != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -48,7 +41,7 @@ absl::StatusOr<uint32_t> BooterFuseRegister(uint32_t engine_id, uint32_t ucode_i
   }
   for (const FuseBank& bank : kFuseBanks) {
     if ((engine_id & bank.engine_id_bit) == 0) continue;
-    const regs::known::KnownRegister* r = FindKnown(bank.register_name);
+    const regs::known::KnownRegister* r = regs::known::FindKnownRegister(bank.register_name);
     if (r == nullptr) return absl::InternalError(absl::StrCat(bank.register_name, " missing from known_registers"));
     return r->offset + (ucode_id - 1) * r->stride;
   }

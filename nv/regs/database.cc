@@ -181,4 +181,11 @@ std::vector<AddressMatch> FindByAddress(Chip chip, uint32_t byte_address) {
   return out;
 }
 
+std::string Label(const AddressMatch& match) {
+  std::string label = match.engine.empty() ? "" : absl::StrCat(absl::AsciiStrToLower(match.engine), ".");
+  absl::StrAppend(&label, match.reg.name());
+  if (match.reg.is_array()) absl::StrAppend(&label, "(", match.index, ")");
+  return label;
+}
+
 }  // namespace nv::regs

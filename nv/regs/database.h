@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -83,6 +84,10 @@ struct AddressMatch {
 
 // The registers at a BAR0 byte address: absolute ones, and engine-relative ones resolved with each engine's bases.
 std::vector<AddressMatch> FindByAddress(Chip chip, uint32_t byte_address);
+
+// How the CLI names a match, in the form `regs DEVICE read` accepts back: "NV_PMC_BOOT_42", an element
+// "NV_PBUS_SW_SCRATCH(14)", an engine's register "gsp.NV_PFALCON_FALCON_CPUCTL".
+std::string Label(const AddressMatch& match);
 
 }  // namespace nv::regs
 

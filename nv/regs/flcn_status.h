@@ -26,6 +26,13 @@ inline constexpr uint32_t kErrBromSignFail = 0xf7;                   // FLCN_ERR
 inline constexpr uint32_t kErrAuthGspRmHandoffFailed = 0xf8;         // FLCN_ERR_AUTH_GSP_RM_HANDOFF_FAILED
 inline constexpr uint32_t kErrInvalidWprMetaMagicOrRevision = 0xf9;  // FLCN_ERR_INVALID_WPRMETA_MAGIC_OR_REVISION
 
+// RM's test for a BAR0 read that failed on the priv ring (the unit is absent or off): the value masked with
+// FLCN_BAR0_PRIV_PRI_ERROR_MASK is FLCN_BAR0_PRIV_PRI_ERROR_CODE (flcnretval.h). The virtual AD102 reads such a value
+// for unclaimed registers; the driver treats one as "not there".
+inline constexpr uint32_t kBar0PrivPriErrorMask = 0xfff00000;  // FLCN_BAR0_PRIV_PRI_ERROR_MASK
+inline constexpr uint32_t kBar0PrivPriErrorCode = 0xbad00000;  // FLCN_BAR0_PRIV_PRI_ERROR_CODE
+constexpr bool IsPriError(uint32_t value) { return (value & kBar0PrivPriErrorMask) == kBar0PrivPriErrorCode; }
+
 // "FLCN_ERR_APM_BROM_SIGN_FAIL (0xf7)"; a code not listed above as "FLCN_STATUS 0x..".
 inline std::string FlcnStatusName(uint32_t status) {
   struct Named {

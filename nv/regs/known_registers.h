@@ -11,6 +11,7 @@
 #define BAREGPU_NV_REGS_KNOWN_REGISTERS_H_
 
 #include <cstdint>
+#include <string_view>
 
 namespace nv::regs::known {
 
@@ -70,6 +71,20 @@ inline constexpr NouveauUse kNouveauUses[] = {
     {"NV_PMC_ENABLE", 0x200, kGa102, "subdev/mc/ga100.c ga100_mc_init"},
     {"NV_PMC_DEVICE_ENABLE", 0x600, kGa102, "subdev/mc/ga100.c ga100_mc_init, ga100_mc_device_enable"},
 };
+
+// The entry of kRegisters named `name`; nullptr when there is none (usable in constant expressions, so callers can
+// static_assert that a name exists).
+constexpr const KnownRegister* FindKnownRegister(std::string_view name) {
+  for (const KnownRegister& reg : kRegisters) {
+    if (name == reg.name) return &reg;
+  }
+  return nullptr;
+}
+
+// Ada's architecture number in NV_PMC_BOOT_0/42 (dev_boot.ref.txt's ARCHITECTURE values stop at GA100, 0x17):
+// nouveau's nvkm_device_ctor maps chipset 0x190..0x19f (BOOT_0 bits 28:20) to AD100 and 0x192 to nv192_chipset
+// "AD102"; tinygrad's NVDev._early_ip_init maps BOOT_42's architecture 0x19 to "AD1".
+inline constexpr uint32_t kBootArchitectureAd100 = 0x19;
 
 }  // namespace nv::regs::known
 

@@ -50,26 +50,15 @@ constexpr std::array<uint8_t, 58> kPcieCapability = {kPcieFlags & 0xff,         
                                                      kPcieDevCap & 0xff,         (kPcieDevCap >> 8) & 0xff,
                                                      (kPcieDevCap >> 16) & 0xff, kPcieDevCap >> 24};
 
-// A register nouveau reads that no header available here names (nv/regs/known_registers.h); nullptr when absent.
-constexpr const nv::regs::known::KnownRegister* FindKnown(const char* name) {
-  for (const nv::regs::known::KnownRegister& reg : nv::regs::known::kRegisters) {
-    const char* a = reg.name;
-    const char* b = name;
-    while (*a != '\0' && *a == *b) ++a, ++b;
-    if (*a == *b) return &reg;
-  }
-  return nullptr;
-}
-// (A name that is not there makes these constant expressions dereference nullptr: a compile error.)
-constexpr const nv::regs::known::KnownRegister& kFwsecFuseBank = *FindKnown("FUSE_UCODE_VERSION_ENGINE_ID_BIT10");
-constexpr const nv::regs::known::KnownRegister& kBooterFuseBank = *FindKnown("FUSE_UCODE_VERSION_ENGINE_ID_BIT0");
-static_assert(FindKnown("PROM_DATA")->offset == Ad102::kPromBase);
-static_assert(FindKnown("PROM_DATA")->count * FindKnown("PROM_DATA")->stride == Ad102::kPromSize);
+using ::nv::regs::known::FindKnownRegister;
+constexpr const nv::regs::known::KnownRegister& kFwsecFuseBank =
+    *FindKnownRegister("FUSE_UCODE_VERSION_ENGINE_ID_BIT10");
+constexpr const nv::regs::known::KnownRegister& kBooterFuseBank =
+    *FindKnownRegister("FUSE_UCODE_VERSION_ENGINE_ID_BIT0");
+static_assert(FindKnownRegister("PROM_DATA")->offset == Ad102::kPromBase);
+static_assert(FindKnownRegister("PROM_DATA")->count * FindKnownRegister("PROM_DATA")->stride == Ad102::kPromSize);
 
-// Ada's architecture number in NV_PMC_BOOT_0/42 (dev_boot.ref.txt's ARCHITECTURE values stop at GA100, 0x17):
-// nouveau's nvkm_device_ctor maps chipset 0x190..0x19f (BOOT_0 bits 28:20) to AD100 and 0x192 to nv192_chipset
-// "AD102"; tinygrad's NVDev._early_ip_init maps BOOT_42's architecture 0x19 to "AD1".
-constexpr uint32_t kArchitectureAd100 = 0x19;
+constexpr uint32_t kArchitectureAd100 = ::nv::regs::known::kBootArchitectureAd100;
 
 // The booter (booter_load/booter_unload-535.113.01.bin for ad102) carries meta data {fuse_ver 1, engine_id 0x1,
 // ucode_id 3} (read out of Debian's files; nouveau's ga102_gsp_booter_ctor takes them from

@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "base/bits.h"
 #include "base/mutex.h"
+#include "nv/regs/flcn_status.h"
 #include "nv/sim/bar0_block.h"
 #include "nv/sim/falcon_model.h"
 #include "nv/sim/gsp_rm_model.h"
@@ -66,8 +67,7 @@ class Ad102 final : public pci::sim::VirtualDevice {
   // value & FLCN_BAR0_PRIV_PRI_ERROR_MASK (0xfff00000) == FLCN_BAR0_PRIV_PRI_ERROR_CODE (0xbad00000) (535.113.01
   // flcnretval.h), which it matches. AD102's own value is in no header available here.
   static constexpr uint32_t kUnclaimedPrivRead = 0xbadf0200;
-  static constexpr uint32_t kPriErrorMask = 0xfff00000;  // FLCN_BAR0_PRIV_PRI_ERROR_MASK
-  static constexpr uint32_t kPriErrorCode = 0xbad00000;  // FLCN_BAR0_PRIV_PRI_ERROR_CODE
+  static_assert(regs::flcn::IsPriError(kUnclaimedPrivRead));
 
   static absl::StatusOr<std::unique_ptr<Ad102>> Open(const std::string& name, const Ad102Config& config);
   // The persistent regions of a device with `config`, in the order of the region indexes below.

@@ -5,7 +5,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -17,6 +16,7 @@
 #include "base/status_macros.h"
 #include "nv/device.h"
 #include "nv/regs/database.h"
+#include "nv/regs/known_registers.h"
 #include "nv/regs/names.h"
 #include "pci/open.h"
 #include "tools/cli/command.h"
@@ -87,8 +87,7 @@ std::string DescribeNvAccess(bool write, uint32_t address, uint32_t value) {
   const std::vector<nv::regs::AddressMatch> matches = nv::regs::FindByAddress(nv::regs::Chip::kAd102, address);
   if (matches.empty()) return absl::StrFormat("%s %#x = 0x%08x", write ? "W" : "R", address, value);
   const nv::regs::AddressMatch& m = matches.front();
-  std::string name = absl::StrCat(m.engine.empty() ? "" : absl::StrCat(absl::AsciiStrToLower(m.engine), "."),
-                                  m.reg.name(), m.reg.is_array() ? absl::StrFormat("(%d)", m.index) : "");
+  const std::string name = nv::regs::Label(m);
   std::string text = absl::StrFormat("%s %s = 0x%08x", write ? "W" : "R", name, value);
   if (m.reg.field_count() > 1) {
     for (const nv::regs::DecodedField& d : nv::regs::Decode(m.reg, value)) {
@@ -108,7 +107,8 @@ absl::Status RunNvBoot(Invocation& inv, std::unique_ptr<pci::Device> pci) {
   std::vector<NvTraceEvent> events;
   nv::DeviceOptions options;
   // The PROM window is read a word at a time (1 MiB of VBIOS): one line for each run of PROM reads, not 262144.
-  constexpr uint32_t kPromBase = 0x300000, kPromSize = 0x100000;  // nv/regs/known_registers.h PROM_DATA
+  constexpr const nv::regs::known::KnownRegister& kProm = *nv::regs::known::FindKnownRegister("PROM_DATA");
+  constexpr uint32_t kPromBase = kProm.offset, kPromSize = kProm.stride * kProm.count;
   uint64_t prom_reads = 0;
   auto flush_prom = [&] {
     if (prom_reads == 0) return;

@@ -3,7 +3,6 @@
 // on it.
 #include <linux/pci_regs.h>
 
-#include <cstring>
 #include <ostream>
 
 #include "absl/strings/str_format.h"
@@ -97,15 +96,12 @@ absl::Status RunNvInfo(Invocation& inv, std::unique_ptr<pci::Device> pci) {
   }
   const gsp::GspStaticConfigInfo info = device->static_info();
   const std::string firmware = device->gsp_version();
+  const std::string name = device->gpu_name();
+  const int tpcs = device->tpc_count();
   BAREGPU_RETURN_IF_ERROR(device->Shutdown());
-  const std::string name(reinterpret_cast<const char*>(info.gpuNameString),
-                         strnlen(reinterpret_cast<const char*>(info.gpuNameString), sizeof(info.gpuNameString)));
-  std::vector<std::pair<int, uint32_t>> tpc_masks;  // per GPC in gpcMask (nouveau r535_gr_oneinit counts these)
-  int tpcs = 0;
+  std::vector<std::pair<int, uint32_t>> tpc_masks;  // the TPC mask of each GPC in gpcMask
   for (int gpc = 0; gpc < static_cast<int>(std::size(info.tpcInfo)); ++gpc) {
-    if ((info.gpcInfo.gpcMask >> gpc & 1) == 0) continue;
-    tpc_masks.emplace_back(gpc, info.tpcInfo[gpc].tpcMask);
-    tpcs += __builtin_popcount(info.tpcInfo[gpc].tpcMask);
+    if ((info.gpcInfo.gpcMask >> gpc & 1) != 0) tpc_masks.emplace_back(gpc, info.tpcInfo[gpc].tpcMask);
   }
   if (inv.json()) {
     SetJsonSchema("baregpu.info.nv/1");

@@ -85,8 +85,7 @@ absl::StatusOr<NvLocated> LocateNv(const Invocation& inv, absl::string_view text
     NvLocated at{.label = absl::StrFormat("%#x", address), .address = address};
     if (!matches.empty()) {
       at.reg = matches.front().reg;
-      at.label = absl::StrCat(matches.front().engine.empty() ? "" : absl::StrCat(matches.front().engine, "."),
-                              matches.front().reg.name());
+      at.label = nr::Label(matches.front());
     }
     return at;
   }
