@@ -4,8 +4,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -22,11 +24,19 @@
 namespace am {
 namespace {
 
+// The virtual GPU a boot benchmark opens: `name`, unless BAREGPU_BENCH_DEVICE names another (tools/bench/compare
+// gives its own, as it does to hcq_bench).
+std::string BenchDeviceName(const char* name) {
+  const char* bench_device = std::getenv("BAREGPU_BENCH_DEVICE");
+  return bench_device != nullptr && *bench_device != '\0' ? bench_device : name;
+}
+
 void BM_FullBootVirtualNavi31(benchmark::State& state) {
+  const std::string name = BenchDeviceName("sim:navi31:bench");
   for (auto _ : state) {
     state.PauseTiming();
-    if (!pci::sim::PersistentState::PowerCycle("sim:navi31:bench").ok()) state.SkipWithError("power cycle failed");
-    auto pci = pci::Open("sim:navi31:bench");
+    if (!pci::sim::PersistentState::PowerCycle(name).ok()) state.SkipWithError("power cycle failed");
+    auto pci = pci::Open(name);
     if (!pci.ok()) {
       state.SkipWithError("open failed");
       break;
@@ -46,16 +56,17 @@ BENCHMARK(BM_FullBootVirtualNavi31)->Unit(benchmark::kMillisecond)->MeasureProce
 
 // A device baregpu left booted: the firmware keeps running, SOC, GMC, IH, GFX and SDMA are set up again.
 void BM_PartialBootVirtualNavi31(benchmark::State& state) {
-  (void)pci::sim::PersistentState::PowerCycle("sim:navi31:bench-partial");
+  const std::string name = BenchDeviceName("sim:navi31:bench-partial");
+  (void)pci::sim::PersistentState::PowerCycle(name);
   {
-    auto pci = pci::Open("sim:navi31:bench-partial");
+    auto pci = pci::Open(name);
     if (!pci.ok()) return state.SkipWithError("open failed");
     auto device = Device::Open(std::move(*pci));
     if (!device.ok() || !(*device)->Boot().ok()) return state.SkipWithError("first boot failed");
   }
   for (auto _ : state) {
     state.PauseTiming();
-    auto pci = pci::Open("sim:navi31:bench-partial");
+    auto pci = pci::Open(name);
     if (!pci.ok()) return state.SkipWithError("open failed");
     state.ResumeTiming();
     auto device = Device::Open(std::move(*pci));

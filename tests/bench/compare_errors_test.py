@@ -13,11 +13,18 @@ import tempfile
 PROGRAMS = ("hcq_bench", "am_bench", "isa_bench")
 
 
-# Every benchmark compare runs, as the programs of a complete build list them.
-COMPLETE_LISTING = ["BM_BuildExecSignalPairs/1", "BM_BuildExecSignalPairs/8", "BM_BuildExecSignalPairs/64",
-                    "BM_BuildCopySignal", "BM_GraphReplayPerEntry/manual_time", "BM_SignalRoundTrip/real_time",
-                    "BM_AtomicPingPong/real_time", "BM_TlsfAllocFree", "BM_MapUnmap1GiBAs2MiBPages",
-                    "BM_MapUnmap1GiBAs4KiBPages", "BM_StoreAndClearPtes1GiB", "BM_VectorAdd/1048576"]
+# The benchmarks compare ran before issue 24's targets table, as the programs of a build from then list them.
+BEFORE_TARGETS = ["BM_BuildExecSignalPairs/1", "BM_BuildExecSignalPairs/8", "BM_BuildExecSignalPairs/64",
+                  "BM_BuildCopySignal", "BM_GraphReplayPerEntry/manual_time", "BM_SignalRoundTrip/real_time",
+                  "BM_AtomicPingPong/real_time", "BM_TlsfAllocFree", "BM_MapUnmap1GiBAs2MiBPages",
+                  "BM_MapUnmap1GiBAs4KiBPages", "BM_StoreAndClearPtes1GiB", "BM_VectorAdd/1048576"]
+# Every benchmark compare runs, as the programs of a complete build list them: those and the targets' ones.
+COMPLETE_LISTING = BEFORE_TARGETS + [
+    "BM_GraphReplayKernels/8/iterations:2048/manual_time", "BM_SubmitBoundExecSignal/1/iterations:8192",
+    "BM_SubmitBoundExecSignal/8/iterations:8192", "BM_FullBootVirtualNavi31/process_time",
+    "BM_PartialBootVirtualNavi31/process_time", "BM_TinygradMatmulF32", "BM_TinygradSumF32",
+    "BM_VectorAddWorkers/workers:1/real_time", "BM_VectorAddWorkers/workers:2/real_time",
+    "BM_FirstDispatchOfAKernel/iterations:512", "BM_WarmDispatch/workers:1"]
 # Without these the virtual GPU's firmware comes from the build tree, which is what the firmware case checks.
 ENV = {key: value for key, value in os.environ.items()
        if key not in ("BAREGPU_FIRMWARE_PATH", "BAREGPU_VIRTUAL_FIRMWARE_DIR")}
@@ -63,8 +70,15 @@ def main():
         os.mkdir(empty)
         # hcq_bench from before issue 24's benchmarks were added: it lists only the older ones.
         old = fake_build(os.path.join(scratch, "old"), ["BM_BuildExecSignal", "BM_SignalRoundTrip/real_time"])
+        # From before issue 24's targets table: its benchmarks are missing.
+        before_targets = fake_build(os.path.join(scratch, "before-targets"), BEFORE_TARGETS)
         # Every benchmark there, but no virtual firmware built.
         complete = fake_build(os.path.join(scratch, "complete"), COMPLETE_LISTING)
+        # Every benchmark, the firmware and the kernel, but no Python package (the targets run the Python example).
+        no_python = fake_build(os.path.join(scratch, "no-python"), COMPLETE_LISTING)
+        for built in ("firmware/virtual/amdgpu/psp_13_0_0_sos.bin", "tests/am/sim/isa/kernels/vector_add-O2.co"):
+            os.makedirs(os.path.dirname(os.path.join(no_python, built)), exist_ok=True)
+            open(os.path.join(no_python, built), "w").close()
         missing = os.path.join(scratch, "missing")
         forged = os.path.join(scratch, "x\x1b[31m\nforged")
         problems = []
@@ -74,6 +88,11 @@ def main():
                                                          f"ninja -C {empty} tests/bench/hcq_bench"])
         problems += check(compare, ["--build", old], ["hcq_bench has no benchmark BM_BuildExecSignalPairs/1",
                                                        f"ninja -C {old} tests/bench/hcq_bench"])
+        problems += check(compare, ["--build", before_targets], [
+            "hcq_bench has no benchmark BM_GraphReplayKernels/8/iterations:2048/manual_time",
+            f"ninja -C {before_targets} tests/bench/hcq_bench"])
+        problems += check(compare, ["--build", no_python], [os.path.join(no_python, "python/baregpu"), "is missing",
+                                                             f"ninja -C {no_python}"])
         problems += check(compare, ["--build", complete], [
             os.path.join(complete, "firmware/virtual/amdgpu/psp_13_0_0_sos.bin"), "is missing",
             f"ninja -C {complete} firmware/virtual/amdgpu/psp_13_0_0_sos.bin"])

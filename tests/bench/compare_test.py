@@ -1,11 +1,14 @@
 #!/usr/bin/python3
-"""tools/bench/compare in CI's short mode: it exits 0 (every figure was measured) and prints every row of both
-tables, in its text and in its JSON. The figures themselves are shown in the log and not judged: they depend on the
-machine and its load.
+"""tools/bench/compare in CI's short mode: it exits 0 (every figure was measured) and prints every row of its three
+tables, in its text and in its JSON, each of issue 24's targets with a verdict ("met" or "not met", or "-" with a
+footnote saying why). The figures themselves, and so the verdicts, are shown in the log and not judged: they depend
+on the machine and its load.
 
   compare_test.py COMPARE BUILD
 """
+import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -28,6 +31,23 @@ FLOORS = {
     "map_4kib_floor": "map+unmap 1 GiB as 4 KiB pages vs storing and clearing",
     "signal_round_trip": "signal round trip",
 }
+# Issue 24's targets (the third table), one row each.
+TARGETS = {
+    "graph_replay_8_kernels": "graph replay, 8 kernels, CPU per kernel",
+    "bound_submit_1": "bound submit, 1 exec+signal per queue",
+    "bound_submit_8": "bound submit, 8 exec+signal per queue",
+    "signal_round_trip_over_floor": "signal round trip / atomic ping-pong",
+    "map_4kib_over_floor": "map+unmap 4 KiB pages / storing and clearing",
+    "lanes_vector_add": "interpreter, lane-instructions per CPU s: vector_add",
+    "lanes_tinygrad_matmul": "interpreter, lane-instructions per CPU s: tinygrad matmul",
+    "lanes_tinygrad_sum": "interpreter, lane-instructions per CPU s: tinygrad sum",
+    "workers_2_over_1": "interpreter, 2 workers / 1",
+    "first_over_warm_dispatch": "first / warm dispatch of a kernel",
+    "full_boot": "cold boot of sim:navi31",
+    "partial_boot": "partial boot of sim:navi31",
+    "process_start": "process start to first result, Python vector add",
+}
+FOOTNOTE_MARKS = re.compile(r"(\s+\[\d+\])+$")
 TIMEOUT = 280  # below meson's 300 s, so that a hang is reported with what was printed
 
 
@@ -53,14 +73,34 @@ def main():
         for label in list(ROWS.values()) + list(FLOORS.values()):
             if not any(line.startswith(label) for line in lines):
                 problems.append(f"no row starting {label!r}")
+        for label in TARGETS.values():
+            found = [line for line in lines if line.startswith(label)]
+            if len(found) != 1:
+                problems.append(f"{len(found)} rows starting {label!r}, want 1")
+                continue
+            # The verdict is the last column, before any footnote marks.
+            marks = FOOTNOTE_MARKS.search(found[0])
+            columns = (found[0][:marks.start()] if marks else found[0]).rstrip()
+            verdict = next((verdict for verdict in ("not met", "met", "-") if columns.endswith(" " + verdict)), None)
+            if verdict is None:
+                problems.append(f"target row {found[0]!r} ends with no verdict (met, not met, or -)")
+            elif verdict == "-" and not marks:
+                problems.append(f"target row {found[0]!r} has no verdict and no footnote saying why")
         if os.path.exists(report):
-            import json
             with open(report) as file:
                 tables = json.load(file)
             if sorted(row["key"] for row in tables["rows"]) != sorted(ROWS):
                 problems.append(f"JSON rows {[row['key'] for row in tables['rows']]}, want {sorted(ROWS)}")
             if sorted(row["key"] for row in tables["floors"]) != sorted(FLOORS):
                 problems.append(f"JSON floors {[row['key'] for row in tables['floors']]}, want {sorted(FLOORS)}")
+            targets = tables.get("targets", [])
+            if sorted(target["key"] for target in targets) != sorted(TARGETS):
+                problems.append(f"JSON targets {[target['key'] for target in targets]}, want {sorted(TARGETS)}")
+            for target in targets:
+                if target["verdict"] not in ("met", "not met", None):
+                    problems.append(f"JSON target {target['key']}: verdict {target['verdict']!r}")
+                elif target["verdict"] is None and not (target["note"] or target["problems"]):
+                    problems.append(f"JSON target {target['key']}: no verdict and nothing saying why")
         else:
             problems.append("no JSON report written")
     for problem in problems:
