@@ -239,6 +239,23 @@ void BM_ProgramLoad(benchmark::State& state) {
   state.counters["instructions"] = static_cast<double>(loaded.back()->instruction_count());
 }
 BENCHMARK(BM_ProgramLoad)->Iterations(kFreshKernels)->Unit(benchmark::kMicrosecond);
+// Program::Load alone, on memory the process already has: the same kFreshKernels copies loaded in turn, each
+// program freed before the next load, so its tables reuse the last one's memory. Beside BM_ProgramLoad (every
+// program kept, as an executor keeps them), the difference is what fresh pages cost a load.
+void BM_ProgramLoadReusedMemory(benchmark::State& state) {
+  VectorAdd work(kSmallDispatch);
+  if (std::string error = work.Prepare(); !error.empty()) return state.SkipWithError(error.c_str());
+  std::vector<uint64_t> entries;
+  for (int i = 0; i < kFreshKernels; ++i) entries.push_back(work.PlaceCopy(kCopiesBase + i * kCopyStride));
+  size_t next = 0;
+  for (auto _ : state) {
+    absl::StatusOr<std::unique_ptr<Program>> program =
+        Program::Load(work.fixture.memory(), work.dispatch.memory, entries[next++ % kFreshKernels]);
+    if (!program.ok()) return state.SkipWithError(std::string(program.status().message()).c_str());
+    benchmark::DoNotOptimize(program->get());
+  }
+}
+BENCHMARK(BM_ProgramLoadReusedMemory)->Unit(benchmark::kMicrosecond);
 
 // A kernel tinygrad compiled (tests/bench/tinygrad_kernels: the IR tinygrad rendered, compiled the way its
 // AMDLLVMCompiler does into a relocatable object) with its buffers: tinygrad passes only buffer pointers, in order,

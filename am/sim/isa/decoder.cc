@@ -1,5 +1,6 @@
 #include "am/sim/isa/decoder.h"
 
+#include <array>
 #include <cstring>
 #include <string>
 
@@ -31,12 +32,24 @@ bool Vop2TakesLiteral(uint32_t op) { return op == 44 || op == 45 || op == 55 || 
 
 // ShapeOf reads the mnemonic's type suffixes and exceptions from its name, which cost about as much as the rest of
 // decoding (issue 24: a kernel's first dispatch). Its answer depends only on the encoding, the opcode and the VALU
-// opcode (the name follows from them), so each thread keeps the answers it has worked out.
+// opcode (the name follows from them), so each thread keeps the answers it has worked out: in a small direct-mapped
+// table in front of a hash map (the hash map's lookup alone was a third of decoding; a kernel uses a few dozen
+// distinct opcodes).
 OperandShape CachedShapeOf(const Instruction& inst) {
+  struct Recent {
+    uint64_t key = ~uint64_t{0};
+    OperandShape shape;
+  };
+  constexpr int kRecentBits = 8;
+  thread_local std::array<Recent, size_t{1} << kRecentBits> recent;
   thread_local absl::flat_hash_map<uint64_t, OperandShape> shapes;
   const uint64_t key = uint64_t{static_cast<uint8_t>(inst.encoding)} << 32 | uint64_t{inst.valu_op} << 16 | inst.opcode;
+  // Fibonacci hashing: the top bits of the product mix the encoding, VALU opcode and opcode.
+  Recent& slot = recent[(key * 0x9e3779b97f4a7c15ull) >> (64 - kRecentBits)];
+  if (slot.key == key) return slot.shape;
   auto [it, inserted] = shapes.try_emplace(key);
   if (inserted) it->second = ShapeOf(inst);
+  slot = {key, it->second};
   return it->second;
 }
 
@@ -48,9 +61,19 @@ const char* Instruction::name() const {
 }
 
 absl::StatusOr<Instruction> Decode(std::span<const uint32_t> words) {
+  Instruction inst;
+  BAREGPU_RETURN_IF_ERROR(DecodeInto(words, inst));
+  return inst;
+}
+
+absl::Status DecodeInto(std::span<const uint32_t> words, Instruction& inst) {
+  // Copied from a constant, not assigned from a temporary: GCC builds `Instruction()` on the stack with stores of
+  // mixed widths (the bit-fields) and reads it back across them, and the failed store forwarding was two thirds of
+  // the decoder's time (issue 24: a kernel's first dispatch).
+  static const Instruction kBlank;
+  std::memcpy(&inst, &kBlank, sizeof(Instruction));
   if (words.empty()) return absl::InvalidArgumentError("no instruction: the code ends here");
   const uint32_t w0 = words[0];
-  Instruction inst;
   auto second = [&]() -> absl::StatusOr<uint32_t> {
     if (words.size() < 2) return Truncated(words, 2);
     return words[1];
@@ -286,7 +309,7 @@ absl::StatusOr<Instruction> Decode(std::span<const uint32_t> words) {
   inst.float_bits = shape.float_bits;
   inst.round_shift = (shape.result_float_bits == 16 || shape.result_float_bits == 64) ? 2 : 0;
   inst.fast_valu = FastValuOf(inst);
-  return inst;
+  return absl::OkStatus();
 }
 
 }  // namespace am::sim::isa

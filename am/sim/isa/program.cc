@@ -68,7 +68,7 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
   std::vector<uint32_t>& slot_of_word = scratch.slot_of_word;
   std::vector<DecodedSlot>& slots = scratch.slots;
   words.clear();
-  slot_of_word.clear();  // keeps the capacity: resize() below zeroes what it brings back
+  slot_of_word.clear();  // keeps the capacity: fetch_next's resize() zeroes what it brings back
   slots.clear();
   scratch.errors.clear();
   uint64_t end_word = 0;  // one past the last word of the reachable code
@@ -80,6 +80,7 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
     BAREGPU_ASSIGN_OR_RETURN(const bool fetched,
                              FetchLines(memory, client, entry + words.size() * 4, entry + until * 4, words));
     if (!fetched) fetch_end = words.size();
+    slot_of_word.resize(words.size());  // zeroes the new words' entries: no slot yet
     return fetched;
   };
   BAREGPU_RETURN_IF_ERROR(fetch_next(0).status());
@@ -95,29 +96,33 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
       BAREGPU_ASSIGN_OR_RETURN(reachable, fetch_next(index));
     }
     if (!reachable) continue;  // past a redirected page: decoded late, if a wave gets there
-    if (index >= slot_of_word.size()) slot_of_word.resize(index + 1);
     if (slot_of_word[index] != 0) continue;
-    absl::StatusOr<Instruction> inst = Decode(
-        std::span<const uint32_t>(words).subspan(index, std::min<size_t>(kMaxInstructionDwords, words.size() - index)));
-    if (!inst.ok() && words.size() - index < kMaxInstructionDwords) {
+    // Decoded in place, into the slot it will have.
+    DecodedSlot& slot = slots.emplace_back();
+    absl::Status decoded = DecodeInto(
+        std::span<const uint32_t>(words).subspan(index, std::min<size_t>(kMaxInstructionDwords, words.size() - index)),
+        slot.inst);
+    if (!decoded.ok() && words.size() - index < kMaxInstructionDwords) {
       // Possibly cut off by the end of what was fetched: the instruction continues on the next line (or page).
       bool fetched = true;
       while (fetched && words.size() - index < kMaxInstructionDwords) {
         BAREGPU_ASSIGN_OR_RETURN(fetched, fetch_next(index + kMaxInstructionDwords - 1));
       }
-      if (!fetched) continue;  // it continues on a redirected page: decoded late
-      inst = Decode(std::span<const uint32_t>(words).subspan(index, kMaxInstructionDwords));
+      if (!fetched) {  // it continues on a redirected page: decoded late
+        slots.pop_back();
+        continue;
+      }
+      decoded = DecodeInto(std::span<const uint32_t>(words).subspan(index, kMaxInstructionDwords), slot.inst);
     }
-    slots.emplace_back();
     slot_of_word[index] = static_cast<uint32_t>(slots.size());
-    DecodedSlot& slot = slots.back();
-    end_word = std::max<uint64_t>(end_word, index + (inst.ok() ? inst->dwords : 1));
-    if (!inst.ok()) {
-      scratch.errors.emplace_back(index, std::string(inst.status().message()));
+    const Instruction* inst = &slot.inst;
+    end_word = std::max<uint64_t>(end_word, index + (decoded.ok() ? inst->dwords : 1));
+    if (!decoded.ok()) {
+      slot.inst = Instruction();
+      scratch.errors.emplace_back(index, std::string(decoded.message()));
       continue;  // executing it raises the SQ's illegal-instruction interrupt
     }
     slot.valid = true;
-    slot.inst = *inst;
     ++program->decoded_;
     const uint64_t next = index + inst->dwords;
     const uint64_t target = static_cast<uint64_t>(static_cast<int64_t>(index) + 1 + inst->imm);
@@ -138,22 +143,34 @@ absl::StatusOr<std::unique_ptr<Program>> Program::Load(GpuMemory& memory, const 
   // The program keeps the reachable code and its slots in address order, exactly sized. Words past it were never
   // decoded: At() decodes them late, if a wave gets there.
   const uint64_t fetched_end = entry + words.size() * 4;
-  const size_t kept = std::min<size_t>(end_word, slot_of_word.size());
-  program->words_.assign(words.begin(), words.begin() + std::min<size_t>(end_word, words.size()));
-  program->slot_of_word_.resize(kept);
-  program->slots_.reserve(slots.size());
+  // Every decoded instruction lies inside what was fetched, and slot_of_word covers every fetched word.
+  const size_t kept = end_word;
+  const size_t slot_bytes = slots.size() * sizeof(DecodedSlot), index_bytes = kept * sizeof(uint32_t);
+  const size_t index_lines = (2 * index_bytes + alignof(DecodedSlot) - 1) / alignof(DecodedSlot) * alignof(DecodedSlot);
+  const size_t table_bytes = index_lines + slot_bytes;
+  program->tables_.reset(
+      static_cast<std::byte*>(::operator new[](table_bytes, std::align_val_t{alignof(DecodedSlot)})));
+  auto* program_slots = reinterpret_cast<DecodedSlot*>(program->tables_.get() + index_lines);
+  auto* program_slot_of_word = reinterpret_cast<uint32_t*>(program->tables_.get());
+  auto* program_words = reinterpret_cast<uint32_t*>(program->tables_.get() + index_bytes);
+  std::copy_n(words.begin(), kept, program_words);
+  size_t count = 0;
   for (size_t index = 0; index < kept; ++index) {
+    program_slot_of_word[index] = 0;
     if (slot_of_word[index] == 0) continue;
-    program->slots_.push_back(slots[slot_of_word[index] - 1]);
-    program->slot_of_word_[index] = static_cast<uint32_t>(program->slots_.size());
+    new (&program_slots[count]) DecodedSlot(slots[slot_of_word[index] - 1]);
+    program_slot_of_word[index] = static_cast<uint32_t>(++count);
   }
-  program->word_count_ = kept;
   for (size_t index = 0; index < kept; ++index) {
-    const uint32_t slot = program->slot_of_word_[index];
-    if (slot == 0 || !program->slots_[slot - 1].valid) continue;
-    const size_t next = index + program->slots_[slot - 1].inst.dwords;
-    program->slots_[slot - 1].next_follows = next < kept && program->slot_of_word_[next] == slot + 1;
+    const uint32_t slot = program_slot_of_word[index];
+    if (slot == 0 || !program_slots[slot - 1].valid) continue;
+    const size_t next = index + program_slots[slot - 1].inst.dwords;
+    program_slots[slot - 1].next_follows = next < kept && program_slot_of_word[next] == slot + 1;
   }
+  program->slots_ = program_slots;
+  program->slot_of_word_ = program_slot_of_word;
+  program->words_ = program_words;
+  program->word_count_ = kept;
   for (auto& [index, message] : scratch.errors) {
     if (index < kept) program->errors_.emplace_back(index, std::move(message));
   }
@@ -180,8 +197,8 @@ int Program::WordsAt(uint64_t pc, uint32_t (&words)[3]) const {
   std::fill(std::begin(words), std::end(words), 0);
   if (const DecodedSlot* slot = Find(pc); slot != nullptr) {
     const size_t index = (pc - entry_) / 4;
-    const size_t count = std::min<size_t>({slot->valid ? slot->inst.dwords : size_t{1}, 3, words_.size() - index});
-    std::copy_n(words_.begin() + index, count, words);
+    const size_t count = std::min<size_t>({slot->valid ? slot->inst.dwords : size_t{1}, 3, word_count_ - index});
+    std::copy_n(words_ + index, count, words);
     return static_cast<int>(count);
   }
   std::lock_guard lock(late_mu_);
@@ -208,8 +225,8 @@ bool Program::Unchanged(GpuMemory& memory, const MemoryClient& client) {
   // the whole code on the heap was an allocation per dispatch.
   constexpr size_t kChunkBytes = 4096;
   uint8_t current[kChunkBytes];
-  const auto* code = reinterpret_cast<const uint8_t*>(words_.data());
-  const size_t bytes = words_.size() * 4;
+  const auto* code = reinterpret_cast<const uint8_t*>(words_);
+  const size_t bytes = word_count_ * 4;
   for (size_t done = 0; done < bytes;) {
     const size_t n = std::min(kChunkBytes, bytes - done);
     if (!ReadMemory(memory, client, entry_ + done, std::span<uint8_t>(current, n), Access::kExecute).ok()) return false;

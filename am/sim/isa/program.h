@@ -6,11 +6,14 @@
 #ifndef BAREGPU_AM_SIM_ISA_PROGRAM_H_
 #define BAREGPU_AM_SIM_ISA_PROGRAM_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -32,10 +35,17 @@ struct alignas(64) DecodedSlot {
   bool next_follows = false;
 };
 static_assert(sizeof(DecodedSlot) == 64, "a slot is one cache line (instruction.h orders Instruction's fields so)");
+static_assert(std::is_trivially_copyable_v<DecodedSlot> && std::is_trivially_destructible_v<DecodedSlot>,
+              "a program's slots live in a raw block that is never destroyed slot by slot");
 
 // The SQ's instruction cache line on gfx11: 128 bytes (LLVM AMDGPUTargetAsmStreamer::EmitCodeEnd:
 // Log2CacheLineSize 7 for GFX11 and later).
 inline constexpr uint64_t kInstructionCacheLineBytes = 128;
+
+// Frees a program's table block (one aligned allocation).
+struct ProgramTablesDeleter {
+  void operator()(std::byte* block) const { ::operator delete[](block, std::align_val_t{alignof(DecodedSlot)}); }
+};
 
 class Program {
  public:
@@ -76,14 +86,19 @@ class Program {
   explicit Program(uint64_t entry) : entry_(entry) {}
   absl::StatusOr<const DecodedSlot*> Late(uint64_t pc, GpuMemory& memory, const MemoryClient& client);
 
+  // The tables, in one block of one allocation (issue 24: a program's first dispatch paid for every allocation and
+  // every fresh page of its tables): for each word of the reachable code the number of the slot that starts there
+  // (index + 1; 0: none), a slot per instruction instead of one per code word; the reachable code from entry_ on, as
+  // fetched; then, from the next cache line, the instructions the static walk decoded, in address order. (The slots
+  // last: with them at the block's start the warm dispatch ran 5-8% slower, reproducibly, with the same instructions
+  // decoded. Where the hot table lies relative to the waves' register files matters: NOTES.md, "Performance, session
+  // 17".)
   uint64_t entry_;
-  std::vector<uint32_t> words_;  // the reachable code from entry_ on, as fetched
-  // The instructions the static walk decoded, in address order, and for each word of words_ the number of the slot
-  // that starts there (index + 1; 0: none): a slot per instruction instead of one per code word (issue 24: slot
-  // tables in fresh memory were half of a first dispatch's program load).
-  std::vector<DecodedSlot> slots_;
-  std::vector<uint32_t> slot_of_word_;
-  size_t word_count_ = 0;  // slot_of_word_.size()
+  std::unique_ptr<std::byte[], ProgramTablesDeleter> tables_;
+  const DecodedSlot* slots_ = nullptr;
+  const uint32_t* slot_of_word_ = nullptr;
+  const uint32_t* words_ = nullptr;
+  size_t word_count_ = 0;  // of slot_of_word_ and words_: through the end of the last reachable instruction
   size_t decoded_ = 0;
   uint32_t prefetch_lines_ = 0;
   // The decoder's messages for the static slots that did not decode: (word index, message); few, usually none.
