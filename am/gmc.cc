@@ -1,5 +1,9 @@
 #include "am/gmc.h"
 
+#include <array>
+#include <optional>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "am/device.h"
@@ -9,6 +13,7 @@
 #include "am/regs/mtype_constants.h"
 #include "am/regs/vm.h"
 #include "am/soc.h"
+#include "base/mutex.h"
 #include "base/status_macros.h"
 
 namespace am {
@@ -83,68 +88,95 @@ std::string DescribeFaultStatus(Hub hub, uint64_t address, uint32_t raw) {
 
 Gmc::Gmc(Device& device) : device_(device) {}
 
-absl::Status Gmc::InitSw() {
-  // Both hubs' registers by name: the two hubs have the same registers with GC/MM prefixes (and the same field
-  // layouts, so the GC structs encode both).
-  for (Hub hub : {Hub::kGc, Hub::kMm}) {
-    const regs::Ip ip = hub == Hub::kGc ? regs::Ip::kGc : regs::Ip::kMmhub;
-    const std::string mc = hub == Hub::kGc ? "GCMC_VM_" : "MMMC_VM_";
-    const std::string vm = hub == Hub::kGc ? "GCVM_" : "MMVM_";
-    absl::Status missing;
-    auto address = [&](const std::string& name) -> uint64_t {
-      absl::StatusOr<uint64_t> resolved = regs::ResolveAddress(device_.bases(), name, ip);
-      if (!resolved.ok() && missing.ok()) missing = resolved.status();
-      return resolved.value_or(UINT64_MAX);
-    };
-    HubRegisters& r = regs(hub);
-    r.fb_base = address(mc + "FB_LOCATION_BASE");
-    r.fb_top = address(mc + "FB_LOCATION_TOP");
-    r.agp_base = address(mc + "AGP_BASE");
-    r.agp_bot = address(mc + "AGP_BOT");
-    r.agp_top = address(mc + "AGP_TOP");
-    r.aperture_low = address(mc + "SYSTEM_APERTURE_LOW_ADDR");
-    r.aperture_high = address(mc + "SYSTEM_APERTURE_HIGH_ADDR");
-    r.default_lsb = address(mc + "SYSTEM_APERTURE_DEFAULT_ADDR_LSB");
-    r.default_msb = address(mc + "SYSTEM_APERTURE_DEFAULT_ADDR_MSB");
-    r.l1_tlb_cntl = address(mc + "MX_L1_TLB_CNTL");
-    r.l2_cntl = address(vm + "L2_CNTL");
-    r.l2_cntl2 = address(vm + "L2_CNTL2");
-    r.l2_cntl3 = address(vm + "L2_CNTL3");
-    r.l2_cntl4 = address(vm + "L2_CNTL4");
-    r.l2_cntl5 = address(vm + "L2_CNTL5");
-    r.identity_low_lo = address(vm + "L2_CONTEXT1_IDENTITY_APERTURE_LOW_ADDR_LO32");
-    r.identity_low_hi = address(vm + "L2_CONTEXT1_IDENTITY_APERTURE_LOW_ADDR_HI32");
-    r.identity_high_lo = address(vm + "L2_CONTEXT1_IDENTITY_APERTURE_HIGH_ADDR_LO32");
-    r.identity_high_hi = address(vm + "L2_CONTEXT1_IDENTITY_APERTURE_HIGH_ADDR_HI32");
-    r.identity_offset_lo = address(vm + "L2_CONTEXT_IDENTITY_PHYSICAL_OFFSET_LO32");
-    r.identity_offset_hi = address(vm + "L2_CONTEXT_IDENTITY_PHYSICAL_OFFSET_HI32");
-    for (int i = 0; i < kContexts; ++i) {
-      const std::string context = absl::StrFormat("%sCONTEXT%d_", vm, i);
-      r.cntl[i] = address(context + "CNTL");
-      r.start_lo[i] = address(context + "PAGE_TABLE_START_ADDR_LO32");
-      r.start_hi[i] = address(context + "PAGE_TABLE_START_ADDR_HI32");
-      r.end_lo[i] = address(context + "PAGE_TABLE_END_ADDR_LO32");
-      r.end_hi[i] = address(context + "PAGE_TABLE_END_ADDR_HI32");
-    }
-    r.base_lo0 = address(vm + "CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32");
-    r.base_hi0 = address(vm + "CONTEXT0_PAGE_TABLE_BASE_ADDR_HI32");
-    for (int e = 0; e < kInvalidateEngines; ++e) {
-      r.range_lo[e] = address(absl::StrFormat("%sINVALIDATE_ENG%d_ADDR_RANGE_LO32", vm, e));
-      r.range_hi[e] = address(absl::StrFormat("%sINVALIDATE_ENG%d_ADDR_RANGE_HI32", vm, e));
-    }
-    r.sem17 = address(vm + "INVALIDATE_ENG17_SEM");
-    r.req17 = address(vm + "INVALIDATE_ENG17_REQ");
-    r.ack17 = address(vm + "INVALIDATE_ENG17_ACK");
-    r.fault.status = address(vm + "L2_PROTECTION_FAULT_STATUS");
-    r.fault.address_lo = address(vm + "L2_PROTECTION_FAULT_ADDR_LO32");
-    r.fault.address_hi = address(vm + "L2_PROTECTION_FAULT_ADDR_HI32");
-    r.fault.cntl = address(vm + "L2_PROTECTION_FAULT_CNTL");
-    r.fault_cntl2 = address(vm + "L2_PROTECTION_FAULT_CNTL2");
-    r.fault_default_lo = address(vm + "L2_PROTECTION_FAULT_DEFAULT_ADDR_LO32");
-    r.fault_default_hi = address(vm + "L2_PROTECTION_FAULT_DEFAULT_ADDR_HI32");
-    r.bank_select_reserved_cid2 = address(vm + "L2_BANK_SELECT_RESERVED_CID2");
-    BAREGPU_RETURN_IF_ERROR(missing);
+absl::StatusOr<Gmc::HubRegisters> Gmc::ResolveHubRegisters(const regs::IpBases& bases, Hub hub) {
+  // The two hubs have the same registers with GC/MM prefixes (and the same field layouts, so the GC structs encode
+  // both).
+  const regs::Ip ip = hub == Hub::kGc ? regs::Ip::kGc : regs::Ip::kMmhub;
+  const std::string mc = hub == Hub::kGc ? "GCMC_VM_" : "MMMC_VM_";
+  const std::string vm = hub == Hub::kGc ? "GCVM_" : "MMVM_";
+  absl::Status missing;
+  auto address = [&](const std::string& name) -> uint64_t {
+    absl::StatusOr<uint64_t> resolved = regs::ResolveAddress(bases, name, ip);
+    if (!resolved.ok() && missing.ok()) missing = resolved.status();
+    return resolved.value_or(UINT64_MAX);
+  };
+  HubRegisters r;
+  r.fb_base = address(mc + "FB_LOCATION_BASE");
+  r.fb_top = address(mc + "FB_LOCATION_TOP");
+  r.agp_base = address(mc + "AGP_BASE");
+  r.agp_bot = address(mc + "AGP_BOT");
+  r.agp_top = address(mc + "AGP_TOP");
+  r.aperture_low = address(mc + "SYSTEM_APERTURE_LOW_ADDR");
+  r.aperture_high = address(mc + "SYSTEM_APERTURE_HIGH_ADDR");
+  r.default_lsb = address(mc + "SYSTEM_APERTURE_DEFAULT_ADDR_LSB");
+  r.default_msb = address(mc + "SYSTEM_APERTURE_DEFAULT_ADDR_MSB");
+  r.l1_tlb_cntl = address(mc + "MX_L1_TLB_CNTL");
+  r.l2_cntl = address(vm + "L2_CNTL");
+  r.l2_cntl2 = address(vm + "L2_CNTL2");
+  r.l2_cntl3 = address(vm + "L2_CNTL3");
+  r.l2_cntl4 = address(vm + "L2_CNTL4");
+  r.l2_cntl5 = address(vm + "L2_CNTL5");
+  r.identity_low_lo = address(vm + "L2_CONTEXT1_IDENTITY_APERTURE_LOW_ADDR_LO32");
+  r.identity_low_hi = address(vm + "L2_CONTEXT1_IDENTITY_APERTURE_LOW_ADDR_HI32");
+  r.identity_high_lo = address(vm + "L2_CONTEXT1_IDENTITY_APERTURE_HIGH_ADDR_LO32");
+  r.identity_high_hi = address(vm + "L2_CONTEXT1_IDENTITY_APERTURE_HIGH_ADDR_HI32");
+  r.identity_offset_lo = address(vm + "L2_CONTEXT_IDENTITY_PHYSICAL_OFFSET_LO32");
+  r.identity_offset_hi = address(vm + "L2_CONTEXT_IDENTITY_PHYSICAL_OFFSET_HI32");
+  for (int i = 0; i < kContexts; ++i) {
+    const std::string context = absl::StrFormat("%sCONTEXT%d_", vm, i);
+    r.cntl[i] = address(context + "CNTL");
+    r.start_lo[i] = address(context + "PAGE_TABLE_START_ADDR_LO32");
+    r.start_hi[i] = address(context + "PAGE_TABLE_START_ADDR_HI32");
+    r.end_lo[i] = address(context + "PAGE_TABLE_END_ADDR_LO32");
+    r.end_hi[i] = address(context + "PAGE_TABLE_END_ADDR_HI32");
   }
+  r.base_lo0 = address(vm + "CONTEXT0_PAGE_TABLE_BASE_ADDR_LO32");
+  r.base_hi0 = address(vm + "CONTEXT0_PAGE_TABLE_BASE_ADDR_HI32");
+  for (int e = 0; e < kInvalidateEngines; ++e) {
+    r.range_lo[e] = address(absl::StrFormat("%sINVALIDATE_ENG%d_ADDR_RANGE_LO32", vm, e));
+    r.range_hi[e] = address(absl::StrFormat("%sINVALIDATE_ENG%d_ADDR_RANGE_HI32", vm, e));
+  }
+  r.sem17 = address(vm + "INVALIDATE_ENG17_SEM");
+  r.req17 = address(vm + "INVALIDATE_ENG17_REQ");
+  r.ack17 = address(vm + "INVALIDATE_ENG17_ACK");
+  r.fault.status = address(vm + "L2_PROTECTION_FAULT_STATUS");
+  r.fault.address_lo = address(vm + "L2_PROTECTION_FAULT_ADDR_LO32");
+  r.fault.address_hi = address(vm + "L2_PROTECTION_FAULT_ADDR_HI32");
+  r.fault.cntl = address(vm + "L2_PROTECTION_FAULT_CNTL");
+  r.fault_cntl2 = address(vm + "L2_PROTECTION_FAULT_CNTL2");
+  r.fault_default_lo = address(vm + "L2_PROTECTION_FAULT_DEFAULT_ADDR_LO32");
+  r.fault_default_hi = address(vm + "L2_PROTECTION_FAULT_DEFAULT_ADDR_HI32");
+  r.bank_select_reserved_cid2 = address(vm + "L2_BANK_SELECT_RESERVED_CID2");
+  BAREGPU_RETURN_IF_ERROR(missing);
+  return r;
+}
+
+absl::StatusOr<Gmc::HubRegisters> Gmc::HubRegistersFor(const regs::IpBases& bases, Hub hub) {
+  // A hub's addresses are a function of its registers' names, fixed above, and its IP's segment bases, which are the
+  // same for every device of a kind: they are resolved by name once per process and per bases, and copied at later
+  // opens (building and looking up the ~150 names per hub was 30% of a partial boot's CPU, issue 24).
+  struct Resolved {
+    std::vector<std::optional<uint64_t>> segments;
+    HubRegisters registers;
+  };
+  static base::Mutex mu;
+  static auto* resolved = new std::array<std::optional<Resolved>, 2>();
+  const regs::Ip ip = hub == Hub::kGc ? regs::Ip::kGc : regs::Ip::kMmhub;
+  std::vector<std::optional<uint64_t>> segments = bases.Segments(ip, /*instance=*/0);
+  std::optional<Resolved>& slot = (*resolved)[hub == Hub::kGc ? 0 : 1];
+  {
+    base::MutexLock lock(&mu);
+    if (slot && slot->segments == segments) return slot->registers;
+  }
+  BAREGPU_ASSIGN_OR_RETURN(HubRegisters registers, ResolveHubRegisters(bases, hub));
+  base::MutexLock lock(&mu);
+  slot = Resolved{std::move(segments), registers};
+  return registers;
+}
+
+absl::Status Gmc::InitSw() {
+  BAREGPU_ASSIGN_OR_RETURN(gc_, HubRegistersFor(device_.bases(), Hub::kGc));
+  BAREGPU_ASSIGN_OR_RETURN(mm_, HubRegistersFor(device_.bases(), Hub::kMm));
   BAREGPU_ASSIGN_OR_RETURN(scratch_page_, device_.memory().AllocBoot(PageTable::kPageSize));
   // amdgpu_gart_dummy_page_init: a page of system memory, mapped for the device, for faulting accesses.
   BAREGPU_ASSIGN_OR_RETURN(dummy_page_, device_.pci().AllocDma(PageTable::kPageSize));
@@ -345,10 +377,9 @@ absl::Status Gmc::FlushHub(Hub hub, uint32_t vmid) {
   RegisterIo& io = device_.io();
   const HubRegisters& r = regs(hub);
   const bool semaphore = hub == Hub::kMm;  // gmc_v11_0_use_invalidate_semaphore: MMHUB only
-  if (semaphore) {
-    BAREGPU_RETURN_IF_ERROR(
-        io.WaitFor(r.sem17, 1, 1, kFlushTimeout, absl::StrCat(HubName(hub), " invalidation semaphore")));
-  }
+  // The waits' descriptions are literals: a flush runs at every page-table change, and built strings cost an
+  // allocation each time although only a timeout prints them.
+  if (semaphore) BAREGPU_RETURN_IF_ERROR(io.WaitFor(r.sem17, 1, 1, kFlushTimeout, "mmhub invalidation semaphore"));
   io.WriteDword(r.req17, gc::GCVM_INVALIDATE_ENG17_REQ{}
                              .per_vmid_invalidate_req(1u << vmid)
                              .invalidate_l2_ptes(1)
@@ -357,8 +388,8 @@ absl::Status Gmc::FlushHub(Hub hub, uint32_t vmid) {
                              .invalidate_l2_pde2(1)
                              .invalidate_l1_ptes(1)
                              .raw());
-  absl::Status acked =
-      io.WaitFor(r.ack17, 1u << vmid, 1u << vmid, kFlushTimeout, absl::StrCat(HubName(hub), " TLB invalidation ack"));
+  absl::Status acked = io.WaitFor(r.ack17, 1u << vmid, 1u << vmid, kFlushTimeout,
+                                  hub == Hub::kGc ? "gfxhub TLB invalidation ack" : "mmhub TLB invalidation ack");
   if (semaphore) io.WriteDword(r.sem17, 0);
   if (hub == Hub::kMm) {
     // gmc_v11_0_flush_gpu_tlb: "additional private vm invalidation to MMHUB" through

@@ -96,6 +96,10 @@ class Gmc final : public IpBlock {
     uint64_t fault_cntl2, fault_default_lo, fault_default_hi;
     uint64_t bank_select_reserved_cid2;
   };
+  // Every hub register by name, through the register database.
+  static absl::StatusOr<HubRegisters> ResolveHubRegisters(const regs::IpBases& bases, Hub hub);
+  // ResolveHubRegisters, kept for the process per hub and IP segment bases.
+  static absl::StatusOr<HubRegisters> HubRegistersFor(const regs::IpBases& bases, Hub hub);
   absl::Status InitHub(Hub hub);
   // *hub_v3_0_set_fault_enable_default(!vm_fault_stop), then amdgpu_gmc_set_vm_fault_masks(hub, true).
   void EnableFaults(Hub hub);

@@ -175,6 +175,10 @@ void ComputeQueue::Run() {
   wptr_ = hqd_.Get<gc::CP_HQD_PQ_WPTR_LO>().raw() | (uint64_t{hqd_.Get<gc::CP_HQD_PQ_WPTR_HI>().raw()} << 32);
   std::vector<uint32_t> packet;
   uint32_t incomplete_packet = 0;  // dwords the packet at rptr needs, once the ring holds only part of it
+  // Polling before sleeping pays off for a queue the driver is feeding (EngineWakeup); one that has run nothing
+  // since it started sleeps at once: a boot activates the queue long before its first packet (issue 24: a partial
+  // boot's fresh queue polled for its whole kSpinBeforeSleep on the other core).
+  bool ran_packets = false;
   while (true) {
     const uint64_t seen = wakeup_.epoch();  // before the inputs are read: a change after it ends the wait below
     if (stop_ != Stop::kNone) break;
@@ -204,9 +208,9 @@ void ComputeQueue::Run() {
     }
     if (pending == 0 || pending_skip_ > 0 || incomplete_packet > pending) {
       if (polling()) {
-        wakeup_.Wait(lock, seen, /*spin=*/true, kWptrPollPeriod);
+        wakeup_.Wait(lock, seen, /*spin=*/ran_packets, kWptrPollPeriod);
       } else {
-        wakeup_.Wait(lock, seen, /*spin=*/true);
+        wakeup_.Wait(lock, seen, /*spin=*/ran_packets);
       }
       continue;
     }
@@ -242,6 +246,7 @@ void ComputeQueue::Run() {
       faulted_ = true;
       continue;
     }
+    ran_packets = true;
     if (result.status == Pm4Engine::Status::kStopped) continue;
     rptr_ = (rptr_ + *size) & (ring_dwords_ - 1);
     pending_skip_ = result.skip_dwords;

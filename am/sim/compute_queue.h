@@ -7,7 +7,8 @@
 //
 // It learns of new work from its doorbell (the 64-bit value written there is the new write pointer), from a
 // write of CP_HQD_PQ_WPTR_LO/HI, or, while CP_PQ_WPTR_POLL_CNTL.EN is set, by polling the write-pointer address.
-// A queue that runs out of work polls briefly, then sleeps (am/sim/engine_wakeup.h).
+// A queue that runs out of work polls briefly, then sleeps (am/sim/engine_wakeup.h); one that has run no packet
+// since it started sleeps at once.
 #ifndef BAREGPU_AM_SIM_COMPUTE_QUEUE_H_
 #define BAREGPU_AM_SIM_COMPUTE_QUEUE_H_
 
@@ -90,6 +91,8 @@ class ComputeQueue {
   // The thread has exited (after a dequeue or a fault it reported).
   bool finished() const { return finished_.load(std::memory_order_acquire); }
   const HqdId& id() const { return id_; }
+  // How the queue's thread waited for work (for tests).
+  EngineWakeup::Waits waits() const { return wakeup_.waits(); }
 
  private:
   enum class Stop { kNone, kDequeue, kShutdown };

@@ -39,19 +39,26 @@ class EngineWakeup {
 
   // Engine side, `lock` holding mu(): nothing to do as of `seen` (an epoch() read before the inputs were checked).
   // With `spin`, first polls (mu() released) for up to kSpinBeforeSleep; then sleeps until a Notify() or `timeout`.
+  // Engines ask for `spin` once they have run work since they started: a fresh one has no driver feeding it yet.
   // Returns whether the epoch has moved past `seen`.
   template <typename Rep, typename Period>
   bool Wait(std::unique_lock<std::mutex>& lock, uint64_t seen, bool spin, std::chrono::duration<Rep, Period> timeout) {
     if (spin && Spin(lock, seen)) return true;
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
-    if (epoch_.load(std::memory_order_seq_cst) == seen) cv_.wait_for(lock, timeout);
+    if (epoch_.load(std::memory_order_seq_cst) == seen) {
+      slept_.fetch_add(1, std::memory_order_release);
+      cv_.wait_for(lock, timeout);
+    }
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);
     return epoch() != seen;
   }
   bool Wait(std::unique_lock<std::mutex>& lock, uint64_t seen, bool spin) {
     if (spin && Spin(lock, seen)) return true;
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
-    if (epoch_.load(std::memory_order_seq_cst) == seen) cv_.wait(lock);
+    if (epoch_.load(std::memory_order_seq_cst) == seen) {
+      slept_.fetch_add(1, std::memory_order_release);
+      cv_.wait(lock);
+    }
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);
     return epoch() != seen;
   }
@@ -59,9 +66,18 @@ class EngineWakeup {
   // Threads inside Wait()'s sleep (for tests: a notification to a sleeper takes the slow path).
   uint32_t sleepers() const { return sleepers_.load(std::memory_order_seq_cst); }
 
+  // How the engine's Wait()s went so far, for tests of when an engine polls: `polled` counts the waits that polled
+  // first, `slept` those that went to sleep (after polling or not).
+  struct Waits {
+    uint64_t polled = 0;
+    uint64_t slept = 0;
+  };
+  Waits waits() const { return {polled_.load(std::memory_order_acquire), slept_.load(std::memory_order_acquire)}; }
+
  private:
   // True when the epoch moved while polling. `lock` is released while polling and held again on return.
   bool Spin(std::unique_lock<std::mutex>& lock, uint64_t seen) {
+    polled_.fetch_add(1, std::memory_order_release);
     lock.unlock();
     const auto deadline = std::chrono::steady_clock::now() + kSpinBeforeSleep;
     bool moved = false;
@@ -89,6 +105,9 @@ class EngineWakeup {
   std::atomic<uint32_t> sleepers_{0};
   std::mutex mu_;
   std::condition_variable cv_;
+  // Written by waiters only, after the members a notifier touches (off the epoch's cache line).
+  std::atomic<uint64_t> polled_{0};
+  std::atomic<uint64_t> slept_{0};
 };
 
 }  // namespace am::sim

@@ -501,6 +501,14 @@ bool GfxModel::QueueRunning(uint32_t pipe, uint32_t queue) {
   return queues_[pipe][queue] && !queues_[pipe][queue]->finished();
 }
 
+std::optional<EngineWakeup::Waits> GfxModel::QueueWaits(uint32_t pipe, uint32_t queue) {
+  if (pipe >= kPipes || queue >= kQueuesPerPipe) return std::nullopt;
+  std::lock_guard lock(queues_mu_);
+  const std::unique_ptr<ComputeQueue>& slot = queues_[pipe][queue];
+  if (!slot || slot->finished()) return std::nullopt;
+  return slot->waits();
+}
+
 Pm4Engine::Status GfxModel::ExecuteKiqPacket(std::span<const uint32_t> packet, Pm4Engine& engine) {
   const uint32_t opcode = pm4::Packet3Opcode(packet[0]);
   auto malformed = [&](const std::string& what) {

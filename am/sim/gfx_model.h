@@ -26,6 +26,7 @@
 #include <string>
 
 #include "am/sim/compute_queue.h"
+#include "am/sim/engine_wakeup.h"
 #include "am/sim/model_context.h"
 #include "am/sim/shader_executor.h"
 
@@ -62,6 +63,8 @@ class GfxModel {
 
   // Whether MEC1's queue (pipe, queue) has a running engine thread (for tests and the device's status).
   bool QueueRunning(uint32_t pipe, uint32_t queue);
+  // How the running engine thread of MEC1's queue (pipe, queue) waited for work (for tests); nullopt when none runs.
+  std::optional<EngineWakeup::Waits> QueueWaits(uint32_t pipe, uint32_t queue);
 
  private:
   static constexpr uint32_t kVmids = 16;

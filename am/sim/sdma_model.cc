@@ -65,6 +65,7 @@ class SdmaEngine : public EngineControl {
   ~SdmaEngine() override;
 
   void InjectHang(bool hang);
+  EngineWakeup::Waits waits() const { return wake_->wakeup.waits(); }
   // GRBM_SOFT_RESET.SOFT_RESET_SDMAn: the engine's internal state (a hang included) is lost and its thread stops;
   // the ring registers keep their values until the driver programs them again (sdma_v6_0_soft_reset, then start).
   void SoftReset();
@@ -171,7 +172,8 @@ class SdmaEngine : public EngineControl {
   uint32_t ReadStatus(uint32_t stored) const;
 
   void Run(Ring ring);
-  bool WaitForCommands(uint64_t rptr, uint64_t bytes);
+  // Until the ring holds `bytes` past `rptr`; an engine that has run packets polls first (`spin`).
+  bool WaitForCommands(uint64_t rptr, uint64_t bytes, bool spin);
   absl::Status PublishRptr(const Ring& ring, uint64_t rptr);
   void Fail(const Ring& ring, uint64_t rptr, const absl::Status& status);
 
@@ -383,19 +385,23 @@ uint32_t SdmaEngine::ReadStatus(uint32_t stored) const {
   return gc::SDMA0_STATUS_REG::FromRaw(stored).idle(idle ? 1 : 0).rb_empty(empty ? 1 : 0).raw();
 }
 
-bool SdmaEngine::WaitForCommands(uint64_t rptr, uint64_t bytes) {
+bool SdmaEngine::WaitForCommands(uint64_t rptr, uint64_t bytes, bool spin) {
   std::unique_lock lock(wake_->wakeup.mu());
   wake_->WaitUntil(
       lock,
       [&] { return wake_->stop || (!wake_->hang && wake_->wptr.load(std::memory_order_acquire) - rptr >= bytes); },
-      /*spin=*/true);
+      spin);
   return !wake_->stop;
 }
 
 void SdmaEngine::Run(Ring ring) {
   uint64_t rptr = ring.rptr;
   uint64_t needed = 4;  // bytes past rptr before the next packet can be decoded
-  while (WaitForCommands(rptr, needed)) {
+  // Polling before sleeping pays off for an engine the driver is feeding (EngineWakeup); one that has run nothing
+  // since it started sleeps at once: a boot starts the engine long before its first packet (issue 24: a partial
+  // boot's fresh engines polled for their whole kSpinBeforeSleep on the other core).
+  bool ran_packets = false;
+  while (WaitForCommands(rptr, needed, /*spin=*/ran_packets)) {
     const uint64_t available = wake_->wptr.load(std::memory_order_acquire) - rptr;
     if (available > ring.stream.size) {
       return Fail(ring, rptr,
@@ -414,6 +420,7 @@ void SdmaEngine::Run(Ring ring) {
     }
     needed = 4;
     rptr += *bytes;
+    ran_packets = true;
     if (absl::Status status = PublishRptr(ring, rptr); !status.ok()) return Fail(ring, rptr, status);
   }
 }
@@ -478,6 +485,11 @@ SdmaModel::~SdmaModel() = default;
 
 void SdmaModel::InjectHang(int instance, bool hang) {
   if (instance >= 0 && instance < kInstances) engines_[instance]->InjectHang(hang);
+}
+
+EngineWakeup::Waits SdmaModel::EngineWaits(int instance) const {
+  if (instance < 0 || instance >= kInstances) return {};
+  return engines_[instance]->waits();
 }
 
 }  // namespace am::sim

@@ -23,6 +23,7 @@
 #include <array>
 #include <memory>
 
+#include "am/sim/engine_wakeup.h"
 #include "am/sim/model_context.h"
 
 namespace am::sim {
@@ -41,6 +42,8 @@ class SdmaModel {
   // Fault injection: while `hang` is true the engine stops consuming its ring (the rptr stands still, fences
   // never land), as a hung SDMA does; a driver sees it only through its own timeouts. False resumes it.
   void InjectHang(int instance, bool hang);
+  // How the engine's threads waited for work, over every start of its ring (for tests).
+  EngineWakeup::Waits EngineWaits(int instance) const;
 
  private:
   std::array<std::unique_ptr<SdmaEngine>, kInstances> engines_;

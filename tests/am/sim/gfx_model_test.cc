@@ -143,6 +143,23 @@ TEST(GfxModelTest, DoorbellRunsTheRingAndReportsRptr) {
   EXPECT_EQ(mec.HqdRead(q, RegisterAddress<gc::CP_HQD_PQ_WPTR_LO>(mec.fixture().bases())), q.put);
 }
 
+// A queue polls for more work (EngineWakeup) only once it has run packets: a freshly activated one, which a boot
+// starts well before its first submission, sleeps at once instead of keeping a core busy for kSpinBeforeSleep.
+TEST(GfxModelTest, AQueueSleepsAtOnceUntilItHasRunPackets) {
+  MecFixture mec;
+  mec.Boot();
+  TestQueue q = mec.CreateQueue(0, 0);
+  auto waits = [&] { return mec.gfx().QueueWaits(0, 0).value_or(EngineWakeup::Waits{}); };
+  ASSERT_TRUE(WaitUntil([&] { return waits().slept >= 1; }));
+  EXPECT_EQ(waits().polled, 0u);
+
+  // After work it polls before it sleeps again, so that a driver submitting in a loop finds it awake.
+  mec.Submit(q, MecFixture::WriteDataMemory(MecFixture::DataAddress(0), {1}));
+  ASSERT_TRUE(mec.WaitData(0, 1));
+  ASSERT_TRUE(WaitUntil([&] { return waits().slept >= 2; }));
+  EXPECT_GE(waits().polled, 1u);
+}
+
 TEST(GfxModelTest, WptrRegisterWriteAlsoStartsWork) {
   MecFixture mec;
   mec.Boot();

@@ -698,6 +698,20 @@ TEST_F(SdmaModelTest, LoopingCmpSwapWaitsForItsCompareValue) {
   EXPECT_EQ(std::atomic_ref<uint32_t>(d[0]).load(), 2u);
 }
 
+// An engine polls for more work (EngineWakeup) only once it has run packets: a freshly started one, which a boot
+// starts well before its first packet, sleeps at once instead of keeping a core busy for kSpinBeforeSleep.
+TEST_F(SdmaModelTest, AnEngineSleepsAtOnceUntilItHasRunPackets) {
+  StartQueue(0);
+  ASSERT_TRUE(Eventually([&] { return model_->EngineWaits(0).slept >= 1; }));
+  EXPECT_EQ(model_->EngineWaits(0).polled, 0u);
+
+  // After work it polls before it sleeps again, so that a driver submitting in a loop finds it awake.
+  Submit(0, Fence(FenceAddress(0), 1));
+  ASSERT_TRUE(Eventually([&] { return FenceValue(0) == 1; }));
+  ASSERT_TRUE(Eventually([&] { return model_->EngineWaits(0).slept >= 2; }));
+  EXPECT_GE(model_->EngineWaits(0).polled, 1u);
+}
+
 TEST_F(SdmaModelTest, NopPaddingIsSkipped) {
   StartQueue(0);
   // Two padding dwords that would be an unknown opcode if decoded.
