@@ -194,11 +194,23 @@ BENCHMARK(BM_WarmDispatch)->ArgName("workers")->Arg(1)->Arg(2)->Unit(benchmark::
 // kFreshKernels copies of vector_add at addresses of their own; BM_WarmDispatch/1 is the later dispatch to compare.
 constexpr int kFreshKernels = 512;
 constexpr uint64_t kCopiesBase = 0x4000000, kCopyStride = 0x10000;
-void BM_FirstDispatchOfAKernel(benchmark::State& state) {
+// The timed loop of both first-dispatch benchmarks. With `warm_heap`, every copy is loaded and freed once before the
+// timed loop, so the first dispatches' new tables reuse memory the process already has instead of faulting fresh pages
+// in (issue 24: the difference between the two is what fresh pages cost a first dispatch on this machine).
+void FirstDispatches(benchmark::State& state, bool warm_heap) {
   VectorAdd work(kSmallDispatch);
   if (std::string error = work.Prepare(); !error.empty()) return state.SkipWithError(error.c_str());
   std::vector<uint64_t> entries;
   for (int i = 0; i < kFreshKernels; ++i) entries.push_back(work.PlaceCopy(kCopiesBase + i * kCopyStride));
+  if (warm_heap) {
+    std::vector<std::unique_ptr<Program>> loaded;
+    for (uint64_t entry : entries) {
+      absl::StatusOr<std::unique_ptr<Program>> program =
+          Program::Load(work.fixture.memory(), work.dispatch.memory, entry);
+      if (!program.ok()) return state.SkipWithError(std::string(program.status().message()).c_str());
+      loaded.push_back(std::move(*program));
+    }
+  }
   Rdna3Executor executor(work.fixture.context(), /*workers=*/1);
   if (!executor.Dispatch(work.dispatch, work.fixture.memory()).ok()) return state.SkipWithError("dispatch failed");
   size_t next = 0;
@@ -217,41 +229,9 @@ void BM_FirstDispatchOfAKernel(benchmark::State& state) {
       static_cast<double>(after.ru_minflt - before.ru_minflt) / static_cast<double>(state.iterations());
   if (!work.Correct()) return state.SkipWithError("wrong result");
 }
+void BM_FirstDispatchOfAKernel(benchmark::State& state) { FirstDispatches(state, /*warm_heap=*/false); }
 BENCHMARK(BM_FirstDispatchOfAKernel)->Iterations(kFreshKernels)->Unit(benchmark::kMicrosecond);
-
-// BM_FirstDispatchOfAKernel in a process whose heap already holds the memory the new programs' tables take: every
-// copy is loaded and freed once before the timed loop, so the first dispatches reuse those pages instead of faulting
-// fresh ones in (issue 24: the difference between the two is what fresh pages cost a first dispatch on this machine).
-void BM_FirstDispatchOfAKernelWarmHeap(benchmark::State& state) {
-  VectorAdd work(kSmallDispatch);
-  if (std::string error = work.Prepare(); !error.empty()) return state.SkipWithError(error.c_str());
-  std::vector<uint64_t> entries;
-  for (int i = 0; i < kFreshKernels; ++i) entries.push_back(work.PlaceCopy(kCopiesBase + i * kCopyStride));
-  {
-    std::vector<std::unique_ptr<Program>> loaded;
-    for (uint64_t entry : entries) {
-      absl::StatusOr<std::unique_ptr<Program>> program =
-          Program::Load(work.fixture.memory(), work.dispatch.memory, entry);
-      if (!program.ok()) return state.SkipWithError(std::string(program.status().message()).c_str());
-      loaded.push_back(std::move(*program));
-    }
-  }
-  Rdna3Executor executor(work.fixture.context(), /*workers=*/1);
-  if (!executor.Dispatch(work.dispatch, work.fixture.memory()).ok()) return state.SkipWithError("dispatch failed");
-  size_t next = 0;
-  rusage before{}, after{};
-  getrusage(RUSAGE_SELF, &before);
-  for (auto _ : state) {
-    work.dispatch.program_address = entries[next++];
-    if (absl::Status s = executor.Dispatch(work.dispatch, work.fixture.memory()); !s.ok()) {
-      return state.SkipWithError(std::string(s.message()).c_str());
-    }
-  }
-  getrusage(RUSAGE_SELF, &after);
-  state.counters["page_faults_per_dispatch"] =
-      static_cast<double>(after.ru_minflt - before.ru_minflt) / static_cast<double>(state.iterations());
-  if (!work.Correct()) return state.SkipWithError("wrong result");
-}
+void BM_FirstDispatchOfAKernelWarmHeap(benchmark::State& state) { FirstDispatches(state, /*warm_heap=*/true); }
 BENCHMARK(BM_FirstDispatchOfAKernelWarmHeap)->Iterations(kFreshKernels)->Unit(benchmark::kMicrosecond);
 
 // The part of a first dispatch a warm one skips: fetching and decoding a program the process has not seen
