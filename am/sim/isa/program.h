@@ -89,10 +89,9 @@ class Program {
   // The tables, in one block of one allocation (issue 24: a program's first dispatch paid for every allocation and
   // every fresh page of its tables): for each word of the reachable code the number of the slot that starts there
   // (index + 1; 0: none), a slot per instruction instead of one per code word; the reachable code from entry_ on, as
-  // fetched; then, from the next cache line, the instructions the static walk decoded, in address order. (The slots
-  // last: with them at the block's start the warm dispatch ran 5-8% slower, reproducibly, with the same instructions
-  // decoded. Where the hot table lies relative to the waves' register files matters: NOTES.md, "Performance, session
-  // 17".)
+  // fetched; then, from the next cache line, the instructions the static walk decoded, in address order. (The order
+  // is not known to matter: builds of this code swing 5-8% in the interpreter's speed, likely from the alignment of its
+  // hot loops; NOTES.md, "Performance, session 17".)
   uint64_t entry_;
   std::unique_ptr<std::byte[], ProgramTablesDeleter> tables_;
   const DecodedSlot* slots_ = nullptr;
