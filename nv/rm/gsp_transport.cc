@@ -70,6 +70,42 @@ absl::Status Echo(absl::string_view what, absl::string_view member, uint32_t rep
   return Malformed(what, absl::StrFormat("%s %#x, sent %#x", member, replied, sent));
 }
 
+// GSP_RM_ALLOC and GSP_RM_CONTROL carry their parameters after a `Header` whose paramsSize is 32 bits.
+template <typename Header>
+absl::Status ParamsFit(absl::string_view what, std::span<const uint8_t> params) {
+  if (params.size() <= std::numeric_limits<uint32_t>::max() - sizeof(Header)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrFormat("%s: %u parameter bytes do not fit paramsSize", what, params.size()));
+}
+
+// The `Header` GSP-RM echoes at the start of its reply (`header_name` for the message). A reply too short to hold it
+// is GSP-RM's failure when rpc_result says so, else malformed.
+template <typename Header>
+absl::StatusOr<Header> EchoedHeader(absl::string_view what, const gsp::GspMessage& reply, absl::string_view header_name,
+                                    bool embedded_first) {
+  Header echo;
+  if (reply.payload.size() < sizeof(echo)) {
+    if (reply.rpc_result != NV_OK) return Verdict(what, reply.rpc_result, NV_OK, embedded_first);
+    return Malformed(
+        what, absl::StrFormat("%u bytes, shorter than %s (%u)", reply.payload.size(), header_name, sizeof(echo)));
+  }
+  std::memcpy(&echo, reply.payload.data(), sizeof(echo));
+  return echo;
+}
+
+// What follows the echoed header (`header_bytes`): as many parameter bytes as were sent, GSP-RM's verdict (rpc_result
+// and the header's `embedded_status`), then the parameters copied back into `params`.
+absl::Status ParamsBack(absl::string_view what, const gsp::GspMessage& reply, size_t header_bytes,
+                        uint32_t embedded_status, bool embedded_first, std::span<uint8_t> params) {
+  if (reply.payload.size() - header_bytes < params.size()) {
+    return Malformed(
+        what, absl::StrFormat("%u parameter bytes, paramsSize %u", reply.payload.size() - header_bytes, params.size()));
+  }
+  BAREGPU_RETURN_IF_ERROR(Verdict(what, reply.rpc_result, embedded_status, embedded_first));
+  if (!params.empty()) std::memcpy(params.data(), reply.payload.data() + header_bytes, params.size());
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<gsp::GspMessage> GspTransport::Call(uint32_t function, std::span<const uint8_t> request,
@@ -86,18 +122,14 @@ absl::StatusOr<gsp::GspMessage> GspTransport::Call(uint32_t function, std::span<
 
 absl::StatusOr<Handle> GspTransport::Alloc(Handle client, Handle parent, Handle object, uint32_t class_id,
                                            std::span<uint8_t> params) {
-  const std::string what = absl::StrFormat(
-      "NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC of object %#x (class %s, parent %#x, "
-      "client %#x)",
-      object, ClassLabel(class_id), parent, client);
+  const std::string what =
+      absl::StrFormat("NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC of object %#x (class %s, parent %#x, client %#x)", object,
+                      ClassLabel(class_id), parent, client);
   if (object == kNullObject) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s: GSP-RM takes the handle its caller chooses, and 0 is NV01_NULL_OBJECT", what));
   }
-  if (params.size() > std::numeric_limits<uint32_t>::max() - sizeof(gsp::rpc_gsp_rm_alloc_v03_00)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: %u parameter bytes do not fit paramsSize", what, params.size()));
-  }
+  BAREGPU_RETURN_IF_ERROR(ParamsFit<gsp::rpc_gsp_rm_alloc_v03_00>(what, params));
   gsp::rpc_gsp_rm_alloc_v03_00 header{};
   header.hClient = client;
   header.hParent = parent;
@@ -109,34 +141,22 @@ absl::StatusOr<Handle> GspTransport::Alloc(Handle client, Handle parent, Handle 
   BAREGPU_ASSIGN_OR_RETURN(gsp::GspMessage reply,
                            Call(NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC, Request(header, params), what));
 
-  gsp::rpc_gsp_rm_alloc_v03_00 echo;
-  if (reply.payload.size() < sizeof(echo)) {
-    if (reply.rpc_result != NV_OK) return Verdict(what, reply.rpc_result, NV_OK, /*embedded_first=*/true);
-    return Malformed(what, absl::StrFormat("%u bytes, shorter than rpc_gsp_rm_alloc_v03_00 (%u)", reply.payload.size(),
-                                           sizeof(echo)));
-  }
-  std::memcpy(&echo, reply.payload.data(), sizeof(echo));
+  BAREGPU_ASSIGN_OR_RETURN(const gsp::rpc_gsp_rm_alloc_v03_00 echo,
+                           EchoedHeader<gsp::rpc_gsp_rm_alloc_v03_00>(what, reply, "rpc_gsp_rm_alloc_v03_00",
+                                                                      /*embedded_first=*/true));
   BAREGPU_RETURN_IF_ERROR(Echo(what, "hClient", echo.hClient, client));
   BAREGPU_RETURN_IF_ERROR(Echo(what, "hParent", echo.hParent, parent));
   BAREGPU_RETURN_IF_ERROR(Echo(what, "hObject", echo.hObject, object));
   BAREGPU_RETURN_IF_ERROR(Echo(what, "hClass", echo.hClass, class_id));
   BAREGPU_RETURN_IF_ERROR(Echo(what, "paramsSize", echo.paramsSize, header.paramsSize));
-  if (reply.payload.size() - sizeof(echo) < params.size()) {
-    return Malformed(
-        what, absl::StrFormat("%u parameter bytes, paramsSize %u", reply.payload.size() - sizeof(echo), params.size()));
-  }
-  BAREGPU_RETURN_IF_ERROR(Verdict(what, reply.rpc_result, echo.status, /*embedded_first=*/true));
-  if (!params.empty()) std::memcpy(params.data(), reply.payload.data() + sizeof(echo), params.size());
+  BAREGPU_RETURN_IF_ERROR(ParamsBack(what, reply, sizeof(echo), echo.status, /*embedded_first=*/true, params));
   return object;
 }
 
 absl::Status GspTransport::Control(Handle client, Handle object, uint32_t cmd, std::span<uint8_t> params) {
   const std::string what = absl::StrFormat("NV_VGPU_MSG_FUNCTION_GSP_RM_CONTROL command %#x on object %#x (client %#x)",
                                            cmd, object, client);
-  if (params.size() > std::numeric_limits<uint32_t>::max() - sizeof(gsp::rpc_gsp_rm_control_v03_00)) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("%s: %u parameter bytes do not fit paramsSize", what, params.size()));
-  }
+  BAREGPU_RETURN_IF_ERROR(ParamsFit<gsp::rpc_gsp_rm_control_v03_00>(what, params));
   gsp::rpc_gsp_rm_control_v03_00 header{};
   header.hClient = client;
   header.hObject = object;
@@ -147,24 +167,14 @@ absl::Status GspTransport::Control(Handle client, Handle object, uint32_t cmd, s
   BAREGPU_ASSIGN_OR_RETURN(gsp::GspMessage reply,
                            Call(NV_VGPU_MSG_FUNCTION_GSP_RM_CONTROL, Request(header, params), what));
 
-  gsp::rpc_gsp_rm_control_v03_00 echo;
-  if (reply.payload.size() < sizeof(echo)) {
-    if (reply.rpc_result != NV_OK) return Verdict(what, reply.rpc_result, NV_OK, /*embedded_first=*/false);
-    return Malformed(what, absl::StrFormat("%u bytes, shorter than rpc_gsp_rm_control_v03_00 (%u)",
-                                           reply.payload.size(), sizeof(echo)));
-  }
-  std::memcpy(&echo, reply.payload.data(), sizeof(echo));
+  BAREGPU_ASSIGN_OR_RETURN(const gsp::rpc_gsp_rm_control_v03_00 echo,
+                           EchoedHeader<gsp::rpc_gsp_rm_control_v03_00>(what, reply, "rpc_gsp_rm_control_v03_00",
+                                                                        /*embedded_first=*/false));
   BAREGPU_RETURN_IF_ERROR(Echo(what, "hClient", echo.hClient, client));
   BAREGPU_RETURN_IF_ERROR(Echo(what, "hObject", echo.hObject, object));
   BAREGPU_RETURN_IF_ERROR(Echo(what, "cmd", echo.cmd, cmd));
   BAREGPU_RETURN_IF_ERROR(Echo(what, "paramsSize", echo.paramsSize, header.paramsSize));
-  if (reply.payload.size() - sizeof(echo) < params.size()) {
-    return Malformed(
-        what, absl::StrFormat("%u parameter bytes, paramsSize %u", reply.payload.size() - sizeof(echo), params.size()));
-  }
-  BAREGPU_RETURN_IF_ERROR(Verdict(what, reply.rpc_result, echo.status, /*embedded_first=*/false));
-  if (!params.empty()) std::memcpy(params.data(), reply.payload.data() + sizeof(echo), params.size());
-  return absl::OkStatus();
+  return ParamsBack(what, reply, sizeof(echo), echo.status, /*embedded_first=*/false, params);
 }
 
 absl::Status GspTransport::Free(Handle client, Handle parent, Handle object) {
