@@ -174,11 +174,7 @@ def generate(vendor, nouveau, generator, fail):
             text = nouveau_definition(text, c_name, ctype)
         measured.append((ctype, "linux-6.12 nouveau " + path, struct_text(text, ctype)))
     for ctype, _, text in measured:
-        lines.append('  printf("S %s %%zu\\n", sizeof(%s));' % (ctype, ctype))
-        for member, flex in structs.struct_members(text, ctype):
-            size = "0" if flex else "sizeof(((%s*)0)->%s)" % (ctype, member)
-            lines.append('  printf("M %s %s %%zu %%zu\\n", offsetof(%s, %s), (size_t)%s);' %
-                         (ctype, member, ctype, member, size))
+        lines += structs.layout_probe_lines(ctype, text)
     lines += ["  return 0;", "}", ""]
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -186,6 +186,18 @@ def struct_members(text, ctype):
     raise ValueError("%s not found" % ctype)
 
 
+def layout_probe_lines(ctype, text):
+    """The probe's printf lines for struct `ctype` as `text` declares it: "S NAME size", then "M NAME member offset size"
+    per member (size 0 for a flexible array), NAME being ctype with spaces as '_'."""
+    name = ctype.replace(" ", "_")
+    lines = ['  printf("S %s %%zu\\n", sizeof(%s));' % (name, ctype)]
+    for member, flex in struct_members(text, ctype):
+        size = "0" if flex else "sizeof(((%s*)0)->%s)" % (ctype, member)
+        lines.append('  printf("M %s %s %%zu %%zu\\n", offsetof(%s, %s), (size_t)%s);' %
+                     (name, member, ctype, member, size))
+    return lines
+
+
 def matching_body(text, open_at):
     depth = 0
     for i in range(open_at, len(text)):
@@ -285,11 +297,7 @@ def generate(files, version, generator, amd, fail):
                 lines.append('  printf("C %s %s %%d %%llu\\n", (%s) < 0 && sizeof(%s) > 4, (unsigned long long)(%s) %s);' %
                              (spec[0], n, n, n, n, "& (sizeof(%s) > 4 ? ~0ull : 0xffffffffull)" % n))
         for ctype, h in LAYOUTS:
-            lines.append('  printf("S %s %%zu\\n", sizeof(%s));' % (ctype.replace(" ", "_"), ctype))
-            for member, flex in struct_members(files[amd + h], ctype):
-                size = "0" if flex else "sizeof(((%s*)0)->%s)" % (ctype, member)
-                lines.append('  printf("M %s %s %%zu %%zu\\n", offsetof(%s, %s), (size_t)%s);' %
-                             (ctype.replace(" ", "_"), member, ctype, member, size))
+            lines += layout_probe_lines(ctype, files[amd + h])
         lines += ["  return 0;", "}", ""]
         source = "\n".join(lines)
         output, errors = probe_with_headers(source, files, amd, header_names, fail)

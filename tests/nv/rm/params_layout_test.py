@@ -60,11 +60,7 @@ def main():
         text = re.sub(r"NV_DECLARE_ALIGNED\(\s*([^,]+?)\s*,\s*\d+\s*\)", r"\1",
                       (SDK / header).read_text(errors="replace"))
         text = re.sub(r"\bNV_ALIGN_BYTES\(\d+\)", "", text)  # nvos.h's spelling of the same, after the name
-        lines.append('  printf("S %s %%zu\\n", sizeof(%s));' % (ctype, ctype))
-        for member, flex in structs.struct_members(text, ctype):
-            size = "0" if flex else "sizeof(((%s*)0)->%s)" % (ctype, member)
-            lines.append('  printf("M %s %s %%zu %%zu\\n", offsetof(%s, %s), (size_t)%s);' %
-                         (ctype, member, ctype, member, size))
+        lines += structs.layout_probe_lines(ctype, text)
     lines += ["  return 0;", "}", ""]
     with tempfile.TemporaryDirectory() as tmp:
         src, exe = os.path.join(tmp, "probe.c"), os.path.join(tmp, "probe")
