@@ -78,19 +78,19 @@ absl::Status ParamsFit(absl::string_view what, std::span<const uint8_t> params) 
       absl::StrFormat("%s: %u parameter bytes do not fit paramsSize", what, params.size()));
 }
 
-// The `Header` GSP-RM echoes at the start of its reply (`header_name` for the message). A reply too short to hold it
-// is GSP-RM's failure when rpc_result says so, else malformed.
+// The `Header` GSP-RM echoes at the start of its reply, into `echo` (`header_name` for the message; an out-parameter:
+// the headers end in a flexible array, which StatusOr cannot hold). A reply too short to hold it is GSP-RM's failure
+// when rpc_result says so, else malformed.
 template <typename Header>
-absl::StatusOr<Header> EchoedHeader(absl::string_view what, const gsp::GspMessage& reply, absl::string_view header_name,
-                                    bool embedded_first) {
-  Header echo;
+absl::Status EchoedHeader(absl::string_view what, const gsp::GspMessage& reply, absl::string_view header_name,
+                          bool embedded_first, Header& echo) {
   if (reply.payload.size() < sizeof(echo)) {
     if (reply.rpc_result != NV_OK) return Verdict(what, reply.rpc_result, NV_OK, embedded_first);
     return Malformed(
         what, absl::StrFormat("%u bytes, shorter than %s (%u)", reply.payload.size(), header_name, sizeof(echo)));
   }
   std::memcpy(&echo, reply.payload.data(), sizeof(echo));
-  return echo;
+  return absl::OkStatus();
 }
 
 // What follows the echoed header (`header_bytes`): as many parameter bytes as were sent, GSP-RM's verdict (rpc_result
@@ -141,9 +141,8 @@ absl::StatusOr<Handle> GspTransport::Alloc(Handle client, Handle parent, Handle 
   BAREGPU_ASSIGN_OR_RETURN(gsp::GspMessage reply,
                            Call(NV_VGPU_MSG_FUNCTION_GSP_RM_ALLOC, Request(header, params), what));
 
-  BAREGPU_ASSIGN_OR_RETURN(const gsp::rpc_gsp_rm_alloc_v03_00 echo,
-                           EchoedHeader<gsp::rpc_gsp_rm_alloc_v03_00>(what, reply, "rpc_gsp_rm_alloc_v03_00",
-                                                                      /*embedded_first=*/true));
+  gsp::rpc_gsp_rm_alloc_v03_00 echo;
+  BAREGPU_RETURN_IF_ERROR(EchoedHeader(what, reply, "rpc_gsp_rm_alloc_v03_00", /*embedded_first=*/true, echo));
   BAREGPU_RETURN_IF_ERROR(Echo(what, "hClient", echo.hClient, client));
   BAREGPU_RETURN_IF_ERROR(Echo(what, "hParent", echo.hParent, parent));
   BAREGPU_RETURN_IF_ERROR(Echo(what, "hObject", echo.hObject, object));
@@ -167,9 +166,8 @@ absl::Status GspTransport::Control(Handle client, Handle object, uint32_t cmd, s
   BAREGPU_ASSIGN_OR_RETURN(gsp::GspMessage reply,
                            Call(NV_VGPU_MSG_FUNCTION_GSP_RM_CONTROL, Request(header, params), what));
 
-  BAREGPU_ASSIGN_OR_RETURN(const gsp::rpc_gsp_rm_control_v03_00 echo,
-                           EchoedHeader<gsp::rpc_gsp_rm_control_v03_00>(what, reply, "rpc_gsp_rm_control_v03_00",
-                                                                        /*embedded_first=*/false));
+  gsp::rpc_gsp_rm_control_v03_00 echo;
+  BAREGPU_RETURN_IF_ERROR(EchoedHeader(what, reply, "rpc_gsp_rm_control_v03_00", /*embedded_first=*/false, echo));
   BAREGPU_RETURN_IF_ERROR(Echo(what, "hClient", echo.hClient, client));
   BAREGPU_RETURN_IF_ERROR(Echo(what, "hObject", echo.hObject, object));
   BAREGPU_RETURN_IF_ERROR(Echo(what, "cmd", echo.cmd, cmd));
