@@ -78,6 +78,7 @@ absl::Status Device::InitCommon() {
 
 void Device::FiniCommon() {
   profiler_.Collect();
+  retired_.Shutdown();  // the engines have stopped (the backend's destructor stopped them first)
   allocator_.Shutdown();
   kernargs_.Shutdown();
   if (signal_pool_.valid()) (void)allocator_.free(signal_pool_);
@@ -137,6 +138,7 @@ absl::StatusOr<std::string> Device::RecoverQueues() {
   BAREGPU_ASSIGN_OR_RETURN(std::vector<std::string> resets, ResetBusyQueues());
   if (resets.empty()) return std::string();
   timeline_signal_.set_value(timeline_value() - 1);
+  retired_.ForgetMarkers();
   recoveries_.fetch_add(1, std::memory_order_acq_rel);
   return absl::StrCat(
       "the device reset its busy queues (amdgpu's queue reset; what they had not run is dropped and "
@@ -185,6 +187,7 @@ absl::Status Device::RecoverAfter(const absl::Status& wait) {
 
 absl::Status Device::synchronize() {
   BAREGPU_RETURN_IF_ERROR(RecoverAfter(timeline_signal_.wait(timeline_value() - 1)));
+  BAREGPU_RETURN_IF_ERROR(RecoverAfter(retired_.WaitAll()));
   profiler_.Collect();
   if (timeline_value() > options_.timeline_wrap) {
     // Everything has completed: continue on the shadow signal from 1, so no wait compares against a value that

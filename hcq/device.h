@@ -37,6 +37,7 @@
 #include "hcq/hw_queue.h"
 #include "hcq/kernarg_area.h"
 #include "hcq/profiler.h"
+#include "hcq/retired_memory.h"
 #include "hcq/signal.h"
 
 namespace hcq {
@@ -96,6 +97,8 @@ class Device {
   const DeviceOptions& options() const { return options_; }
   Allocator& allocator() { return allocator_; }
   Profiler& profiler() { return profiler_; }
+  // Memory the engines may still read after its owner let go of it (bound queues' commands), freed behind markers.
+  RetiredMemory& retired_memory() { return retired_; }
 
   // What the backend learned of the device when it opened it.
   virtual DeviceProperties properties() const = 0;
@@ -125,8 +128,9 @@ class Device {
   // The next value to signal; waiting for timeline_value() - 1 waits for everything submitted so far.
   uint64_t timeline_value() const { return timeline_value_.load(std::memory_order_relaxed); }
   uint64_t next_timeline() { return timeline_value_.fetch_add(1, std::memory_order_relaxed); }
-  // Waits for all submitted work, then rolls the timeline over to the shadow signal when it grew past the wrap. A
-  // wait that times out recovers the device (RecoverQueues) and says what it did.
+  // Waits for all submitted work (and for the engines to leave the bound queues' memory retired so far, which it
+  // frees), then rolls the timeline over to the shadow signal when it grew past the wrap. A wait that times out
+  // recovers the device (RecoverQueues) and says what it did.
   absl::Status synchronize();
 
   // After a wait timed out (a hung or spinning kernel, an illegal instruction, a copy that faulted): resets every
@@ -193,6 +197,7 @@ class Device {
   DeviceOptions options_;
   Allocator allocator_;
   Profiler profiler_;
+  RetiredMemory retired_{*this};
   Buffer signal_pool_;
   std::mutex resources_mu_;             // guards the two below
   std::vector<uint32_t> free_signals_;  // slot indexes

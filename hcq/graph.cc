@@ -12,10 +12,11 @@
 namespace hcq {
 
 Graph::~Graph() {
-  // The last run may still be reading the bound queues: in each segment the device's timeline signal (what
-  // Device::synchronize waits for) comes before the handover signal, so an engine still reads its indirect buffer
-  // after synchronize returned. Freeing the queues then let the SDMA model read freed host memory (a SIGSEGV of
-  // hcq_bench's graph replay under load, session 14). The handovers say the engines are done with them.
+  // The last run may still be running: in each segment the device's timeline signal (what Device::synchronize
+  // waits for) comes before the handover signal, so the handovers say when the run's signals and kernel arguments
+  // are free (hcq_bench's graph replay read freed memory under load before, session 14). Even then an engine reads
+  // its indirect buffer past the handover (an SDMA IB's NOP padding: CI, session 17), so the queues' buffers are
+  // retired behind a marker (hcq/retired_memory.h) rather than freed here.
   if (finalized_) {
     if (absl::Status waited = Wait(); !waited.ok()) {
       // The engines did not finish: their queues, signals and arguments stay allocated rather than freed under them.

@@ -11,7 +11,8 @@
 
 namespace hcq {
 
-HwQueue::HwQueue(Device& device) : device_(device), profiling_(device.options().profile) {
+HwQueue::HwQueue(Device& device, QueueEngine engine)
+    : device_(device), engine_(engine), profiling_(device.options().profile) {
   // Room for a typical graph's worth of commands, so building rarely grows the buffers at all.
   commands_.reserve(1024);
   patches_.reserve(64);
@@ -42,8 +43,17 @@ HwQueue::UseScope::~UseScope() {
 #endif
 }
 
-HwQueue::~HwQueue() {
-  if (bound_.valid()) (void)device_.allocator().free(bound_);
+HwQueue::~HwQueue() { DropBinding(); }
+
+void HwQueue::DropBinding() {
+  if (!bound_.valid()) return;
+  if (bound_submitted_) {
+    device_.retired_memory().Retire(engine_, std::move(bound_));
+  } else {
+    (void)device_.allocator().free(bound_);
+  }
+  bound_ = Buffer();
+  bound_submitted_ = false;
 }
 
 void HwQueue::reset() {
@@ -52,8 +62,7 @@ void HwQueue::reset() {
   patches_.clear();
   args_.clear();
   error_ = absl::OkStatus();
-  if (bound_.valid()) (void)device_.allocator().free(bound_);
-  bound_ = Buffer();
+  DropBinding();
 }
 
 uint32_t HwQueue::Emit(std::initializer_list<uint32_t> dwords) {
@@ -143,8 +152,7 @@ absl::Status HwQueue::bind(Device& device) {
         absl::StrFormat("a queue of %s cannot be bound to %s", device_.name(), device.name()));
   }
   if (commands_.empty()) return absl::FailedPreconditionError("bind of an empty queue");
-  if (bound_.valid()) (void)device_.allocator().free(bound_);
-  bound_ = Buffer();
+  DropBinding();
   BAREGPU_RETURN_IF_ERROR(PrepareBind());
   // Host memory: patched by the CPU at every submit without an HDP flush.
   BAREGPU_ASSIGN_OR_RETURN(bound_, device_.allocator().alloc(commands_.size() * 4, {.kind = MemoryKind::kHost}));
@@ -183,7 +191,10 @@ absl::Status HwQueue::submit(Device& device, VarVals var_vals) {
                           var_vals.size()));
     }
   }
-  if (bound != nullptr) return WriteIndirect(bound_.va(), static_cast<uint32_t>(commands_.size()));
+  if (bound != nullptr) {
+    bound_submitted_ = true;
+    return WriteIndirect(bound_.va(), static_cast<uint32_t>(commands_.size()));
+  }
   return WriteRing(commands_);
 }
 

@@ -29,6 +29,9 @@ class Program;
 
 using Dims = std::array<Value, 3>;
 
+// Which of a device's engines a queue runs on (the ring its submissions go to).
+enum class QueueEngine { kCompute, kCopy };
+
 class HwQueue {
  public:
   virtual ~HwQueue();
@@ -40,7 +43,8 @@ class HwQueue {
   // Puts the queue on `device`; var_vals gives the variables' values for this submission. A bound queue is
   // patched in place: resubmit it with other values only after its previous submission ran (as Graph does).
   absl::Status submit(Device& device, VarVals var_vals = {});
-  // Forgets every command (keeping capacity) and the binding.
+  // Forgets every command (keeping capacity) and the binding. A binding that was submitted is retired, not freed:
+  // the engine may still be reading it (hcq/retired_memory.h); so is it when the queue is rebound or destroyed.
   void reset();
 
   // A queue is one thread's at a time (hcq/device.h says what else is). Building, binding, submitting and resetting
@@ -73,9 +77,10 @@ class HwQueue {
   const std::vector<Patch>& patches() const { return patches_; }
   bool bound() const { return bound_.valid(); }
   Device& device() const { return device_; }
+  QueueEngine engine() const { return engine_; }
 
  protected:
-  explicit HwQueue(Device& device);
+  HwQueue(Device& device, QueueEngine engine);
 
   void WaitCommand(const Signal& signal, Value value);
   void SignalCommand(const Signal& signal, Value value);
@@ -111,6 +116,8 @@ class HwQueue {
     if (error_.ok()) error_ = std::move(status);
   }
   void AddArgs(ArgsState* args);
+  // Lets go of the bound buffer: retired when it was submitted, freed otherwise.
+  void DropBinding();
 
   Device& device_;
   std::vector<uint32_t> commands_;
@@ -118,6 +125,8 @@ class HwQueue {
   std::vector<ArgsState*> args_;
   absl::Status error_;
   Buffer bound_;
+  bool bound_submitted_ = false;  // an indirect-buffer packet for bound_ went to the ring
+  QueueEngine engine_;
   bool profiling_;
   // The thread holding the queue (UseScope), none when free. Present in every build (the layout of an installed
   // class must not depend on the user's NDEBUG); the library's own build decides whether it is checked.
@@ -140,7 +149,7 @@ class ComputeQueue : public HwQueue {
   virtual ComputeQueue& memory_barrier() = 0;
 
  protected:
-  using HwQueue::HwQueue;
+  explicit ComputeQueue(Device& device) : HwQueue(device, QueueEngine::kCompute) {}
 };
 
 class CopyQueue : public HwQueue {
@@ -156,7 +165,7 @@ class CopyQueue : public HwQueue {
   virtual CopyQueue& copy(Value destination, Value source, uint64_t size) = 0;
 
  protected:
-  using HwQueue::HwQueue;
+  explicit CopyQueue(Device& device) : HwQueue(device, QueueEngine::kCopy) {}
 };
 
 }  // namespace hcq
