@@ -24,7 +24,7 @@ absl::Status DmaRegistry::Read(absl::string_view device, uint64_t address, std::
     --it;
     const uint64_t offset = address - it->first;
     if (offset < it->second.size() && it->second.size() - offset >= out.size()) {
-      std::memcpy(out.data(), it->second.data() + offset, out.size());
+      if (!out.empty()) std::memcpy(out.data(), it->second.data() + offset, out.size());
       return absl::OkStatus();
     }
   }

@@ -474,6 +474,15 @@ class BootedNavi31 : public ::testing::Test {
     GTEST_SKIP() << "no shader executor in this virtual Navi31 yet: " << errors;
   }
   void TearDown() override {
+    // The engines stop before the memory they may still read goes, as hcq's close does (amdgpu's hw_fini): a
+    // launch ends at the fault's interrupt, which the GMC posts before the engine reads the dummy page the fetch
+    // was redirected to, and the device's destructor frees that page (a read of the unmapped page under load: an
+    // ASan SEGV in CodeMappedWithoutExecuteFaultsOnTheFirstInstructionFetch, session 18). am::Device's own
+    // destructor stops nothing: it is what a killed driver leaves (tests/am/engine_startup_test.cc).
+    if (device_ != nullptr) {
+      absl::Status stopped = device_->StopQueues();
+      EXPECT_TRUE(stopped.ok()) << stopped;
+    }
     launcher_.reset();
     device_.reset();
   }
