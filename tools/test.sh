@@ -32,7 +32,9 @@ case "$sanitize" in
     # hwloc's libpciaccess plugin (hwloc_pci.so) leaks at exit and is dlclosed before LeakSanitizer reports, so
     # the leak cannot be symbolised or suppressed. Without it hwloc still finds PCI devices through sysfs
     # (its linuxio component); only the PCI name database goes unused.
-    export HWLOC_COMPONENTS=-pci ;;
+    export HWLOC_COMPONENTS=-pci
+    # UndefinedBehaviorSanitizer only prints by default, and a test that triggers it still passes: make it fail.
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1} ;;
   tsan)
     export BAREGPU_MESON_OPTIONS="-Db_sanitize=thread -Db_lundef=false" ;;
 esac

@@ -60,7 +60,8 @@ class FakeTransport : public Transport {
       statuses.pop_front();
     }
     if (status != regs::status::NV_OK) return NvStatusError(status, "fake RM");
-    if (!write_back.empty()) std::memcpy(params.data(), write_back.data(), std::min(params.size(), write_back.size()));
+    const size_t n = std::min(params.size(), write_back.size());
+    if (n != 0) std::memcpy(params.data(), write_back.data(), n);
     return absl::OkStatus();
   }
 };
