@@ -77,7 +77,6 @@ class HwQueue {
   const std::vector<Patch>& patches() const { return patches_; }
   bool bound() const { return bound_.valid(); }
   Device& device() const { return device_; }
-  QueueEngine engine() const { return engine_; }
 
  protected:
   HwQueue(Device& device, QueueEngine engine);
