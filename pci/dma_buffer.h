@@ -38,6 +38,9 @@ class DmaBuffer {
 
  protected:
   DmaBuffer(HostMemory memory, std::vector<uint64_t> pages) : memory_(std::move(memory)), pages_(std::move(pages)) {}
+  // For a backend whose device may still hold pointers into the memory after the unmapping (pci::sim::DmaSpace):
+  // the memory, which then outlives the buffer.
+  HostMemory TakeMemory() { return std::move(memory_); }
 
  private:
   HostMemory memory_;

@@ -179,11 +179,15 @@ void ComputeQueue::Run() {
   // since it started sleeps at once: a boot activates the queue long before its first packet (issue 24: a partial
   // boot's fresh queue polled for its whole kSpinBeforeSleep on the other core).
   bool ran_packets = false;
+  // Between packets the queue holds no host pointer into DMA memory (an IB is copied before it runs; the waves of a
+  // dispatch end inside it), so memory the driver frees may go back to the host (pci/sim/dma_space.h).
+  pci::sim::DmaSpace::Accessor dma_access(context_.dma);
   while (true) {
+    dma_access.Quiescent();
     const uint64_t seen = wakeup_.epoch();  // before the inputs are read: a change after it ends the wait below
     if (stop_ != Stop::kNone) break;
     if (hung_ || faulted_ || !hooks_.mec_running()) {
-      wakeup_.Wait(lock, seen, /*spin=*/false);
+      wakeup_.Wait(lock, seen, /*spin=*/false, &dma_access);
       continue;
     }
     // The CP reads ahead: the ring at the read pointer and the buffer the last packet there ran are what a new
@@ -208,9 +212,9 @@ void ComputeQueue::Run() {
     }
     if (pending == 0 || pending_skip_ > 0 || incomplete_packet > pending) {
       if (polling()) {
-        wakeup_.Wait(lock, seen, /*spin=*/ran_packets, kWptrPollPeriod);
+        wakeup_.Wait(lock, seen, /*spin=*/ran_packets, kWptrPollPeriod, &dma_access);
       } else {
-        wakeup_.Wait(lock, seen, /*spin=*/ran_packets);
+        wakeup_.Wait(lock, seen, /*spin=*/ran_packets, &dma_access);
       }
       continue;
     }

@@ -17,6 +17,8 @@
 #include <cstdint>
 #include <mutex>
 
+#include "pci/sim/dma_space.h"
+
 namespace am::sim {
 
 class EngineWakeup {
@@ -41,23 +43,31 @@ class EngineWakeup {
   // With `spin`, first polls (mu() released) for up to kSpinBeforeSleep; then sleeps until a Notify() or `timeout`.
   // Engines ask for `spin` once they have run work since they started: a fresh one has no driver feeding it yet.
   // Returns whether the epoch has moved past `seen`.
+  // `asleep`: the engine thread's DMA accessor, when the engine holds no host pointer while it waits (it is taken
+  // offline for the sleep, so that memory freed meanwhile goes back to the host at once; pci/sim/dma_space.h).
   template <typename Rep, typename Period>
-  bool Wait(std::unique_lock<std::mutex>& lock, uint64_t seen, bool spin, std::chrono::duration<Rep, Period> timeout) {
+  bool Wait(std::unique_lock<std::mutex>& lock, uint64_t seen, bool spin, std::chrono::duration<Rep, Period> timeout,
+            pci::sim::DmaSpace::Accessor* asleep = nullptr) {
     if (spin && Spin(lock, seen)) return true;
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     if (epoch_.load(std::memory_order_seq_cst) == seen) {
       slept_.fetch_add(1, std::memory_order_release);
+      if (asleep != nullptr) asleep->Offline();
       cv_.wait_for(lock, timeout);
+      if (asleep != nullptr) asleep->Online();
     }
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);
     return epoch() != seen;
   }
-  bool Wait(std::unique_lock<std::mutex>& lock, uint64_t seen, bool spin) {
+  bool Wait(std::unique_lock<std::mutex>& lock, uint64_t seen, bool spin,
+            pci::sim::DmaSpace::Accessor* asleep = nullptr) {
     if (spin && Spin(lock, seen)) return true;
     sleepers_.fetch_add(1, std::memory_order_seq_cst);
     if (epoch_.load(std::memory_order_seq_cst) == seen) {
       slept_.fetch_add(1, std::memory_order_release);
+      if (asleep != nullptr) asleep->Offline();
       cv_.wait(lock);
+      if (asleep != nullptr) asleep->Online();
     }
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);
     return epoch() != seen;

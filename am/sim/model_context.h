@@ -1,6 +1,7 @@
 // What every IP model of the virtual Navi31 is built with: the register file it hooks, the bases it resolves
 // registers with, and the device services engines share (memory through the GMC, the interrupt ring, doorbells,
-// the clock, the firmware the PSP loaded, the device error log, persistent model state).
+// the clock, the firmware the PSP loaded, the device error log, persistent model state), and the DMA space behind
+// the GMC, with which engine threads register (pci/sim/dma_space.h: memory the driver frees outlives their accesses).
 #ifndef BAREGPU_AM_SIM_MODEL_CONTEXT_H_
 #define BAREGPU_AM_SIM_MODEL_CONTEXT_H_
 
@@ -13,6 +14,7 @@
 #include "am/sim/loaded_firmware.h"
 #include "am/sim/model_state.h"
 #include "am/sim/register_file.h"
+#include "pci/sim/dma_space.h"
 
 namespace am::sim {
 
@@ -26,6 +28,8 @@ struct ModelContext {
   LoadedFirmware& firmware;
   DeviceErrorLog& errors;
   ModelState& state;
+  // Null where the memory is not a device's DMA space (model tests' plain memory).
+  pci::sim::DmaSpace* dma = nullptr;
 };
 
 }  // namespace am::sim

@@ -276,9 +276,14 @@ void PspModel::Wake(uint32_t work) {
 }
 
 void PspModel::Run() {
+  // Waiting for work, the PSP holds no host pointer into DMA memory: memory the driver frees meanwhile may go back to
+  // the host (pci/sim/dma_space.h).
+  pci::sim::DmaSpace::Accessor dma_access(context_.dma);
   std::unique_lock lock(mu_);
   while (true) {
+    dma_access.Offline();
     wake_.wait(lock, [this] { return stop_ || pending_ != 0; });
+    dma_access.Online();
     if (stop_) return;
     const uint32_t work = std::exchange(pending_, 0);
     lock.unlock();

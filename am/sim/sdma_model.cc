@@ -112,19 +112,21 @@ class SdmaEngine : public EngineControl {
       wakeup.Notify();
     }
     // Holding `lock`: returns when `done()` holds, or false at `deadline` (when given).
+    // `asleep`: EngineWakeup::Wait's, for a wait between packets.
     template <typename F>
     bool WaitUntil(std::unique_lock<std::mutex>& lock, F done, bool spin,
-                   std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt) {
+                   std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt,
+                   pci::sim::DmaSpace::Accessor* asleep = nullptr) {
       while (true) {
         const uint64_t seen = wakeup.epoch();
         if (done()) return true;
         if (!deadline) {
-          wakeup.Wait(lock, seen, spin);
+          wakeup.Wait(lock, seen, spin, asleep);
           continue;
         }
         const auto now = std::chrono::steady_clock::now();
         if (now >= *deadline) return false;
-        wakeup.Wait(lock, seen, spin, *deadline - now);
+        wakeup.Wait(lock, seen, spin, *deadline - now, asleep);
       }
     }
   };
@@ -173,7 +175,7 @@ class SdmaEngine : public EngineControl {
 
   void Run(Ring ring);
   // Until the ring holds `bytes` past `rptr`; an engine that has run packets polls first (`spin`).
-  bool WaitForCommands(uint64_t rptr, uint64_t bytes, bool spin);
+  bool WaitForCommands(uint64_t rptr, uint64_t bytes, bool spin, pci::sim::DmaSpace::Accessor& dma_access);
   absl::Status PublishRptr(const Ring& ring, uint64_t rptr);
   void Fail(const Ring& ring, uint64_t rptr, const absl::Status& status);
 
@@ -385,12 +387,13 @@ uint32_t SdmaEngine::ReadStatus(uint32_t stored) const {
   return gc::SDMA0_STATUS_REG::FromRaw(stored).idle(idle ? 1 : 0).rb_empty(empty ? 1 : 0).raw();
 }
 
-bool SdmaEngine::WaitForCommands(uint64_t rptr, uint64_t bytes, bool spin) {
+bool SdmaEngine::WaitForCommands(uint64_t rptr, uint64_t bytes, bool spin, pci::sim::DmaSpace::Accessor& dma_access) {
+  dma_access.Quiescent();
   std::unique_lock lock(wake_->wakeup.mu());
   wake_->WaitUntil(
       lock,
       [&] { return wake_->stop || (!wake_->hang && wake_->wptr.load(std::memory_order_acquire) - rptr >= bytes); },
-      spin);
+      spin, std::nullopt, &dma_access);
   return !wake_->stop;
 }
 
@@ -401,7 +404,10 @@ void SdmaEngine::Run(Ring ring) {
   // since it started sleeps at once: a boot starts the engine long before its first packet (issue 24: a partial
   // boot's fresh engines polled for their whole kSpinBeforeSleep on the other core).
   bool ran_packets = false;
-  while (WaitForCommands(rptr, needed, /*spin=*/ran_packets)) {
+  // Between packets the engine holds no host pointer into DMA memory (an IB runs whole inside Execute), so memory the
+  // driver frees may go back to the host (pci/sim/dma_space.h).
+  pci::sim::DmaSpace::Accessor dma_access(context_.dma);
+  while (WaitForCommands(rptr, needed, /*spin=*/ran_packets, dma_access)) {
     const uint64_t available = wake_->wptr.load(std::memory_order_acquire) - rptr;
     if (available > ring.stream.size) {
       return Fail(ring, rptr,

@@ -3,8 +3,80 @@
 #include <algorithm>
 #include <cstring>
 #include <iterator>
+#include <utility>
 
 namespace pci::sim {
+
+// The protocol (quiescent-state reclamation). Unmap removes the mapping under mu_ and then increments generation_;
+// Retire files the memory under the generation after that. An Accessor publishes the generation it read at each
+// quiescent point (a release store: its earlier accesses happen before it). Memory retired at generation G is released
+// once every registered Accessor has published G or later, or kOffline: having read G, the thread finds the mapping
+// gone in any later Translate and sees a changed generation() before it uses any view it kept. Online() publishes 0
+// (blocking every release) before it reads the generation, both sequentially consistent, so that a releaser that
+// read kOffline has incremented the generation before the waking thread reads it.
+DmaSpace::Accessor::Accessor(DmaSpace* space) : space_(space) {
+  if (space_ == nullptr) return;
+  {
+    base::MutexLock lock(&space_->retired_mu_);
+    space_->accessors_.push_back(this);
+  }
+  Online();
+}
+
+DmaSpace::Accessor::~Accessor() {
+  if (space_ == nullptr) return;
+  {
+    base::MutexLock lock(&space_->retired_mu_);
+    std::erase(space_->accessors_, this);
+  }
+  if (space_->retired_count_.load(std::memory_order_acquire) != 0) space_->ReleaseRetired();
+}
+
+void DmaSpace::Accessor::Quiescent() {
+  if (space_ == nullptr) return;
+  state_.store(space_->generation_.load(std::memory_order_acquire), std::memory_order_release);
+  if (space_->retired_count_.load(std::memory_order_relaxed) != 0) space_->ReleaseRetired();
+}
+
+void DmaSpace::Accessor::Offline() {
+  if (space_ == nullptr) return;
+  state_.store(kOffline, std::memory_order_release);
+  if (space_->retired_count_.load(std::memory_order_relaxed) != 0) space_->ReleaseRetired();
+}
+
+void DmaSpace::Accessor::Online() {
+  if (space_ == nullptr) return;
+  state_.store(0, std::memory_order_seq_cst);
+  state_.store(space_->generation_.load(std::memory_order_seq_cst), std::memory_order_release);
+}
+
+void DmaSpace::Retire(HostMemory memory) {
+  {
+    base::MutexLock lock(&retired_mu_);
+    retired_.push_back(RetiredMemory{generation_.load(std::memory_order_seq_cst), std::move(memory)});
+    retired_count_.store(retired_.size(), std::memory_order_release);
+  }
+  ReleaseRetired();
+}
+
+size_t DmaSpace::retired_count() const { return retired_count_.load(std::memory_order_acquire); }
+
+void DmaSpace::ReleaseRetired() {
+  std::vector<RetiredMemory> released;
+  {
+    base::MutexLock lock(&retired_mu_);
+    // The oldest generation some awake Accessor may still hold pointers from.
+    uint64_t oldest = Accessor::kOffline;
+    for (const Accessor* accessor : accessors_)
+      oldest = std::min(oldest, accessor->state_.load(std::memory_order_seq_cst));
+    auto held = std::partition(retired_.begin(), retired_.end(),
+                               [&](const RetiredMemory& retired) { return retired.generation > oldest; });
+    released.insert(released.end(), std::make_move_iterator(held), std::make_move_iterator(retired_.end()));
+    retired_.erase(held, retired_.end());
+    retired_count_.store(retired_.size(), std::memory_order_release);
+  }
+  // `released` goes back to the host here, outside the lock.
+}
 
 void DmaSpace::Map(uint64_t address, uint8_t* host, uint64_t size) {
   base::MutexLock lock(&mu_);
@@ -14,7 +86,7 @@ void DmaSpace::Map(uint64_t address, uint8_t* host, uint64_t size) {
 void DmaSpace::Unmap(uint64_t address) {
   base::MutexLock lock(&mu_);
   mappings_.erase(address);
-  generation_.fetch_add(1, std::memory_order_acq_rel);
+  generation_.fetch_add(1, std::memory_order_seq_cst);
 }
 
 template <typename Fn>

@@ -61,7 +61,10 @@ class VirtualDevice::Buffer : public DmaBuffer {
     return pages;
   }
   ~Buffer() override {
+    // The device's engines may still hold host pointers into the memory (DmaSpace::Translate): it goes back to the
+    // host once they cannot, and a late access lands in memory nothing else uses.
     dma_->Unmap(iova_);
+    dma_->Retire(TakeMemory());
     (void)iova_alloc_->Free(iova_);
   }
 

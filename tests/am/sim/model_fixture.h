@@ -93,7 +93,8 @@ class ModelFixture {
         doorbells_(Navi31::kDoorbellBarSize / 4),
         state_(std::make_unique<ModelState>()),
         firmware_(*state_),
-        context_{registers_, bases_, memory_, interrupts_, doorbells_, clock_, firmware_, errors_, *state_} {
+        context_{registers_, bases_,    memory_, interrupts_, doorbells_,
+                 clock_,     firmware_, errors_, *state_,     /*dma=*/nullptr} {
     // The registers power on as the device's do (Navi31::PowerOnDefaults): the kernel's *_default.h values.
     for (const regs::PowerOnValue& reset : regs::PowerOnValues()) {
       const absl::StatusOr<uint64_t> address = bases_.Resolve(reset.ip, 0, reset.segment, reset.offset);

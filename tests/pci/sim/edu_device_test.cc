@@ -2,7 +2,9 @@
 #include "pci/sim/edu_device.h"
 
 #include <linux/pci_regs.h>
+#include <sys/mman.h>
 
+#include <cerrno>
 #include <cstring>
 #include <vector>
 
@@ -218,6 +220,21 @@ TEST(EduDeviceTest, InstancesAreIndependentDevices) {
   bar_b.Write32(edu::kLiveness, 2);
   EXPECT_EQ(bar_a.Read32(edu::kLiveness), ~1u);
   EXPECT_EQ(bar_b.Read32(edu::kLiveness), ~2u);
+}
+
+// A freed buffer's memory goes back to the host at once when no engine thread of the device can still hold a pointer
+// into it (pci/sim/dma_space.h; the edu device's DMA copies run inside DmaSpace's lock).
+TEST(EduDeviceTest, AFreedDmaBufferGoesBackToTheHost) {
+  auto device = OpenEdu();
+  auto buffer = device->AllocDma(4096);
+  ASSERT_TRUE(buffer.ok());
+  void* host = (*buffer)->cpu();
+  buffer->reset();
+  auto& model = static_cast<VirtualDevice&>(*device);
+  EXPECT_EQ(model.dma_space().retired_count(), 0u);
+  unsigned char resident = 0;
+  EXPECT_NE(::mincore(host, 4096, &resident), 0);
+  EXPECT_EQ(errno, ENOMEM);
 }
 
 }  // namespace
