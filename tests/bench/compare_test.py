@@ -101,6 +101,14 @@ def main():
                     problems.append(f"JSON target {target['key']}: verdict {target['verdict']!r}")
                 elif target["verdict"] is None and not (target["note"] or target["problems"]):
                     problems.append(f"JSON target {target['key']}: no verdict and nothing saying why")
+            # The first dispatch's row carries what its extra is made of: the warm-heap ratio, the page faults of a
+            # first dispatch and what a fresh page costs this machine (a positive time).
+            first = next((target for target in targets if target["key"] == "first_over_warm_dispatch"), None)
+            if first is not None and not first["problems"]:
+                asides = {aside["unit"]: aside["value"] for aside in first.get("asides", [])}
+                if sorted(asides) != ["count", "ns", "x"] or not all(
+                        isinstance(value, (int, float)) and value > 0 for key, value in asides.items() if key != "count"):
+                    problems.append(f"JSON target first_over_warm_dispatch: asides {first.get('asides')}")
         else:
             problems.append("no JSON report written")
     for problem in problems:

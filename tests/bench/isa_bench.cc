@@ -5,6 +5,7 @@
 // one (issue 24). And two kernels tinygrad's AMD backend really makes (issue 24, session 14): its 256x256 f32
 // matmul and the first kernel of its 1 Mi-element f32 sum, built from the LLVM IR tinygrad rendered
 // (tests/bench/tinygrad_kernels), same units.
+#include <sys/mman.h>
 #include <sys/resource.h>
 
 #include <array>
@@ -233,6 +234,23 @@ void BM_FirstDispatchOfAKernel(benchmark::State& state) { FirstDispatches(state,
 BENCHMARK(BM_FirstDispatchOfAKernel)->Iterations(kFreshKernels)->Unit(benchmark::kMicrosecond);
 void BM_FirstDispatchOfAKernelWarmHeap(benchmark::State& state) { FirstDispatches(state, /*warm_heap=*/true); }
 BENCHMARK(BM_FirstDispatchOfAKernelWarmHeap)->Iterations(kFreshKernels)->Unit(benchmark::kMicrosecond);
+
+// What a fresh page costs this machine (issue 24: a first dispatch's new tables are fresh pages, 0.6 a kernel): each
+// iteration maps kFreshPages pages of anonymous memory (no transparent huge pages), writes one byte to each (a page
+// fault each: the kernel takes a zeroed page) and unmaps them. items_per_second is pages per CPU second; its inverse
+// is the price compare prints beside the first dispatch. It is the kernel's and, in a VM, the hypervisor's.
+void BM_FreshPageTouch(benchmark::State& state) {
+  constexpr size_t kFreshPages = 64, kBytes = kFreshPages * 4096;
+  for (auto _ : state) {
+    void* memory = ::mmap(nullptr, kBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (memory == MAP_FAILED) return state.SkipWithError("mmap failed");
+    (void)::madvise(memory, kBytes, MADV_NOHUGEPAGE);
+    for (size_t offset = 0; offset < kBytes; offset += 4096) static_cast<volatile uint8_t*>(memory)[offset] = 1;
+    ::munmap(memory, kBytes);
+  }
+  state.SetItemsProcessed(static_cast<int64_t>(state.iterations() * kFreshPages));
+}
+BENCHMARK(BM_FreshPageTouch)->Unit(benchmark::kMicrosecond);
 
 // The part of a first dispatch a warm one skips: fetching and decoding a program the process has not seen
 // (Program::Load), the next of the kFreshKernels copies of vector_add at each iteration. The programs are kept, as
