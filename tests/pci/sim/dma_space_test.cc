@@ -89,11 +89,16 @@ uint8_t* MapFilledBuffer(DmaSpace& dma, HostMemory& memory, uint8_t fill = 0x5a)
   return memory.data();
 }
 
+// The driver frees that buffer: the space forgets the mapping, then takes the memory to release.
+void FreeBuffer(DmaSpace& dma, HostMemory memory) {
+  dma.Unmap(kRetiredAddress);
+  dma.Retire(std::move(memory));
+}
+
 TEST_F(DmaSpaceTest, RetiredMemoryGoesBackAtOnceWhenNoEngineIsRegistered) {
   HostMemory memory;
   uint8_t* host = MapFilledBuffer(dma_, memory);
-  dma_.Unmap(kRetiredAddress);
-  dma_.Retire(std::move(memory));
+  FreeBuffer(dma_, std::move(memory));
   EXPECT_EQ(dma_.retired_count(), 0u);
   EXPECT_FALSE(PageMapped(host));
 }
@@ -105,8 +110,7 @@ TEST_F(DmaSpaceTest, AnAwakeAccessorKeepsWhatItTranslatedUntilItsNextQuiescentPo
   const uint8_t* translated = dma_.Translate(kRetiredAddress + 16, 64);
   ASSERT_NE(translated, nullptr);
   // The driver frees the buffer while the engine still holds the pointer.
-  dma_.Unmap(kRetiredAddress);
-  dma_.Retire(std::move(memory));
+  FreeBuffer(dma_, std::move(memory));
   EXPECT_EQ(dma_.retired_count(), 1u);
   EXPECT_EQ(dma_.Translate(kRetiredAddress + 16, 64), nullptr);  // the mapping itself is gone at once
   ASSERT_TRUE(PageMapped(translated));
@@ -122,8 +126,7 @@ TEST_F(DmaSpaceTest, AQuiescentPointBeforeTheUnmapDoesNotReleaseIt) {
   uint8_t* host = MapFilledBuffer(dma_, memory);
   engine->Quiescent();
   ASSERT_NE(dma_.Translate(kRetiredAddress, 4096), nullptr);
-  dma_.Unmap(kRetiredAddress);
-  dma_.Retire(std::move(memory));
+  FreeBuffer(dma_, std::move(memory));
   EXPECT_EQ(dma_.retired_count(), 1u);
   EXPECT_TRUE(PageMapped(host));
   engine.reset();  // an engine thread that ends holds nothing
@@ -136,8 +139,7 @@ TEST_F(DmaSpaceTest, ASleepingAccessorHoldsNothingAndWakesUpHoldingWhatItTransla
   engine.Offline();
   HostMemory first;
   uint8_t* first_host = MapFilledBuffer(dma_, first);
-  dma_.Unmap(kRetiredAddress);
-  dma_.Retire(std::move(first));
+  FreeBuffer(dma_, std::move(first));
   EXPECT_EQ(dma_.retired_count(), 0u);
   EXPECT_FALSE(PageMapped(first_host));
   // Awake again, it translates a new buffer: freeing that one waits for the engine's next quiescent point.
@@ -145,8 +147,7 @@ TEST_F(DmaSpaceTest, ASleepingAccessorHoldsNothingAndWakesUpHoldingWhatItTransla
   HostMemory second;
   uint8_t* second_host = MapFilledBuffer(dma_, second);
   ASSERT_EQ(dma_.Translate(kRetiredAddress, 4096), second_host);
-  dma_.Unmap(kRetiredAddress);
-  dma_.Retire(std::move(second));
+  FreeBuffer(dma_, std::move(second));
   EXPECT_EQ(dma_.retired_count(), 1u);
   engine.Offline();  // going to sleep releases it
   EXPECT_EQ(dma_.retired_count(), 0u);
@@ -157,8 +158,7 @@ TEST_F(DmaSpaceTest, MemoryIsKeptUntilTheLastAwakeAccessorPasses) {
   Accessor mec(&dma_), sdma(&dma_);
   HostMemory memory;
   uint8_t* host = MapFilledBuffer(dma_, memory);
-  dma_.Unmap(kRetiredAddress);
-  dma_.Retire(std::move(memory));
+  FreeBuffer(dma_, std::move(memory));
   mec.Quiescent();
   EXPECT_EQ(dma_.retired_count(), 1u);
   EXPECT_TRUE(PageMapped(host));
@@ -199,8 +199,7 @@ TEST_F(DmaSpaceTest, AnEngineReadingWhileTheDriverFreesNeverTouchesUnmappedMemor
   for (int i = 0; i < kBuffers; ++i) {
     HostMemory memory;
     MapFilledBuffer(dma_, memory, static_cast<uint8_t>(1 + i % 255));
-    dma_.Unmap(kRetiredAddress);
-    dma_.Retire(std::move(memory));
+    FreeBuffer(dma_, std::move(memory));
   }
   stop.store(true, std::memory_order_release);
   engine.join();
