@@ -64,7 +64,7 @@ class DmaSpace {
   // Host memory whose mappings are gone (Unmap first): released now when no Accessor can still hold a pointer into
   // it, else by the first Accessor call after which none can.
   void Retire(HostMemory memory);
-  // Retired memory not yet released (for tests and `baregpu` diagnostics).
+  // Retired memory not yet released (for tests).
   size_t retired_count() const;
 
   // Copy between device addresses and the model. All or nothing: false (and a recorded fault) when any byte of
@@ -115,7 +115,7 @@ class DmaSpace {
   std::atomic<uint64_t> fault_count_{0};
   std::atomic<bool> bus_master_{false};
   std::atomic<uint64_t> generation_{0};
-  // Taken after mu_ where both are.
+  // No other lock is taken while it is held (engine threads call in holding their own).
   mutable base::Mutex retired_mu_;
   std::vector<Accessor*> accessors_ ABSL_GUARDED_BY(retired_mu_);
   std::vector<RetiredMemory> retired_ ABSL_GUARDED_BY(retired_mu_);
