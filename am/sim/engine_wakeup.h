@@ -48,29 +48,11 @@ class EngineWakeup {
   template <typename Rep, typename Period>
   bool Wait(std::unique_lock<std::mutex>& lock, uint64_t seen, bool spin, std::chrono::duration<Rep, Period> timeout,
             pci::sim::DmaSpace::Accessor* asleep = nullptr) {
-    if (spin && Spin(lock, seen)) return true;
-    sleepers_.fetch_add(1, std::memory_order_seq_cst);
-    if (epoch_.load(std::memory_order_seq_cst) == seen) {
-      slept_.fetch_add(1, std::memory_order_release);
-      if (asleep != nullptr) asleep->Offline();
-      cv_.wait_for(lock, timeout);
-      if (asleep != nullptr) asleep->Online();
-    }
-    sleepers_.fetch_sub(1, std::memory_order_seq_cst);
-    return epoch() != seen;
+    return WaitThen(lock, seen, spin, asleep, [&] { cv_.wait_for(lock, timeout); });
   }
   bool Wait(std::unique_lock<std::mutex>& lock, uint64_t seen, bool spin,
             pci::sim::DmaSpace::Accessor* asleep = nullptr) {
-    if (spin && Spin(lock, seen)) return true;
-    sleepers_.fetch_add(1, std::memory_order_seq_cst);
-    if (epoch_.load(std::memory_order_seq_cst) == seen) {
-      slept_.fetch_add(1, std::memory_order_release);
-      if (asleep != nullptr) asleep->Offline();
-      cv_.wait(lock);
-      if (asleep != nullptr) asleep->Online();
-    }
-    sleepers_.fetch_sub(1, std::memory_order_seq_cst);
-    return epoch() != seen;
+    return WaitThen(lock, seen, spin, asleep, [&] { cv_.wait(lock); });
   }
 
   // Threads inside Wait()'s sleep (for tests: a notification to a sleeper takes the slow path).
@@ -85,6 +67,21 @@ class EngineWakeup {
   Waits waits() const { return {polled_.load(std::memory_order_acquire), slept_.load(std::memory_order_acquire)}; }
 
  private:
+  // Both Waits: polls (with `spin`), then, unless the epoch has moved, counts itself a sleeper and runs `sleep`.
+  template <typename Sleep>
+  bool WaitThen(std::unique_lock<std::mutex>& lock, uint64_t seen, bool spin, pci::sim::DmaSpace::Accessor* asleep,
+                Sleep sleep) {
+    if (spin && Spin(lock, seen)) return true;
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    if (epoch_.load(std::memory_order_seq_cst) == seen) {
+      slept_.fetch_add(1, std::memory_order_release);
+      if (asleep != nullptr) asleep->Offline();
+      sleep();
+      if (asleep != nullptr) asleep->Online();
+    }
+    sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+    return epoch() != seen;
+  }
   // True when the epoch moved while polling. `lock` is released while polling and held again on return.
   bool Spin(std::unique_lock<std::mutex>& lock, uint64_t seen) {
     polled_.fetch_add(1, std::memory_order_release);
