@@ -7,7 +7,6 @@
 
 #include <array>
 #include <cstdint>
-#include <optional>
 #include <span>
 
 #include "am/sim/gpu_memory.h"
@@ -18,7 +17,7 @@ namespace am::sim {
 // (an invalidation, an aperture write, a reset or a DMA unmapping changes it) and is used only by the same client
 // (hub, context, bus addressing) for the same kind of access. An access that faulted, or may have been redirected
 // to the dummy page, is never kept: each such access must fault again, as on the hardware. Memory without a
-// generation (translation_generation() is nullopt) is mapped on every access.
+// generation (translation_generation() is kNoTranslationGeneration) is mapped on every access.
 class CachedMemory final : public GpuMemory {
  public:
   explicit CachedMemory(GpuMemory& memory) : memory_(memory) {}
@@ -26,7 +25,7 @@ class CachedMemory final : public GpuMemory {
   absl::StatusOr<std::span<uint8_t>> Map(const MemoryClient& client, uint64_t address, uint64_t length,
                                          Access access) override;
   uint64_t redirected_accesses() const override { return memory_.redirected_accesses(); }
-  std::optional<uint64_t> translation_generation() const override { return memory_.translation_generation(); }
+  uint64_t translation_generation() const override { return memory_.translation_generation(); }
 
   // The host byte a kept view has for `address`, or null: no translation, no fault, nothing counted. For a prefetch
   // (the CP reads ahead in its ring and buffers), never for the access itself.

@@ -100,8 +100,7 @@ bool ComputeQueue::UpdateWptr(Pm4Engine& engine) {
   if (polling()) {
     const uint64_t address = (hqd_.Get<gc::CP_HQD_PQ_WPTR_POLL_ADDR>().raw() & ~7u) |
                              (uint64_t{hqd_.Get<gc::CP_HQD_PQ_WPTR_POLL_ADDR_HI>().raw()} << 32);
-    absl::StatusOr<uint64_t*> polled =
-        MapQword(memory_, MecMemoryClient(hqd_.Get<gc::CP_HQD_VMID>().vmid()), address, Access::kRead);
+    absl::StatusOr<uint64_t*> polled = MapQword(memory_, engine.client(), address, Access::kRead);
     if (!polled.ok()) {
       engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
                    absl::StrFormat("write-pointer poll: %s", polled.status().message()));
@@ -118,7 +117,7 @@ bool ComputeQueue::UpdateWptr(Pm4Engine& engine) {
 }
 
 bool ComputeQueue::ReadRing(uint32_t offset, std::span<uint32_t> out, Pm4Engine& engine) {
-  const MemoryClient client = MecMemoryClient(hqd_.Get<gc::CP_HQD_VMID>().vmid());
+  const MemoryClient& client = engine.client();
   while (!out.empty()) {
     const uint32_t piece = std::min<uint64_t>(out.size(), ring_dwords_ - offset);
     const uint64_t address = ring_base_ + uint64_t{offset} * 4;
@@ -141,7 +140,7 @@ void ComputeQueue::PublishRptr(Pm4Engine& engine) {
   const uint64_t report = (hqd_.Get<gc::CP_HQD_PQ_RPTR_REPORT_ADDR>().raw() & ~3u) |
                           (uint64_t{hqd_.Get<gc::CP_HQD_PQ_RPTR_REPORT_ADDR_HI>().raw()} << 32);
   if (control.no_update_rptr() || report == 0) return;
-  const MemoryClient client = MecMemoryClient(hqd_.Get<gc::CP_HQD_VMID>().vmid());
+  const MemoryClient& client = engine.client();
   absl::StatusOr<uint32_t*> dword = MapDword(memory_, client, report, Access::kWrite);
   if (!dword.ok()) {
     engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF, absl::StrFormat("rptr report: %s", dword.status().message()));
@@ -193,8 +192,7 @@ void ComputeQueue::Run() {
     // The CP reads ahead: the ring at the read pointer and the buffer the last packet there ran are what a new
     // submission most likely brings, so their lines are fetched while the write pointer is (no translation, no
     // fault: only views this queue's cache holds).
-    if (const uint8_t* next = memory_.Lookup(MecMemoryClient(hqd_.Get<gc::CP_HQD_VMID>().vmid()),
-                                             ring_base_ + uint64_t{rptr_} * 4, Access::kRead)) {
+    if (const uint8_t* next = memory_.Lookup(engine.client(), ring_base_ + uint64_t{rptr_} * 4, Access::kRead)) {
       __builtin_prefetch(next);
     }
     engine.PrefetchLastIndirectBuffer();

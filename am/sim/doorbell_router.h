@@ -18,8 +18,9 @@
 namespace am::sim {
 
 // Where NBIO delivers a doorbell: the S2A port whose entry covers it (nbio_v4_3: entries 0 and 3 lead to GC, 2 to
-// SDMA, 4 and 5 to VCN). kAny is a write or a subscriber without NBIO in between (model unit tests).
-enum class DoorbellPort { kAny, kGc, kSdma, kVcn };
+// SDMA, 4 and 5 to VCN). kAny is a write or a subscriber without NBIO in between (model unit tests). kNone: no
+// entry takes it, so the write is lost (NBIO's answer; never a write's or a subscriber's port).
+enum class DoorbellPort { kAny, kGc, kSdma, kVcn, kNone };
 
 class DoorbellRouter {
  public:

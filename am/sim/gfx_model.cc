@@ -535,7 +535,7 @@ Pm4Engine::Status GfxModel::ExecuteKiqPacket(std::span<const uint32_t> packet, P
       const HqdId target{kMec, control.pipe(), control.queue()};
       const uint64_t mqd_address = packet[3] | (uint64_t{packet[4]} << 32);
       regs::V11ComputeMqd mqd;
-      absl::Status read = ReadMemory(context_.memory, MecMemoryClient(engine.vmid()), mqd_address,
+      absl::Status read = ReadMemory(context_.memory, engine.client(), mqd_address,
                                      std::span<uint8_t>(reinterpret_cast<uint8_t*>(&mqd), sizeof(mqd)));
       if (!read.ok()) {
         return engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
@@ -579,8 +579,7 @@ Pm4Engine::Status GfxModel::ExecuteKiqPacket(std::span<const uint32_t> packet, P
       if (control.action() == kPreemptQueuesNoUnmap) {
         // Every earlier packet of every queue has run to its end, so the queue is preempted: write the fence.
         const uint64_t address = packet[3] | (uint64_t{packet[4]} << 32);
-        absl::StatusOr<uint32_t*> fence =
-            MapDword(context_.memory, MecMemoryClient(engine.vmid()), address, Access::kWrite);
+        absl::StatusOr<uint32_t*> fence = MapDword(context_.memory, engine.client(), address, Access::kWrite);
         if (!fence.ok()) {
           return engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
                               absl::StrFormat("UNMAP_QUEUES fence: %s", fence.status().message()));
@@ -627,7 +626,7 @@ Pm4Engine::Status GfxModel::ExecuteKiqPacket(std::span<const uint32_t> packet, P
     }
     const uint64_t address = packet[3] | (uint64_t{packet[4]} << 32);
     const uint64_t sequence = packet[5] | (uint64_t{packet[6]} << 32);
-    absl::Status written = WriteMemory(context_.memory, MecMemoryClient(engine.vmid()), address,
+    absl::Status written = WriteMemory(context_.memory, engine.client(), address,
                                        {reinterpret_cast<const uint8_t*>(&sequence), sizeof(sequence)});
     if (!written.ok()) {
       return engine.Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,

@@ -70,8 +70,8 @@ class GmcModel final : public GpuMemory {
   absl::StatusOr<std::span<uint8_t>> MapAhead(const MemoryClient& client, uint64_t address, uint64_t length,
                                               Access access) override;
   uint64_t redirected_accesses() const override { return redirected_accesses_.load(std::memory_order_acquire); }
-  std::optional<uint64_t> translation_generation() const override {
-    // Two counts that only grow: their sum changes whenever either does.
+  uint64_t translation_generation() const override {
+    // Two counts that only grow: their sum changes whenever either does (and never reaches kNoTranslationGeneration).
     return translation_generation_.load(std::memory_order_acquire) + dma_.generation();
   }
 

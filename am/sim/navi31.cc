@@ -137,21 +137,24 @@ class Navi31::DoorbellBar : public pci::MmioHandler {
       : nbio_(nbio), router_(router), errors_(errors) {}
   uint32_t Read32(uint64_t offset) override { return router_.Read(offset / 4); }
   void Write32(uint64_t offset, uint32_t value) override {
-    if (std::optional<DoorbellPort> port = Route(offset, value)) router_.Write(offset / 4, value, *port);
+    if (const DoorbellPort port = Route(offset, value); port != DoorbellPort::kNone)
+      router_.Write(offset / 4, value, port);
   }
   // A 64-bit doorbell (WDOORBELL64) lands whole: the engine wakes once and reads both dwords.
   void Write64(uint64_t offset, uint64_t value) override {
-    if (std::optional<DoorbellPort> port = Route(offset, value)) router_.Write64(offset / 4, value, *port);
+    if (const DoorbellPort port = Route(offset, value); port != DoorbellPort::kNone) {
+      router_.Write64(offset / 4, value, port);
+    }
   }
 
  private:
-  std::optional<DoorbellPort> Route(uint64_t offset, uint64_t value) {
+  DoorbellPort Route(uint64_t offset, uint64_t value) {
     if (!nbio_.doorbell_aperture_enabled()) {
       router_.CountDropped();
-      return std::nullopt;
+      return DoorbellPort::kNone;
     }
-    std::optional<DoorbellPort> port = nbio_.RouteDoorbell(offset / 4);
-    if (!port) {
+    const DoorbellPort port = nbio_.RouteDoorbell(offset / 4);
+    if (port == DoorbellPort::kNone) {
       router_.CountDropped();
       errors_.Report("nbio", absl::StrFormat("doorbell write %#x at BAR2 offset %#x (dword %#x) lost: no enabled S2A "
                                              "doorbell entry covers it (%s)",

@@ -13,7 +13,6 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "am/regs/ip_bases.h"
@@ -29,16 +28,18 @@ class NbioModel {
   // Every BAR5 write passes here first; true when it was a flush through the remapped HDP page.
   bool OnRegisterBarWrite(uint64_t byte_offset);
   bool doorbell_aperture_enabled() const;
-  // The S2A port that takes the doorbell at dword `index` of BAR2, nullopt when none does (the doorbell is lost):
+  // The S2A port that takes the doorbell at dword `index` of BAR2, kNone when none does (the doorbell is lost):
   // SDMA when entry 2 is enabled with SDMA's AWID and its range [RANGE_OFFSET, RANGE_OFFSET + RANGE_SIZE) (dwords)
   // covers the index, VCN likewise for entries 4 and 5, else GC when both GC entries (0 and 3) are enabled with
   // GC's AWIDs. See docs/fidelity.md for why the GC entries, which amdgpu programs with RANGE_SIZE 0, take every
-  // doorbell no ranged entry claims.
-  std::optional<DoorbellPort> RouteDoorbell(uint64_t index) const;
+  // doorbell no ranged entry claims. (No optional: GCC returns one through a byte store and a wider reload, a failed
+  // store forward on every doorbell write.)
+  DoorbellPort RouteDoorbell(uint64_t index) const;
   // The S2A entries as they stand, for a lost doorbell's error message.
   std::string DescribeDoorbellRouting() const;
 
-  // Flushes through the handshake register (engines, the driver's rings) and through the remapped page (host).
+  // Flushes through the handshake register (engines, the driver's rings) and through the remapped page (host; a count
+  // of one thread's flushes, or of several threads' flushes that did not overlap).
   uint64_t hdp_flushes() const {
     return handshake_flushes_.load(std::memory_order_acquire) + page_flushes_.load(std::memory_order_acquire);
   }

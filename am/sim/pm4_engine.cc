@@ -67,7 +67,8 @@ absl::StatusOr<uint32_t> Pm4PacketDwords(uint32_t header) {
 }
 
 Pm4Engine::Pm4Engine(const ModelContext& context, ShaderExecutor* executor, HqdId id, uint32_t vmid, Backoff backoff)
-    : context_(context), executor_(executor), id_(id), vmid_(vmid), backoff_(std::move(backoff)) {
+    : context_(context), executor_(executor), id_(id), vmid_(vmid % kVmids), backoff_(std::move(backoff)) {
+  for (uint32_t v = 0; v < kVmids; ++v) clients_[v] = MecMemoryClient(v);
   // CP_ME1_PIPE0..3_INT_CNTL are consecutive (gc_11_0_0_offset.h 0x1e25..0x1e28).
   pipe_int_cntl_ = RegisterAddress<gc::CP_ME1_PIPE0_INT_CNTL>(context_.bases) + id_.pipe;
 }
@@ -220,7 +221,7 @@ Pm4Engine::Status Pm4Engine::WaitRegMem(std::span<const uint32_t> packet) {
       // Mapped on every poll through the engine's UTCL1 (CachedMemory): memory the driver unmaps while the queue
       // waits (a TLB invalidation or a DMA unmapping ends the kept view) faults instead of being read through a
       // stale pointer.
-      auto mapped = MapDword(memory_, MecMemoryClient(vmid_), poll_address, Access::kRead);
+      auto mapped = MapDword(memory_, client(), poll_address, Access::kRead);
       if (!mapped.ok()) {
         return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
                      absl::StrFormat("WAIT_REG_MEM on memory: %s", mapped.status().message()));
@@ -254,7 +255,7 @@ Pm4Engine::Status Pm4Engine::ReleaseMem(std::span<const uint32_t> packet) {
                                  data_sel, int_sel, dst_sel));
   }
   // The model runs every earlier packet to completion before this one, so the end-of-pipe event has been reached.
-  const MemoryClient client = MecMemoryClient(vmid_);
+  const MemoryClient& client = this->client();
   absl::Status written = absl::OkStatus();
   if (data_sel == 1) {
     absl::StatusOr<uint32_t*> dword = MapDword(memory_, client, address, Access::kWrite);
@@ -311,8 +312,7 @@ Pm4Engine::Status Pm4Engine::WriteData(std::span<const uint32_t> packet) {
   }
   const uint64_t address = packet[2] | (uint64_t{packet[3]} << 32);
   for (size_t i = 0; i < data.size(); ++i) {
-    absl::StatusOr<uint32_t*> dword =
-        MapDword(memory_, MecMemoryClient(vmid_), address + (one_address ? 0 : 4 * i), Access::kWrite);
+    absl::StatusOr<uint32_t*> dword = MapDword(memory_, client(), address + (one_address ? 0 : 4 * i), Access::kWrite);
     if (!dword.ok()) {
       return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF, absl::StrFormat("WRITE_DATA: %s", dword.status().message()));
     }
@@ -347,7 +347,7 @@ Pm4Engine::Status Pm4Engine::CopyData(std::span<const uint32_t> packet) {
   const bool wide = (control & kCopyDataCountSel) != 0;
   const uint64_t source = packet[2] | (uint64_t{packet[3]} << 32);
   const uint64_t destination = packet[4] | (uint64_t{packet[5]} << 32);
-  const MemoryClient client = MecMemoryClient(vmid_);
+  const MemoryClient& client = this->client();
   auto fault = [&](absl::string_view what) {
     return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF, absl::StrCat("COPY_DATA: ", what));
   };
@@ -460,7 +460,7 @@ Pm4Engine::Status Pm4Engine::DmaData(std::span<const uint32_t> packet) {
     return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
                  absl::StrFormat("DMA_DATA fill of %d bytes at %#x: not whole aligned dwords", bytes, destination));
   }
-  const MemoryClient client = MecMemoryClient(vmid_);
+  const MemoryClient& client = this->client();
   std::vector<uint8_t> chunk;
   for (uint64_t done = 0; done < bytes;) {
     const uint64_t n = std::min<uint64_t>(bytes - done, 64 * 1024);
@@ -587,7 +587,7 @@ Pm4Engine::Status Pm4Engine::RunIndirectBuffer(std::span<const uint32_t> packet,
       last_ib_address_ = address;
       last_ib_vmid_ = vmid;
     }
-    absl::Status read = ReadMemory(memory_, MecMemoryClient(vmid), address,
+    absl::Status read = ReadMemory(memory_, client(vmid), address,
                                    std::span<uint8_t>(reinterpret_cast<uint8_t*>(buffer.data()), buffer.size() * 4));
     if (!read.ok()) {
       return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,

@@ -77,7 +77,7 @@ class Pm4Engine {
   // Starts fetching the first line of the last indirect buffer the ring ran (a bound HCQ queue runs the same one
   // at every submit), as the CP fetches ahead; no translation, no fault.
   void PrefetchLastIndirectBuffer() const {
-    if (const uint8_t* p = memory_.Lookup(MecMemoryClient(last_ib_vmid_), last_ib_address_, Access::kRead)) {
+    if (const uint8_t* p = memory_.Lookup(client(last_ib_vmid_), last_ib_address_, Access::kRead)) {
       __builtin_prefetch(p);
     }
   }
@@ -96,6 +96,11 @@ class Pm4Engine {
 
   const HqdId& id() const { return id_; }
   uint32_t vmid() const { return vmid_; }
+  // The MEC's memory client for the queue's VMID, and for any VMID an indirect buffer names. Built once: a client
+  // built per access on the stack and passed by reference is read back by the translation cache with wider loads
+  // than it was stored with, a failed store forward on each of the engine's accesses (issue 24).
+  const MemoryClient& client() const { return clients_[vmid_]; }
+  const MemoryClient& client(uint32_t vmid) const { return clients_[vmid % kVmids]; }
 
   // Logs a device error for this queue, posts a CP error interrupt with `source_id`, and returns kFault.
   Status Fault(uint32_t source_id, const std::string& message);
@@ -135,6 +140,9 @@ class Pm4Engine {
   ShaderExecutor* executor_;
   HqdId id_;
   uint32_t vmid_;
+  // VMIDs are 4 bits wide (CP_HQD_VMID.VMID, the INDIRECT_BUFFER control's VMID field).
+  static constexpr uint32_t kVmids = 16;
+  std::array<MemoryClient, kVmids> clients_;
   Backoff backoff_;
   KiqHandler kiq_;
   ShMemSource sh_mem_;

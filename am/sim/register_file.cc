@@ -1,18 +1,6 @@
 #include "am/sim/register_file.h"
 
-#include <atomic>
-
 namespace am::sim {
-
-uint32_t RegisterFile::Peek(uint64_t address) const {
-  if (address >= storage_.size()) return 0xffffffff;  // beyond the register space: an unclaimed read
-  return std::atomic_ref<uint32_t>(storage_[address]).load(std::memory_order_acquire);
-}
-
-void RegisterFile::Poke(uint64_t address, uint32_t value) {
-  if (address >= storage_.size()) return;
-  std::atomic_ref<uint32_t>(storage_[address]).store(value, std::memory_order_release);
-}
 
 uint32_t RegisterFile::ReadDword(uint64_t address) {
   auto it = hooks_.find(address);

@@ -41,9 +41,16 @@ class RegisterFile {
 
   uint32_t ReadDword(uint64_t address);
   void WriteDword(uint64_t address, uint32_t value);
-  // Storage access for models (no hooks, no trace): what the hardware holds.
-  uint32_t Peek(uint64_t address) const;
-  void Poke(uint64_t address, uint32_t value);
+  // Storage access for models (no hooks, no trace): what the hardware holds. Inline: the engines' loops read their
+  // control registers between packets.
+  uint32_t Peek(uint64_t address) const {
+    if (address >= storage_.size()) return 0xffffffff;  // beyond the register space: an unclaimed read
+    return std::atomic_ref<uint32_t>(storage_[address]).load(std::memory_order_acquire);
+  }
+  void Poke(uint64_t address, uint32_t value) {
+    if (address >= storage_.size()) return;
+    std::atomic_ref<uint32_t>(storage_[address]).store(value, std::memory_order_release);
+  }
   uint64_t size_dwords() const { return storage_.size(); }
 
   void OnRead(uint64_t address, const char* model, ReadHook hook);

@@ -221,6 +221,7 @@ absl::Status Pm4Queue::PrepareBind() {
                         device_.name(), commands_.size(), ib_pieces_.size()));
   }
   indirect_.assign(ring_dwords, 0);
+  indirect_va_ = kNotEncoded;
   return absl::OkStatus();
 }
 
@@ -229,9 +230,12 @@ absl::Status Pm4Queue::WriteIndirect(uint64_t va, uint32_t dwords) {
   if (ib_pieces_.empty() || ib_pieces_.back().offset + ib_pieces_.back().dwords != dwords) {
     return absl::InternalError(absl::StrFormat("%s: the bound queue changed since bind", device_.name()));
   }
-  for (size_t i = 0; i < ib_pieces_.size(); ++i) {
-    const auto packet = pm4::IndirectBuffer::Encode(va + uint64_t{ib_pieces_[i].offset} * 4, ib_pieces_[i].dwords);
-    std::copy(packet.begin(), packet.end(), indirect_.begin() + i * pm4::IndirectBuffer::kDwords);
+  if (va != indirect_va_) {
+    for (size_t i = 0; i < ib_pieces_.size(); ++i) {
+      const auto packet = pm4::IndirectBuffer::Encode(va + uint64_t{ib_pieces_[i].offset} * 4, ib_pieces_[i].dwords);
+      std::copy(packet.begin(), packet.end(), indirect_.begin() + i * pm4::IndirectBuffer::kDwords);
+    }
+    indirect_va_ = va;
   }
   return amd_.compute_ring().Write(indirect_, amd_.wait_timeout());
 }

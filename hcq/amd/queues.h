@@ -42,6 +42,10 @@ class Pm4Queue final : public ComputeQueue {
   };
   std::vector<IbPiece> ib_pieces_;
   std::vector<uint32_t> indirect_;
+  // The buffer address indirect_'s packets point at, so that a submit re-encodes them only when it moved: packets
+  // stored a dword at a time and copied into the ring at once cost a failed store forward on every submit.
+  static constexpr uint64_t kNotEncoded = ~uint64_t{0};
+  uint64_t indirect_va_ = kNotEncoded;
 };
 
 class SdmaQueue final : public CopyQueue {

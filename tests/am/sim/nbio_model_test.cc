@@ -136,7 +136,7 @@ TEST_F(NbioModelTest, SdmaDoorbellNeedsEntry2WithSdmasAwid) {
   // Delivered to GC (its entries take every doorbell no ranged entry claims), where no SDMA engine listens.
   EXPECT_EQ(navi31().nbio().RouteDoorbell(kSdmaDoorbellDword), DoorbellPort::kGc);
   nbio.Write(regs::nbio::S2A_DOORBELL_ENTRY_0_CTRL{});
-  EXPECT_EQ(navi31().nbio().RouteDoorbell(kMecDoorbellDword), std::nullopt);
+  EXPECT_EQ(navi31().nbio().RouteDoorbell(kMecDoorbellDword), DoorbellPort::kNone);
 }
 
 }  // namespace
