@@ -233,7 +233,7 @@ absl::Status Ih::InitHw() {
   oss.Modify<osssys::IH_STORM_CLIENT_LIST_CNTL>([](auto& r) { r.client18_is_storm_client(1); });
   oss.Modify<osssys::IH_INT_FLOOD_CNTL>([](auto& r) { r.flood_cntl_enable(1); });
   oss.Modify<osssys::IH_MSI_STORM_CTRL>([&](auto& r) { r.delay(kMsiStormDelay); });
-  rptr_ = 0;
+  rptr_.store(0, std::memory_order_relaxed);
   return oss.status();
 }
 
@@ -248,7 +248,8 @@ bool Ih::Pending() const {
   // The IH writes the whole IH_RB_WPTR value back, overflow bit included (ih_v6_0_get_wptr reads it so).
   const osssys::IH_RB_WPTR wptr =
       osssys::IH_RB_WPTR::FromRaw(std::atomic_ref<const uint32_t>(*wptr_cpu_).load(std::memory_order_acquire));
-  return (uint64_t{wptr.offset()} << 2) % kRingBytes != rptr_ || wptr.rb_overflow() != 0;
+  return (uint64_t{wptr.offset()} << 2) % kRingBytes != rptr_.load(std::memory_order_relaxed) ||
+         wptr.rb_overflow() != 0;
 }
 
 std::vector<IhEvent> Ih::Drain() {
@@ -259,16 +260,19 @@ std::vector<IhEvent> Ih::Drain() {
   const osssys::IH_RB_WPTR wptr =
       osssys::IH_RB_WPTR::FromRaw(std::atomic_ref<const uint32_t>(*wptr_cpu_).load(std::memory_order_acquire));
   const uint64_t end = (uint64_t{wptr.offset()} << 2) % kRingBytes;
-  while (rptr_ != end) {
+  uint64_t rptr = rptr_.load(std::memory_order_relaxed);
+  while (rptr != end) {
     std::array<uint32_t, 8> dwords;
-    std::memcpy(dwords.data(), ring->data() + rptr_, kEntryBytes);
+    std::memcpy(dwords.data(), ring->data() + rptr, kEntryBytes);
     events.push_back(Decode(dwords));
-    rptr_ = (rptr_ + kEntryBytes) % kRingBytes;
+    rptr = (rptr + kEntryBytes) % kRingBytes;
   }
+  rptr_.store(rptr, std::memory_order_relaxed);
   auto oss = device_.Regs<regs::Ip::kOsssys>();
-  oss.Write(osssys::IH_RB_RPTR{}.set_raw(static_cast<uint32_t>(rptr_)));
-  overflowed_ = oss.Read<osssys::IH_RB_WPTR>().rb_overflow() != 0;
-  if (overflowed_) {  // ih_v6_0_get_wptr: clear the overflow so that the IH writes again
+  oss.Write(osssys::IH_RB_RPTR{}.set_raw(static_cast<uint32_t>(rptr)));
+  const bool overflowed = oss.Read<osssys::IH_RB_WPTR>().rb_overflow() != 0;
+  overflowed_.store(overflowed, std::memory_order_relaxed);
+  if (overflowed) {  // ih_v6_0_get_wptr: clear the overflow so that the IH writes again
     oss.Modify<osssys::IH_RB_CNTL>([](auto& r) { r.wptr_overflow_clear(1); });
     oss.Modify<osssys::IH_RB_CNTL>([](auto& r) { r.wptr_overflow_clear(0); });
   }

@@ -6,6 +6,7 @@
 #define BAREGPU_AM_IH_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -62,9 +63,9 @@ class Ih final : public IpBlock {
   // cleared, and overflowed_since_last_drain() says entries were lost.
   std::vector<IhEvent> Drain();
   // Whether the IH wrote entries since the last drain (or overflowed): one read of the write-back word, no register
-  // access, so waiters may ask often.
+  // access, so waiters may ask often, from any thread, while another drains.
   bool Pending() const;
-  bool overflowed_since_last_drain() const { return overflowed_; }
+  bool overflowed_since_last_drain() const { return overflowed_.load(std::memory_order_relaxed); }
 
  private:
   IhEvent Decode(const std::array<uint32_t, 8>& dwords);
@@ -72,8 +73,9 @@ class Ih final : public IpBlock {
   Device& device_;
   uint64_t ring_ = 0, wptr_ = 0;        // VRAM
   const uint32_t* wptr_cpu_ = nullptr;  // the write-back word, set by InitHw
-  uint64_t rptr_ = 0;                   // bytes
-  bool overflowed_ = false;
+  // Written by Drain (one thread at a time) and InitHw; atomic because Pending() may be asked meanwhile.
+  std::atomic<uint64_t> rptr_{0};  // bytes
+  std::atomic<bool> overflowed_{false};
 };
 
 }  // namespace am

@@ -147,6 +147,7 @@ absl::StatusOr<std::string> Device::RecoverQueues() {
 }
 
 void Device::PollFaults() {
+  if (!FaultsMayBePending()) return;
   std::unique_lock lock(faults_mu_, std::try_to_lock);
   if (!lock.owns_lock()) return;  // another thread is collecting: what it finds counts for everyone
   std::vector<std::string> found = TakeFaults();

@@ -170,6 +170,10 @@ class Device {
   // The backend's part of PollFaults: the faults reported since the last call, one line each. Called by one thread
   // at a time; must be cheap when there are none.
   virtual std::vector<std::string> TakeFaults() = 0;
+  // False only when TakeFaults would find nothing. Any thread, no lock, no system call: PollFaults asks first, so a
+  // wait that completes with nothing to report takes no lock (issue 24: a try_lock, the call and an unlock were on
+  // every round trip's path from the signal to the next submit).
+  virtual bool FaultsMayBePending() { return true; }
   // The backend's part of RecoverQueues: reset the queues that have work; one line per queue reset.
   virtual absl::StatusOr<std::vector<std::string>> ResetBusyQueues() = 0;
   // Makes the host's writes to device memory through the BAR visible to the engines (the HDP flush on AMD).

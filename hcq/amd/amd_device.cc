@@ -264,6 +264,11 @@ std::vector<std::string> AmdDevice::TakeFaults() {
   return faults;
 }
 
+bool AmdDevice::FaultsMayBePending() {
+  // What TakeFaults looks at: entries in the interrupt ring, or an overflow it reports.
+  return am_->ih().Pending() || am_->ih().overflowed_since_last_drain();
+}
+
 absl::StatusOr<std::vector<std::string>> AmdDevice::ResetBusyQueues() {
   BAREGPU_ASSIGN_OR_RETURN(std::vector<am::QueueReset> resets, am_->RecoverQueues());
   std::vector<std::string> lines;

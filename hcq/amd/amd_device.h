@@ -43,6 +43,7 @@ class AmdDevice final : public Device {
                                                        absl::string_view kernel) override;
   std::string DescribeQueues() override;
   std::vector<std::string> TakeFaults() override;
+  bool FaultsMayBePending() override;
   absl::StatusOr<std::vector<std::string>> ResetBusyQueues() override;
   void FlushHostWrites() override;
   absl::StatusOr<std::shared_ptr<Allocation>> AllocMemory(uint64_t size, const BufferSpec& spec) override;
