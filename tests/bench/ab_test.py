@@ -11,6 +11,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import one_line_error  # noqa: E402  (beside this script)
+
 FLOOR = "BM_AtomicPingPong/real_time"
 
 
@@ -54,20 +57,7 @@ def check_report(ab, program):
 
 
 def check_error(ab, arguments, status, wants):
-    done = run(ab, arguments, timeout=60)
-    problems = []
-    if done.returncode != status:
-        problems.append(f"{arguments}: exit status {done.returncode}, want {status}")
-    lines = done.stderr.splitlines()
-    if "Traceback" in done.stderr:
-        problems.append(f"{arguments}: a traceback instead of a message:\n{done.stderr}")
-    elif len(lines) != 1 or not lines[0].startswith("ab: error: ") or not all(w in lines[0] for w in wants):
-        problems.append(f"{arguments}: stderr should be one 'ab: error: ...' line with {wants}:\n{done.stderr}")
-    if done.stdout:
-        problems.append(f"{arguments}: printed on stdout:\n{done.stdout}")
-    if "\x1b" in done.stderr:
-        problems.append(f"{arguments}: an escape character reached the terminal")
-    return problems
+    return one_line_error.problems_with(run(ab, arguments, timeout=60), arguments, status, "ab:", wants)
 
 
 def main():

@@ -10,6 +10,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+import one_line_error  # noqa: E402  (beside this script)
+
 PROGRAMS = ("hcq_bench", "am_bench", "isa_bench")
 
 
@@ -37,19 +40,7 @@ def check(compare, arguments, wants):
                              env=ENV)
     except subprocess.TimeoutExpired:
         return [f"{arguments}: compare did not finish in 60 s"]
-    problems = []
-    if run.returncode != 2:
-        problems.append(f"{arguments}: exit status {run.returncode}, want 2")
-    if "Traceback" in run.stderr:
-        problems.append(f"{arguments}: a traceback instead of a message:\n{run.stderr}")
-    lines = run.stderr.splitlines()
-    if len(lines) != 1 or not lines[0].startswith("compare: error: ") or not all(want in lines[0] for want in wants):
-        problems.append(f"{arguments}: stderr should be one 'compare: error: ...' line with {wants}:\n{run.stderr}")
-    if run.stdout:
-        problems.append(f"{arguments}: printed on stdout:\n{run.stdout}")
-    if "\x1b" in run.stderr:
-        problems.append(f"{arguments}: an escape character reached the terminal")
-    return problems
+    return one_line_error.problems_with(run, arguments, 2, "compare:", wants)
 
 
 def fake_build(root, listing):
