@@ -6,7 +6,6 @@
 #define BAREGPU_AM_SIM_GPU_MEMORY_H_
 
 #include <cstdint>
-#include <optional>
 #include <span>
 
 #include "absl/status/status.h"

@@ -67,8 +67,7 @@ absl::StatusOr<uint32_t> Pm4PacketDwords(uint32_t header) {
 }
 
 Pm4Engine::Pm4Engine(const ModelContext& context, ShaderExecutor* executor, HqdId id, uint32_t vmid, Backoff backoff)
-    : context_(context), executor_(executor), id_(id), vmid_(vmid % kVmids), backoff_(std::move(backoff)) {
-  for (uint32_t v = 0; v < kVmids; ++v) clients_[v] = MecMemoryClient(v);
+    : context_(context), executor_(executor), id_(id), vmid_(vmid), backoff_(std::move(backoff)) {
   // CP_ME1_PIPE0..3_INT_CNTL are consecutive (gc_11_0_0_offset.h 0x1e25..0x1e28).
   pipe_int_cntl_ = RegisterAddress<gc::CP_ME1_PIPE0_INT_CNTL>(context_.bases) + id_.pipe;
 }
@@ -93,7 +92,15 @@ uint32_t Pm4Engine::ShRegister(uint64_t address) const {
   return sh_[address - pm4::PACKET3_SET_SH_REG_START];
 }
 
-MemoryClient MecMemoryClient(uint32_t vmid) { return {Hub::kGc, vmid, kCpcClientId, "mec"}; }
+const MemoryClient& MecMemoryClient(uint32_t vmid) {
+  static constexpr uint32_t kVmids = 16;
+  static constexpr std::array<MemoryClient, kVmids> kClients = [] {
+    std::array<MemoryClient, kVmids> clients;
+    for (uint32_t v = 0; v < kVmids; ++v) clients[v] = {Hub::kGc, v, kCpcClientId, "mec"};
+    return clients;
+  }();
+  return kClients[vmid % kVmids];
+}
 MemoryClient ShaderMemoryClient(uint32_t vmid) { return {Hub::kGc, vmid, kTcpClientId, "tcp"}; }
 
 void Pm4Engine::PostInterrupt(uint32_t source_id, uint32_t context_id) {
@@ -587,7 +594,7 @@ Pm4Engine::Status Pm4Engine::RunIndirectBuffer(std::span<const uint32_t> packet,
       last_ib_address_ = address;
       last_ib_vmid_ = vmid;
     }
-    absl::Status read = ReadMemory(memory_, client(vmid), address,
+    absl::Status read = ReadMemory(memory_, MecMemoryClient(vmid), address,
                                    std::span<uint8_t>(reinterpret_cast<uint8_t*>(buffer.data()), buffer.size() * 4));
     if (!read.ok()) {
       return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,

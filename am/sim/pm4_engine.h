@@ -37,9 +37,12 @@ struct HqdId {
   std::string Name() const;
 };
 
-// How the MEC reaches memory for a queue in `vmid`: the GC hub, with the UTCL2 client id of the CP's compute
-// fetcher (CPC, index 5 of gfxhub_v3_0.c's gfxhub_client_ids) for the fault status.
-MemoryClient MecMemoryClient(uint32_t vmid);
+// How the MEC reaches memory for a queue in `vmid` (4 bits: CP_HQD_VMID.VMID, the INDIRECT_BUFFER control's VMID):
+// the GC hub, with the UTCL2 client id of the CP's compute fetcher (CPC, index 5 of gfxhub_v3_0.c's
+// gfxhub_client_ids) for the fault status. A reference into one constant table: a client built per access on the
+// caller's stack is read back by the translation cache with wider loads than it was stored with, a failed store
+// forward on each of the engine's accesses (issue 24).
+const MemoryClient& MecMemoryClient(uint32_t vmid);
 // The waves of a dispatch: their memory accesses fault as the TCP's (the model does not tell scalar loads, which go
 // through the SQC, or instruction fetches apart).
 MemoryClient ShaderMemoryClient(uint32_t vmid);
@@ -77,7 +80,7 @@ class Pm4Engine {
   // Starts fetching the first line of the last indirect buffer the ring ran (a bound HCQ queue runs the same one
   // at every submit), as the CP fetches ahead; no translation, no fault.
   void PrefetchLastIndirectBuffer() const {
-    if (const uint8_t* p = memory_.Lookup(client(last_ib_vmid_), last_ib_address_, Access::kRead)) {
+    if (const uint8_t* p = memory_.Lookup(MecMemoryClient(last_ib_vmid_), last_ib_address_, Access::kRead)) {
       __builtin_prefetch(p);
     }
   }
@@ -96,11 +99,8 @@ class Pm4Engine {
 
   const HqdId& id() const { return id_; }
   uint32_t vmid() const { return vmid_; }
-  // The MEC's memory client for the queue's VMID, and for any VMID an indirect buffer names. Built once: a client
-  // built per access on the stack and passed by reference is read back by the translation cache with wider loads
-  // than it was stored with, a failed store forward on each of the engine's accesses (issue 24).
-  const MemoryClient& client() const { return clients_[vmid_]; }
-  const MemoryClient& client(uint32_t vmid) const { return clients_[vmid % kVmids]; }
+  // The MEC's memory client for the queue's VMID.
+  const MemoryClient& client() const { return MecMemoryClient(vmid_); }
 
   // Logs a device error for this queue, posts a CP error interrupt with `source_id`, and returns kFault.
   Status Fault(uint32_t source_id, const std::string& message);
@@ -140,9 +140,6 @@ class Pm4Engine {
   ShaderExecutor* executor_;
   HqdId id_;
   uint32_t vmid_;
-  // VMIDs are 4 bits wide (CP_HQD_VMID.VMID, the INDIRECT_BUFFER control's VMID field).
-  static constexpr uint32_t kVmids = 16;
-  std::array<MemoryClient, kVmids> clients_;
   Backoff backoff_;
   KiqHandler kiq_;
   ShMemSource sh_mem_;
