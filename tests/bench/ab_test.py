@@ -25,8 +25,8 @@ def check_report(ab, program):
     problems = []
     # The floor's bound is far above anything it reads, so every pair is kept; a second run with a bound of 1 ns
     # keeps none.
-    done = run(ab, [program, program, "BM_BuildExecSignal", "BM_SubmitBoundSignal", "--pairs", "2", "--min-time",
-                    "0.01", "--fast", f"{FLOOR}=1e9"])
+    done = run(ab, [program, program, "BM_BuildExecSignal", "BM_SubmitBoundSignal/manual_time", "--pairs", "2",
+                    "--min-time", "0.01", "--fast", f"{FLOOR}=1e9"])
     if done.returncode != 0:
         return [f"paired run: exit status {done.returncode}:\n{done.stderr}"]
     lines = done.stdout.splitlines()
@@ -34,7 +34,7 @@ def check_report(ab, program):
         problems.append(f"the report should name both programs first:\n{done.stdout}")
     if f"2 pairs of runs, min time 0.01 s each; 2 with {FLOOR} under 1e+09 ns in both runs" not in lines:
         problems.append(f"the report should count the pairs and the kept ones:\n{done.stdout}")
-    for name in ("BM_BuildExecSignal", "BM_SubmitBoundSignal"):
+    for name in ("BM_BuildExecSignal", "BM_SubmitBoundSignal/manual_time"):
         row = [line for line in lines if line.startswith(name + " ")]
         match = re.fullmatch(rf"{name}\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d+)/2\s+(\S+)", row[0]) if len(row) == 1 else None
         if match is None:

@@ -23,8 +23,8 @@ BEFORE_TARGETS = ["BM_BuildExecSignalPairs/1", "BM_BuildExecSignalPairs/8", "BM_
                   "BM_MapUnmap1GiBAs4KiBPages", "BM_StoreAndClearPtes1GiB", "BM_VectorAdd/1048576"]
 # Every benchmark compare runs, as the programs of a complete build list them: those and the targets' ones.
 COMPLETE_LISTING = BEFORE_TARGETS + [
-    "BM_GraphReplayKernels/8/iterations:2048/manual_time", "BM_SubmitBoundExecSignal/1/iterations:8192",
-    "BM_SubmitBoundExecSignal/8/iterations:8192", "BM_FullBootVirtualNavi31/process_time",
+    "BM_GraphReplayKernels/8/iterations:2048/manual_time", "BM_SubmitBoundExecSignal/1/iterations:8192/manual_time",
+    "BM_SubmitBoundExecSignal/8/iterations:8192/manual_time", "BM_FullBootVirtualNavi31/process_time",
     "BM_PartialBootVirtualNavi31/process_time", "BM_TinygradMatmulF32", "BM_TinygradSumF32",
     "BM_VectorAddWorkers/workers:1/real_time", "BM_VectorAddWorkers/workers:2/real_time",
     "BM_FirstDispatchOfAKernel/iterations:512", "BM_FirstDispatchOfAKernelWarmHeap/iterations:512",

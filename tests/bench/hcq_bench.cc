@@ -1,5 +1,6 @@
 // Issue 8's HCQ numbers on the virtual Navi31: building and submitting queues, graph replay, signal round trip (and
 // its floor, an atomic ping-pong between two threads), host-to-VRAM bandwidth through the staging ring.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -24,11 +25,36 @@
 namespace hcq {
 namespace {
 
-double ThreadCpuSeconds() {
-  timespec t;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
-}
+// The calling thread's CPU time over short regions, less what reading the clock adds to them. Linux has no vDSO path
+// for CLOCK_THREAD_CPUTIME_ID, so every read is a system call, and a region's figure holds about one whole call (the
+// end of the read that starts it, the start of the one that ends it): 560-640 ns on the development VM (issue 24,
+// session 21), where system calls cost that much, which was 75 ns of each kernel's figure in an 8-kernel graph replay.
+// So every region is preceded by an empty one, read the same way, whose figure Stop subtracts; their mean is the
+// counter clock_ns, so that the correction is in every report. (Google Benchmark's own CPU time reads the same clock,
+// once per batch of iterations and at every PauseTiming/ResumeTiming.)
+class ThreadCpuRegion {
+ public:
+  void Start() {
+    const double empty_start = Now();
+    empty_ = Now() - empty_start;
+    clock_seconds_ += empty_;
+    ++regions_;
+    start_ = Now();
+  }
+  // The CPU time since Start, less the empty region's.
+  double Stop() const { return Now() - start_ - empty_; }
+  // The mean of the empty regions: what one region's figure held of the clock's own cost.
+  double clock_ns() const { return regions_ == 0 ? 0 : clock_seconds_ / static_cast<double>(regions_) * 1e9; }
+
+ private:
+  static double Now() {
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+  }
+  double start_ = 0, empty_ = 0, clock_seconds_ = 0;
+  int64_t regions_ = 0;
+};
 
 // The virtual GPU every benchmark opens; BAREGPU_BENCH_DEVICE names another (tools/bench/compare gives its own, so
 // that it never shares one with a test or benchmark running beside it).
@@ -99,9 +125,15 @@ void BM_BuildCopySignal(benchmark::State& state) {
 }
 BENCHMARK(BM_BuildCopySignal);
 
+// The bound-submit benchmarks submit this many times between two waits for the ring to drain.
+constexpr uint64_t kSubmitsPerDrain = 64;
+
 // The timed loop of the bound-submit benchmarks: submits `queue` (bound, its one variable the submit's count) once per
-// iteration; every 64 submits, outside the timing, a fence on the ring behind them is waited for, so the ring never
-// fills. False (with the benchmark's error set) when a submit or the device fails.
+// iteration, timed in batches of kSubmitsPerDrain submits (manual time: the submitting thread's CPU time over the
+// batch, ThreadCpuRegion); after each batch, outside the timing, a fence on the ring behind them is waited for, so
+// the ring never fills. (PauseTiming/ResumeTiming around the wait put one read of the thread's CPU clock, a system
+// call, into every batch: 9 ns of each submit on the development VM.) False (with the benchmark's error set) when a
+// submit or the device fails.
 bool SubmitBoundQueue(benchmark::State& state, Device& dev, ComputeQueue& queue, Signal& fence) {
   uint64_t fenced = 0, value = 0;
   auto drain = [&] {
@@ -109,34 +141,39 @@ bool SubmitBoundQueue(benchmark::State& state, Device& dev, ComputeQueue& queue,
     fence_queue->signal(fence, ++fenced);
     return fence_queue->submit(dev).ok() && fence.wait(fenced).ok();
   };
+  ThreadCpuRegion batch;
+  const uint64_t iterations = static_cast<uint64_t>(state.max_iterations);
   for (auto _ : state) {
+    if (value % kSubmitsPerDrain == 0) batch.Start();
     const uint64_t vals[] = {++value};
-    if (!queue.submit(dev, vals).ok()) {
-      state.SkipWithError("submit failed");
-      return false;
-    }
-    if (value % 64 == 0) {
-      state.PauseTiming();
-      const bool drained = drain();
-      state.ResumeTiming();
-      if (!drained) {
+    const bool submitted = queue.submit(dev, vals).ok();
+    if (value % kSubmitsPerDrain == 0 || value == iterations || !submitted) {
+      state.SetIterationTime(batch.Stop());
+      if (!submitted) {
+        state.SkipWithError("submit failed");
+        return false;
+      }
+      if (!drain()) {
         state.SkipWithError("the device did not finish");
         return false;
       }
+    } else {
+      state.SetIterationTime(0);
     }
   }
   if (!drain()) {
     state.SkipWithError("the device did not finish");
     return false;
   }
+  state.counters["clock_ns"] = batch.clock_ns();
   return true;
 }
 
 // Submitting a bound compute queue of `state.range(0)` exec + signal pairs (vector_add over 64 elements, the signal
 // value a variable): patch, INDIRECT_BUFFER into the ring, HDP flush, doorbell. CPU time of the submitting thread per
-// kernel; the virtual device runs the kernels on its own threads. Every 64 submits (outside the timing) a fence on
-// the ring behind them is waited for, so the ring never fills. (The bound queue is patched in place, so its own
-// signal cannot tell when earlier submissions ran: each reads the latest value.)
+// kernel; the virtual device runs the kernels on its own threads. Every kSubmitsPerDrain submits (outside the timing) a
+// fence on the ring behind them is waited for, so the ring never fills. (The bound queue is patched in place, so its
+// own signal cannot tell when earlier submissions ran: each reads the latest value.)
 void BM_SubmitBoundExecSignal(benchmark::State& state) {
   auto dev = OpenBenchDevice();
   if (!dev) return state.SkipWithError("open failed");
@@ -163,11 +200,11 @@ void BM_SubmitBoundExecSignal(benchmark::State& state) {
 }
 // A fixed count: every submitted kernel really runs on the interpreter (about 20 us each), and Google Benchmark's
 // default would submit until 0.5 s of the submitting thread's CPU time, millions of kernels (12 minutes).
-BENCHMARK(BM_SubmitBoundExecSignal)->Arg(1)->Arg(8)->Iterations(8192);
+BENCHMARK(BM_SubmitBoundExecSignal)->Arg(1)->Arg(8)->UseManualTime()->Iterations(8192);
 
 // Submitting a bound compute queue of one signal (its value a variable): the submit path's own cost (patch,
 // INDIRECT_BUFFER into the ring, HDP flush, doorbell) without a kernel behind it, so it can run long enough to profile.
-// CPU time of the submitting thread; the ring is drained every 64 submits outside the timing, as above.
+// CPU time of the submitting thread; the ring is drained every kSubmitsPerDrain submits outside the timing, as above.
 void BM_SubmitBoundSignal(benchmark::State& state) {
   auto dev = OpenBenchDevice();
   if (!dev) return state.SkipWithError("open failed");
@@ -179,7 +216,7 @@ void BM_SubmitBoundSignal(benchmark::State& state) {
   if (!SubmitBoundQueue(state, *dev, *queue, *fence)) return;
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_SubmitBoundSignal);
+BENCHMARK(BM_SubmitBoundSignal)->UseManualTime();
 
 // Graph replay, per recorded entry: a graph of 256 copies of 64 bytes (kernels need the ISA interpreter); each
 // iteration is one Run() (patch + submit of its bound queue) on an idle device, whose work is waited for outside
@@ -193,23 +230,26 @@ void BM_GraphReplayPerEntry(benchmark::State& state) {
   Graph graph(0);
   for (int i = 0; i < kEntries; ++i) graph.AddCopy(*dev, b->va() + 64 * i, a->va() + 64 * i, 64);
   if (!graph.Finalize().ok()) return state.SkipWithError("finalize failed");
+  ThreadCpuRegion run;
   for (auto _ : state) {
     if (!graph.Wait().ok()) return state.SkipWithError("wait failed");
     // Only Run() is timed, in CPU time of this thread (manual time: Pause/ResumeTiming would cost more than what is
     // measured; wall time on the loaded 2-core machine mostly measures the scheduler).
-    const double start = ThreadCpuSeconds();
+    run.Start();
     const bool ok = graph.Run({}).ok();
-    state.SetIterationTime(ThreadCpuSeconds() - start);
+    state.SetIterationTime(run.Stop());
     if (!ok) return state.SkipWithError("run failed");
   }
   (void)dev->synchronize();
   state.SetItemsProcessed(state.iterations() * kEntries);
+  state.counters["clock_ns"] = run.clock_ns();
 }
 BENCHMARK(BM_GraphReplayPerEntry)->UseManualTime();
 
 // Graph replay of `state.range(0)` kernels (issue 24's "graph replay, 8 kernels, CPU per kernel"): vector_add over 64
 // elements, its element count a variable, recorded once; each iteration is one Run() (patch + submit) on an idle
-// device, timed in CPU time of this thread; the run's work is waited for outside the timing.
+// device, timed in CPU time of this thread (ThreadCpuRegion: the clock's own cost taken out); the run's work is waited
+// for outside the timing.
 void BM_GraphReplayKernels(benchmark::State& state) {
   auto dev = OpenBenchDevice();
   if (!dev) return state.SkipWithError("open failed");
@@ -224,16 +264,29 @@ void BM_GraphReplayKernels(benchmark::State& state) {
   for (int i = 0; i < kernels; ++i) graph.AddKernel(*program, buffers, count, {1, 1, 1}, {64, 1, 1});
   if (!graph.Finalize().ok()) return state.SkipWithError("finalize failed");
   uint64_t value = 0;
+  ThreadCpuRegion run;
+  // A second reading of the same Run()s by the wall clock (vDSO, no system call): the median is what an uninterrupted
+  // Run() takes, a check on the CPU figure's correction.
+  std::vector<double> wall_ns;
+  wall_ns.reserve(static_cast<size_t>(state.max_iterations));
   for (auto _ : state) {
     if (!graph.Wait().ok()) return state.SkipWithError("wait failed");
     const uint64_t vals[] = {64 - (++value % 2)};
-    const double start = ThreadCpuSeconds();
+    run.Start();
+    const auto wall_start = std::chrono::steady_clock::now();
     const bool ok = graph.Run(vals).ok();
-    state.SetIterationTime(ThreadCpuSeconds() - start);
+    const auto wall_end = std::chrono::steady_clock::now();
+    state.SetIterationTime(run.Stop());
     if (!ok) return state.SkipWithError("run failed");
+    wall_ns.push_back(std::chrono::duration<double, std::nano>(wall_end - wall_start).count());
   }
   if (!graph.Wait().ok()) return state.SkipWithError("wait failed");
   state.SetItemsProcessed(state.iterations() * kernels);
+  state.counters["clock_ns"] = run.clock_ns();
+  if (!wall_ns.empty()) {
+    std::nth_element(wall_ns.begin(), wall_ns.begin() + wall_ns.size() / 2, wall_ns.end());
+    state.counters["wall_median_ns_per_kernel"] = wall_ns[wall_ns.size() / 2] / kernels;
+  }
   state.counters["cpu_s_per_kernel"] = benchmark::Counter(static_cast<double>(state.iterations() * kernels),
                                                           benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
