@@ -128,13 +128,18 @@ BENCHMARK(BM_BuildCopySignal);
 // The bound-submit benchmarks submit this many times between two waits for the ring to drain.
 constexpr uint64_t kSubmitsPerDrain = 64;
 
-// The timed loop of the bound-submit benchmarks: submits `queue` (bound, its one variable the submit's count) once per
-// iteration, timed in batches of kSubmitsPerDrain submits (manual time: the submitting thread's CPU time over the
-// batch, ThreadCpuRegion); after each batch, outside the timing, a fence on the ring behind them is waited for, so
-// the ring never fills. (PauseTiming/ResumeTiming around the wait put one read of the thread's CPU clock, a system
-// call, into every batch: 9 ns of each submit on the development VM.) False (with the benchmark's error set) when a
-// submit or the device fails.
-bool SubmitBoundQueue(benchmark::State& state, Device& dev, ComputeQueue& queue, Signal& fence) {
+// The timed loop of the bound-submit benchmarks: submits `queue` (bound, its one variable the submit's count; each
+// submit `kernels` kernels) once per iteration, timed in batches of kSubmitsPerDrain submits (manual time: the
+// submitting thread's CPU time over the batch, ThreadCpuRegion); after each batch, outside the timing, a fence on the
+// ring behind them is waited for, so the ring never fills. (PauseTiming/ResumeTiming around the wait put one read of
+// the thread's CPU clock, a system call, into every batch: 9 ns of each submit on the development VM.)
+//
+// Besides the mean (Google Benchmark's figure, and cpu_s_per_kernel), the counter batch_median_ns_per_kernel is the
+// median batch's CPU time per kernel. On the development VM the median batch read within 6% from run to run while 1-5%
+// of batches cost 4-13x as much (not identified; interrupts handled on this thread's time and the VM's slow
+// cross-core state are the candidates), and how many of those a run meets moved its mean by up to 2x (issue 24,
+// session 21). False (with the benchmark's error set) when a submit or the device fails.
+bool SubmitBoundQueue(benchmark::State& state, Device& dev, ComputeQueue& queue, Signal& fence, int kernels) {
   uint64_t fenced = 0, value = 0;
   auto drain = [&] {
     auto fence_queue = dev.NewComputeQueue();
@@ -143,16 +148,21 @@ bool SubmitBoundQueue(benchmark::State& state, Device& dev, ComputeQueue& queue,
   };
   ThreadCpuRegion batch;
   const uint64_t iterations = static_cast<uint64_t>(state.max_iterations);
+  std::vector<double> batch_ns_per_kernel;
+  batch_ns_per_kernel.reserve(iterations / kSubmitsPerDrain + 1);
   for (auto _ : state) {
     if (value % kSubmitsPerDrain == 0) batch.Start();
     const uint64_t vals[] = {++value};
     const bool submitted = queue.submit(dev, vals).ok();
     if (value % kSubmitsPerDrain == 0 || value == iterations || !submitted) {
-      state.SetIterationTime(batch.Stop());
+      const double seconds = batch.Stop();
+      state.SetIterationTime(seconds);
       if (!submitted) {
         state.SkipWithError("submit failed");
         return false;
       }
+      const uint64_t submits = (value - 1) % kSubmitsPerDrain + 1;
+      batch_ns_per_kernel.push_back(seconds * 1e9 / static_cast<double>(submits * kernels));
       if (!drain()) {
         state.SkipWithError("the device did not finish");
         return false;
@@ -166,6 +176,11 @@ bool SubmitBoundQueue(benchmark::State& state, Device& dev, ComputeQueue& queue,
     return false;
   }
   state.counters["clock_ns"] = batch.clock_ns();
+  if (!batch_ns_per_kernel.empty()) {
+    const auto middle = batch_ns_per_kernel.begin() + static_cast<ptrdiff_t>(batch_ns_per_kernel.size() / 2);
+    std::nth_element(batch_ns_per_kernel.begin(), middle, batch_ns_per_kernel.end());
+    state.counters["batch_median_ns_per_kernel"] = *middle;
+  }
   return true;
 }
 
@@ -193,7 +208,7 @@ void BM_SubmitBoundExecSignal(benchmark::State& state) {
   auto queue = dev->NewComputeQueue();
   for (int i = 0; i < kernels; ++i) queue->exec(*program, *args, {1, 1, 1}, {64, 1, 1}).signal(*signal, Variable{0});
   if (!queue->bind(*dev).ok()) return state.SkipWithError("bind failed");
-  if (!SubmitBoundQueue(state, *dev, *queue, *fence)) return;
+  if (!SubmitBoundQueue(state, *dev, *queue, *fence, kernels)) return;
   state.SetItemsProcessed(state.iterations() * kernels);
   state.counters["cpu_s_per_kernel"] = benchmark::Counter(static_cast<double>(state.iterations() * kernels),
                                                           benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
@@ -213,7 +228,7 @@ void BM_SubmitBoundSignal(benchmark::State& state) {
   auto queue = dev->NewComputeQueue();
   queue->signal(*signal, Variable{0});
   if (!queue->bind(*dev).ok()) return state.SkipWithError("bind failed");
-  if (!SubmitBoundQueue(state, *dev, *queue, *fence)) return;
+  if (!SubmitBoundQueue(state, *dev, *queue, *fence, /*kernels=*/1)) return;
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_SubmitBoundSignal)->UseManualTime();
