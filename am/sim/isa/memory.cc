@@ -192,15 +192,17 @@ bool AtomicOp(uint16_t op, T* location, T data, T cmp, T& old) {
   return false;
 }
 
-// One lane's dwords of a whole-dword access between its VGPR rows and the page's host view (relaxed dword accesses,
-// as MemoryView::CopyRelaxed moves them), unrolled: a loop over the rows kept them in memory, one add per dword.
+// One lane's dwords of a whole-dword access between its VGPR rows (consecutive rows from `first_row`, kMaxLanes
+// apart, Wave::vgpr's layout) and the page's host view (relaxed dword accesses, as MemoryView::CopyRelaxed moves
+// them), unrolled. One base pointer with constant row offsets: an array of row pointers was kept in SSE registers
+// and on the stack and unpacked for every lane (16 instructions a lane for a b128 load, callgrind).
 template <bool kStore, size_t... kRow>
-[[gnu::always_inline]] inline void MoveLane(uint32_t* const* rows, uint32_t* host_dwords, int l,
+[[gnu::always_inline]] inline void MoveLane(uint32_t* first_row, uint32_t* host_dwords, int l,
                                             std::index_sequence<kRow...>) {
   if constexpr (kStore) {
-    (__atomic_store_n(host_dwords + kRow, rows[kRow][l], __ATOMIC_RELAXED), ...);
+    (__atomic_store_n(host_dwords + kRow, first_row[kRow * kMaxLanes + l], __ATOMIC_RELAXED), ...);
   } else {
-    ((rows[kRow][l] = __atomic_load_n(host_dwords + kRow, __ATOMIC_RELAXED)), ...);
+    ((first_row[kRow * kMaxLanes + l] = __atomic_load_n(host_dwords + kRow, __ATOMIC_RELAXED)), ...);
   }
 }
 
@@ -297,13 +299,14 @@ WorkgroupRunner::Flow WorkgroupRunner::Global(Wave& wave, const Instruction& ins
       const uint64_t misaligned_bits = misaligned;
       const bool flat = generic;
       const MemoryView::PageSlot* const pages = memory_.Pages(access);
-      uint32_t* rows[kDwords];
-      for (int i = 0; i < kDwords; ++i) rows[i] = wave.v(first_row + i);
+      // A register tuple that wraps past v255 (Wave::v wraps) is not consecutive in memory: lane_access moves it.
+      uint32_t* const rows = first_row + kDwords <= kVgprCount ? wave.v(first_row) : nullptr;
       for (uint64_t m = exec; m != 0; m &= m - 1) {
         const int l = std::countr_zero(m);
         const uint64_t where = kScalarBase ? base + lo[l] : (lo[l] | uint64_t{hi[l]} << 32) + offset;
         uint8_t* host = nullptr;
-        if ((where & misaligned_bits) == 0 && where % MemoryView::kPage <= MemoryView::kPage - kBytes &&
+        if (rows != nullptr && (where & misaligned_bits) == 0 &&
+            where % MemoryView::kPage <= MemoryView::kPage - kBytes &&
             (!flat || ApertureOf(where) == Aperture::kGlobal)) {
           host = MemoryView::FindPage(pages, where);
           if (host == nullptr) {

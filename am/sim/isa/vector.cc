@@ -2496,9 +2496,11 @@ WorkgroupRunner::Flow WorkgroupRunner::FastVopd(Wave& wave, const Instruction& i
   // the lanes EXEC enables are written. A lane EXEC leaves out computes on whatever its registers hold, unused.
   uint32_t results[2][N];
   uint32_t splat[2][N];  // a half's scalar src0 (SGPR, constant or literal) as a row
-  uint32_t literal_row[N];
-  std::fill_n(literal_row, N, inst.literal);
   const uint8_t ops[2] = {inst.opx, inst.opy};
+  // FMAAK/FMAMK's constant K as a row; only they read it (filling it for every VOPD word was 2% of tinygrad's matmul).
+  uint32_t literal_row[N];
+  auto takes_literal = [](uint8_t op) { return op == kDualFmaakF32 || op == kDualFmamkF32; };
+  if (takes_literal(ops[0]) || takes_literal(ops[1])) std::fill_n(literal_row, N, inst.literal);
   const uint16_t src0_code[2] = {inst.src[0], inst.y_src0}, src1_code[2] = {inst.src[1], inst.y_vsrc1};
   const uint16_t dst[2] = {inst.vdst, inst.y_vdst};
   const uint64_t vcc = wave.mask_at(operand::kVccLo);

@@ -1014,6 +1014,11 @@
   out v11
   out v12
   begin
+  v_dual_mul_f32 v11, v2, v3 :: v_dual_fmamk_f32 v12, v5, 0x40490fdb, v4
+  end
+  out v11
+  out v12
+  begin
   v_dual_dot2acc_f32_f16 v11, v2, v3 :: v_dual_mov_b32 v12, v5
   end
   out v11
