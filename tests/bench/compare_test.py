@@ -29,7 +29,8 @@ ROWS = {
 }
 FLOORS = {
     "map_4kib_floor": "map+unmap 1 GiB as 4 KiB pages vs storing and clearing",
-    "signal_round_trip": "signal round trip",
+    "signal_round_trip": "signal round trip (submit, MEC, wait) vs atomic ping-pong",
+    "signal_round_trip_protocol": "signal round trip (submit, MEC, wait) vs the same hand-overs through plain cache",
 }
 # Issue 24's targets (the third table), one row each.
 TARGETS = {
