@@ -28,7 +28,7 @@ namespace {
 // The calling thread's CPU time over short regions, less what reading the clock adds to them. Linux has no vDSO path
 // for CLOCK_THREAD_CPUTIME_ID, so every read is a system call, and a region's figure holds about one whole call (the
 // end of the read that starts it, the start of the one that ends it): 560-640 ns on the development VM (issue 24,
-// session 21), where system calls cost that much, which was 75 ns of each kernel's figure in an 8-kernel graph replay.
+// session 21), where system calls cost that much: about 70 ns of each kernel's figure in an 8-kernel graph replay.
 // So every region is preceded by an empty one, read the same way, whose figure Stop subtracts; their mean is the
 // counter clock_ns, so that the correction is in every report. (Google Benchmark's own CPU time reads the same clock,
 // once per batch of iterations and at every PauseTiming/ResumeTiming.)
@@ -135,10 +135,12 @@ constexpr uint64_t kSubmitsPerDrain = 64;
 // the thread's CPU clock, a system call, into every batch: 9 ns of each submit on the development VM.)
 //
 // Besides the mean (Google Benchmark's figure, and cpu_s_per_kernel), the counter batch_median_ns_per_kernel is the
-// median batch's CPU time per kernel. On the development VM the median batch read within 6% from run to run while 1-5%
-// of batches cost 4-13x as much (not identified; interrupts handled on this thread's time and the VM's slow
-// cross-core state are the candidates), and how many of those a run meets moved its mean by up to 2x (issue 24,
-// session 21). False (with the benchmark's error set) when a submit or the device fails.
+// median batch's CPU time per kernel. On the development VM, four runs in a row read medians of 50-53 ns and means of
+// 54-98 ns (one exec + signal per queue): the slowest 1-5% of batches cost 4-13x the median (not identified; interrupts
+// handled on this thread's time and the VM's slow cross-core state are the candidates), and how many of those a run
+// met moved its mean. The median still moves between runs with where the threads land on the two vCPUs (issue 24,
+// session 21: 50.7-205 ns by round in one compare run). False (with the benchmark's error set) when a submit or the
+// device fails.
 bool SubmitBoundQueue(benchmark::State& state, Device& dev, ComputeQueue& queue, Signal& fence, int kernels) {
   uint64_t fenced = 0, value = 0;
   auto drain = [&] {
