@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -55,6 +56,15 @@ class ThreadCpuRegion {
   double start_ = 0, empty_ = 0, clock_seconds_ = 0;
   int64_t regions_ = 0;
 };
+
+// The median of `values` (reordered), 0 for none: the figure of a run's batches or regions that a few interrupted ones
+// do not move.
+double Median(std::vector<double>& values) {
+  if (values.empty()) return 0;
+  const auto middle = values.begin() + static_cast<ptrdiff_t>(values.size() / 2);
+  std::nth_element(values.begin(), middle, values.end());
+  return *middle;
+}
 
 // The virtual GPU every benchmark opens; BAREGPU_BENCH_DEVICE names another (tools/bench/compare gives its own, so
 // that it never shares one with a test or benchmark running beside it).
@@ -178,11 +188,7 @@ bool SubmitBoundQueue(benchmark::State& state, Device& dev, ComputeQueue& queue,
     return false;
   }
   state.counters["clock_ns"] = batch.clock_ns();
-  if (!batch_ns_per_kernel.empty()) {
-    const auto middle = batch_ns_per_kernel.begin() + static_cast<ptrdiff_t>(batch_ns_per_kernel.size() / 2);
-    std::nth_element(batch_ns_per_kernel.begin(), middle, batch_ns_per_kernel.end());
-    state.counters["batch_median_ns_per_kernel"] = *middle;
-  }
+  state.counters["batch_median_ns_per_kernel"] = Median(batch_ns_per_kernel);
   return true;
 }
 
@@ -300,10 +306,7 @@ void BM_GraphReplayKernels(benchmark::State& state) {
   if (!graph.Wait().ok()) return state.SkipWithError("wait failed");
   state.SetItemsProcessed(state.iterations() * kernels);
   state.counters["clock_ns"] = run.clock_ns();
-  if (!wall_ns.empty()) {
-    std::nth_element(wall_ns.begin(), wall_ns.begin() + wall_ns.size() / 2, wall_ns.end());
-    state.counters["wall_median_ns_per_kernel"] = wall_ns[wall_ns.size() / 2] / kernels;
-  }
+  state.counters["wall_median_ns_per_kernel"] = Median(wall_ns) / kernels;
   state.counters["cpu_s_per_kernel"] = benchmark::Counter(static_cast<double>(state.iterations() * kernels),
                                                           benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
