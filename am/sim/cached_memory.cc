@@ -6,22 +6,11 @@
 
 namespace am::sim {
 
-const CachedMemory::Entry* CachedMemory::Find(const MemoryClient& client, uint64_t address, Access access,
-                                              uint64_t generation) const {
-  for (const Entry& e : entries_) {
-    if (e.valid && e.generation == generation && e.access == access && e.hub == client.hub && e.vmid == client.vmid &&
-        e.bus_address == client.bus_address && address - e.address < e.view.size()) {
-      return &e;
-    }
-  }
-  return nullptr;
-}
-
 const uint8_t* CachedMemory::Lookup(const MemoryClient& client, uint64_t address, Access access) const {
   const uint64_t generation = memory_.translation_generation();
   if (generation == kNoTranslationGeneration) return nullptr;
-  const Entry* e = Find(client, address, access, generation);
-  return e == nullptr ? nullptr : e->view.data() + (address - e->address);
+  const Entry* e = Find(KeyOf(client, access), address, generation);
+  return e == nullptr ? nullptr : e->data + (address - e->address);
 }
 
 absl::StatusOr<std::span<uint8_t>> CachedMemory::Map(const MemoryClient& client, uint64_t address, uint64_t length,
@@ -29,10 +18,10 @@ absl::StatusOr<std::span<uint8_t>> CachedMemory::Map(const MemoryClient& client,
   const uint64_t generation = memory_.translation_generation();
   if (generation == kNoTranslationGeneration) return memory_.Map(client, address, length, access);
   if (length > 0) {
-    if (const Entry* e = Find(client, address, access, generation)) {
+    if (const Entry* e = Find(KeyOf(client, access), address, generation)) {
       ++hits_;
       const uint64_t offset = address - e->address;
-      return e->view.subspan(offset, std::min<uint64_t>(length, e->view.size() - offset));
+      return std::span<uint8_t>(e->data + offset, std::min<uint64_t>(length, e->size - offset));
     }
   }
   ++misses_;
@@ -41,8 +30,8 @@ absl::StatusOr<std::span<uint8_t>> CachedMemory::Map(const MemoryClient& client,
   // Kept only if nothing was redirected meanwhile (this access may have been) and the translation did not change
   // while it was made (then it may be the old one).
   if (memory_.redirected_accesses() == redirected && memory_.translation_generation() == generation) {
-    entries_[next_] = Entry{true, generation, address, view, client.hub, client.vmid, client.bus_address, access};
-    next_ = (next_ + 1) % kEntries;
+    newest_ = (newest_ + 1) % kEntries;
+    entries_[newest_] = Entry{KeyOf(client, access), generation, address, view.size(), view.data()};
   }
   return view.first(std::min<uint64_t>(length, view.size()));
 }

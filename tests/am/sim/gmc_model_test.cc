@@ -596,5 +596,66 @@ TEST_F(GmcModelTest, ALookupOnlyReadsWhatTheEngineAlreadyHolds) {
   EXPECT_EQ(cached.Lookup(kSdma, va + 0x40, Access::kRead), nullptr) << "the invalidation dropped it";
 }
 
+// The engines' packet reads and fence writes (ReadMemory, MapDword, MapQword on a CachedMemory) take a held view
+// only for a whole access under the translation it was made with, by the same client, for the same kind of access;
+// anything else is translated (and checked) as before.
+TEST_F(GmcModelTest, AnEnginesReadsUseAHeldViewOnlyForWhatItHolds) {
+  const uint64_t va = 0x30'0000;
+  const uint64_t ptb = BuildFourLevel(1, va);
+  const uint64_t second_page = kData + 0x3000;  // not contiguous with the first
+  WriteQword(ptb + ((va >> 12) & 0x1ff) * 8, kData | vm::AMDGPU_PTE_VALID | vm::AMDGPU_PTE_READABLE);
+  WriteQword(ptb + (((va >> 12) + 1) & 0x1ff) * 8, second_page | kPte);
+  WriteQword(kData + 0x10, 0x1111'2222'3333'4444);
+  WriteQword(kData + 0xff8, 0x5555'6666'7777'8888);
+  WriteQword(second_page, 0x9999'aaaa'bbbb'cccc);
+  CachedMemory cached(memory());
+  uint64_t value = 0;
+  auto bytes = [&value] { return std::span<uint8_t>(reinterpret_cast<uint8_t*>(&value), sizeof(value)); };
+
+  ASSERT_TRUE(ReadMemory(cached, kSdma, va + 0x10, bytes()).ok());
+  EXPECT_EQ(value, 0x1111'2222'3333'4444u);
+  EXPECT_EQ(cached.misses(), 1u);
+  const uint64_t walks = navi31().gmc().page_walks();
+  WriteQword(kData + 0x10, 0x4444'3333'2222'1111);
+  ASSERT_TRUE(ReadMemory(cached, kSdma, va + 0x10, bytes()).ok());
+  EXPECT_EQ(value, 0x4444'3333'2222'1111u) << "the held view is the memory, not a copy of it";
+  EXPECT_EQ(cached.hits(), 1u);
+  EXPECT_EQ(navi31().gmc().page_walks(), walks);
+
+  // Across the page boundary: the held page has only the first half, so the access goes piece by piece.
+  ASSERT_TRUE(ReadMemory(cached, kSdma, va + 0xffc, bytes()).ok());
+  EXPECT_EQ(value, 0xbbbb'cccc'5555'6666u);
+  EXPECT_EQ(cached.hits(), 2u) << "the first piece";
+  EXPECT_EQ(cached.misses(), 2u) << "the second page";
+
+  // Held for reads, but the page is read-only: a fence write there still faults, every time.
+  const uint64_t faults = navi31().gmc().faults();
+  EXPECT_FALSE(MapQword(cached, kSdma, va + 0x10, Access::kWrite).ok());
+  EXPECT_FALSE(MapDword(cached, kSdma, va + 0x10, Access::kWrite).ok());
+  EXPECT_EQ(navi31().gmc().faults(), faults + 2);
+  // Misaligned fences are refused even where a view is held.
+  EXPECT_EQ(MapDword(cached, kSdma, va + 0x12, Access::kRead).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(MapQword(cached, kSdma, va + 0x14, Access::kRead).status().code(), absl::StatusCode::kInvalidArgument);
+  // Another context does not get this one's view.
+  const MemoryClient other{Hub::kGc, 2, 0x42, "other-context"};
+  EXPECT_FALSE(ReadMemory(cached, other, va + 0x10, bytes()).ok());
+
+  // Writable second page: the fence write is held after its first translation.
+  auto fence = MapQword(cached, kSdma, va + 0x1008, Access::kWrite);
+  ASSERT_TRUE(fence.ok()) << fence.status();
+  const uint64_t hits = cached.hits();
+  auto again = MapQword(cached, kSdma, va + 0x1008, Access::kWrite);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *fence);
+  EXPECT_EQ(reinterpret_cast<uint8_t*>(*again), vram_.data() + second_page + 8);
+  EXPECT_EQ(cached.hits(), hits + 1);
+
+  // Remapped and invalidated: the next read sees the new page.
+  WriteQword(ptb + ((va >> 12) & 0x1ff) * 8, second_page | kPte);
+  ASSERT_TRUE(testing::InvalidateGcTlb(*bar5_, 1));
+  ASSERT_TRUE(ReadMemory(cached, kSdma, va, bytes()).ok());
+  EXPECT_EQ(value, 0x9999'aaaa'bbbb'ccccu);
+}
+
 }  // namespace
 }  // namespace am::sim
