@@ -6,13 +6,6 @@
 
 namespace am::sim {
 
-const uint8_t* CachedMemory::Lookup(const MemoryClient& client, uint64_t address, Access access) const {
-  const uint64_t generation = memory_.translation_generation();
-  if (generation == kNoTranslationGeneration) return nullptr;
-  const Entry* e = Find(KeyOf(client, access), address, generation);
-  return e == nullptr ? nullptr : e->data + (address - e->address);
-}
-
 absl::StatusOr<std::span<uint8_t>> CachedMemory::Map(const MemoryClient& client, uint64_t address, uint64_t length,
                                                      Access access) {
   const uint64_t generation = memory_.translation_generation();
@@ -30,8 +23,8 @@ absl::StatusOr<std::span<uint8_t>> CachedMemory::Map(const MemoryClient& client,
   // Kept only if nothing was redirected meanwhile (this access may have been) and the translation did not change
   // while it was made (then it may be the old one).
   if (memory_.redirected_accesses() == redirected && memory_.translation_generation() == generation) {
-    newest_ = (newest_ + 1) % kEntries;
-    entries_[newest_] = Entry{KeyOf(client, access), generation, address, view.size(), view.data()};
+    entries_[next_] = Entry{KeyOf(client, access), generation, address, view.size(), view.data()};
+    next_ = (next_ + 1) % kEntries;
   }
   return view.first(std::min<uint64_t>(length, view.size()));
 }

@@ -30,7 +30,10 @@ class CachedMemory final : public GpuMemory {
 
   // The host byte a kept view has for `address`, or null: no translation, no fault, nothing counted. For a prefetch
   // (the CP reads ahead in its ring and buffers), never for the access itself.
-  const uint8_t* Lookup(const MemoryClient& client, uint64_t address, Access access) const;
+  const uint8_t* Lookup(const MemoryClient& client, uint64_t address, Access access) const {
+    const Entry* e = Find(KeyOf(client, access), address, memory_.translation_generation());
+    return e == nullptr ? nullptr : e->data + (address - e->address);
+  }
 
   // The host bytes of the whole access [address, address + length) when one kept view holds them (a hit, counted),
   // else null, and the caller takes Map's path (a miss, a fault, an access across pages). The engines' every packet
@@ -66,11 +69,9 @@ class CachedMemory final : public GpuMemory {
     uint8_t* data = nullptr;
   };
 
-  // The kept view holding `address` for `key` under `generation`, newest first (an engine's next access is most
-  // often to the page it touched last), or null.
+  // The kept view holding `address` for `key` under `generation`, or null.
   const Entry* Find(uint64_t key, uint64_t address, uint64_t generation) const {
-    for (int i = 0, at = newest_; i < kEntries; ++i, at = (at + kEntries - 1) % kEntries) {
-      const Entry& e = entries_[at];
+    for (const Entry& e : entries_) {
       if (e.key == key && e.generation == generation && address - e.address < e.size) return &e;
     }
     return nullptr;
@@ -78,7 +79,7 @@ class CachedMemory final : public GpuMemory {
 
   GpuMemory& memory_;
   std::array<Entry, kEntries> entries_{};
-  int newest_ = kEntries - 1;  // the entry the last miss filled; the next miss fills the one after it (round robin)
+  int next_ = 0;  // the entry a miss replaces (round robin)
   uint64_t hits_ = 0;
   uint64_t misses_ = 0;
 };
