@@ -3,6 +3,11 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
 namespace base {
 namespace {
 
@@ -22,11 +27,7 @@ constexpr std::array<uint32_t, 8> kInitial = {0x6a09e667, 0xbb67ae85, 0x3c6ef372
 
 constexpr uint32_t Rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
-}  // namespace
-
-Sha256::Sha256() : state_(kInitial) {}
-
-void Sha256::Compress(const uint8_t block[64]) {
+void CompressPortable(std::array<uint32_t, 8>& state, const uint8_t* block) {
   uint32_t w[64];
   for (int i = 0; i < 16; ++i) {
     w[i] = uint32_t{block[4 * i]} << 24 | uint32_t{block[4 * i + 1]} << 16 | uint32_t{block[4 * i + 2]} << 8 |
@@ -37,8 +38,8 @@ void Sha256::Compress(const uint8_t block[64]) {
     const uint32_t s1 = Rotr(w[i - 2], 17) ^ Rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
     w[i] = w[i - 16] + s0 + w[i - 7] + s1;
   }
-  uint32_t a = state_[0], b = state_[1], c = state_[2], d = state_[3];
-  uint32_t e = state_[4], f = state_[5], g = state_[6], h = state_[7];
+  uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
+  uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
   for (int i = 0; i < 64; ++i) {
     const uint32_t t1 = h + (Rotr(e, 6) ^ Rotr(e, 11) ^ Rotr(e, 25)) + ((e & f) ^ (~e & g)) + kRound[i] + w[i];
     const uint32_t t2 = (Rotr(a, 2) ^ Rotr(a, 13) ^ Rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
@@ -51,14 +52,88 @@ void Sha256::Compress(const uint8_t block[64]) {
     b = a;
     a = t1 + t2;
   }
-  state_[0] += a;
-  state_[1] += b;
-  state_[2] += c;
-  state_[3] += d;
-  state_[4] += e;
-  state_[5] += f;
-  state_[6] += g;
-  state_[7] += h;
+  state[0] += a;
+  state[1] += b;
+  state[2] += c;
+  state[3] += d;
+  state[4] += e;
+  state[5] += f;
+  state[6] += g;
+  state[7] += h;
+}
+
+#if defined(__x86_64__)
+// CPUID leaf 7 EBX bit 29 (SHA), leaf 1 ECX bits 9 (SSSE3: PSHUFB) and 19 (SSE4.1: PBLENDW), as the Intel SDM
+// lists them.
+bool CpuHasShaExtensions() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
+  const bool ssse3 = (ecx >> 9) & 1, sse41 = (ecx >> 19) & 1;
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) return false;
+  return ssse3 && sse41 && ((ebx >> 29) & 1);
+}
+
+// The SHA extensions keep the eight working variables in two registers, {A, B, E, F} and {C, D, G, H}, A and C in
+// the top lanes (Intel SDM, SHA256RNDS2). SHA256RNDS2 runs two rounds on the low two lanes of its message operand
+// (W + K already added); SHA256MSG1 and SHA256MSG2 extend the message schedule four words at a time.
+__attribute__((target("sha,sse4.1,ssse3"))) void CompressShaExtensions(std::array<uint32_t, 8>& state,
+                                                                       const uint8_t* data, size_t blocks) {
+  // Each 32-bit word is big-endian in the message: reverse the bytes within every lane.
+  const __m128i byte_swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  const __m128i abcd = _mm_loadu_si128(reinterpret_cast<const __m128i*>(&state[0]));  // lanes A B C D
+  const __m128i efgh = _mm_loadu_si128(reinterpret_cast<const __m128i*>(&state[4]));  // lanes E F G H
+  const __m128i badc = _mm_shuffle_epi32(abcd, 0xb1);                                 // B A D C
+  const __m128i hgfe = _mm_shuffle_epi32(efgh, 0x1b);                                 // H G F E
+  __m128i abef = _mm_alignr_epi8(badc, hgfe, 8);                                      // F E B A
+  __m128i cdgh = _mm_blend_epi16(hgfe, badc, 0xf0);                                   // H G D C
+  for (; blocks > 0; --blocks, data += 64) {
+    const __m128i abef_before = abef, cdgh_before = cdgh;
+    __m128i w[4];  // the schedule's last sixteen words, four to a register: w[g % 4] holds words 4g .. 4g + 3
+    for (int g = 0; g < 16; ++g) {
+      __m128i& words = w[g % 4];
+      if (g < 4) {
+        words = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(data + 16 * g)), byte_swap);
+      } else {
+        // W[t] = sigma1(W[t-2]) + W[t-7] + sigma0(W[t-15]) + W[t-16]: MSG1 gives W[t-16] + sigma0(W[t-15]), the
+        // aligned pair gives W[t-7], MSG2 adds sigma1(W[t-2]) (using the first two new words for the last two).
+        const __m128i t7 = _mm_alignr_epi8(w[(g + 3) % 4], w[(g + 2) % 4], 4);
+        words = _mm_sha256msg2_epu32(_mm_add_epi32(_mm_sha256msg1_epu32(words, w[(g + 1) % 4]), t7), w[(g + 3) % 4]);
+      }
+      const __m128i wk = _mm_add_epi32(words, _mm_loadu_si128(reinterpret_cast<const __m128i*>(&kRound[4 * g])));
+      cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);                           // rounds 4g, 4g + 1
+      abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(wk, 0x0e));  // rounds 4g + 2, 4g + 3
+    }
+    abef = _mm_add_epi32(abef, abef_before);
+    cdgh = _mm_add_epi32(cdgh, cdgh_before);
+  }
+  const __m128i feba = _mm_shuffle_epi32(abef, 0x1b);  // A B E F
+  const __m128i dchg = _mm_shuffle_epi32(cdgh, 0xb1);  // G H C D
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(&state[0]), _mm_blend_epi16(feba, dchg, 0xf0));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(&state[4]), _mm_alignr_epi8(dchg, feba, 8));
+}
+#endif
+
+}  // namespace
+
+bool Sha256::Supported(Engine engine) {
+  if (engine == Engine::kPortable) return true;
+#if defined(__x86_64__)
+  static const bool has_sha = CpuHasShaExtensions();
+  return has_sha;
+#else
+  return false;
+#endif
+}
+
+Sha256::Sha256() : Sha256(Engine::kShaExtensions) {}
+
+Sha256::Sha256(Engine engine) : engine_(Supported(engine) ? engine : Engine::kPortable), state_(kInitial) {}
+
+void Sha256::Compress(const uint8_t* data, size_t blocks) {
+#if defined(__x86_64__)
+  if (engine_ == Engine::kShaExtensions) return CompressShaExtensions(state_, data, blocks);
+#endif
+  for (; blocks > 0; --blocks, data += 64) CompressPortable(state_, data);
 }
 
 void Sha256::Update(absl::string_view data) {
@@ -72,10 +147,14 @@ void Sha256::Update(absl::string_view data) {
     p += take;
     n -= take;
     if (buffered_ < sizeof(buffer_)) return;
-    Compress(buffer_);
+    Compress(buffer_, 1);
     buffered_ = 0;
   }
-  for (; n >= 64; p += 64, n -= 64) Compress(p);
+  if (const size_t blocks = n / 64; blocks > 0) {
+    Compress(p, blocks);
+    p += blocks * 64;
+    n -= blocks * 64;
+  }
   if (n > 0) {
     std::memcpy(buffer_, p, n);
     buffered_ = n;
