@@ -39,7 +39,7 @@ ComputeQueue::ComputeQueue(const ModelContext& context, ShaderExecutor* executor
           signals->wakeup.Notify();
         });
   }
-  thread_ = std::thread([this] { Run(); });
+  thread_ = base::PooledThread([this] { Run(); });
 }
 
 ComputeQueue::~ComputeQueue() {

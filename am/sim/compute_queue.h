@@ -17,7 +17,6 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 #include "am/regs/gc.h"
 #include "am/regs/mqd.h"
@@ -25,6 +24,7 @@
 #include "am/sim/engine_wakeup.h"
 #include "am/sim/model_context.h"
 #include "am/sim/pm4_engine.h"
+#include "base/pooled_thread.h"
 
 namespace am::sim {
 
@@ -152,7 +152,7 @@ class ComputeQueue {
 
   int doorbell_token_ = 0;
   std::atomic<bool> finished_{false};
-  std::thread thread_;
+  base::PooledThread thread_;
 };
 
 }  // namespace am::sim

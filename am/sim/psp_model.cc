@@ -214,7 +214,7 @@ PspModel::PspModel(const ModelContext& context, SmuModel& smu)
   // The PMFW an earlier process had the PSP load is still running on the MP1.
   if (context_.firmware.Has(gfx::kSmu)) smu_.FirmwareLoaded(context_.firmware.Version(gfx::kSmu));
 
-  thread_ = std::thread([this] { Run(); });
+  thread_ = base::PooledThread([this] { Run(); });
   // A previous process may have left work unanswered; the PSP picks it up as it would after a stall.
   if (Atomic(state_.bootloader_busy).load()) Wake(kBootloaderWork);
   const uint32_t control = registers.Peek(ring_control_);

@@ -26,13 +26,13 @@
 #include <mutex>
 #include <set>
 #include <string>
-#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "am/regs/psp.h"
 #include "am/sim/model_context.h"
 #include "am/sim/smu_model.h"
 #include "base/mutex.h"
+#include "base/pooled_thread.h"
 #include "firmware/requirements.h"
 
 namespace am::sim {
@@ -155,7 +155,7 @@ class PspModel {
   std::condition_variable wake_;
   uint32_t pending_ = 0;
   bool stop_ = false;
-  std::thread thread_;
+  base::PooledThread thread_;
 };
 
 }  // namespace am::sim

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 #include "absl/strings/str_format.h"
 #include "am/regs/gc.h"
@@ -12,6 +11,7 @@
 #include "am/regs/psp_constants.h"
 #include "am/sim/engine_wakeup.h"
 #include "am/sim/sdma_packet_executor.h"
+#include "base/pooled_thread.h"
 #include "base/status_macros.h"
 
 namespace am::sim {
@@ -191,7 +191,7 @@ class SdmaEngine : public EngineControl {
   std::atomic<bool> exited_{false};   // the thread ended by itself (an error, or a stop from a packet)
 
   std::mutex control_mu_;      // serializes the hooks that start and stop the thread, and the destructor
-  std::thread thread_;         // guarded by control_mu_
+  base::PooledThread thread_;  // guarded by control_mu_
   bool ring_enabled_ = false;  // guarded by control_mu_: RB_ENABLE as last seen
   int doorbell_token_ = 0;     // guarded by control_mu_
 };
@@ -363,9 +363,10 @@ void SdmaEngine::Start() {
   }
   exited_.store(false, std::memory_order_release);
   running_.store(true, std::memory_order_release);
-  thread_ = std::thread([this, ring] {
+  thread_ = base::PooledThread([this, ring] {
     on_engine_thread = true;
     Run(ring);
+    on_engine_thread = false;  // the thread goes on to other bodies (base::PooledThread)
     running_.store(false, std::memory_order_release);
     exited_.store(true, std::memory_order_release);
   });
