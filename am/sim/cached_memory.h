@@ -93,21 +93,23 @@ inline absl::Status ReadMemory(CachedMemory& memory, const MemoryClient& client,
   }
   return ReadMemory(static_cast<GpuMemory&>(memory), client, address, out, access);
 }
+// MapDword and MapQword: an aligned item a held view covers, else gpu_memory.h's helper (`map`), which checks and
+// translates.
+template <typename T>
+absl::StatusOr<T*> MapHeld(CachedMemory& memory, const MemoryClient& client, uint64_t address, Access access,
+                           absl::StatusOr<T*> (*map)(GpuMemory&, const MemoryClient&, uint64_t, Access)) {
+  if (address % sizeof(T) == 0) {
+    if (uint8_t* held = memory.Held(client, address, sizeof(T), access)) return reinterpret_cast<T*>(held);
+  }
+  return map(memory, client, address, access);
+}
 inline absl::StatusOr<uint32_t*> MapDword(CachedMemory& memory, const MemoryClient& client, uint64_t address,
                                           Access access) {
-  if (address % sizeof(uint32_t) == 0) {
-    if (uint8_t* held = memory.Held(client, address, sizeof(uint32_t), access))
-      return reinterpret_cast<uint32_t*>(held);
-  }
-  return MapDword(static_cast<GpuMemory&>(memory), client, address, access);
+  return MapHeld<uint32_t>(memory, client, address, access, &MapDword);
 }
 inline absl::StatusOr<uint64_t*> MapQword(CachedMemory& memory, const MemoryClient& client, uint64_t address,
                                           Access access) {
-  if (address % sizeof(uint64_t) == 0) {
-    if (uint8_t* held = memory.Held(client, address, sizeof(uint64_t), access))
-      return reinterpret_cast<uint64_t*>(held);
-  }
-  return MapQword(static_cast<GpuMemory&>(memory), client, address, access);
+  return MapHeld<uint64_t>(memory, client, address, access, &MapQword);
 }
 
 }  // namespace am::sim
