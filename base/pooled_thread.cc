@@ -25,17 +25,22 @@ namespace {
 struct Cache {
   std::mutex mu;
   std::vector<PooledThread::Worker*> parked;  // guarded by mu
+  const Cache* before_fork = nullptr;         // a fork child's: the parent's cache, kept reachable (leak checkers)
 };
 
 Cache* cache = nullptr;
 
 // Never destroyed: parked threads wait on their own state until the process exits, and no destructor may run
 // under them. A fork's child starts with the forking thread only: the parked threads it inherited the records of do
-// not exist there, so it starts an empty cache (the old records are left, as the threads are).
+// not exist there, so it starts an empty cache (the old records are left, reachable from it, as the threads are).
 Cache& TheCache() {
   static const bool registered = [] {
     cache = new Cache;
-    pthread_atfork(nullptr, nullptr, [] { cache = new Cache; });
+    pthread_atfork(nullptr, nullptr, [] {
+      Cache* child = new Cache;
+      child->before_fork = cache;
+      cache = child;
+    });
     return true;
   }();
   (void)registered;
