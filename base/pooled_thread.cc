@@ -66,6 +66,7 @@ void Loop(PooledThread::Worker* worker) {
 }  // namespace
 
 PooledThread::PooledThread(std::function<void()> body) {
+  if (!body) body = [] {};  // a parked thread waits for a body it can call
   Cache& cache = TheCache();
   {
     std::lock_guard lock(cache.mu);
