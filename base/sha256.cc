@@ -100,6 +100,8 @@ __attribute__((target("sha,sse4.1,ssse3"))) void CompressShaExtensions(std::arra
         words = _mm_sha256msg2_epu32(_mm_add_epi32(_mm_sha256msg1_epu32(words, w[(g + 1) % 4]), t7), w[(g + 3) % 4]);
       }
       const __m128i wk = _mm_add_epi32(words, _mm_loadu_si128(reinterpret_cast<const __m128i*>(&kRound[4 * g])));
+      // Two rounds shift the variables by two: the new {A, B, E, F} lands in the register that held {C, D, G, H}
+      // and the old {A, B, E, F} is the new {C, D, G, H}; the second pair of rounds swaps them back.
       cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);                           // rounds 4g, 4g + 1
       abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(wk, 0x0e));  // rounds 4g + 2, 4g + 3
     }
