@@ -352,6 +352,25 @@ class RoundTripBatches {
   std::vector<double> batch_ns_;
 };
 
+// The timed loop of both floors, whose peer thread is already started: `send(value)` hands value 1, 2, ... to the
+// peer and `answered(value)` says its answer has come back; one untimed hand-over first (WarmUp).
+template <typename Send, typename Answered>
+void TimeHandOvers(benchmark::State& state, Send send, Answered answered) {
+  uint64_t value = 1;
+  send(value);
+  if (!WarmUp([&] { return answered(value); })) {
+    return state.SkipWithError("the peer thread did not answer within a second");
+  }
+  RoundTripBatches batches(state);
+  for (auto _ : state) {
+    send(++value);
+    while (!answered(value)) {
+    }
+    batches.Count();
+  }
+  batches.Report(state);
+}
+
 // Host signals through the compute queue and waits for the device's answer: submit + MEC + spin wait.
 void BM_SignalRoundTrip(benchmark::State& state) {
   auto dev = OpenBenchDevice();
@@ -391,21 +410,11 @@ void BM_AtomicPingPong(benchmark::State& state) {
       }
     }
   });
-  uint64_t value = 1;
-  ping.store(value, std::memory_order_release);
-  const bool warm = WarmUp([&] { return pong.load(std::memory_order_acquire) == value; });
-  RoundTripBatches batches(state);
-  for (auto _ : state) {
-    if (!warm) break;
-    ping.store(++value, std::memory_order_release);
-    while (pong.load(std::memory_order_acquire) != value) {
-    }
-    batches.Count();
-  }
+  TimeHandOvers(
+      state, [&](uint64_t value) { ping.store(value, std::memory_order_release); },
+      [&](uint64_t value) { return pong.load(std::memory_order_acquire) == value; });
   stop.store(true, std::memory_order_relaxed);
   peer.join();
-  if (!warm) return state.SkipWithError("the peer thread did not answer within a second");
-  batches.Report(state);
 }
 BENCHMARK(BM_AtomicPingPong)->UseRealTime();
 
@@ -422,7 +431,6 @@ void BM_ProtocolFloor(benchmark::State& state) {
     std::atomic<uint64_t> value{0};
   };
   Line doorbell, ring, buffers[2], signal;
-  RoundTripBatches batches(state);
   std::atomic<bool> stop{false};
   std::thread peer([&] {
     uint64_t seen = 0;
@@ -436,26 +444,16 @@ void BM_ProtocolFloor(benchmark::State& state) {
       signal.value.store(value, std::memory_order_release);
     }
   });
-  uint64_t value = 0;
-  auto hand_over = [&] {
-    ++value;
-    buffers[0].value.store(value, std::memory_order_relaxed);
-    ring.value.store(value << 1, std::memory_order_relaxed);  // an entry naming buffers[0]
-    doorbell.value.store(value, std::memory_order_release);
-  };
-  hand_over();
-  const bool warm = WarmUp([&] { return signal.value.load(std::memory_order_acquire) == value; });
-  for (auto _ : state) {
-    if (!warm) break;
-    hand_over();
-    while (signal.value.load(std::memory_order_acquire) != value) {
-    }
-    batches.Count();
-  }
+  TimeHandOvers(
+      state,
+      [&](uint64_t value) {
+        buffers[0].value.store(value, std::memory_order_relaxed);
+        ring.value.store(value << 1, std::memory_order_relaxed);  // an entry naming buffers[0]
+        doorbell.value.store(value, std::memory_order_release);
+      },
+      [&](uint64_t value) { return signal.value.load(std::memory_order_acquire) == value; });
   stop.store(true, std::memory_order_relaxed);
   peer.join();
-  if (!warm) return state.SkipWithError("the peer thread did not answer within a second");
-  batches.Report(state);
 }
 BENCHMARK(BM_ProtocolFloor)->UseRealTime();
 
