@@ -103,12 +103,16 @@ def main():
                 elif target["verdict"] is None and not (target["note"] or target["problems"]):
                     problems.append(f"JSON target {target['key']}: no verdict and nothing saying why")
             # The first dispatch's row carries what its extra is made of: the warm-heap ratio, the page faults of a
-            # first dispatch and what a fresh page costs this machine (a positive time).
+            # first dispatch, what a fault costs this machine (a positive time) and what it adds to the dispatch after
+            # it, the extra over the warm-heap figure, and the faults' share of it (either may be negative: medians of
+            # noisy differences). Every one is a number once the row has no problem.
             first = next((target for target in targets if target["key"] == "first_over_warm_dispatch"), None)
             if first is not None and not first["problems"]:
-                asides = {aside["unit"]: aside["value"] for aside in first.get("asides", [])}
-                if sorted(asides) != ["count", "ns", "x"] or not all(
-                        isinstance(value, (int, float)) and value > 0 for key, value in asides.items() if key != "count"):
+                asides = [aside["value"] for aside in first.get("asides", [])]
+                units = [aside["unit"] for aside in first.get("asides", [])]
+                if (units != ["x", "count", "ns", "ns", "ns", "ns"] or
+                        not all(isinstance(value, (int, float)) for value in asides) or asides[0] <= 0 or
+                        asides[1] < 0 or asides[2] <= 0):
                     problems.append(f"JSON target first_over_warm_dispatch: asides {first.get('asides')}")
         else:
             problems.append("no JSON report written")
