@@ -144,15 +144,25 @@ constexpr uint64_t kSubmitsPerDrain = 64;
 // ring behind them is waited for, so the ring never fills. (PauseTiming/ResumeTiming around the wait put one read of
 // the thread's CPU clock, a system call, into every batch: 9 ns of each submit on the development VM.)
 //
+// Each batch starts with one untimed submit: the drain's wait often outlasts the engine's polling (EngineWakeup: it
+// sleeps after 50 us without work; the wait sleeps in steps of up to 100 us once it stops spinning), so that submit's
+// doorbell wakes a sleeping engine (a futex wake: 3-4 us of CPU and 5.5 us of wall on the development VM, a C program)
+// and finds the submit path's lines cold. Its median wall time is the counter first_submit_median_ns; the batch after
+// it measures submits to an engine that is running, as in a program that keeps a queue fed. (Timed inside the batch,
+// those wakes made up about two thirds of the 8-per-queue figure there, in whichever share of the batches met a
+// sleeping engine.)
+//
 // Besides the mean (Google Benchmark's figure, and cpu_s_per_kernel), the counter batch_median_ns_per_kernel is the
-// median batch's CPU time per kernel. On the development VM, four runs in a row read medians of 50-53 ns and means of
-// 54-98 ns (one exec + signal per queue): the slowest 1-5% of batches cost 4-13x the median (not identified; interrupts
-// handled on this thread's time and the VM's slow cross-core state are the candidates), and how many of those a run
-// met moved its mean. The median still moves between runs with where the threads land on the two vCPUs (issue 24,
-// session 21: 50.7-205 ns by round in one compare run). False (with the benchmark's error set) when a submit or the
-// device fails.
+// median batch's CPU time per kernel: the slowest few batches of a run cost several times the median (issue 24,
+// session 21). The median still moves from run to run, flat within a run (one exec + signal per queue: 49-131 ns in
+// 14 runs of the same binary, session 23): an rdtsc probe with a fence after every step of the submit found
+// every step at about its fence's cost except the doorbell's notification, whose locked increment of the queue's wake
+// line took 113-338 cycles on average by run. That line, like the ring's and the indirect buffer's, is one the MEC
+// thread reads between packets on the other core, so a submit waits for it to come back, at the price of a cross-core
+// transfer between wherever the host has put the two vCPUs. False (with the benchmark's error set) when a submit or
+// the device fails.
 bool SubmitBoundQueue(benchmark::State& state, Device& dev, ComputeQueue& queue, Signal& fence, int kernels) {
-  uint64_t fenced = 0, value = 0;
+  uint64_t fenced = 0, value = 0, timed = 0;
   auto drain = [&] {
     auto fence_queue = dev.NewComputeQueue();
     fence_queue->signal(fence, ++fenced);
@@ -160,20 +170,34 @@ bool SubmitBoundQueue(benchmark::State& state, Device& dev, ComputeQueue& queue,
   };
   ThreadCpuRegion batch;
   const uint64_t iterations = static_cast<uint64_t>(state.max_iterations);
-  std::vector<double> batch_ns_per_kernel;
+  std::vector<double> batch_ns_per_kernel, first_submit_ns;
   batch_ns_per_kernel.reserve(iterations / kSubmitsPerDrain + 1);
+  first_submit_ns.reserve(iterations / kSubmitsPerDrain + 1);
   for (auto _ : state) {
-    if (value % kSubmitsPerDrain == 0) batch.Start();
+    if (timed % kSubmitsPerDrain == 0) {
+      // The batch's first submit, untimed: it finds the engine as the drain left it (asleep after a long wait, when
+      // the doorbell pays a futex wake) and the submit path's lines cold; its wall time is reported apart.
+      const auto start = std::chrono::steady_clock::now();
+      const uint64_t vals[] = {++value};
+      if (!queue.submit(dev, vals).ok()) {
+        state.SkipWithError("submit failed");
+        return false;
+      }
+      first_submit_ns.push_back(
+          std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count());
+      batch.Start();
+    }
     const uint64_t vals[] = {++value};
     const bool submitted = queue.submit(dev, vals).ok();
-    if (value % kSubmitsPerDrain == 0 || value == iterations || !submitted) {
+    ++timed;
+    if (timed % kSubmitsPerDrain == 0 || timed == iterations || !submitted) {
       const double seconds = batch.Stop();
       state.SetIterationTime(seconds);
       if (!submitted) {
         state.SkipWithError("submit failed");
         return false;
       }
-      const uint64_t submits = (value - 1) % kSubmitsPerDrain + 1;
+      const uint64_t submits = (timed - 1) % kSubmitsPerDrain + 1;
       batch_ns_per_kernel.push_back(seconds * 1e9 / static_cast<double>(submits * kernels));
       if (!drain()) {
         state.SkipWithError("the device did not finish");
@@ -189,6 +213,7 @@ bool SubmitBoundQueue(benchmark::State& state, Device& dev, ComputeQueue& queue,
   }
   state.counters["clock_ns"] = batch.clock_ns();
   state.counters["batch_median_ns_per_kernel"] = Median(batch_ns_per_kernel);
+  state.counters["first_submit_median_ns"] = Median(first_submit_ns);
   return true;
 }
 
