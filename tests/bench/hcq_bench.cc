@@ -154,7 +154,7 @@ constexpr uint64_t kSubmitsPerDrain = 64;
 //
 // Besides the mean (Google Benchmark's figure, and cpu_s_per_kernel), the counter batch_median_ns_per_kernel is the
 // median batch's CPU time per kernel: the slowest few batches of a run cost several times the median (issue 24,
-// session 21). The median still moves between runs and sometimes within one (one exec + signal per queue: 49-131 ns in
+// session 21). The median still moves between runs and sometimes within one (one exec + signal per queue: 49-132 ns in
 // 14 runs of the same binary, session 23; one run's batches stepped from about 47 to about 100 ns halfway): an rdtsc
 // probe with a fence after every step of the submit found every step at about its fence's cost except the doorbell's
 // notification, whose locked increment of the queue's wake line took 113-338 cycles on average by run (the ring's and
