@@ -155,12 +155,8 @@ constexpr uint64_t kSubmitsPerDrain = 64;
 // Besides the mean (Google Benchmark's figure, and cpu_s_per_kernel), the counter batch_median_ns_per_kernel is the
 // median batch's CPU time per kernel: the slowest few batches of a run cost several times the median (issue 24,
 // session 21). The median still moves between runs and sometimes within one (one exec + signal per queue: 49-132 ns in
-// 14 runs of the same binary, session 23; one run's batches stepped from about 47 to about 100 ns halfway): an rdtsc
-// probe with a fence after every step of the submit found every step at about its fence's cost except the doorbell's
-// notification, whose locked increment of the queue's wake line took 113-338 cycles on average by run (the ring's and
-// the indirect buffer's stores cost no more than their fences). The MEC thread takes the doorbell flag off that line at
-// every turn of its loop on the other core, so a submit after such a turn waits for the line to come back: a
-// cross-core transfer, whose price is set by wherever the host has put the two vCPUs.
+// 14 runs of the same binary, session 23; one run's batches stepped from about 47 to about 100 ns halfway), for a
+// reason not identified (README, "Issue 24 (performance), session 23").
 // False (with the benchmark's error set) when a submit or the device fails.
 bool SubmitBoundQueue(benchmark::State& state, Device& dev, ComputeQueue& queue, Signal& fence, int kernels) {
   uint64_t fenced = 0, value = 0, timed = 0;
