@@ -241,7 +241,7 @@ BENCHMARK(BM_FirstDispatchOfAKernelWarmHeap)->Iterations(kFreshKernels)->Unit(be
 // one page fault, and no system call besides; false once every page has been touched.
 class FreshPages {
  public:
-  static constexpr size_t kPageBytes = 4096;
+  static constexpr size_t kPageBytes = 4096;  // x86-64's base page (MADV_NOHUGEPAGE keeps the mapping in them)
   explicit FreshPages(size_t pages) : bytes_(pages * kPageBytes) {
     void* memory = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (memory == MAP_FAILED) return;
