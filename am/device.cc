@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "am/completion_interrupts.h"
 #include "am/gfx.h"
 #include "am/gmc.h"
 #include "am/ih.h"
@@ -200,7 +201,10 @@ absl::StatusOr<std::vector<firmware::RequiredFile>> Device::RequiredFirmware() c
 }
 
 Device::Device(std::unique_ptr<pci::Device> pci, DeviceDiscovery discovery)
-    : pci_(std::move(pci)), discovery_(std::move(discovery)), bases_(discovery_.discovery.Bases()) {}
+    : pci_(std::move(pci)),
+      discovery_(std::move(discovery)),
+      bases_(discovery_.discovery.Bases()),
+      completion_interrupts_(std::make_unique<CompletionInterrupts>(*this)) {}
 
 Device::~Device() = default;
 

@@ -28,6 +28,7 @@ namespace am {
 // The register aperture's BAR (amdgpu_device_init maps rmmio from BAR 5 on every ASIC since Bonaire).
 inline constexpr int kRegisterBar = 5;
 
+class CompletionInterrupts;
 class Gfx;
 class Gmc;
 class Ih;
@@ -144,6 +145,8 @@ class Device {
   Smu& smu() { return *smu_; }
   Gfx& gfx() { return *gfx_; }
   Sdma& sdma() { return *sdma_; }
+  // The completion interrupts sleeping waiters hold (MSI enabled on first use).
+  CompletionInterrupts& completion_interrupts() { return *completion_interrupts_; }
 
  private:
   Device(std::unique_ptr<pci::Device> pci, DeviceDiscovery discovery);
@@ -183,6 +186,8 @@ class Device {
   base::Mutex trace_mutex_;
   std::string current_step_ ABSL_GUARDED_BY(trace_mutex_);
   std::optional<std::string> traced_step_ ABSL_GUARDED_BY(trace_mutex_);
+  // Last: it disables the MSI it enabled before the blocks and pci_ go.
+  std::unique_ptr<CompletionInterrupts> completion_interrupts_;
 };
 
 // The IP versions this driver supports (Navi31's); anything else is refused at Open with its name.

@@ -142,11 +142,25 @@ absl::Status Gfx::InitHw() {
   EnableMec();
   g.Write(gc::CP_MEC_DOORBELL_RANGE_LOWER{}.doorbell_range_lower(kKiqDoorbell64 * 2));
   g.Write(gc::CP_MEC_DOORBELL_RANGE_UPPER{}.doorbell_range_upper(kUserQueueEndDoorbell64 * 2));
-  g.Write(gc::CP_ME1_PIPE0_INT_CNTL{}.time_stamp_int_enable(1).opcode_error_int_enable(1).gpf_int_enable(1));
+  g.Write(gc::CP_ME1_PIPE0_INT_CNTL{}.time_stamp_int_enable(0).opcode_error_int_enable(1).gpf_int_enable(1));
 
   ring_.Clear();
   BAREGPU_RETURN_IF_ERROR(g.status());
   return LoadQueue();
+}
+
+absl::Status Gfx::SetEndOfPipeInterrupt(bool enable) {
+  auto g = device_.Regs<regs::Ip::kGc>();
+  g.Modify<gc::CP_ME1_PIPE0_INT_CNTL>([&](auto& r) { r.time_stamp_int_enable(enable ? 1 : 0); });
+  const bool now = g.Read<gc::CP_ME1_PIPE0_INT_CNTL>().time_stamp_int_enable() != 0;
+  BAREGPU_RETURN_IF_ERROR(g.status());
+  if (now != enable) {
+    return absl::InternalError(absl::StrFormat(
+        "CP_ME1_PIPE0_INT_CNTL.TIME_STAMP_INT_ENABLE reads %d after writing %d: the GC register write was lost (is "
+        "GC powered? `baregpu regs` shows the register)",
+        now, enable));
+  }
+  return absl::OkStatus();
 }
 
 void Gfx::InitShaderMemory() {

@@ -57,6 +57,12 @@ class Gfx final : public IpBlock {
   // GPU_HDP_FLUSH_REQ and wait for it in GPU_HDP_FLUSH_DONE, so host writes through the BAR reach memory before
   // the next packet.
   std::array<uint32_t, regs::pm4::WriteWaitRegister::kDwords> HdpFlushPacket() const;
+  // The queue's pipe's end-of-pipe interrupt (CP_ME1_PIPE0_INT_CNTL.TIME_STAMP_INT_ENABLE, as
+  // gfx_v11_0_set_compute_eop_interrupt_state sets it): while it is off, a RELEASE_MEM that asks for an interrupt
+  // writes its data and raises none. InitHw leaves it off (the pipe's error interrupts on); am::CompletionInterrupts
+  // turns it on while a waiter sleeps. Returns once the register reads back the new value (a read flushes the
+  // posted write), so every RELEASE_MEM the pipe starts afterwards sees it.
+  absl::Status SetEndOfPipeInterrupt(bool enable);
 
   // Waits until the MEC consumed everything submitted; on timeout the error names the queue, its pointers and the
   // packet it is stuck at.

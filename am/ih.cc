@@ -164,6 +164,20 @@ std::string DescribeRing(const IhEvent& e) {
   return "";
 }
 
+// The entry's fields, without its names and description (no allocation).
+IhEvent DecodeIhFields(const std::array<uint32_t, 8>& dw) {
+  IhEvent e;
+  e.client_id = dw[0] & 0xff;
+  e.source_id = (dw[0] >> 8) & 0xff;
+  e.ring_id = (dw[0] >> 16) & 0xff;
+  e.vmid = (dw[0] >> 24) & 0xf;
+  e.vmid_from_mmhub = (dw[0] >> 31) != 0;
+  e.timestamp = dw[1] | (uint64_t{dw[2] & 0xffff} << 32);
+  e.pasid = dw[3] & 0xffff;
+  e.src_data = {dw[4], dw[5], dw[6], dw[7]};
+  return e;
+}
+
 }  // namespace
 
 std::string IhSourceName(uint32_t client, uint32_t source) {
@@ -252,7 +266,10 @@ bool Ih::Pending() const {
          wptr.rb_overflow() != 0;
 }
 
-std::vector<IhEvent> Ih::Drain() {
+std::vector<IhEvent> Ih::Drain() { return Drain(/*faults_only=*/false); }
+std::vector<IhEvent> Ih::DrainFaults() { return Drain(/*faults_only=*/true); }
+
+std::vector<IhEvent> Ih::Drain(bool faults_only) {
   std::vector<IhEvent> events;
   if (!Pending()) return events;
   auto ring = device_.memory().CpuView(ring_, kRingBytes);
@@ -264,7 +281,7 @@ std::vector<IhEvent> Ih::Drain() {
   while (rptr != end) {
     std::array<uint32_t, 8> dwords;
     std::memcpy(dwords.data(), ring->data() + rptr, kEntryBytes);
-    events.push_back(Decode(dwords));
+    if (!faults_only || IsFault(DecodeIhFields(dwords))) events.push_back(Decode(dwords));
     rptr = (rptr + kEntryBytes) % kRingBytes;
   }
   rptr_.store(rptr, std::memory_order_relaxed);
@@ -280,15 +297,7 @@ std::vector<IhEvent> Ih::Drain() {
 }
 
 IhEvent DecodeIhEntry(const std::array<uint32_t, 8>& dw) {
-  IhEvent e;
-  e.client_id = dw[0] & 0xff;
-  e.source_id = (dw[0] >> 8) & 0xff;
-  e.ring_id = (dw[0] >> 16) & 0xff;
-  e.vmid = (dw[0] >> 24) & 0xf;
-  e.vmid_from_mmhub = (dw[0] >> 31) != 0;
-  e.timestamp = dw[1] | (uint64_t{dw[2] & 0xffff} << 32);
-  e.pasid = dw[3] & 0xffff;
-  e.src_data = {dw[4], dw[5], dw[6], dw[7]};
+  IhEvent e = DecodeIhFields(dw);
   e.source_name = IhSourceName(e.client_id, e.source_id);
   const std::string source = absl::StrCat(IhClientName(e.client_id), " ", e.source_name);
   if (IsPageFault(e)) {

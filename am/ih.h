@@ -62,6 +62,10 @@ class Ih final : public IpBlock {
   // Every entry since the last drain, decoded; the read pointer moves past them. A ring that overflowed is
   // cleared, and overflowed_since_last_drain() says entries were lost.
   std::vector<IhEvent> Drain();
+  // The same, keeping only the entries IsFault calls faults; the others (the end-of-pipe and trap entries that
+  // sleeping waits ask for) are passed over without a copy or a string, so a drain that finds no fault allocates
+  // nothing.
+  std::vector<IhEvent> DrainFaults();
   // Whether the IH wrote entries since the last drain (or overflowed): one read of the write-back word, no register
   // access, so waiters may ask often, from any thread, while another drains.
   bool Pending() const;
@@ -69,6 +73,7 @@ class Ih final : public IpBlock {
 
  private:
   IhEvent Decode(const std::array<uint32_t, 8>& dwords);
+  std::vector<IhEvent> Drain(bool faults_only);
 
   Device& device_;
   uint64_t ring_ = 0, wptr_ = 0;        // VRAM

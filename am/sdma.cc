@@ -104,7 +104,7 @@ absl::Status Sdma::LoadRing() {
         .llc_noalloc(1);
   });
   g.Modify<gc::SDMA0_F32_CNTL>([](auto& r) { r.halt(0).th1_reset(0); });
-  g.Modify<gc::SDMA0_CNTL>([](auto& r) { r.trap_enable(1); });
+  g.Modify<gc::SDMA0_CNTL>([](auto& r) { r.trap_enable(0); });  // SetTrapInterrupt while someone sleeps on it
   g.Write(rb_cntl.rb_enable(1));
   g.Modify<gc::SDMA0_QUEUE0_IB_CNTL>([](auto& r) { r.ib_enable(1); });
   return g.status();
@@ -171,5 +171,19 @@ absl::Status Sdma::Fence(uint64_t address, uint32_t value) {
 }
 
 absl::Status Sdma::Trap(uint32_t context) { return ring_.Write(sdma::EncodeTrap(context), kTimeout); }
+
+absl::Status Sdma::SetTrapInterrupt(bool enable) {
+  auto g = device_.Regs<regs::Ip::kGc>();
+  g.Modify<gc::SDMA0_CNTL>([&](auto& r) { r.trap_enable(enable ? 1 : 0); });
+  const bool now = g.Read<gc::SDMA0_CNTL>().trap_enable() != 0;
+  BAREGPU_RETURN_IF_ERROR(g.status());
+  if (now != enable) {
+    return absl::InternalError(
+        absl::StrFormat("SDMA0_CNTL.TRAP_ENABLE reads %d after writing %d: the GC register write was lost (is GC "
+                        "powered? `baregpu regs` shows the register)",
+                        now, enable));
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace am

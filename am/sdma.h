@@ -44,6 +44,10 @@ class Sdma final : public IpBlock {
   absl::Status Copy(uint64_t destination, uint64_t source, uint64_t bytes);
   absl::Status Fence(uint64_t address, uint32_t value);
   absl::Status Trap(uint32_t context);
+  // The engine's trap interrupt (SDMA0_CNTL.TRAP_ENABLE, as sdma_v6_0_set_trap_irq_state sets it): while it is off, a
+  // TRAP packet raises no SDMA_TRAP entry. InitHw leaves it off; am::CompletionInterrupts turns it on while a waiter
+  // sleeps. Returns once the register reads back the new value.
+  absl::Status SetTrapInterrupt(bool enable);
   // The queue's ring: every producer writes through it.
   Ring& ring() { return ring_; }
   const Ring& ring() const { return ring_; }

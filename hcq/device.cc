@@ -1,5 +1,7 @@
 #include "hcq/device.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -144,6 +146,21 @@ absl::StatusOr<std::string> Device::RecoverQueues() {
       "the device reset its busy queues (amdgpu's queue reset; what they had not run is dropped and "
       "never signals; later submissions run): ",
       absl::StrJoin(resets, "; "));
+}
+
+void Device::WakeSleepingWaits() {
+  // Against InterruptSleep::Begin: the signal's store (seq_cst, Signal::set_value) before this load, the sleeper's
+  // count before its load of the signal. Either the sleeper sees the value or this sees the sleeper.
+  if (sleeping_waits_.load(std::memory_order_seq_cst) == 0) return;
+  const int fd = wake_fd_.load(std::memory_order_acquire);
+  if (fd < 0) return;
+  const uint64_t one = 1;
+  [[maybe_unused]] const ssize_t n = ::write(fd, &one, sizeof(one));  // fails only when the count is at its maximum
+}
+
+Device::WaitStats Device::wait_stats() const {
+  return {sleeps_.load(std::memory_order_relaxed), interrupt_wakes_.load(std::memory_order_relaxed),
+          timer_wakes_.load(std::memory_order_relaxed), blind_waits_.load(std::memory_order_relaxed)};
 }
 
 void Device::PollFaults() {

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "hcq/allocator.h"
 #include "hcq/args_state.h"
@@ -180,6 +181,39 @@ class Device {
   // Submits do it themselves; Signal::set_value calls it for signals in device memory.
   virtual void FlushHostWrites() = 0;
 
+  // Sleeping waits (Signal::wait once its spin is over; hcq/interrupt_sleep.h). A wait that sleeps holds the
+  // device's completion interrupts, so that its queues interrupt the host when they write a signal (the AMD
+  // backend: every signal asks for the end-of-pipe interrupt or an SDMA trap, which the engines raise only while
+  // held), and blocks on the eventfd the interrupt adds to. A host write to a signal (Signal::set_value) wakes
+  // those waits through the same eventfd. A device without an interrupt (the sysfs backend, a backend that does
+  // not implement these) has its waits sleep in growing steps instead.
+  //
+  // The eventfd, the interrupt enabled on first use; an error says why there is none.
+  virtual absl::StatusOr<int> CompletionEventFd() {
+    return absl::UnimplementedError(absl::StrCat(name_, ": the backend has no completion interrupt"));
+  }
+  // One more holder; on return every signal a queue writes from now on either interrupts or is visible to the
+  // caller's next read of it.
+  virtual absl::Status HoldCompletionInterrupts() {
+    return absl::UnimplementedError(absl::StrCat(name_, ": the backend has no completion interrupt"));
+  }
+  virtual void ReleaseCompletionInterrupts() {}
+  // Called after a host write to one of this device's signals: wakes the waits sleeping on its eventfd. One load
+  // when none sleeps.
+  void WakeSleepingWaits();
+  // How the sleeping waits went since the device opened: sleeps, and how each ended (the eventfd, or the sleep's
+  // limit: kMaxInterruptSleep in hcq/interrupt_sleep.h, or what was left of the wait's timeout), and the waits
+  // that slept in blind steps because the device has no interrupt.
+  struct WaitStats {
+    uint64_t sleeps = 0;
+    uint64_t interrupt_wakes = 0;
+    uint64_t timer_wakes = 0;
+    uint64_t blind_waits = 0;
+  };
+  WaitStats wait_stats() const;
+  // Waits sleeping on the eventfd now.
+  uint32_t sleeping_waits() const { return sleeping_waits_.load(std::memory_order_seq_cst); }
+
   // The backend's memory (the allocator builds on these).
   virtual absl::StatusOr<std::shared_ptr<Allocation>> AllocMemory(uint64_t size, const BufferSpec& spec) = 0;
   virtual absl::Status FreeMemory(Allocation& allocation) = 0;
@@ -214,6 +248,12 @@ class Device {
   std::atomic<uint64_t> recoveries_{0};
   // Atomic so that NewArgs on another thread reads it safely; the timeline itself is one thread's (above).
   std::atomic<uint64_t> timeline_value_{1};
+  // Sleeping waits (InterruptSleep keeps these): the eventfd they block on, -1 until one asked for it; how many
+  // sleep on it now; WaitStats.
+  friend class InterruptSleep;
+  std::atomic<int> wake_fd_{-1};
+  std::atomic<uint32_t> sleeping_waits_{0};
+  std::atomic<uint64_t> sleeps_{0}, interrupt_wakes_{0}, timer_wakes_{0}, blind_waits_{0};
 };
 
 // Backends register a way to open devices by name (hcq/amd registers itself for sim:navi31 and PCI addresses).

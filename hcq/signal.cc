@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "hcq/device.h"
+#include "hcq/interrupt_sleep.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -19,9 +20,10 @@ constexpr absl::Duration kDefaultTimeout = absl::Seconds(30);
 // About a few microseconds of polling before the first sleep: a signal the device answers quickly (the virtual
 // device's engines, a short kernel) costs no system call.
 constexpr int kSpinIterations = 4096;
-// The longest sleep between two looks: it bounds how late a waiter notices the signal (a graph that finishes just
-// after the waiter went to sleep waits this long more) against how often an idle waiter wakes. 100 us keeps the
-// added latency below a small kernel's time on the virtual GPU at about 1% of a core while waiting.
+// On a device without an interrupt, the longest sleep between two looks: it bounds how late a waiter notices the
+// signal (a graph that finishes just after the waiter went to sleep waits this long more) against how often an idle
+// waiter wakes. 100 us keeps the added latency below a small kernel's time on the virtual GPU at about 1% of a core
+// while waiting.
 constexpr auto kMaxSleep = std::chrono::microseconds(100);
 
 inline void CpuRelax() {
@@ -69,23 +71,49 @@ absl::Status Signal::wait(uint64_t value, absl::Duration timeout) const {
     CpuRelax();
   }
   // Slow path: the clock and sleeps are system calls from here on, which is fine for a wait this long.
+  bool slept = false;
+  absl::Status status = SleepOnInterrupt(value, timeout, faults_before, slept);
+  return slept ? status : SleepBlind(value, timeout, faults_before);
+}
+
+absl::Status Signal::SleepOnInterrupt(uint64_t value, absl::Duration timeout, uint64_t faults_before,
+                                      bool& slept) const {
+  if (device_ == nullptr) return absl::OkStatus();
+  const absl::Time deadline = absl::Now() + timeout;
+  InterruptSleep sleep(*device_);
+  if (!sleep.Begin().ok()) return absl::OkStatus();  // no interrupt: SleepBlind
+  slept = true;
+  while (this->value() < value) {
+    // A fault ends the wait now: the work that faulted may never write the signal. (Faults interrupt too.)
+    if (absl::Status fault = FaultsDuring(value, faults_before); !fault.ok()) return fault;
+    const absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) return TimedOut(value, timeout);
+    sleep.Sleep(left);
+  }
+  return FaultsDuring(value, faults_before);
+}
+
+absl::Status Signal::SleepBlind(uint64_t value, absl::Duration timeout, uint64_t faults_before) const {
   const auto start = std::chrono::steady_clock::now();
   const auto limit = absl::ToChronoNanoseconds(timeout);
   auto sleep = std::chrono::microseconds(1);
   while (this->value() < value) {
-    // A fault ends the wait now: the work that faulted may never write the signal.
     if (absl::Status fault = FaultsDuring(value, faults_before); !fault.ok()) return fault;
-    if (std::chrono::steady_clock::now() - start >= limit) {
-      return absl::DeadlineExceededError(absl::StrFormat(
-          "%s: signal at %#x still %d after %s waiting for %d (HCQDEV_WAIT_TIMEOUT_MS sets the limit); %s",
-          device_ != nullptr ? device_->name() : "?", va_, this->value(), absl::FormatDuration(timeout), value,
-          device_ != nullptr ? device_->DescribeQueues() : ""));
-    }
+    if (std::chrono::steady_clock::now() - start >= limit) return TimedOut(value, timeout);
     std::this_thread::sleep_for(sleep);
     sleep = std::min(sleep * 2, kMaxSleep);
   }
   return FaultsDuring(value, faults_before);
 }
+
+absl::Status Signal::TimedOut(uint64_t value, absl::Duration timeout) const {
+  return absl::DeadlineExceededError(
+      absl::StrFormat("%s: signal at %#x still %d after %s waiting for %d (HCQDEV_WAIT_TIMEOUT_MS sets the limit); %s",
+                      device_ != nullptr ? device_->name() : "?", va_, this->value(), absl::FormatDuration(timeout),
+                      value, device_ != nullptr ? device_->DescribeQueues() : ""));
+}
+
+void Signal::WakeSleepingWaits() const { device_->WakeSleepingWaits(); }
 
 absl::Status Signal::FaultsDuring(uint64_t value, uint64_t faults_before) const {
   if (device_ == nullptr) return absl::OkStatus();

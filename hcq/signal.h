@@ -45,16 +45,20 @@ class Signal {
   uint64_t timestamp_address() const { return va_ + 8; }
 
   uint64_t value() const { return Value32().load(std::memory_order_acquire); }
+  // Waits sleeping on the device's interrupt (hcq/interrupt_sleep.h) are woken: no engine interrupts for a host
+  // write. (The store is sequentially consistent against that wake-up's check for sleepers.)
   void set_value(uint64_t value) const {
-    Value32().store(static_cast<uint32_t>(value), std::memory_order_release);
+    Value32().store(static_cast<uint32_t>(value), std::memory_order_seq_cst);
     if (in_device_memory_) FlushDeviceWrites();
+    if (device_ != nullptr) WakeSleepingWaits();
   }
   bool in_device_memory() const { return in_device_memory_; }
   uint64_t timestamp_ticks() const { return Word(1).load(std::memory_order_acquire); }
   // Microseconds of GPU time at the last timestamp command.
   double timestamp() const { return static_cast<double>(timestamp_ticks()) / kTicksPerMicrosecond; }
 
-  // Until value() >= value: spins briefly, then sleeps in growing steps. On timeout the error names the device
+  // Until value() >= value: spins briefly, then sleeps until the device's interrupt says a signal changed
+  // (hcq/interrupt_sleep.h), or in growing steps on a device without one. On timeout the error names the device
   // and its queues' pointers and the packet each is stopped at. A fault the device reports before the wait returns
   // (Device::PollFaults, each step of the sleep and once at the end) ends it at once with absl::AbortedError naming
   // the fault, even when the value was reached: Device::RecoverAfter then resets what is stuck.
@@ -63,6 +67,11 @@ class Signal {
 
  private:
   void FlushDeviceWrites() const;
+  void WakeSleepingWaits() const;
+  // The slow path's sleeps: on the device's interrupt (false when it has none), or blind in growing steps.
+  absl::Status SleepOnInterrupt(uint64_t value, absl::Duration timeout, uint64_t faults_before, bool& slept) const;
+  absl::Status SleepBlind(uint64_t value, absl::Duration timeout, uint64_t faults_before) const;
+  absl::Status TimedOut(uint64_t value, absl::Duration timeout) const;
   // The wait's fault error when the device reported faults since `faults_before`, else OK.
   absl::Status FaultsDuring(uint64_t value, uint64_t faults_before) const;
   // The value's 32-bit word (little-endian: the slot's first four bytes).

@@ -40,6 +40,12 @@ std::vector<std::optional<uint64_t>> IpBases::Segments(Ip ip, int instance) cons
   return it == bases_.end() ? std::vector<std::optional<uint64_t>>{} : it->second;
 }
 
+std::span<const std::optional<uint64_t>> IpBases::SegmentsView(Ip ip, int instance) const {
+  auto it = bases_.find({ip, instance});
+  if (it == bases_.end()) return {};
+  return it->second;
+}
+
 std::vector<int> IpBases::Instances(Ip ip) const {
   std::vector<int> instances;
   for (const auto& [key, segments] : bases_) {

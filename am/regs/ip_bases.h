@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -42,6 +43,8 @@ class IpBases {
   // The segment bases of one instance (index = segment; nullopt where none was set); empty if the instance
   // has none at all.
   std::vector<std::optional<uint64_t>> Segments(Ip ip, int instance) const;
+  // The same without a copy (IpRegisters binds with it, allocating nothing); valid until the next SetBase.
+  std::span<const std::optional<uint64_t>> SegmentsView(Ip ip, int instance) const;
   // The instances of an IP block that have at least one base.
   std::vector<int> Instances(Ip ip) const;
   // The segment whose base is the highest at or below `dword_address` (nullopt below every base). Bases of

@@ -10,10 +10,12 @@
 #ifndef BAREGPU_AM_REGS_REGISTER_SPACE_H_
 #define BAREGPU_AM_REGS_REGISTER_SPACE_H_
 
+#include <algorithm>
 #include <array>
 #include <concepts>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -37,9 +39,10 @@ class IpRegisters {
  public:
   static constexpr uint32_t kUnresolvedRead = 0xffffffff;
 
-  // Binds to one instance of the IP block; fails when the bases list no segment for it.
+  // Binds to one instance of the IP block (a copy of its bases: no allocation); fails when the bases list no
+  // segment for it.
   static absl::StatusOr<IpRegisters> Create(Space& space, const IpBases& bases, int instance = 0) {
-    std::vector<std::optional<uint64_t>> segments = bases.Segments(kIp, instance);
+    std::span<const std::optional<uint64_t>> segments = bases.SegmentsView(kIp, instance);
     if (segments.empty()) {
       return absl::NotFoundError(absl::StrFormat("no register bases for %s instance %d", IpName(kIp), instance));
     }
@@ -69,7 +72,7 @@ class IpRegisters {
   // The absolute dword address of R, or nullopt when its segment has no base.
   template <typename R>
   requires(R::kIp == kIp) std::optional<uint64_t> AddressOf() {
-    if (R::kSegment >= segments_.size() || !segments_[R::kSegment]) {
+    if (R::kSegment >= segment_count_ || !segments_[R::kSegment]) {
       if (status_.ok()) {
         status_ = absl::FailedPreconditionError(
             absl::StrFormat("%s instance %d: register %s is in segment %d, which has no base (reads give %#x, "
@@ -87,12 +90,16 @@ class IpRegisters {
   const absl::Status& status() const { return status_; }
 
  private:
-  IpRegisters(Space& space, int instance, std::vector<std::optional<uint64_t>> segments)
-      : space_(&space), instance_(instance), segments_(std::move(segments)) {}
+  IpRegisters(Space& space, int instance, std::span<const std::optional<uint64_t>> segments)
+      : space_(&space), instance_(instance), segment_count_(std::min<size_t>(segments.size(), segments_.size())) {
+    std::copy_n(segments.begin(), segment_count_, segments_.begin());
+  }
 
   Space* space_;
   int instance_;
-  std::vector<std::optional<uint64_t>> segments_;
+  // IpBases::SetBase keeps every instance within kMaxSegments.
+  std::array<std::optional<uint64_t>, IpBases::kMaxSegments> segments_{};
+  size_t segment_count_;
   absl::Status status_;
 };
 

@@ -279,8 +279,14 @@ Pm4Engine::Status Pm4Engine::ReleaseMem(std::span<const uint32_t> packet) {
     return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF, absl::StrFormat("RELEASE_MEM: %s", written.message()));
   }
   // Per-queue EOP interrupts are enabled per pipe (gfx_v11_0_set_compute_eop_interrupt_state: TIME_STAMP_INT_ENABLE).
-  if (int_sel != 0 && PipeInterruptEnabled(gc::CP_ME1_PIPE0_INT_CNTL{}.time_stamp_int_enable(1).raw())) {
-    PostInterrupt(regs::ih::GFX_11_0_0__SRCID__CP_EOP_INTERRUPT, packet[7]);
+  // INT_SEL 2 interrupts "after write confirm": the write is visible to every reader before the pipe looks at the
+  // enable, so a driver that turns the enable on and then reads the signal either sees the write or gets the
+  // interrupt (am::CompletionInterrupts). The fence is that confirmation.
+  if (int_sel != 0) {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (PipeInterruptEnabled(gc::CP_ME1_PIPE0_INT_CNTL{}.time_stamp_int_enable(1).raw())) {
+      PostInterrupt(regs::ih::GFX_11_0_0__SRCID__CP_EOP_INTERRUPT, packet[7]);
+    }
   }
   return Status::kDone;
 }

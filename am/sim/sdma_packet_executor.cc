@@ -452,7 +452,9 @@ void SdmaPacketExecutor::SrbmWrite(const uint32_t* packet) {
 absl::Status SdmaPacketExecutor::Trap(const uint32_t* p) {
   const auto& packet = *reinterpret_cast<const sdma::Trap*>(p);
   // SDMAn_CNTL.TRAP_ENABLE gates the trap interrupt (Linux sets it in sdma_v6_0_set_trap_irq_state, tinygrad at
-  // init).
+  // init). The packets before have completed, their writes visible to every reader, before the engine looks at the
+  // enable: a driver that turns it on and then reads a FENCE's signal either sees the write or gets the interrupt.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   if (regs::gc::SDMA0_CNTL::FromRaw(context_.registers.Peek(engine_.cntl)).trap_enable() == 0) {
     return absl::OkStatus();
   }

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "am/code_object.h"
+#include "am/completion_interrupts.h"
 #include "am/ih.h"
 #include "am/kernel_dispatch.h"
 #include "am/page_table.h"
@@ -21,6 +22,7 @@
 #include "am/soc.h"
 #include "base/bits.h"
 #include "base/json_string.h"
+#include "base/log.h"
 #include "base/status_macros.h"
 #include "hcq/amd/amd_program.h"
 #include "hcq/amd/queues.h"
@@ -60,6 +62,11 @@ absl::StatusOr<std::unique_ptr<Device>> AmdDevice::Open(absl::string_view name, 
 
 absl::Status AmdDevice::Init() {
   BAREGPU_ASSIGN_OR_RETURN(wait_timeout_, DefaultWaitTimeout());
+  // The MSI now, not in the first wait that sleeps (which then allocates nothing). A device without one (the sysfs
+  // backend) keeps the answer: its waits sleep in steps.
+  if (absl::StatusOr<int> fd = am_->completion_interrupts().EventFd(); !fd.ok()) {
+    BAREGPU_LOG(kInfo, "%s: %s", name(), fd.status().message());
+  }
   return InitCommon();
 }
 
@@ -253,16 +260,18 @@ absl::StatusOr<std::shared_ptr<Allocation>> AmdDevice::AllocMemory(uint64_t size
 
 std::vector<std::string> AmdDevice::TakeFaults() {
   std::vector<std::string> faults;
-  // The interrupt ring holds the faults (tinygrad's AM driver drains it while it waits, amdgpu in its IRQ handler);
-  // the other entries (end-of-pipe, SDMA traps) have nobody waiting for them here.
-  for (const am::IhEvent& event : am_->ih().Drain()) {
-    if (am::IsFault(event)) faults.push_back(event.description);
-  }
+  // The interrupt ring holds the faults (tinygrad's AM driver drains it while it waits, amdgpu in its IRQ handler).
+  // Its end-of-pipe and trap entries only woke sleeping waits (hcq/interrupt_sleep.h), which read their signals.
+  for (const am::IhEvent& event : am_->ih().DrainFaults()) faults.push_back(event.description);
   if (am_->ih().overflowed_since_last_drain()) {
     faults.push_back("the interrupt ring overflowed: entries were lost (ih_v6_0 RB_OVERFLOW)");
   }
   return faults;
 }
+
+absl::StatusOr<int> AmdDevice::CompletionEventFd() { return am_->completion_interrupts().EventFd(); }
+absl::Status AmdDevice::HoldCompletionInterrupts() { return am_->completion_interrupts().Hold(); }
+void AmdDevice::ReleaseCompletionInterrupts() { am_->completion_interrupts().Release(); }
 
 bool AmdDevice::FaultsMayBePending() {
   // What TakeFaults looks at: entries in the interrupt ring, or an overflow it reports.

@@ -46,6 +46,10 @@ class AmdDevice final : public Device {
   bool FaultsMayBePending() override;
   absl::StatusOr<std::vector<std::string>> ResetBusyQueues() override;
   void FlushHostWrites() override;
+  // am::CompletionInterrupts: the MEC pipe's end-of-pipe interrupt and the SDMA trap, through the IH's MSI.
+  absl::StatusOr<int> CompletionEventFd() override;
+  absl::Status HoldCompletionInterrupts() override;
+  void ReleaseCompletionInterrupts() override;
   absl::StatusOr<std::shared_ptr<Allocation>> AllocMemory(uint64_t size, const BufferSpec& spec) override;
   absl::Status FreeMemory(Allocation& allocation) override;
   absl::Status MapPeer(Allocation& allocation) override;

@@ -31,17 +31,21 @@ void Pm4Queue::EmitWait(Value address, Value value) {
   PatchAddress(at + pm4::WaitMemory::kAddressLoDword, at + pm4::WaitMemory::kAddressHiDword, address, kSignalAlignment);
 }
 
-void Pm4Queue::ReleaseMem(Value address, pm4::ReleaseData data_sel, Value value, uint64_t alignment) {
-  const uint32_t at = Emit(pm4::ReleaseMem::Encode(AddressNow(address), data_sel));
+void Pm4Queue::ReleaseMem(Value address, pm4::ReleaseData data_sel, Value value, uint64_t alignment,
+                          pm4::ReleaseInterrupt interrupt) {
+  const uint32_t at = Emit(pm4::ReleaseMem::Encode(AddressNow(address), data_sel, 0, interrupt));
   Set(at + pm4::ReleaseMem::kDataLoDword, value);
   PatchAddress(at + pm4::ReleaseMem::kAddressLoDword, at + pm4::ReleaseMem::kAddressHiDword, address, alignment);
 }
 
+// A signal asks for the end-of-pipe interrupt after its write, as amdgpu's fences (gfx_v11_0_ring_emit_fence with
+// AMDGPU_FENCE_FLAG_INT) and tinygrad's signals do: the pipe raises it only while a sleeping wait holds it
+// (am::CompletionInterrupts), and that wait wakes on it. Timestamps wake nobody.
 void Pm4Queue::EmitSignal(Value address, Value value) {
-  ReleaseMem(address, pm4::ReleaseData::kLow32, value, kSignalAlignment);
+  ReleaseMem(address, pm4::ReleaseData::kLow32, value, kSignalAlignment, pm4::ReleaseInterrupt::kAfterWriteConfirm);
 }
 void Pm4Queue::EmitTimestamp(Value address) {
-  ReleaseMem(address, pm4::ReleaseData::kGpuClock, 0, kTimestampAlignment);
+  ReleaseMem(address, pm4::ReleaseData::kGpuClock, 0, kTimestampAlignment, pm4::ReleaseInterrupt::kNone);
 }
 
 ComputeQueue& Pm4Queue::memory_barrier() {
@@ -278,6 +282,9 @@ void SdmaQueue::EmitSignal(Value address, Value value) {
   const uint32_t at = Emit(sdma::EncodeFence(AddressNow(address), 0));
   Set(at + sdma::kFenceDataDword, value);
   PatchAddress(at + sdma::kFenceAddressLoDword, at + sdma::kFenceAddressHiDword, address, kSignalAlignment);
+  // Then a TRAP, as sdma_v6_0_ring_emit_fence follows a fence that wants an interrupt: the engine raises it only
+  // while a sleeping wait holds it (am::CompletionInterrupts). Its context is amdgpu's for fences, 0.
+  Emit(sdma::EncodeTrap(0));
 }
 
 void SdmaQueue::EmitTimestamp(Value address) {

@@ -28,7 +28,8 @@ class Pm4Queue final : public ComputeQueue {
   absl::Status WriteRing(std::span<const uint32_t> dwords) override;
   absl::Status WriteIndirect(uint64_t va, uint32_t dwords) override;
   absl::Status PrepareBind() override;
-  void ReleaseMem(Value address, am::regs::pm4::ReleaseData data_sel, Value value, uint64_t alignment);
+  void ReleaseMem(Value address, am::regs::pm4::ReleaseData data_sel, Value value, uint64_t alignment,
+                  am::regs::pm4::ReleaseInterrupt interrupt);
   // Fills the kernel's hidden arguments and dispatch packet for one launch; dimensions given by variables are
   // patched at submit, as the dispatch's own are.
   static absl::Status FillImplicitArguments(const am::ImplicitArguments& implicit, uint64_t descriptor, ArgsState& args,

@@ -2,6 +2,8 @@
 #include "am/device.h"
 
 #include <linux/pci_regs.h>
+#include <poll.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -11,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "am/completion_interrupts.h"
 #include "am/gfx.h"
 #include "am/gmc.h"
 #include "am/ih.h"
@@ -358,22 +361,47 @@ TEST_F(DeviceTest, SilentSmuIsATimeout) {
   EXPECT_NE(booted.message().find("C2PMSG_90 stays 0"), std::string::npos) << booted;
 }
 
-TEST_F(DeviceTest, ComputeQueueRunsPm4AndTheEopInterruptArrives) {
+// What the eventfd of the device's interrupt counted since the last look (the test is its only reader).
+uint64_t TakeMsiCount(int fd) {
+  uint64_t count = 0;
+  return ::read(fd, &count, sizeof(count)) == sizeof(count) ? count : 0;  // EAGAIN: 0
+}
+
+TEST_F(DeviceTest, ComputeQueueRunsPm4AndTheEopInterruptArrivesWhileHeld) {
   ASSERT_TRUE(device_->Boot().ok());
   EXPECT_TRUE(sim_->gfx().QueueRunning(0, 0));
   auto fence = device_->memory().AllocBoot(4096);
   ASSERT_TRUE(fence.ok());
+  absl::StatusOr<int> msi = device_->completion_interrupts().EventFd();
+  ASSERT_TRUE(msi.ok()) << msi.status();
   const uint64_t fence_mc = device_->McAddress(*fence);
-  namespace pm4 = regs::pm4;
-  const auto packet =
-      pm4::ReleaseMem::Encode(fence_mc, pm4::ReleaseData::kLow32, 42, pm4::ReleaseInterrupt::kAfterWriteConfirm);
-  ASSERT_TRUE(device_->gfx().ring().Write(packet, Gfx::kTimeout).ok());
   std::span<uint8_t> view = *device_->memory().CpuView(*fence, 4);
   const absl::Time deadline = absl::Now() + absl::Seconds(5);
-  while (std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(view.data())).load() != 42) {
-    ASSERT_LT(absl::Now(), deadline) << "fence never landed";
-  }
-  while (!device_->gfx().idle()) ASSERT_LT(absl::Now(), deadline) << "rptr never caught up";
+  namespace pm4 = regs::pm4;
+  // A fence that asks for the EOP interrupt (INT_SEL 2); returns once the MEC has run it.
+  const auto run_fence = [&](uint32_t value) {
+    const auto packet =
+        pm4::ReleaseMem::Encode(fence_mc, pm4::ReleaseData::kLow32, value, pm4::ReleaseInterrupt::kAfterWriteConfirm);
+    ASSERT_TRUE(device_->gfx().ring().Write(packet, Gfx::kTimeout).ok());
+    while (std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(view.data())).load() != value) {
+      ASSERT_LT(absl::Now(), deadline) << "fence never landed";
+    }
+    while (!device_->gfx().idle()) ASSERT_LT(absl::Now(), deadline) << "rptr never caught up";
+  };
+  const auto time_stamp_int_enable = [&] {
+    return device_->Regs<regs::Ip::kGc>().Read<regs::gc::CP_ME1_PIPE0_INT_CNTL>().time_stamp_int_enable();
+  };
+
+  // Nobody holds the completion interrupts: the pipe's EOP interrupt is off, the fence raises nothing.
+  EXPECT_EQ(time_stamp_int_enable(), 0u);
+  ASSERT_NO_FATAL_FAILURE(run_fence(42));
+  EXPECT_TRUE(device_->ih().Drain().empty());
+  EXPECT_EQ(TakeMsiCount(*msi), 0u);
+
+  // Held, the same packet raises CP_EOP_INTERRUPT in the IH ring, and the IH the MSI.
+  ASSERT_TRUE(device_->completion_interrupts().Hold().ok());
+  EXPECT_EQ(time_stamp_int_enable(), 1u);
+  ASSERT_NO_FATAL_FAILURE(run_fence(43));
   std::vector<IhEvent> events;
   while (events.empty()) {
     ASSERT_LT(absl::Now(), deadline) << "no EOP interrupt";
@@ -381,34 +409,66 @@ TEST_F(DeviceTest, ComputeQueueRunsPm4AndTheEopInterruptArrives) {
   }
   EXPECT_EQ(events[0].client_id, regs::ih::SOC21_IH_CLIENTID_GRBM_CP);
   EXPECT_EQ(events[0].source_id, regs::ih::GFX_11_0_0__SRCID__CP_EOP_INTERRUPT);
+  pollfd pfd{*msi, POLLIN, 0};
+  EXPECT_EQ(::poll(&pfd, 1, 5000), 1) << "MSI for the EOP interrupt";
+  EXPECT_GE(TakeMsiCount(*msi), 1u);
+
+  // A second holder keeps it on; the last one's release turns it off.
+  ASSERT_TRUE(device_->completion_interrupts().Hold().ok());
+  EXPECT_EQ(device_->completion_interrupts().holders(), 2);
+  device_->completion_interrupts().Release();
+  EXPECT_EQ(time_stamp_int_enable(), 1u);
+  device_->completion_interrupts().Release();
+  EXPECT_EQ(device_->completion_interrupts().holders(), 0);
+  EXPECT_EQ(time_stamp_int_enable(), 0u);
+  ASSERT_NO_FATAL_FAILURE(run_fence(44));
+  EXPECT_TRUE(device_->ih().Drain().empty());
   ASSERT_TRUE(device_->Fini().ok());
   EXPECT_FALSE(sim_->gfx().QueueRunning(0, 0));
 }
 
-TEST_F(DeviceTest, SdmaCopiesFencesAndTraps) {
+TEST_F(DeviceTest, SdmaCopiesFencesAndTrapsWhileHeld) {
   ASSERT_TRUE(device_->Boot().ok());
   auto source = device_->memory().AllocVram(base::MiB(1));
   auto destination = device_->memory().AllocVram(base::MiB(1));
   auto fence = device_->memory().AllocBoot(4096);
   ASSERT_TRUE(source.ok() && destination.ok() && fence.ok());
+  absl::StatusOr<int> msi = device_->completion_interrupts().EventFd();
+  ASSERT_TRUE(msi.ok()) << msi.status();
   std::span<uint8_t> src = *device_->memory().CpuView(*source, base::MiB(1));
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<uint8_t>(i * 7);
-  ASSERT_TRUE(device_->sdma().Copy(device_->McAddress(*destination), device_->McAddress(*source), base::MiB(1)).ok());
-  ASSERT_TRUE(device_->sdma().Fence(device_->McAddress(*fence), 7).ok());
-  ASSERT_TRUE(device_->sdma().Trap(5).ok());
   std::span<uint8_t> fence_view = *device_->memory().CpuView(*fence, 4);
   const absl::Time deadline = absl::Now() + absl::Seconds(5);
-  while (std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(fence_view.data())).load() != 7) {
-    ASSERT_LT(absl::Now(), deadline) << "SDMA fence never landed";
-  }
+  const auto fence_and_trap = [&](uint32_t value) {
+    ASSERT_TRUE(device_->sdma().Fence(device_->McAddress(*fence), value).ok());
+    ASSERT_TRUE(device_->sdma().Trap(5).ok());
+    while (std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(fence_view.data())).load() != value) {
+      ASSERT_LT(absl::Now(), deadline) << "SDMA fence never landed";
+    }
+    while (!device_->sdma().idle()) ASSERT_LT(absl::Now(), deadline) << "rptr never caught up";
+  };
+  ASSERT_TRUE(device_->sdma().Copy(device_->McAddress(*destination), device_->McAddress(*source), base::MiB(1)).ok());
+  // Nobody holds the completion interrupts: TRAP_ENABLE is off, the trap raises nothing.
+  ASSERT_NO_FATAL_FAILURE(fence_and_trap(7));
   std::span<uint8_t> dst = *device_->memory().CpuView(*destination, base::MiB(1));
   EXPECT_EQ(std::memcmp(dst.data(), src.data(), src.size()), 0);
+  EXPECT_TRUE(device_->ih().Drain().empty());
+  EXPECT_EQ(TakeMsiCount(*msi), 0u);
+  // Held: SDMA_TRAP with the packet's context, and the MSI.
+  ASSERT_TRUE(device_->completion_interrupts().Hold().ok());
+  EXPECT_EQ(device_->Regs<regs::Ip::kGc>().Read<regs::gc::SDMA0_CNTL>().trap_enable(), 1u);
+  ASSERT_NO_FATAL_FAILURE(fence_and_trap(8));
   std::vector<IhEvent> events;
   while (events.empty()) {
     ASSERT_LT(absl::Now(), deadline) << "no SDMA trap interrupt";
     events = device_->ih().Drain();
   }
   EXPECT_EQ(events[0].source_id, regs::ih::GFX_11_0_0__SRCID__SDMA_TRAP);
+  EXPECT_EQ(events[0].src_data[0], 5u);
+  pollfd pfd{*msi, POLLIN, 0};
+  EXPECT_EQ(::poll(&pfd, 1, 5000), 1) << "MSI for the SDMA trap";
+  device_->completion_interrupts().Release();
+  EXPECT_EQ(device_->Regs<regs::Ip::kGc>().Read<regs::gc::SDMA0_CNTL>().trap_enable(), 0u);
   EXPECT_TRUE(device_->Fini().ok());
 }
 

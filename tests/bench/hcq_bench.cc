@@ -166,6 +166,8 @@ bool SubmitBoundQueue(benchmark::State& state, Device& dev, ComputeQueue& queue,
     return fence_queue->submit(dev).ok() && fence.wait(fenced).ok();
   };
   ThreadCpuRegion batch;
+  const Device::WaitStats waits_before = dev.wait_stats();
+  uint64_t drains = 0;
   const uint64_t iterations = static_cast<uint64_t>(state.max_iterations);
   std::vector<double> batch_ns_per_kernel, first_submit_ns;
   batch_ns_per_kernel.reserve(iterations / kSubmitsPerDrain + 1);
@@ -196,6 +198,7 @@ bool SubmitBoundQueue(benchmark::State& state, Device& dev, ComputeQueue& queue,
       }
       const uint64_t submits = (timed - 1) % kSubmitsPerDrain + 1;
       batch_ns_per_kernel.push_back(seconds * 1e9 / static_cast<double>(submits * kernels));
+      ++drains;
       if (!drain()) {
         state.SkipWithError("the device did not finish");
         return false;
@@ -211,6 +214,12 @@ bool SubmitBoundQueue(benchmark::State& state, Device& dev, ComputeQueue& queue,
   state.counters["clock_ns"] = batch.clock_ns();
   state.counters["batch_median_ns_per_kernel"] = Median(batch_ns_per_kernel);
   state.counters["first_submit_median_ns"] = Median(first_submit_ns);
+  // How the drains' waits slept (hcq/interrupt_sleep.h): each interrupt a queue raised while a drain slept woke it.
+  const Device::WaitStats waits = dev.wait_stats();
+  const double per_drain = 1.0 / static_cast<double>(std::max<uint64_t>(drains, 1));
+  state.counters["sleeps_per_drain"] = static_cast<double>(waits.sleeps - waits_before.sleeps) * per_drain;
+  state.counters["interrupt_wakes_per_drain"] =
+      static_cast<double>(waits.interrupt_wakes - waits_before.interrupt_wakes) * per_drain;
   return true;
 }
 
