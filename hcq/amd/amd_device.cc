@@ -106,13 +106,16 @@ absl::StatusOr<std::string> AmdDevice::HolderStatus() {
     return absl::StrFormat(R"({"size": %d, "free": %d, "largest_free": %d, "allocations": %d})", r.size, r.free,
                            r.largest_free, r.allocations);
   };
+  const WaitStats waits = wait_stats();
   return absl::StrFormat(
       R"({"schema": "baregpu.holder_status/1", "pid": %d, "device": %s, "firmware": {"smu": %s, "sos": %s}, )"
       R"("metrics": %s, "vram": {"total": %d, "cpu_visible": %d, "regions": {"boot": %s, "page_tables": %s, )"
-      R"("general": %s}, "mappings": %d}})",
+      R"("general": %s}, "mappings": %d}, "waits": {"interrupt": %s, "sleeping": %d, "sleeps": %d, )"
+      R"("interrupt_wakes": %d, "timer_wakes": %d, "blind_waits": %d}})",
       ::getpid(), base::JsonString(am_->pci().name()), number_or_null(smu), number_or_null(sos), metrics,
       memory.layout().vram_size, memory.cpu_visible_size(), region(usage.boot), region(usage.page_tables),
-      region(usage.general), usage.mappings);
+      region(usage.general), usage.mappings, am_->completion_interrupts().EventFd().ok() ? "true" : "false",
+      sleeping_waits(), waits.sleeps, waits.interrupt_wakes, waits.timer_wakes, waits.blind_waits);
 }
 
 AmdDevice::~AmdDevice() {

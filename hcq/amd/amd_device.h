@@ -69,7 +69,9 @@ class AmdDevice final : public Device {
   // The debug endpoint's HOLDER_STATUS (`baregpu smi` attached), schema baregpu.holder_status/1: {"pid", "device",
   // "firmware": {"smu", "sos"} (numbers, null when not answering), "metrics": {"table": hex of SmuMetrics_t,
   // "size"} or {"error"}, "vram": {"total", "cpu_visible", "regions": {"boot"|"page_tables"|"general": {"size",
-  // "free", "largest_free", "allocations"}}, "mappings"}}. Runs on the endpoint's thread.
+  // "free", "largest_free", "allocations"}}, "mappings"}, "waits": {"interrupt" (whether waits can sleep on it),
+  // "sleeping", "sleeps", "interrupt_wakes", "timer_wakes", "blind_waits"} (Device::wait_stats)}. Runs on the
+  // endpoint's thread.
   absl::StatusOr<std::string> HolderStatus();
 
   std::unique_ptr<am::Device> am_;

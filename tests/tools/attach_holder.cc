@@ -1,6 +1,7 @@
 // A process that holds a device, for the attach tests (attach_test.cc): opens DEVICE through HCQ (the debug endpoint
 // follows BAREGPU_DEBUG_ENDPOINT), leaves known values where a debugger can find them, says where on stdout, and
-// holds the device until its stdin closes (or kHoldLimit passes). Then it checks the device still works (whatever the
+// holds the device until its stdin closes (or kHoldLimit passes). Before it says ready, one wait has slept and timed
+// out (its waits' counts are what `smi` attached reports). Then it checks the device still works (whatever the
 // debuggers did to the endpoint) and exits 0, or 1 with a message on stderr.
 //
 // stdout, one line: "ready VRAM_VA HOST_VA SCRATCH_VALUE ENDPOINT_PATH" (ENDPOINT_PATH "-" when none).
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "am/regs/database.h"
 #include "hcq/amd/amd_device.h"
 #include "hcq/device.h"
@@ -32,6 +34,8 @@ constexpr uint64_t kBufferBytes = 8192;  // two pages: a read across the page bo
 // s_branch -1 (SOPP 0x17f << 23, s_branch = opcode 32 in LLVM's GFX11 SOPP table): a wave that jumps to itself.
 constexpr uint32_t kBranchToItself = (0x17fu << 23) | (32u << 16) | 0xffffu;
 constexpr uint32_t kSpinWorkgroupSize = 64;  // two wave32 waves
+// Longer than a wait's spin (a few microseconds), so that it sleeps.
+constexpr absl::Duration kSleepingWait = absl::Milliseconds(5);
 uint8_t VramByte(uint64_t i) { return static_cast<uint8_t>(i * 7 + 1); }
 uint8_t HostByte(uint64_t i) { return static_cast<uint8_t>(i * 13 + 5); }
 
@@ -57,6 +61,13 @@ int main(int argc, char** argv) {
   for (uint64_t i = 0; i < kBufferBytes; ++i) vram_bytes[i] = VramByte(i);
   if (auto s = device->allocator().copyin(*vram, vram_bytes); !s.ok()) return Fail(std::string(s.message()));
   for (uint64_t i = 0; i < kBufferBytes; ++i) host->cpu()[i] = HostByte(i);
+  // One wait that sleeps on the device's interrupt and ends at its limit: smi attached reports the holder's waits.
+  auto never = device->NewSignal(0);
+  if (!never.ok()) return Fail(std::string(never.status().message()));
+  if (never->wait(1, kSleepingWait).code() != absl::StatusCode::kDeadlineExceeded) {
+    return Fail("a wait on a signal nothing writes did not time out");
+  }
+  device->FreeSignal(*never);
 
   am::Device& am = device->am();
   auto scratch = am::regs::ResolveAddress(am.bases(), "SCRATCH_REG0", am::regs::Ip::kGc);

@@ -289,8 +289,8 @@ TEST_F(AttachTest, RingsAndWavesReadTheHoldersQueuesWithoutForce) {
   EXPECT_TRUE(absl::StrContains(halt.err, "--force")) << halt.err;
 }
 
-// smi attached: the holder reports its firmware, SMU metrics and its own VRAM allocations (attach_holder allocated
-// one VRAM buffer of 8 KiB) through HOLDER_STATUS.
+// smi attached: the holder reports its firmware, SMU metrics, its own VRAM allocations and its waits (attach_holder
+// allocated one VRAM buffer of 8 KiB) through HOLDER_STATUS.
 TEST_F(AttachTest, SmiReadsTheHoldersMetricsAndAllocations) {
   CliResult r = Run({"smi", holder_->device(), "--json"});
   ASSERT_EQ(r.exit_status, 0) << r.err;
@@ -304,9 +304,17 @@ TEST_F(AttachTest, SmiReadsTheHoldersMetricsAndAllocations) {
   const auto& general = j["vram"]["regions"]["general"];
   EXPECT_GE(general["allocations"].get<uint64_t>(), 1u) << r.out;
   EXPECT_LT(general["free"].get<uint64_t>(), general["size"].get<uint64_t>()) << r.out;
+  // attach_holder's wait that slept on the device's interrupt and timed out.
+  const auto& waits = j["waits"];
+  EXPECT_EQ(waits["interrupt"], true) << r.out;
+  EXPECT_EQ(waits["sleeping"], 0u) << r.out;
+  EXPECT_GE(waits["sleeps"].get<uint64_t>(), 1u) << r.out;
+  EXPECT_GE(waits["timer_wakes"].get<uint64_t>(), 1u) << r.out;
+  EXPECT_EQ(waits["blind_waits"], 0u) << r.out;
   CliResult text = Run({"smi", holder_->device(), "--count=2", "--watch=0.01"});
   ASSERT_EQ(text.exit_status, 0) << text.err;
   EXPECT_TRUE(absl::StrContains(text.out, absl::StrFormat("attached to process %d", holder_->pid()))) << text.out;
+  EXPECT_TRUE(absl::StrContains(text.out, "waits: 0 sleeping on the device's interrupt now")) << text.out;
   EXPECT_TRUE(absl::StrContains(text.out, "sample 2")) << text.out;
 }
 

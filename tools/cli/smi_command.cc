@@ -272,6 +272,33 @@ absl::StatusOr<smu::SmuMetrics> MetricsFrom(const Json& status) {
   return metrics;
 }
 
+// The holder's waits (Device::wait_stats), null from a holder that does not report them (an older baregpu).
+Json WaitsOf(const Json& status) {
+  if (!status.contains("waits")) return nullptr;
+  const Json& w = status["waits"];
+  if (!w.is_object() || !w.contains("interrupt") || !w["interrupt"].is_boolean()) return nullptr;
+  for (const char* key : {"sleeping", "sleeps", "interrupt_wakes", "timer_wakes", "blind_waits"}) {
+    if (!w.contains(key) || !w[key].is_number_unsigned()) return nullptr;
+  }
+  return w;
+}
+
+// How the holder's waits slept: on the device's interrupt (hcq/interrupt_sleep.h) or, without one, in steps.
+void PrintWaits(std::ostream& out, const Json& status) {
+  const Json w = WaitsOf(status);
+  if (w.is_null()) return;
+  if (!w["interrupt"].get<bool>()) {
+    out << absl::StrFormat("  waits: the device has no interrupt; %d waits slept in steps\n",
+                           w["blind_waits"].get<uint64_t>());
+    return;
+  }
+  out << absl::StrFormat(
+      "  waits: %d sleeping on the device's interrupt now; %d sleeps since it opened, %d ended by the interrupt, %d "
+      "by their time limit\n",
+      w["sleeping"].get<uint64_t>(), w["sleeps"].get<uint64_t>(), w["interrupt_wakes"].get<uint64_t>(),
+      w["timer_wakes"].get<uint64_t>());
+}
+
 // smi on a device another process holds: everything from the holder, through its debug endpoint.
 absl::Status RunAttached(Invocation& inv, const Options& options, serve::AttachedDevice& attached) {
   std::ostream& out = inv.out();
@@ -301,6 +328,7 @@ absl::Status RunAttached(Invocation& inv, const Options& options, serve::Attache
     }
     out << absl::StrFormat("    %d GPU mappings\n", vram["mappings"].get<uint64_t>());
     PrintFirmware(out, versions);
+    PrintWaits(out, status);
     out << absl::StrFormat("  processes: %d (the holder)\n", pid);
   }
   const uint64_t count = options.count.value_or(options.watch_seconds.has_value() ? UINT64_MAX : 1);
@@ -322,6 +350,7 @@ absl::Status RunAttached(Invocation& inv, const Options& options, serve::Attache
                           {"regions", regions},
                           {"mappings", vram["mappings"]}}},
                         {"processes", Json::array({{{"pid", pid}, {"note", "holder"}}})},
+                        {"waits", WaitsOf(status)},
                         {"samples", samples}});
   }
   return absl::OkStatus();
