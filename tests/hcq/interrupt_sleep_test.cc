@@ -2,7 +2,9 @@
 // writes a signal (the MEC's end-of-pipe interrupt, the SDMA trap) or by a host write, each sleeper on its own.
 #include "hcq/interrupt_sleep.h"
 
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "absl/time/clock.h"
 #include "hcq/device.h"
@@ -43,23 +45,30 @@ class InterruptSleepTest : public testing::HcqTest {
     return threads;
   }
 
+  // `queue` waits on a raw gate, then signals; `sleepers` threads wait for that signal, asleep on the device's
+  // interrupt, before the host opens the gate, which wakes nobody: only the engine's interrupt can.
+  template <typename Queue>
+  void SignalBehindAGate(std::unique_ptr<Queue> queue, size_t sleepers) {
+    Signal gate = RawGate();
+    auto done = dev_->NewSignal(0);
+    ASSERT_TRUE(gate.valid() && done.ok());
+    queue->wait(gate, 1).signal(*done, 1);
+    ASSERT_TRUE(queue->submit(*dev_).ok());
+    std::vector<absl::Status> results(sleepers);
+    std::vector<std::thread> waiters = SleepOn(*done, 1, results);
+    AwaitSleepers(static_cast<uint32_t>(sleepers));
+    gate.set_value(1);  // even when AwaitSleepers failed: the waiters then end
+    for (std::thread& t : waiters) t.join();
+    for (const absl::Status& result : results) EXPECT_TRUE(result.ok()) << result;
+  }
+
   Buffer gate_buffer_;
 };
 
 TEST_F(InterruptSleepTest, TheEndOfPipeInterruptWakesASleepingWait) {
-  Signal gate = RawGate();
-  auto done = dev_->NewSignal(0);
-  ASSERT_TRUE(gate.valid() && done.ok());
-  auto queue = dev_->NewComputeQueue();
-  queue->wait(gate, 1).signal(*done, 1);
-  ASSERT_TRUE(queue->submit(*dev_).ok());
   const Device::WaitStats before = dev_->wait_stats();
-  std::vector<absl::Status> results(1);
-  std::vector<std::thread> waiters = SleepOn(*done, 1, results);
-  ASSERT_NO_FATAL_FAILURE(AwaitSleepers(1));
-  gate.set_value(1);  // no device: no host wake-up; the MEC's RELEASE_MEM with INT_SEL is the only one
-  for (std::thread& t : waiters) t.join();
-  EXPECT_TRUE(results[0].ok()) << results[0];
+  ASSERT_NO_FATAL_FAILURE(SignalBehindAGate(dev_->NewComputeQueue(), 1));
+  // The MEC's RELEASE_MEM with INT_SEL was the only writer of the eventfd.
   const Device::WaitStats after = dev_->wait_stats();
   EXPECT_GE(after.interrupt_wakes - before.interrupt_wakes, 1u) << "woken only by the sleep's limit";
   EXPECT_EQ(after.blind_waits, before.blind_waits);
@@ -67,36 +76,14 @@ TEST_F(InterruptSleepTest, TheEndOfPipeInterruptWakesASleepingWait) {
 }
 
 TEST_F(InterruptSleepTest, TheSdmaTrapWakesASleepingWait) {
-  Signal gate = RawGate();
-  auto done = dev_->NewSignal(0);
-  ASSERT_TRUE(gate.valid() && done.ok());
-  auto queue = dev_->NewCopyQueue();
-  queue->wait(gate, 1).signal(*done, 1);
-  ASSERT_TRUE(queue->submit(*dev_).ok());
   const Device::WaitStats before = dev_->wait_stats();
-  std::vector<absl::Status> results(1);
-  std::vector<std::thread> waiters = SleepOn(*done, 1, results);
-  ASSERT_NO_FATAL_FAILURE(AwaitSleepers(1));
-  gate.set_value(1);
-  for (std::thread& t : waiters) t.join();
-  EXPECT_TRUE(results[0].ok()) << results[0];
+  ASSERT_NO_FATAL_FAILURE(SignalBehindAGate(dev_->NewCopyQueue(), 1));
   EXPECT_GE(dev_->wait_stats().interrupt_wakes - before.interrupt_wakes, 1u) << "woken only by the sleep's limit";
 }
 
 TEST_F(InterruptSleepTest, OneInterruptWakesEverySleeper) {
-  Signal gate = RawGate();
-  auto done = dev_->NewSignal(0);
-  ASSERT_TRUE(gate.valid() && done.ok());
-  auto queue = dev_->NewComputeQueue();
-  queue->wait(gate, 1).signal(*done, 1);
-  ASSERT_TRUE(queue->submit(*dev_).ok());
   const Device::WaitStats before = dev_->wait_stats();
-  std::vector<absl::Status> results(3);
-  std::vector<std::thread> waiters = SleepOn(*done, 1, results);
-  ASSERT_NO_FATAL_FAILURE(AwaitSleepers(3));
-  gate.set_value(1);
-  for (std::thread& t : waiters) t.join();
-  for (const absl::Status& result : results) EXPECT_TRUE(result.ok()) << result;
+  ASSERT_NO_FATAL_FAILURE(SignalBehindAGate(dev_->NewComputeQueue(), 3));
   // Each sleeper has its own edge-triggered epoll and none reads the eventfd, so none takes another's wake-up.
   EXPECT_GE(dev_->wait_stats().interrupt_wakes - before.interrupt_wakes, 3u);
 }
