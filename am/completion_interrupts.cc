@@ -1,8 +1,10 @@
 #include "am/completion_interrupts.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
@@ -10,6 +12,7 @@
 #include "am/device.h"
 #include "am/gfx.h"
 #include "am/sdma.h"
+#include "base/file.h"
 #include "base/log.h"
 #include "base/status_macros.h"
 
@@ -17,27 +20,43 @@ namespace am {
 
 CompletionInterrupts::~CompletionInterrupts() {
   base::MutexLock lock(&mu_);
-  if (fd_.has_value() && fd_->ok()) {
+  if (enabled_.has_value() && enabled_->ok()) {
     if (absl::Status disabled = device_.pci().DisableInterrupts(); !disabled.ok()) {
       BAREGPU_LOG(kWarn, "%s: disabling the MSI: %s", device_.pci().name(), disabled.message());
     }
   }
 }
 
+absl::Status CompletionInterrupts::Enable() {
+  absl::StatusOr<std::vector<int>> fds = device_.pci().EnableInterrupts(1);
+  if (!fds.ok()) {
+    return absl::Status(fds.status().code(),
+                        absl::StrCat("the device's interrupt (waits poll instead): ", fds.status().message()));
+  }
+  if (fds->empty()) {
+    return absl::InternalError(absl::StrCat(device_.pci().name(), ": enabling its interrupt gave no eventfd"));
+  }
+  base::ScopedFd copy(::fcntl(fds->front(), F_DUPFD_CLOEXEC, 0));
+  if (!copy.valid()) return base::ErrnoError(errno, absl::StrCat(device_.pci().name(), ": duplicating its eventfd"));
+  if (fd_.valid()) retired_.push_back(std::move(fd_));
+  fd_ = std::move(copy);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int> CompletionInterrupts::EventFd() {
   base::MutexLock lock(&mu_);
-  if (!fd_.has_value()) {
-    absl::StatusOr<std::vector<int>> fds = device_.pci().EnableInterrupts(1);
-    if (!fds.ok()) {
-      fd_ = absl::Status(fds.status().code(),
-                         absl::StrCat("the device's interrupt (waits poll instead): ", fds.status().message()));
-    } else if (fds->empty()) {
-      fd_ = absl::InternalError(absl::StrCat(device_.pci().name(), ": enabling its interrupt gave no eventfd"));
-    } else {
-      fd_ = fds->front();
-    }
+  if (!enabled_.has_value()) enabled_ = Enable();
+  if (!enabled_->ok()) return *enabled_;
+  return fd_.get();
+}
+
+absl::Status CompletionInterrupts::AfterBoot() {
+  base::MutexLock lock(&mu_);
+  if (enabled_.has_value() && enabled_->ok()) {
+    enabled_ = Enable();
+    BAREGPU_RETURN_IF_ERROR(*enabled_);
   }
-  return *fd_;
+  return holders_ > 0 ? SetSources(true) : absl::OkStatus();
 }
 
 absl::Status CompletionInterrupts::SetSources(bool enable) {
@@ -49,11 +68,11 @@ absl::Status CompletionInterrupts::Hold() {
   {
     base::MutexLock lock(&mu_);
     if (holders_ == 0) {
-      if (fd_.has_value() && fd_->ok()) {
+      if (fd_.valid()) {
         // Nobody sleeps on it: what it counted so far was for waiters that are gone. A waiter's epoll reports it
         // ready once if its count is not 0 when it registers; cleared, the first report is a new interrupt.
         uint64_t count = 0;
-        [[maybe_unused]] const ssize_t n = ::read(**fd_, &count, sizeof(count));  // EAGAIN when already 0
+        [[maybe_unused]] const ssize_t n = ::read(fd_.get(), &count, sizeof(count));  // EAGAIN when already 0
       }
       BAREGPU_RETURN_IF_ERROR(SetSources(true));
     }

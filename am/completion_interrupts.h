@@ -9,10 +9,12 @@
 #define BAREGPU_AM_COMPLETION_INTERRUPTS_H_
 
 #include <optional>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/fd.h"
 #include "base/mutex.h"
 
 namespace am {
@@ -28,10 +30,16 @@ class CompletionInterrupts {
   CompletionInterrupts& operator=(const CompletionInterrupts&) = delete;
 
   // The eventfd the device's interrupt adds to (vector 0), MSI enabled on the first call; the first answer is kept,
-  // so a device that cannot interrupt (the sysfs backend) says so once, with the backend's reason. The fd stays
-  // owned by the pci::Device. Waiters never read it (each has its own edge-triggered epoll on it; a read by one
-  // would take the wake-up of another), except Hold() when nobody else holds it.
+  // so a device that cannot interrupt (the sysfs backend) says so once, with the backend's reason. The number is a
+  // duplicate this object owns until it goes, so it stays valid (and never names another file) when the device
+  // drops its interrupts (a function reset) and AfterBoot() enables new ones. Waiters never read it (each has its
+  // own edge-triggered epoll on it; a read by one would take the wake-up of another), except Hold() when nobody
+  // else holds it.
   absl::StatusOr<int> EventFd();
+  // After a boot: a boot may have reset the function, which drops its interrupts, and its blocks' init_hw turned the
+  // sources off. Enables the interrupt again (a new eventfd; waits that slept on the old one meet their sleep's
+  // limit) when it was enabled, and turns the sources on again when they have holders.
+  absl::Status AfterBoot();
 
   // One more holder: the first turns the sources on (Gfx::SetEndOfPipeInterrupt, Sdma::SetTrapInterrupt), after
   // clearing the eventfd's count, which no other waiter then relies on. On return every signal the engines write
@@ -46,11 +54,17 @@ class CompletionInterrupts {
 
  private:
   absl::Status SetSources(bool enable) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // pci::Device::EnableInterrupts, keeping a duplicate of vector 0's eventfd (the previous one retired, still open).
+  absl::Status Enable() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   Device& device_;
   mutable base::Mutex mu_;
   int holders_ ABSL_GUARDED_BY(mu_) = 0;
-  std::optional<absl::StatusOr<int>> fd_ ABSL_GUARDED_BY(mu_);
+  std::optional<absl::Status> enabled_ ABSL_GUARDED_BY(mu_);  // nullopt until the first EventFd()
+  base::ScopedFd fd_ ABSL_GUARDED_BY(mu_);
+  // Eventfds of interrupts enabled before a reset: a waiter may still have one in its epoll, or hcq::Device its
+  // number for host wake-ups, so they stay open (one per boot after the first use) until this object goes.
+  std::vector<base::ScopedFd> retired_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace am

@@ -316,7 +316,7 @@ absl::Status Device::Boot(BootOptions options) {
   if (!options.full_reset && flagged && sos_alive) {
     boot_kind_ = BootKind::kPartial;
     booted = RunBlocks(/*partial=*/true);
-    if (booted.ok()) return booted;
+    if (booted.ok()) return completion_interrupts_->AfterBoot();
     // A previous state we cannot build on: start over.
     options.full_reset = true;
   }
@@ -342,7 +342,7 @@ absl::Status Device::Boot(BootOptions options) {
   }
   if (!full.ok()) return full;
   gc.Write(regs::gc::SCRATCH_REG7{}.set_raw(kBootedFlag));
-  return absl::OkStatus();
+  return completion_interrupts_->AfterBoot();
 }
 
 absl::StatusOr<std::vector<QueueReset>> Device::RecoverQueues() {

@@ -1,6 +1,7 @@
 // The driver's first blocks (SOC, GMC, IH) booting the virtual Navi31, and what they do with its faults.
 #include "am/device.h"
 
+#include <fcntl.h>
 #include <linux/pci_regs.h>
 #include <poll.h>
 #include <unistd.h>
@@ -425,6 +426,63 @@ TEST_F(DeviceTest, ComputeQueueRunsPm4AndTheEopInterruptArrivesWhileHeld) {
   EXPECT_TRUE(device_->ih().Drain().empty());
   ASSERT_TRUE(device_->Fini().ok());
   EXPECT_FALSE(sim_->gfx().QueueRunning(0, 0));
+}
+
+// A full boot turns the sources off in init_hw: held, they come back on.
+TEST_F(DeviceTest, HeldCompletionInterruptsComeBackAfterAFullBoot) {
+  ASSERT_TRUE(device_->Boot().ok());
+  absl::StatusOr<int> before = device_->completion_interrupts().EventFd();
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_TRUE(device_->completion_interrupts().Hold().ok());
+  ASSERT_TRUE(device_->Boot({.full_reset = true}).ok());
+  EXPECT_NE(device_->boot_kind(), BootKind::kPartial);
+  EXPECT_EQ(device_->Regs<regs::Ip::kGc>().Read<regs::gc::CP_ME1_PIPE0_INT_CNTL>().time_stamp_int_enable(), 1u);
+  absl::StatusOr<int> after = device_->completion_interrupts().EventFd();
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_NE(::fcntl(*before, F_GETFD), -1) << "the retired eventfd was closed";
+  auto fence = device_->memory().AllocBoot(4096);
+  ASSERT_TRUE(fence.ok());
+  namespace pm4 = regs::pm4;
+  ASSERT_TRUE(device_->gfx()
+                  .ring()
+                  .Write(pm4::ReleaseMem::Encode(device_->McAddress(*fence), pm4::ReleaseData::kLow32, 1,
+                                                 pm4::ReleaseInterrupt::kAfterWriteConfirm),
+                         Gfx::kTimeout)
+                  .ok());
+  pollfd pfd{*after, POLLIN, 0};
+  EXPECT_EQ(::poll(&pfd, 1, 5000), 1) << "no MSI on the new eventfd";
+  device_->completion_interrupts().Release();
+  EXPECT_TRUE(device_->Fini().ok());
+}
+
+// A boot that resets the function drops its interrupts (pci::Device::ResetFunction): the boot enables them again on a
+// new eventfd, and the old number stays open, naming the old (now silent) eventfd.
+TEST_F(DeviceTest, TheInterruptComesBackAfterAFunctionReset) {
+  sim_->psp().RejectFirmwareType(regs::psp::GFX_FW_TYPE_SMU);
+  ASSERT_FALSE(device_->Boot().ok());
+  ASSERT_NO_FATAL_FAILURE(Reopen());  // an sOS without SMU firmware: the next boot resets through PCI
+  absl::StatusOr<int> before = device_->completion_interrupts().EventFd();
+  ASSERT_TRUE(before.ok()) << before.status();
+  ASSERT_TRUE(device_->Boot().ok());
+  ASSERT_FALSE(device_->steps().empty());
+  EXPECT_EQ(device_->steps().front().phase, "function_reset");
+  absl::StatusOr<int> after = device_->completion_interrupts().EventFd();
+  ASSERT_TRUE(after.ok()) << after.status();
+  EXPECT_NE(::fcntl(*before, F_GETFD), -1) << "the retired eventfd was closed";
+  ASSERT_TRUE(device_->completion_interrupts().Hold().ok());
+  auto fence = device_->memory().AllocBoot(4096);
+  ASSERT_TRUE(fence.ok());
+  namespace pm4 = regs::pm4;
+  ASSERT_TRUE(device_->gfx()
+                  .ring()
+                  .Write(pm4::ReleaseMem::Encode(device_->McAddress(*fence), pm4::ReleaseData::kLow32, 1,
+                                                 pm4::ReleaseInterrupt::kAfterWriteConfirm),
+                         Gfx::kTimeout)
+                  .ok());
+  pollfd pfd{*after, POLLIN, 0};
+  EXPECT_EQ(::poll(&pfd, 1, 5000), 1) << "no MSI on the new eventfd";
+  device_->completion_interrupts().Release();
+  EXPECT_TRUE(device_->Fini().ok());
 }
 
 TEST_F(DeviceTest, SdmaCopiesFencesAndTrapsWhileHeld) {
