@@ -428,6 +428,21 @@ TEST_F(DeviceTest, ComputeQueueRunsPm4AndTheEopInterruptArrivesWhileHeld) {
   EXPECT_FALSE(sim_->gfx().QueueRunning(0, 0));
 }
 
+// A fence that asks for the EOP interrupt (the interrupts held) raises the MSI on `msi`.
+void ExpectMsiForAFence(Device& device, int msi) {
+  auto fence = device.memory().AllocBoot(4096);
+  ASSERT_TRUE(fence.ok());
+  namespace pm4 = regs::pm4;
+  ASSERT_TRUE(device.gfx()
+                  .ring()
+                  .Write(pm4::ReleaseMem::Encode(device.McAddress(*fence), pm4::ReleaseData::kLow32, 1,
+                                                 pm4::ReleaseInterrupt::kAfterWriteConfirm),
+                         Gfx::kTimeout)
+                  .ok());
+  pollfd pfd{msi, POLLIN, 0};
+  EXPECT_EQ(::poll(&pfd, 1, 5000), 1) << "no MSI on the eventfd";
+}
+
 // A full boot turns the sources off in init_hw: held, they come back on.
 TEST_F(DeviceTest, HeldCompletionInterruptsComeBackAfterAFullBoot) {
   ASSERT_TRUE(device_->Boot().ok());
@@ -440,17 +455,7 @@ TEST_F(DeviceTest, HeldCompletionInterruptsComeBackAfterAFullBoot) {
   absl::StatusOr<int> after = device_->completion_interrupts().EventFd();
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_NE(::fcntl(*before, F_GETFD), -1) << "the retired eventfd was closed";
-  auto fence = device_->memory().AllocBoot(4096);
-  ASSERT_TRUE(fence.ok());
-  namespace pm4 = regs::pm4;
-  ASSERT_TRUE(device_->gfx()
-                  .ring()
-                  .Write(pm4::ReleaseMem::Encode(device_->McAddress(*fence), pm4::ReleaseData::kLow32, 1,
-                                                 pm4::ReleaseInterrupt::kAfterWriteConfirm),
-                         Gfx::kTimeout)
-                  .ok());
-  pollfd pfd{*after, POLLIN, 0};
-  EXPECT_EQ(::poll(&pfd, 1, 5000), 1) << "no MSI on the new eventfd";
+  ASSERT_NO_FATAL_FAILURE(ExpectMsiForAFence(*device_, *after));
   device_->completion_interrupts().Release();
   EXPECT_TRUE(device_->Fini().ok());
 }
@@ -470,17 +475,7 @@ TEST_F(DeviceTest, TheInterruptComesBackAfterAFunctionReset) {
   ASSERT_TRUE(after.ok()) << after.status();
   EXPECT_NE(::fcntl(*before, F_GETFD), -1) << "the retired eventfd was closed";
   ASSERT_TRUE(device_->completion_interrupts().Hold().ok());
-  auto fence = device_->memory().AllocBoot(4096);
-  ASSERT_TRUE(fence.ok());
-  namespace pm4 = regs::pm4;
-  ASSERT_TRUE(device_->gfx()
-                  .ring()
-                  .Write(pm4::ReleaseMem::Encode(device_->McAddress(*fence), pm4::ReleaseData::kLow32, 1,
-                                                 pm4::ReleaseInterrupt::kAfterWriteConfirm),
-                         Gfx::kTimeout)
-                  .ok());
-  pollfd pfd{*after, POLLIN, 0};
-  EXPECT_EQ(::poll(&pfd, 1, 5000), 1) << "no MSI on the new eventfd";
+  ASSERT_NO_FATAL_FAILURE(ExpectMsiForAFence(*device_, *after));
   device_->completion_interrupts().Release();
   EXPECT_TRUE(device_->Fini().ok());
 }
