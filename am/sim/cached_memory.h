@@ -93,6 +93,16 @@ inline absl::Status ReadMemory(CachedMemory& memory, const MemoryClient& client,
   }
   return ReadMemory(static_cast<GpuMemory&>(memory), client, address, out, access);
 }
+inline absl::Status ReadDwords(CachedMemory& memory, const MemoryClient& client, uint64_t address,
+                               std::span<uint32_t> out, Access access = Access::kRead) {
+  if (address % sizeof(uint32_t) == 0) {
+    if (const uint8_t* held = memory.Held(client, address, out.size_bytes(), access)) {
+      CopyDwords(out, held);
+      return absl::OkStatus();
+    }
+  }
+  return ReadDwords(static_cast<GpuMemory&>(memory), client, address, out, access);
+}
 // MapDword and MapQword: an aligned item a held view covers, else gpu_memory.h's helper (`map`), which checks and
 // translates.
 template <typename T>

@@ -66,6 +66,13 @@ absl::Status ReadMemory(GpuMemory& memory, const MemoryClient& client, uint64_t 
                         Access access = Access::kRead);
 absl::Status WriteMemory(GpuMemory& memory, const MemoryClient& client, uint64_t address,
                          std::span<const uint8_t> data);
+// ReadMemory of dwords another agent may write meanwhile (an indirect buffer the host patches for its next
+// submission while the engine still fetches the last one): each dword is read whole, as the engines fetch them, by
+// relaxed atomic loads, so the copy is no data race. `address` must be dword-aligned.
+absl::Status ReadDwords(GpuMemory& memory, const MemoryClient& client, uint64_t address, std::span<uint32_t> out,
+                        Access access = Access::kRead);
+// `out.size()` whole dwords from `from` (dword-aligned), by relaxed atomic loads.
+void CopyDwords(std::span<uint32_t> out, const uint8_t* from);
 // Naturally aligned 32/64-bit locations, for polls, fences and atomics: use with std::atomic_ref. An unaligned
 // address is an error (the engines' packet formats all require alignment).
 absl::StatusOr<uint32_t*> MapDword(GpuMemory& memory, const MemoryClient& client, uint64_t address, Access access);

@@ -600,8 +600,8 @@ Pm4Engine::Status Pm4Engine::RunIndirectBuffer(std::span<const uint32_t> packet,
       last_ib_address_ = address;
       last_ib_vmid_ = vmid;
     }
-    absl::Status read = ReadMemory(memory_, MecMemoryClient(vmid), address,
-                                   std::span<uint8_t>(reinterpret_cast<uint8_t*>(buffer.data()), buffer.size() * 4));
+    // Dword by dword: the host may already patch this IB for its next submission (a bound queue re-submitted).
+    absl::Status read = ReadDwords(memory_, MecMemoryClient(vmid), address, std::span<uint32_t>(buffer));
     if (!read.ok()) {
       return Fault(regs::ih::GFX_11_0_0__SRCID__CP_GPF,
                    absl::StrFormat("INDIRECT_BUFFER of %d dwords at %#x: %s", dwords, address, read.message()));
