@@ -12,6 +12,7 @@
 #include "base/bits.h"
 #include "base/mutex.h"
 #include "base/status_macros.h"
+#include "hcq/signal_writers.h"
 
 namespace hcq {
 namespace {
@@ -78,7 +79,15 @@ absl::Status Device::InitCommon() {
   return allocator_.Init(options_.staging_buffers, options_.staging_bytes);
 }
 
+absl::Status Device::ShareSignalsWith(Device& peer) {
+  BAREGPU_RETURN_IF_ERROR(peer.allocator().map(signal_pool_));
+  SignalWriters::Add(*this, peer);
+  return absl::OkStatus();
+}
+
 void Device::FiniCommon() {
+  // Before the backend's interrupts go: waits on other devices' signals that listen to this one let go of it.
+  SignalWriters::Forget(*this);
   profiler_.Collect();
   retired_.Shutdown();  // the engines have stopped (the backend's destructor stopped them first)
   allocator_.Shutdown();

@@ -119,8 +119,9 @@ class Device {
   absl::StatusOr<ArgsState> NewArgs(uint64_t size, uint32_t buffers);
   const KernargArea& kernarg_area() const { return kernargs_; }
 
-  // Maps this device's signal pool into `peer`, so its queues can wait on and signal this device's signals.
-  absl::Status ShareSignalsWith(Device& peer) { return peer.allocator().map(signal_pool_); }
+  // Maps this device's signal pool into `peer`, so its queues can wait on and signal this device's signals. Waits
+  // on them that sleep listen to `peer`'s interrupts too from then on (hcq/signal_writers.h).
+  absl::Status ShareSignalsWith(Device& peer);
   // Whether `peer`'s queues reach this device's signals (this device itself, or a peer it shared them with).
   bool SignalsReachableFrom(const Device& peer) const;
 

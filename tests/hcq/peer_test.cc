@@ -1,8 +1,11 @@
 // Two virtual devices: each maps the other's VRAM (peer access), copies peer to peer, and they signal each other.
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/time/clock.h"
+#include "am/completion_interrupts.h"
 #include "am/sim/navi31.h"
 #include "hcq/amd/amd_device.h"
 #include "hcq/device.h"
@@ -13,6 +16,8 @@ namespace hcq {
 namespace {
 
 auto* const kStateDir = am::sim::testing::RegisterSimStateDir();
+
+constexpr absl::Duration kLimit = absl::Seconds(10);
 
 class PeerTest : public ::testing::Test {
  protected:
@@ -25,6 +30,17 @@ class PeerTest : public ::testing::Test {
   void TearDown() override {
     b_.reset();
     a_.reset();
+  }
+  static const am::CompletionInterrupts& Interrupts(Device& device) {
+    return dynamic_cast<amd::AmdDevice&>(device).am().completion_interrupts();
+  }
+  // Until a wait sleeps on A's interrupt holding `peer`'s.
+  void AwaitSleeperHolding(Device& peer) {
+    const absl::Time deadline = absl::Now() + kLimit;
+    while (a_->sleeping_waits() < 1 || Interrupts(peer).holders() < 1) {
+      ASSERT_LT(absl::Now(), deadline) << "the wait never went to sleep holding the peer's interrupts";
+      std::this_thread::yield();
+    }
   }
   static am::sim::Navi31& Sim(Device& device) {
     return static_cast<am::sim::Navi31&>(dynamic_cast<amd::AmdDevice&>(device).am().pci());
@@ -64,6 +80,47 @@ TEST_F(PeerTest, DevicesSignalEachOther) {
   ASSERT_TRUE(b_queue->submit(*b_).ok());
   EXPECT_TRUE(on_b->wait(3, absl::Seconds(5)).ok());
   EXPECT_EQ(on_a->value(), 2u);
+}
+
+// A wait on one of A's signals that a queue of B writes sleeps on B's interrupt too (hcq/signal_writers.h): B's
+// queue writes the signal behind a gate no device knows (writing it wakes nobody), so only B's end-of-pipe interrupt
+// can wake the wait before its sleep's limit.
+TEST_F(PeerTest, AWaitOnASharedSignalSleepsOnThePeersInterruptToo) {
+  ASSERT_TRUE(a_->ShareSignalsWith(*b_).ok());
+  auto done = a_->NewSignal(0);
+  auto gate_memory = b_->allocator().alloc(Signal::kBytes, {.kind = MemoryKind::kHost});
+  ASSERT_TRUE(done.ok() && gate_memory.ok());
+  Signal gate(/*device=*/nullptr, gate_memory->va(), gate_memory->cpu());
+  auto queue = b_->NewComputeQueue();
+  queue->wait(gate, 1).signal(*done, 1);
+  ASSERT_TRUE(queue->submit(*b_).ok());
+  const Device::WaitStats before = a_->wait_stats();
+  absl::Status result;
+  std::thread waiter([&] { result = done->wait(1, kLimit); });
+  AwaitSleeperHolding(*b_);
+  gate.set_value(1);  // even when the wait never slept: it then ends
+  waiter.join();
+  EXPECT_TRUE(result.ok()) << result;
+  EXPECT_GE(a_->wait_stats().interrupt_wakes - before.interrupt_wakes, 1u) << "woken only by the sleep's limit";
+  EXPECT_EQ(Interrupts(*b_).holders(), 0) << "the wait kept holding the peer's interrupts";
+}
+
+// A peer closing while a wait listens to its interrupt: the close returns once the wait let go of the peer, and the
+// wait goes on (a host write then ends it).
+TEST_F(PeerTest, ClosingAPeerLetsGoOfTheWaitsListeningToIt) {
+  ASSERT_TRUE(a_->ShareSignalsWith(*b_).ok());
+  auto done = a_->NewSignal(0);
+  ASSERT_TRUE(done.ok());
+  absl::Status result;
+  std::thread waiter([&] { result = done->wait(1, kLimit); });
+  AwaitSleeperHolding(*b_);
+  b_.reset();
+  EXPECT_EQ(a_->sleeping_waits(), 1u);
+  done->set_value(1);
+  waiter.join();
+  EXPECT_TRUE(result.ok()) << result;
+  // A later sleeping wait on A listens to A alone.
+  EXPECT_EQ(done->wait(2, absl::Milliseconds(5)).code(), absl::StatusCode::kDeadlineExceeded);
 }
 
 TEST_F(PeerTest, HostMemoryOfAnotherDeviceIsReachableOnceMapped) {
