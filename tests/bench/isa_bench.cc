@@ -7,6 +7,7 @@
 // (tests/bench/tinygrad_kernels), same units.
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -132,16 +133,63 @@ struct VectorAdd {
   std::span<float> c;
 };
 
+// The machine's CPU time so far, from /proc/stat's first line (proc(5): user nice system idle iowait irq softirq
+// steal, in USER_HZ ticks), in seconds: what its CPUs ran (idle and iowait left out) and what the hypervisor gave
+// other guests while this one wanted to run (steal).
+struct MachineCpu {
+  double busy_s = 0, steal_s = 0;
+  bool ok = false;
+};
+MachineCpu ReadMachineCpu() {
+  std::ifstream stat("/proc/stat");
+  std::string cpu;
+  std::array<uint64_t, 8> ticks{};
+  stat >> cpu;
+  for (uint64_t& t : ticks) stat >> t;
+  const double hz = static_cast<double>(sysconf(_SC_CLK_TCK));
+  if (!stat || cpu != "cpu" || hz <= 0) return {};
+  const auto [user, nice, system, idle, iowait, irq, softirq, steal] = ticks;
+  return {.busy_s = static_cast<double>(user + nice + system + irq + softirq) / hz,
+          .steal_s = static_cast<double>(steal) / hz,
+          .ok = true};
+}
+double ProcessCpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+// How a timed loop's wall time was spent (BM_VectorAddWorkers), filled by RunVectorAdd when asked.
+struct LoopProfile {
+  double wall_s = 0, process_cpu_s = 0;
+  MachineCpu machine_before, machine_after;
+  uint64_t lane_instructions = 0;
+};
+
 // `workers` threads run the dispatch's workgroups; the rate is per second of whatever time the benchmark reports
 // (the benchmark thread's CPU time by default, the wall clock with UseRealTime).
-void RunVectorAdd(benchmark::State& state, uint32_t n, int workers) {
+void RunVectorAdd(benchmark::State& state, uint32_t n, int workers, LoopProfile* profile = nullptr) {
   VectorAdd work(n);
   if (std::string error = work.Prepare(); !error.empty()) return state.SkipWithError(error.c_str());
   Rdna3Executor executor(work.fixture.context(), workers);
+  LoopProfile start;
+  if (profile != nullptr) {
+    start.machine_before = ReadMachineCpu();
+    start.process_cpu_s = ProcessCpuSeconds();
+  }
+  const auto wall_start = std::chrono::steady_clock::now();
   for (auto _ : state) {
     if (absl::Status s = executor.Dispatch(work.dispatch, work.fixture.memory()); !s.ok()) {
       return state.SkipWithError(std::string(s.message()).c_str());
     }
+  }
+  if (profile != nullptr) {
+    profile->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    profile->process_cpu_s = ProcessCpuSeconds() - start.process_cpu_s;
+    profile->machine_before = start.machine_before;
+    profile->machine_after = ReadMachineCpu();
+    profile->lane_instructions = executor.lane_instructions();
   }
   if (!work.Correct()) return state.SkipWithError("wrong result");
   state.counters["lane_instructions_per_s"] =
@@ -155,9 +203,25 @@ BENCHMARK(BM_VectorAdd)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 
 // Issue 24's scaling: the same dispatch on 1 and 2 workers, timed by the wall clock (a second worker's CPU time is
 // not the benchmark thread's), so that lane_instructions_per_s with 2 over that with 1 is what the second worker
-// gives. On a machine with fewer idle cores than workers it measures the machine, not the executor.
+// gives. On a machine with fewer idle cores than workers it measures the machine, not the executor, so the run
+// also says how its wall time was spent (the ratio of the wall rates is the ratio of lane_instructions_per_cpu_s
+// times that of process_cores): process_cores, the process's CPU time (all threads) over the wall time;
+// lane_instructions_per_cpu_s, the rate per second of that CPU time (the executor's own cost, spinning workers
+// included); other_cores, what the rest of the machine ran meanwhile (other processes, the kernel's own work), and
+// steal_cores, what the hypervisor gave other guests, both in cores from /proc/stat (10 ms ticks: about 1% of a
+// second-long run).
 void BM_VectorAddWorkers(benchmark::State& state) {
-  RunVectorAdd(state, uint32_t{1} << 20, static_cast<int>(state.range(0)));
+  LoopProfile profile;
+  RunVectorAdd(state, uint32_t{1} << 20, static_cast<int>(state.range(0)), &profile);
+  if (state.error_occurred() || profile.wall_s <= 0 || profile.process_cpu_s <= 0) return;
+  state.counters["lane_instructions_per_cpu_s"] =
+      static_cast<double>(profile.lane_instructions) / profile.process_cpu_s;
+  state.counters["process_cores"] = profile.process_cpu_s / profile.wall_s;
+  if (profile.machine_before.ok && profile.machine_after.ok) {
+    const double busy_s = profile.machine_after.busy_s - profile.machine_before.busy_s;
+    state.counters["other_cores"] = (busy_s - profile.process_cpu_s) / profile.wall_s;
+    state.counters["steal_cores"] = (profile.machine_after.steal_s - profile.machine_before.steal_s) / profile.wall_s;
+  }
 }
 BENCHMARK(BM_VectorAddWorkers)->ArgName("workers")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 
