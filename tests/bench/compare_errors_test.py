@@ -26,7 +26,7 @@ COMPLETE_LISTING = BEFORE_TARGETS + [
     "BM_GraphReplayKernels/8/iterations:2048/manual_time", "BM_SubmitBoundExecSignal/1/iterations:8192/manual_time",
     "BM_SubmitBoundExecSignal/8/iterations:8192/manual_time", "BM_FullBootVirtualNavi31/process_time",
     "BM_PartialBootVirtualNavi31/process_time", "BM_TinygradMatmulF32", "BM_TinygradSumF32",
-    "BM_VectorAddWorkers/workers:1/real_time", "BM_VectorAddWorkers/workers:2/real_time",
+    "BM_VectorAddScaling/real_time", "BM_ScalingFloor/real_time",
     "BM_FirstDispatchOfAKernel/iterations:512", "BM_FirstDispatchOfAKernelWarmHeap/iterations:512",
     "BM_WarmDispatch/workers:1", "BM_PageFaultBesideADispatch/iterations:2048/manual_time",
     "BM_ProtocolFloor/real_time"]

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -27,6 +28,7 @@
 #include "am/regs/sh_mem_constants.h"
 #include "am/sim/isa/program.h"
 #include "am/sim/isa/rdna3_executor.h"
+#include "am/sim/isa/worker_pool.h"
 #include "benchmark/benchmark.h"
 #include "tests/am/sim/isa/kernels/corpus.h"
 #include "tests/am/sim/model_fixture.h"
@@ -160,36 +162,16 @@ double ProcessCpuSeconds() {
   return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
-// How a timed loop's wall time was spent (BM_VectorAddWorkers), filled by RunVectorAdd when asked.
-struct LoopProfile {
-  double wall_s = 0, process_cpu_s = 0;
-  MachineCpu machine_before, machine_after;
-  uint64_t lane_instructions = 0;
-};
-
 // `workers` threads run the dispatch's workgroups; the rate is per second of whatever time the benchmark reports
 // (the benchmark thread's CPU time by default, the wall clock with UseRealTime).
-void RunVectorAdd(benchmark::State& state, uint32_t n, int workers, LoopProfile* profile = nullptr) {
+void RunVectorAdd(benchmark::State& state, uint32_t n, int workers) {
   VectorAdd work(n);
   if (std::string error = work.Prepare(); !error.empty()) return state.SkipWithError(error.c_str());
   Rdna3Executor executor(work.fixture.context(), workers);
-  LoopProfile start;
-  if (profile != nullptr) {
-    start.machine_before = ReadMachineCpu();
-    start.process_cpu_s = ProcessCpuSeconds();
-  }
-  const auto wall_start = std::chrono::steady_clock::now();
   for (auto _ : state) {
     if (absl::Status s = executor.Dispatch(work.dispatch, work.fixture.memory()); !s.ok()) {
       return state.SkipWithError(std::string(s.message()).c_str());
     }
-  }
-  if (profile != nullptr) {
-    profile->wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-    profile->process_cpu_s = ProcessCpuSeconds() - start.process_cpu_s;
-    profile->machine_before = start.machine_before;
-    profile->machine_after = ReadMachineCpu();
-    profile->lane_instructions = executor.lane_instructions();
   }
   if (!work.Correct()) return state.SkipWithError("wrong result");
   state.counters["lane_instructions_per_s"] =
@@ -201,29 +183,111 @@ void BM_VectorAdd(benchmark::State& state) {
 }
 BENCHMARK(BM_VectorAdd)->Arg(1 << 20)->Unit(benchmark::kMillisecond);
 
-// Issue 24's scaling: the same dispatch on 1 and 2 workers, timed by the wall clock (a second worker's CPU time is
-// not the benchmark thread's), so that lane_instructions_per_s with 2 over that with 1 is what the second worker
-// gives. On a machine with fewer idle cores than workers it measures the machine, not the executor, so the run
-// also says how its wall time was spent (the ratio of the wall rates is the ratio of lane_instructions_per_cpu_s
-// times that of process_cores): process_cores, the process's CPU time (all threads) over the wall time;
-// lane_instructions_per_cpu_s, the rate per second of that CPU time (the executor's own cost, spinning workers
-// included); other_cores, what the rest of the machine ran meanwhile (other processes, the kernel's own work), and
-// steal_cores, what the hypervisor gave other guests, both in cores from /proc/stat (10 ms ticks: about 1% of a
-// second-long run).
+// The same dispatch on 1 and 2 workers, timed by the wall clock (a second worker's CPU time is not the benchmark
+// thread's), so that lane_instructions_per_s with 2 over that with 1 is what the second worker gives, as measured a
+// second or more apart (issue 24's scaling is measured interleaved: BM_VectorAddScaling).
 void BM_VectorAddWorkers(benchmark::State& state) {
-  LoopProfile profile;
-  RunVectorAdd(state, uint32_t{1} << 20, static_cast<int>(state.range(0)), &profile);
-  if (state.error_occurred() || profile.wall_s <= 0 || profile.process_cpu_s <= 0) return;
-  state.counters["lane_instructions_per_cpu_s"] =
-      static_cast<double>(profile.lane_instructions) / profile.process_cpu_s;
-  state.counters["process_cores"] = profile.process_cpu_s / profile.wall_s;
-  if (profile.machine_before.ok && profile.machine_after.ok) {
-    const double busy_s = profile.machine_after.busy_s - profile.machine_before.busy_s;
-    state.counters["other_cores"] = (busy_s - profile.process_cpu_s) / profile.wall_s;
-    state.counters["steal_cores"] = (profile.machine_after.steal_s - profile.machine_before.steal_s) / profile.wall_s;
-  }
+  RunVectorAdd(state, uint32_t{1} << 20, static_cast<int>(state.range(0)));
 }
 BENCHMARK(BM_VectorAddWorkers)->ArgName("workers")->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// Issue 24's scaling, measured interleaved: the same work on one and on two threads, alternately, each run timed by
+// the wall clock, so that a machine whose speed drifts from second to second (the development VM's does) moves both
+// sides of a pair alike. Counters: scaling, the median over the pairs of the one-thread run's time over the
+// two-thread run's (the second thread's gain; a median, since the VM also slows single runs, either side);
+// scaling_of_totals, the same from the summed times; and what kept the machine's cores from the process, from
+// /proc/stat over the whole loop, in cores (10 ms ticks: about 1% of a second): other_cores, what else ran (other
+// processes, the kernel's own work, less this process's CPU time); steal_cores, what the hypervisor reported giving
+// other guests (a nested hypervisor need not report it).
+template <typename One, typename Two>
+void InterleavedScaling(benchmark::State& state, One one, Two two) {
+  std::vector<double> ratios;
+  std::array<double, 2> total_s{};
+  const MachineCpu machine_before = ReadMachineCpu();
+  const double cpu_before = ProcessCpuSeconds();
+  const auto loop_start = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    std::array<double, 2> wall_s{};
+    for (size_t threads = 1; threads <= 2; ++threads) {
+      const auto start = std::chrono::steady_clock::now();
+      if (std::string error = threads == 1 ? one() : two(); !error.empty()) return state.SkipWithError(error.c_str());
+      wall_s[threads - 1] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      total_s[threads - 1] += wall_s[threads - 1];
+    }
+    if (wall_s[1] > 0) ratios.push_back(wall_s[0] / wall_s[1]);
+  }
+  const double loop_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop_start).count();
+  const double cpu_s = ProcessCpuSeconds() - cpu_before;
+  const MachineCpu machine_after = ReadMachineCpu();
+  if (ratios.empty() || total_s[1] <= 0 || loop_s <= 0) return;
+  std::sort(ratios.begin(), ratios.end());
+  const size_t middle = ratios.size() / 2;
+  state.counters["scaling"] = ratios.size() % 2 == 1 ? ratios[middle] : (ratios[middle - 1] + ratios[middle]) / 2;
+  state.counters["scaling_of_totals"] = total_s[0] / total_s[1];
+  state.counters["pairs"] = static_cast<double>(ratios.size());
+  if (machine_before.ok && machine_after.ok) {
+    state.counters["other_cores"] = (machine_after.busy_s - machine_before.busy_s - cpu_s) / loop_s;
+    state.counters["steal_cores"] = (machine_after.steal_s - machine_before.steal_s) / loop_s;
+  }
+}
+
+// BM_VectorAddWorkers' dispatch on an executor of one worker and on one of two, alternately.
+void BM_VectorAddScaling(benchmark::State& state) {
+  VectorAdd work(uint32_t{1} << 20);
+  if (std::string error = work.Prepare(); !error.empty()) return state.SkipWithError(error.c_str());
+  Rdna3Executor one_worker(work.fixture.context(), 1), two_workers(work.fixture.context(), 2);
+  auto dispatch = [&](Rdna3Executor& executor) {
+    absl::Status s = executor.Dispatch(work.dispatch, work.fixture.memory());
+    return s.ok() ? std::string() : std::string(s.message());
+  };
+  InterleavedScaling(
+      state, [&] { return dispatch(one_worker); }, [&] { return dispatch(two_workers); });
+  if (!work.Correct()) return state.SkipWithError("wrong result");
+}
+BENCHMARK(BM_VectorAddScaling)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// The scaling's floor: what a second core gives a plain loop on this machine in the same minute. The same WorkerPool
+// the executor dispatches on runs a fixed batch of chunks, taken from a shared counter as the executor takes
+// workgroups, on one and on two threads, alternately; a chunk is eight independent xorshift chains on registers
+// alone (no memory, nothing shared), as throughput-bound as an interpreter's instruction stream. Its counters are
+// BM_VectorAddScaling's.
+constexpr int kFloorChunks = 256;
+constexpr uint64_t kFloorChainSteps = uint64_t{1} << 13;
+uint64_t XorshiftChains(uint64_t seed, uint64_t steps) {
+  constexpr int kChains = 8;
+  std::array<uint64_t, kChains> x;
+  for (int k = 0; k < kChains; ++k) x[k] = seed + (k + 1) * 0x9E3779B97F4A7C15u;  // nonzero seeds
+  for (uint64_t i = 0; i < steps; ++i) {
+    for (uint64_t& v : x) {  // Marsaglia's xorshift64 (13, 7, 17)
+      v ^= v << 13;
+      v ^= v >> 7;
+      v ^= v << 17;
+    }
+  }
+  uint64_t folded = 0;
+  for (uint64_t v : x) folded ^= v;
+  return folded;
+}
+void BM_ScalingFloor(benchmark::State& state) {
+  WorkerPool one_thread(1), two_threads(2);
+  std::atomic<uint64_t> sink{0};  // what the chains computed, so that they run
+  auto run = [&](WorkerPool& pool) {
+    std::atomic<int> next{0};
+    pool.Run(pool.threads(), [&](int index) {
+      uint64_t x = static_cast<uint64_t>(index);
+      for (int chunk = next.fetch_add(1, std::memory_order_relaxed); chunk < kFloorChunks;
+           chunk = next.fetch_add(1, std::memory_order_relaxed)) {
+        x ^= XorshiftChains(x + static_cast<uint64_t>(chunk), kFloorChainSteps);
+      }
+      sink.fetch_xor(x, std::memory_order_relaxed);
+    });
+    return std::string();
+  };
+  InterleavedScaling(
+      state, [&] { return run(one_thread); }, [&] { return run(two_threads); });
+  benchmark::DoNotOptimize(sink.load());
+}
+BENCHMARK(BM_ScalingFloor)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 // Issue 24's first dispatch against a warm one: a small vector_add (4 workgroups of 64), with 1 and 2 workers (the
 // virtual GPU uses as many as the machine has hardware threads), dispatched by an executor
