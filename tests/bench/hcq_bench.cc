@@ -156,7 +156,7 @@ constexpr uint64_t kSubmitsPerDrain = 64;
 // median batch's CPU time per kernel: the slowest few batches of a run cost several times the median (issue 24,
 // session 21). The median still moves between runs and sometimes within one (one exec + signal per queue: 49-132 ns in
 // 14 runs of the same binary, session 23; one run's batches stepped from about 47 to about 100 ns halfway), for a
-// reason not identified (README, "Issue 24 (performance), session 23").
+// reason not identified (docs/performance.md, "Issue 24 (performance), session 23").
 // False (with the benchmark's error set) when a submit or the device fails.
 bool SubmitBoundQueue(benchmark::State& state, Device& dev, ComputeQueue& queue, Signal& fence, int kernels) {
   uint64_t fenced = 0, value = 0, timed = 0;
