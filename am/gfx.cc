@@ -3,12 +3,12 @@
 #include <atomic>
 #include <bit>
 #include <cstring>
-#include <thread>
 
 #include "absl/strings/str_format.h"
 #include "am/device.h"
 #include "am/gmc.h"
 #include "am/kernel_dispatch.h"
+#include "am/poll_backoff.h"
 #include "am/regs/gc.h"
 #include "am/regs/mqd.h"
 #include "am/regs/nbio.h"
@@ -353,16 +353,15 @@ absl::Status Gfx::Dequeue(regs::DequeueRequest request) {
 }
 
 absl::Status Gfx::WaitIdle(absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
+  PollBackoff backoff(absl::Now() + timeout);
   while (!idle()) {
-    if (absl::Now() >= deadline) {
+    if (!backoff.Wait()) {
       const std::vector<std::string> pending = ring_.PendingPackets();
       return absl::DeadlineExceededError(absl::StrFormat(
           "%s: the compute queue (MEC1 pipe 0 queue 0) made no progress for %s: rptr %#x, wptr %#x, stuck at %s",
           device_.pci().name(), absl::FormatDuration(timeout), ring_.rptr(), ring_.wptr() & (ring_.size_units() - 1),
           pending.empty() ? "nothing" : pending.front()));
     }
-    std::this_thread::yield();
   }
   return absl::OkStatus();
 }

@@ -2,12 +2,12 @@
 
 #include <atomic>
 #include <cstring>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "am/device.h"
+#include "am/poll_backoff.h"
 #include "am/regs/mp0.h"
 #include "am/regs/psp_constants.h"
 #include "am/regs/psp_driver_constants.h"
@@ -216,14 +216,13 @@ absl::Status Psp::Submit(psp::PspGfxCmdResp& command, absl::string_view what) {
   device_.soc().FlushHdp();
   device_.Regs<regs::Ip::kMp0>().Write(mp0::MP0_SMN_C2PMSG_67{}.set_raw(ring_wptr_));
 
-  const absl::Time deadline = absl::Now() + kTimeout;
+  PollBackoff backoff(absl::Now() + kTimeout);
   while (fence_word.load(std::memory_order_acquire) != value) {
-    if (absl::Now() > deadline) {
+    if (!backoff.Wait()) {
       return absl::DeadlineExceededError(absl::StrFormat("%s: the PSP did not fence %s within %s (fence %#x, want %#x)",
                                                          what, CommandName(command.cmd_id),
                                                          absl::FormatDuration(kTimeout), fence_word.load(), value));
     }
-    std::this_thread::yield();
   }
   std::memcpy(&command, buffer.data(), sizeof(command));
   if (command.resp.status != psp::TEE_SUCCESS) {

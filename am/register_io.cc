@@ -1,12 +1,11 @@
 #include "am/register_io.h"
 
-#include <algorithm>
-#include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "am/poll_backoff.h"
 #include "am/regs/database.h"
 #include "am/regs/nbio.h"
 
@@ -82,41 +81,6 @@ std::string RegisterIo::NameOf(uint64_t address) const {
   }
   return absl::StrFormat("dword %#x (below every IP block's base)", address);
 }
-
-namespace {
-
-// How a register poll waits between reads. The first kSpin it only yields: the virtual GPU's engines answer most
-// waits within microseconds, and a real part's within the udelay(1) polls amdgpu uses. After that it sleeps, from
-// kFirstSleep doubling to kMaxSleep: a wait for an engine thread that has no core yet (the virtual MEC's, on a busy
-// machine) or for firmware that takes milliseconds (the PSP's) then no longer burns a core; issue 24 measured the
-// partial boot's CPU going mostly into yields while the virtual MEC's thread waited for the other core. A wait ends at
-// most kMaxSleep after its condition holds.
-class PollBackoff {
- public:
-  explicit PollBackoff(absl::Time deadline) : start_(absl::Now()), deadline_(deadline) {}
-  // False once the deadline has passed.
-  bool Wait() {
-    const absl::Time now = absl::Now();
-    if (now > deadline_) return false;
-    if (now - start_ < kSpin) {
-      std::this_thread::yield();
-      return true;
-    }
-    absl::SleepFor(std::min(sleep_, deadline_ - now));
-    sleep_ = std::min(sleep_ * 2, kMaxSleep);
-    return true;
-  }
-
- private:
-  static constexpr absl::Duration kSpin = absl::Microseconds(50);
-  static constexpr absl::Duration kFirstSleep = absl::Microseconds(5);
-  static constexpr absl::Duration kMaxSleep = absl::Microseconds(200);
-  absl::Time start_;
-  absl::Time deadline_;
-  absl::Duration sleep_ = kFirstSleep;
-};
-
-}  // namespace
 
 absl::Status RegisterIo::WaitFor(uint64_t address, uint32_t mask, uint32_t expected, absl::Duration timeout,
                                  absl::string_view what) {

@@ -4,10 +4,10 @@
 #include <atomic>
 #include <bit>
 #include <cstring>
-#include <thread>
 
 #include "absl/strings/str_format.h"
 #include "am/device.h"
+#include "am/poll_backoff.h"
 #include "am/regs/gc.h"
 #include "am/regs/sdma_constants.h"
 #include "am/regs/sdma_packets.h"
@@ -118,15 +118,14 @@ absl::Status Sdma::FiniHw() {
 }
 
 absl::Status Sdma::WaitIdle(absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
+  PollBackoff backoff(absl::Now() + timeout);
   while (!idle()) {
-    if (absl::Now() >= deadline) {
+    if (!backoff.Wait()) {
       const std::vector<std::string> pending = ring_.PendingPackets();
       return absl::DeadlineExceededError(absl::StrFormat(
           "%s: SDMA0 queue 0 made no progress for %s: rptr %#x, wptr %#x (bytes), stuck at %s", device_.pci().name(),
           absl::FormatDuration(timeout), ring_.rptr(), ring_.wptr(), pending.empty() ? "nothing" : pending.front()));
     }
-    std::this_thread::yield();
   }
   return absl::OkStatus();
 }
