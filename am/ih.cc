@@ -241,8 +241,11 @@ absl::Status Ih::InitHw() {
                 .mc_snoop(1)
                 .mc_space(kMcSpaceGpuVirtual));
   // ih_v6_0_irq_init: the VMC client (18, SOC21_IH_CLIENTID_VMC: MMHUB faults) is a storm client, flood control is on,
-  // and MSIs of storm clients are spaced by its delay. RPTR_REARM stays 0: amdgpu sets it only with MSI enabled
-  // (ih_v6_0_enable_ring), and baregpu reads the ring instead of taking MSIs.
+  // and MSIs of storm clients are spaced by its delay. RPTR_REARM stays 0, although baregpu's sleeping waits take the
+  // MSI (am/completion_interrupts.h): amdgpu sets it with MSI enabled (ih_v6_0_enable_ring), where its handler drains
+  // the ring and writes IH_RB_RPTR on every MSI, and the name says that write re-arms the interrupt; baregpu's waits
+  // drain only faults, so with it set they could miss every MSI after the first. No public source says more of its
+  // semantics (docs/fidelity.md).
   constexpr uint32_t kMsiStormDelay = 3;  // ih_v6_0_irq_init
   oss.Modify<osssys::IH_STORM_CLIENT_LIST_CNTL>([](auto& r) { r.client18_is_storm_client(1); });
   oss.Modify<osssys::IH_INT_FLOOD_CNTL>([](auto& r) { r.flood_cntl_enable(1); });
