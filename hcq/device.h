@@ -226,7 +226,8 @@ class Device {
       : name_(std::move(name)), options_(options), allocator_(*this), profiler_(*this) {}
   // After the backend's queues and memory work: the signal pool, kernel-argument area, timelines, staging ring.
   absl::Status InitCommon();
-  // Releases what InitCommon allocated (the backend's destructor calls it before tearing itself down).
+  // Releases what InitCommon allocated (the backend's destructor calls it before tearing itself down), after the
+  // waits on other devices' signals that listen to this device's interrupts let go of it (hcq/signal_writers.h).
   void FiniCommon();
 
   absl::Duration wait_timeout_;  // set by the backend's Init, before anything waits
