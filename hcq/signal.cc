@@ -1,6 +1,7 @@
 #include "hcq/signal.h"
 
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/numbers.h"
@@ -71,18 +72,16 @@ absl::Status Signal::wait(uint64_t value, absl::Duration timeout) const {
     CpuRelax();
   }
   // Slow path: the clock and sleeps are system calls from here on, which is fine for a wait this long.
-  bool slept = false;
-  absl::Status status = SleepOnInterrupt(value, timeout, faults_before, slept);
-  return slept ? status : SleepBlind(value, timeout, faults_before);
+  if (std::optional<absl::Status> status = SleepOnInterrupt(value, timeout, faults_before)) return *status;
+  return SleepBlind(value, timeout, faults_before);
 }
 
-absl::Status Signal::SleepOnInterrupt(uint64_t value, absl::Duration timeout, uint64_t faults_before,
-                                      bool& slept) const {
-  if (device_ == nullptr) return absl::OkStatus();
+std::optional<absl::Status> Signal::SleepOnInterrupt(uint64_t value, absl::Duration timeout,
+                                                     uint64_t faults_before) const {
+  if (device_ == nullptr) return std::nullopt;
   const absl::Time deadline = absl::Now() + timeout;
   InterruptSleep sleep(*device_);
-  if (!sleep.Begin().ok()) return absl::OkStatus();  // no interrupt: SleepBlind
-  slept = true;
+  if (!sleep.Begin().ok()) return std::nullopt;  // no interrupt: SleepBlind
   while (this->value() < value) {
     // A fault ends the wait now: the work that faulted may never write the signal. (Faults interrupt too.)
     if (absl::Status fault = FaultsDuring(value, faults_before); !fault.ok()) return fault;

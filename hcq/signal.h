@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -68,8 +69,8 @@ class Signal {
  private:
   void FlushDeviceWrites() const;
   void WakeSleepingWaits() const;
-  // The slow path's sleeps: on the device's interrupt (false when it has none), or blind in growing steps.
-  absl::Status SleepOnInterrupt(uint64_t value, absl::Duration timeout, uint64_t faults_before, bool& slept) const;
+  // The slow path's sleeps: on the device's interrupt (nullopt when it has none), or blind in growing steps.
+  std::optional<absl::Status> SleepOnInterrupt(uint64_t value, absl::Duration timeout, uint64_t faults_before) const;
   absl::Status SleepBlind(uint64_t value, absl::Duration timeout, uint64_t faults_before) const;
   absl::Status TimedOut(uint64_t value, absl::Duration timeout) const;
   // The wait's fault error when the device reported faults since `faults_before`, else OK.
